@@ -1,0 +1,132 @@
+public import Foundation
+
+/// How many audio frames each waveform point covers.
+public enum WaveformZoom: Sendable, Equatable {
+    /// Frames per point (audiowaveform `--zoom`), at least 2.
+    case samplesPerPixel(Int)
+    /// Points per second (audiowaveform `--pixels-per-second`): `samplesPerPixel = sampleRate / n`.
+    case pixelsPerSecond(Int)
+
+    /// Frames per point at `sampleRate`.
+    /// - Throws: `AudioError.invalidArgument` when the result is below 2 (audiowaveform's minimum).
+    public func samplesPerPixel(sampleRate: Int) throws -> Int {
+        let value: Int
+        switch self {
+        case .samplesPerPixel(let count):
+            value = count
+            guard count >= 2 else {
+                throw AudioError(.invalidArgument, subject: "--samples-per-pixel \(count)", reason: "must be at least 2")
+            }
+        case .pixelsPerSecond(let count):
+            guard count > 0 else {
+                throw AudioError(.invalidArgument, subject: "--pixels-per-second \(count)", reason: "must be greater than zero")
+            }
+            value = sampleRate / count
+            guard value >= 2 else {
+                throw AudioError(.invalidArgument, subject: "--pixels-per-second \(count)",
+                                 reason: "gives \(value) samples per pixel at \(sampleRate) Hz; the minimum is 2")
+            }
+        }
+        return value
+    }
+}
+
+/// Waveform peaks in BBC audiowaveform's data model: one (min, max) pair of 16-bit values per
+/// point, serialised as audiowaveform's JSON (version 2) or binary `.dat`, at 8 or 16 bits.
+/// peaks.js, waveform-data.js and wavesurfer.js read them unchanged.
+///
+/// ```swift
+/// let json = peaks.jsonData(bits: 8)   // {"version":2,"channels":1,"sample_rate":44100,...}
+/// let dat = peaks.datData(bits: 8)     // 20-byte header (version 1, mono) + int8 pairs
+/// ```
+public struct WaveformPeaks: Sendable, Equatable {
+    /// Sample rate of the audio the peaks describe.
+    public var sampleRate: Int
+    /// Frames per point.
+    public var samplesPerPixel: Int
+    /// Channels in `data` (1: all input channels averaged, as audiowaveform does by default).
+    public var channels: Int
+    /// Interleaved `min, max` pairs per point (per channel), as 16-bit values.
+    public var data: [Int16]
+
+    /// Number of points per channel.
+    public var length: Int { data.count / (2 * channels) }
+
+    /// Values at `bits` resolution: 16-bit as is, 8-bit divided by 256 truncating toward zero (as audiowaveform).
+    public func values(bits: Int) -> [Int] {
+        bits == 8 ? data.map { Int($0) / 256 } : data.map { Int($0) }
+    }
+
+    /// audiowaveform's JSON format.
+    public func jsonData(bits: Int) -> Data {
+        var text = "{\"version\":2,\"channels\":\(channels),\"sample_rate\":\(sampleRate),"
+            + "\"samples_per_pixel\":\(samplesPerPixel),\"bits\":\(bits),\"length\":\(length),\"data\":["
+        text.reserveCapacity(text.utf8.count + data.count * 5)
+        var first = true
+        for value in values(bits: bits) {
+            if !first { text += "," }
+            first = false
+            text += String(value)
+        }
+        text += "]}\n"
+        return Data(text.utf8)
+    }
+
+    /// audiowaveform's binary `.dat` format (little-endian; version 1 for mono, 2 with a channel count otherwise).
+    public func datData(bits: Int) -> Data {
+        var bytes = Data()
+        bytes.reserveCapacity(24 + data.count * (bits / 8))
+        func int32(_ value: Int) {
+            withUnsafeBytes(of: Int32(truncatingIfNeeded: value).littleEndian) { bytes.append(contentsOf: $0) }
+        }
+        int32(channels == 1 ? 1 : 2)
+        int32(bits == 8 ? 1 : 0)
+        int32(sampleRate)
+        int32(samplesPerPixel)
+        int32(length)
+        if channels != 1 { int32(channels) }
+        if bits == 8 {
+            for value in data { bytes.append(UInt8(bitPattern: Int8(Int(value) / 256))) }
+        } else {
+            for value in data { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+        }
+        return bytes
+    }
+
+    /// The serialization for a file name: `.dat` is binary, anything else JSON.
+    public func fileData(for url: URL, bits: Int) -> Data {
+        url.pathExtension.lowercased() == "dat" ? datData(bits: bits) : jsonData(bits: bits)
+    }
+}
+
+/// Output settings for waveform peaks.
+public struct WaveformOptions: Sendable, Equatable {
+    public var zoom: WaveformZoom
+    /// 8 or 16.
+    public var bits: Int
+
+    public init(zoom: WaveformZoom = .samplesPerPixel(256), bits: Int = 8) {
+        self.zoom = zoom
+        self.bits = bits
+    }
+
+    /// Checks `bits`.
+    public func validate() throws {
+        guard bits == 8 || bits == 16 else {
+            throw AudioError(.invalidArgument, subject: "--bits \(bits)", reason: "must be 8 or 16")
+        }
+        if case .samplesPerPixel(let count) = zoom, count < 2 {
+            throw AudioError(.invalidArgument, subject: "--samples-per-pixel \(count)", reason: "must be at least 2")
+        }
+        if case .pixelsPerSecond(let count) = zoom, count < 1 {
+            throw AudioError(.invalidArgument, subject: "--pixels-per-second \(count)", reason: "must be greater than zero")
+        }
+    }
+
+    /// Checks the extension of a waveform output file.
+    public static func validateFileExtension(_ url: URL) throws {
+        guard ["json", "dat"].contains(url.pathExtension.lowercased()) else {
+            throw AudioError(.invalidArgument, subject: url.path, reason: "waveform output must end in .json or .dat")
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import CFFmpeg
+public import Foundation
+
+/// Reads any audio file or in-memory clip FFmpeg can decode (MP3, AAC/M4A/ADTS, WAV, AIFF, FLAC,
+/// Opus/Vorbis in Ogg, …) as interleaved Float32 in the format you ask for.
+///
+/// The container is recognised from content, never from the extension. Encoder delay and padding
+/// are removed, so the frame count is exact. End of stream is `nil`; damaged input throws an
+/// `AudioError` naming the file.
+///
+/// ```swift
+/// let reader = try AudioFileReader(url: URL(fileURLWithPath: "clip.m4a"), outputFormat: .speech)
+/// let clip = try reader.readAll()          // 44.1 kHz mono Float32
+/// print(reader.info.codec, clip.duration)
+/// ```
+public final class AudioFileReader {
+    /// What the container declares about the stream.
+    public var info: AudioStreamInfo { decoder.info }
+    /// The format of every sample this reader returns.
+    public let outputFormat: AudioFormat
+    /// Frames returned so far, in `outputFormat`.
+    public private(set) var framesRead = 0
+    /// Time spent decoding and resampling so far.
+    public private(set) var timings = StageTimings()
+
+    private let decoder: MediaDecoder
+    private var resampler: Resampler?
+    private var sourceFramesDecoded = 0
+    private var finished = false
+    let subject: String
+
+    /// Opens a file.
+    /// - Parameters:
+    ///   - url: the file to read; its extension is ignored.
+    ///   - outputFormat: the format to convert to; `nil` keeps the source's rate and channels.
+    /// - Throws: `AudioError` (`fileNotFound`, `emptyAudio`, `unsupportedFormat`, `corrupt`, …) naming the path.
+    public convenience init(url: URL, outputFormat: AudioFormat? = nil) throws {
+        try self.init(input: MediaInput(url: url), subject: url.path, outputFormat: outputFormat)
+    }
+
+    /// Reads encoded audio already in memory (a provider response, a cached clip).
+    /// - Parameters:
+    ///   - data: the encoded bytes.
+    ///   - name: how errors refer to this clip.
+    ///   - outputFormat: the format to convert to; `nil` keeps the source's rate and channels.
+    public convenience init(data: Data, name: String, outputFormat: AudioFormat? = nil) throws {
+        try self.init(input: MediaInput(data: data, name: name), subject: name, outputFormat: outputFormat)
+    }
+
+    init(input: MediaInput, subject: String, outputFormat: AudioFormat?) throws {
+        self.subject = subject
+        decoder = try MediaDecoder(input: input, subject: subject)
+        self.outputFormat = outputFormat ?? AudioFormat(sampleRate: decoder.info.sampleRate, channels: decoder.info.channels)
+        guard self.outputFormat.sampleRate > 0, self.outputFormat.channels > 0 else {
+            throw AudioError(.invalidArgument, subject: subject, reason: "cannot decode to \(self.outputFormat)")
+        }
+    }
+
+    /// The next block of samples, or `nil` at end of stream.
+    public func read() throws -> [Float]? {
+        var block: [Float] = []
+        return try read(appendingTo: &block) ? block : nil
+    }
+
+    /// Decodes everything that is left.
+    /// - Throws: `AudioError.emptyAudio` when the stream holds no samples at all.
+    public func readAll() throws -> AudioBuffer {
+        var samples: [Float] = []
+        if let duration = info.declaredDuration, duration.isFinite, duration > 0, duration < 3 * 3600 {
+            samples.reserveCapacity(Int(duration * Double(outputFormat.sampleRate * outputFormat.channels)) + 8192)
+        }
+        while try read(appendingTo: &samples) {}
+        return AudioBuffer(format: outputFormat, samples: samples)
+    }
+
+    /// Appends the next decoded block to `samples`; returns `false` (appending nothing) at end of stream.
+    func read(appendingTo samples: inout [Float]) throws -> Bool {
+        guard !finished else { return false }
+        let before = samples.count
+        while samples.count == before {
+            let decodeStart = Clock.now
+            let frame = try decoder.nextFrame()
+            timings.add(.decode, Clock.now - decodeStart)
+            guard let frame else {
+                if let resampler {
+                    try timings.measure(.resample) { try resampler.flush(into: &samples) }
+                }
+                finished = true
+                try checkCompleteness()
+                framesRead += (samples.count - before) / outputFormat.channels
+                return samples.count > before
+            }
+            sourceFramesDecoded += Int(frame.pointee.nb_samples)
+            let converter = try resampler(for: frame, flushingInto: &samples)
+            try timings.measure(.resample) { try converter.convert(frame, into: &samples) }
+        }
+        framesRead += (samples.count - before) / outputFormat.channels
+        return true
+    }
+
+    /// The resampler for this frame's format, rebuilt (after draining the old one) when the stream changes format.
+    private func resampler(for frame: UnsafeMutablePointer<AVFrame>, flushingInto samples: inout [Float]) throws -> Resampler {
+        let rate = Int(frame.pointee.sample_rate)
+        let channels = Int(frame.pointee.ch_layout.nb_channels)
+        let format = AVSampleFormat(frame.pointee.format)
+        if let resampler, resampler.inputRate == rate, resampler.inputChannels == channels, resampler.inputSampleFormat == format {
+            return resampler
+        }
+        if let old = resampler { try old.flush(into: &samples) }
+        let made = try withUnsafeMutablePointer(to: &frame.pointee.ch_layout) { layout in
+            try Resampler(layout: layout, sampleFormat: format, sampleRate: rate, output: outputFormat, subject: subject)
+        }
+        resampler = made
+        return made
+    }
+
+    private func checkCompleteness() throws {
+        if sourceFramesDecoded == 0 {
+            if decoder.undecodablePackets > 0 {
+                throw AudioError(.corrupt, subject: subject,
+                                 reason: "none of its \(decoder.packetsSent) \(info.codec) frames could be decoded",
+                                 underlying: decoder.firstDecodeErrorMessage)
+            }
+            throw AudioError(.emptyAudio, subject: subject, reason: "contains no audio samples")
+        }
+        let decodedSeconds = Double(sourceFramesDecoded) / Double(max(info.sampleRate, 1))
+        // Declared lengths may include encoder delay and padding (MP3 Xing frame counts do): allow
+        // four MP3 frames of those, plus 2 %.
+        let slack = 4.0 * 1_152 / Double(max(info.sampleRate, 1))
+        if decoder.declaredDurationIsExact, let declared = info.declaredDuration,
+           decodedSeconds < declared * 0.98 - slack {
+            throw AudioError(.truncated, subject: subject,
+                             reason: String(format: "truncated: the header declares %.2f s of audio but the data ends after %.2f s",
+                                            declared, decodedSeconds),
+                             underlying: decoder.readError)
+        }
+        if decoder.undecodablePackets > max(2, decoder.packetsSent / 10) {
+            throw AudioError(.corrupt, subject: subject,
+                             reason: "\(decoder.undecodablePackets) of \(decoder.packetsSent) audio frames could not be decoded",
+                             underlying: decoder.firstDecodeErrorMessage)
+        }
+    }
+}

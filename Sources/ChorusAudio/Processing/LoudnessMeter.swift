@@ -1,0 +1,101 @@
+import CEbur128
+import Foundation
+
+/// An EBU R128 meter (libebur128): integrated loudness (gated, LUFS) and true peak (dBTP).
+///
+/// Owns one `ebur128_state`; `deinit` destroys it. Feed it with `add(_:)`, then read the results.
+///
+/// ```swift
+/// let meter = try LoudnessMeter(format: clip.format)
+/// clip.samples.withUnsafeBufferPointer { meter.add($0) }
+/// meter.integratedLoudness   // e.g. -19.7 (LUFS), nil for silence or < 400 ms
+/// meter.truePeak             // e.g. -2.1 (dBTP)
+/// ```
+public final class LoudnessMeter {
+    public let format: AudioFormat
+    private var state: UnsafeMutablePointer<ebur128_state>?
+
+    /// - Parameters:
+    ///   - format: the format of the samples that will be added.
+    ///   - truePeak: also measure true peak (4× oversampled below 96 kHz); costs time.
+    public init(format: AudioFormat, truePeak: Bool = true) throws {
+        self.format = format
+        var mode = EBUR128_MODE_I.rawValue
+        if truePeak { mode |= EBUR128_MODE_TRUE_PEAK.rawValue }
+        state = ebur128_init(UInt32(format.channels), UInt(format.sampleRate), Int32(mode))
+        guard state != nil else {
+            throw AudioError(.invalidArgument, subject: "loudness meter", reason: "libebur128 cannot measure \(format)")
+        }
+    }
+
+    deinit { ebur128_destroy(&state) }
+
+    /// Adds interleaved frames.
+    public func add(_ samples: UnsafeBufferPointer<Float>) {
+        guard let base = samples.baseAddress, samples.count >= format.channels else { return }
+        ebur128_add_frames_float(state, base, samples.count / format.channels)
+    }
+
+    /// Gated integrated loudness in LUFS; `nil` when nothing passed the gates (silence, or < 400 ms).
+    public var integratedLoudness: Double? {
+        var value = -Double.infinity
+        guard ebur128_loudness_global(state, &value) == EBUR128_SUCCESS.rawValue, value.isFinite else { return nil }
+        return value
+    }
+
+    /// The highest true peak over all channels, in dBTP (−∞ for silence).
+    public var truePeak: Double {
+        var highest = 0.0
+        for channel in 0..<format.channels {
+            var value = 0.0
+            if ebur128_true_peak(state, UInt32(channel), &value) == EBUR128_SUCCESS.rawValue {
+                highest = max(highest, value)
+            }
+        }
+        return 20 * log10(highest)
+    }
+}
+
+/// Loudness of one clip and how it was measured.
+public struct LoudnessMeasurement: Sendable, Codable, Equatable {
+    /// How `loudness` was obtained.
+    public enum Method: String, Sendable, Codable {
+        /// EBU R128 gated integrated loudness.
+        case integrated
+        /// Clip shorter than one 400 ms gating block: measured on the clip repeated to 1.2 s, which
+        /// gives its K-weighted mean-square level.
+        case shortClip
+        /// Nothing above the absolute gate (−70 LUFS): left as it is.
+        case silent
+    }
+
+    /// LUFS; `nil` for `.silent`.
+    public var loudness: Double?
+    /// dBTP of the clip as measured.
+    public var truePeak: Double
+    public var method: Method
+
+    /// Measures a clip: integrated loudness with libebur128 (falling back to the repeated-clip
+    /// measurement below 400 ms) and true peak with `TruePeak.estimate`.
+    public static func measure(_ buffer: AudioBuffer) throws -> LoudnessMeasurement {
+        let truePeak = TruePeak.estimate(buffer)
+        guard buffer.frameCount > 0, truePeak > -.infinity else {
+            return LoudnessMeasurement(loudness: nil, truePeak: truePeak, method: .silent)
+        }
+        let meter = try LoudnessMeter(format: buffer.format, truePeak: false)
+        let blockFrames = buffer.format.frames(milliseconds: 400)
+        let shortClip = buffer.frameCount < blockFrames
+        let target = shortClip ? buffer.format.frames(milliseconds: 1200) : buffer.frameCount
+        var added = 0
+        buffer.samples.withUnsafeBufferPointer { samples in
+            repeat {
+                meter.add(samples)
+                added += buffer.frameCount
+            } while added < target
+        }
+        guard let loudness = meter.integratedLoudness else {
+            return LoudnessMeasurement(loudness: nil, truePeak: truePeak, method: .silent)
+        }
+        return LoudnessMeasurement(loudness: loudness, truePeak: truePeak, method: shortClip ? .shortClip : .integrated)
+    }
+}

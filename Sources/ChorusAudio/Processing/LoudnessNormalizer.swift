@@ -1,0 +1,106 @@
+import Foundation
+
+/// What normalization did to one clip.
+public struct NormalizationResult: Sendable, Codable, Equatable {
+    /// The clip as it came in.
+    public var measured: LoudnessMeasurement
+    /// Total gain applied, in dB (limiting not included).
+    public var gainDB: Double
+    /// Deepest limiter gain reduction, in dB (0 when the limiter did nothing).
+    public var limiterDB: Double
+    /// True peak after processing, in dBTP.
+    public var truePeak: Double
+    /// True when the boost was capped at `maxGainDB`, so the clip stays below the target.
+    public var gainCapped: Bool = false
+}
+
+/// Brings a clip to a target integrated loudness (EBU R128) with its true peak at or below a ceiling.
+///
+/// 1. Measure integrated loudness and true peak (clips under 400 ms: see `LoudnessMeasurement.Method.shortClip`).
+/// 2. Apply the gain that reaches `targetLUFS`, capped at `maxGainDB` of boost.
+/// 3. If that would put the true peak above `truePeakCeiling`, run the look-ahead `PeakLimiter`,
+///    re-measure, and repeat (at most three rounds) so both loudness and peak hold; as a last resort
+///    scale down until the peak holds.
+///
+/// ```swift
+/// let result = try LoudnessNormalizer(targetLUFS: -16).normalize(&clip)
+/// print(result.gainDB, result.truePeak)
+/// ```
+public struct LoudnessNormalizer: Sendable {
+    /// Target integrated loudness, LUFS (default −16).
+    public var targetLUFS: Double
+    /// Highest allowed true peak, dBTP (default −1).
+    public var truePeakCeiling: Double
+    /// Largest boost applied to a quiet clip, dB (default 40): more would mostly amplify noise.
+    public var maxGainDB: Double
+
+    public init(targetLUFS: Double = -16, truePeakCeiling: Double = -1, maxGainDB: Double = 40) {
+        self.targetLUFS = targetLUFS
+        self.truePeakCeiling = truePeakCeiling
+        self.maxGainDB = maxGainDB
+    }
+
+    /// Normalizes `buffer` in place.
+    public func normalize(_ buffer: inout AudioBuffer) throws -> NormalizationResult {
+        let measured = try LoudnessMeasurement.measure(buffer)
+        guard let loudness = measured.loudness else {
+            return NormalizationResult(measured: measured, gainDB: 0, limiterDB: 0, truePeak: measured.truePeak)
+        }
+        var gainDB = min(maxGainDB, targetLUFS - loudness)
+        let capped = targetLUFS - loudness > maxGainDB
+        // Keep a little headroom under the ceiling for differences between true-peak meters.
+        let safeCeiling = truePeakCeiling - Self.meterMargin
+        if measured.truePeak + gainDB <= safeCeiling {
+            Self.scale(&buffer.samples, by: gainDB)
+            return NormalizationResult(measured: measured, gainDB: gainDB, limiterDB: 0, truePeak: measured.truePeak + gainDB,
+                                       gainCapped: capped)
+        }
+
+        // The gain alone would overshoot the ceiling: limit, re-measure, and correct. Limiting costs
+        // loudness, so the gain is searched (secant steps on measured loudness) until both hold.
+        let original = buffer.samples
+        var ceilingDB = safeCeiling - 0.3
+        var limiterDB = 0.0
+        var current = measured
+        var previous: (gain: Double, loudness: Double)?
+        for _ in 0..<6 {
+            buffer.samples = original
+            Self.scale(&buffer.samples, by: gainDB)
+            let limiter = PeakLimiter(format: buffer.format, ceiling: Float(pow(10, ceilingDB / 20)))
+            limiterDB = buffer.samples.withUnsafeMutableBufferPointer { limiter.process($0) }
+            current = try LoudnessMeasurement.measure(buffer)
+            guard let reached = current.loudness else { break }
+            let peakExcess = current.truePeak - safeCeiling
+            let shortfall = targetLUFS - reached
+            if peakExcess <= 0 && abs(shortfall) <= 0.3 { break }
+            if peakExcess > 0 { ceilingDB -= peakExcess + 0.1 }
+            if abs(shortfall) > 0.3 && gainDB < maxGainDB {
+                var step = shortfall
+                if let previous, abs(reached - previous.loudness) > 0.05 {
+                    step = shortfall * (gainDB - previous.gain) / (reached - previous.loudness)
+                }
+                previous = (gainDB, reached)
+                gainDB = min(maxGainDB, gainDB + max(-6, min(12, step)))
+            }
+        }
+        if current.truePeak > safeCeiling {
+            let correction = safeCeiling - current.truePeak
+            Self.scale(&buffer.samples, by: correction)
+            gainDB += correction
+            current.truePeak += correction
+        }
+        return NormalizationResult(measured: measured, gainDB: gainDB, limiterDB: limiterDB, truePeak: current.truePeak,
+                                   gainCapped: capped)
+    }
+
+    /// dB kept between the ceiling and `TruePeak.estimate`, covering its difference from libebur128's meter.
+    static let meterMargin = 0.15
+
+    static func scale(_ samples: inout [Float], by decibels: Double) {
+        let factor = Float(pow(10, decibels / 20))
+        guard factor != 1 else { return }
+        samples.withUnsafeMutableBufferPointer { buffer in
+            for index in buffer.indices { buffer[index] *= factor }
+        }
+    }
+}

@@ -1,0 +1,69 @@
+public import Foundation
+
+/// Where a message's audio comes from.
+public enum ClipSource: Sendable {
+    /// An audio file in any format FFmpeg decodes.
+    case file(URL)
+    /// Encoded audio in memory (a provider response).
+    case encoded(Data)
+    /// PCM already decoded.
+    case pcm(AudioBuffer)
+}
+
+/// A word and when it is spoken, in seconds from the start of the message's clip (before trimming).
+public struct WordTiming: Sendable, Equatable, Codable {
+    public var word: String
+    public var start: Double
+    public var end: Double
+
+    public init(word: String, start: Double, end: Double) {
+        self.word = word
+        self.start = start
+        self.end = end
+    }
+}
+
+/// One message ready to render.
+///
+/// ```swift
+/// let message = RenderMessage(speaker: "Sarah", source: .file(url), label: "clips/sarah-1.mp3", text: "Hi!")
+/// ```
+public struct RenderMessage: Sendable {
+    public var speaker: String
+    public var source: ClipSource
+    /// How the timeline's `source` and error messages name the clip.
+    public var label: String
+    public var text: String?
+    /// Voice id, for synthesized messages.
+    public var voice: String?
+    /// True when synthesized with the fallback voice.
+    public var fallback: Bool
+    /// Word timings within the clip, when known.
+    public var words: [WordTiming]?
+
+    public init(speaker: String, source: ClipSource, label: String, text: String? = nil,
+                voice: String? = nil, fallback: Bool = false, words: [WordTiming]? = nil) {
+        self.speaker = speaker
+        self.source = source
+        self.label = label
+        self.text = text
+        self.voice = voice
+        self.fallback = fallback
+        self.words = words
+    }
+}
+
+extension Conversation {
+    /// The messages as render input, for conversations whose every message has a recorded clip.
+    /// - Throws: `AudioError.invalidConversation` naming the first message that has only text.
+    public func recordedMessages() throws -> [RenderMessage] {
+        try messages.indices.map { index in
+            let message = messages[index]
+            guard let url = audioURL(of: index), let audio = message.audio else {
+                throw AudioError(.invalidConversation, subject: name,
+                                 reason: "messages[\(index)] has no \"audio\"; text-only messages need a voice (see `chorus voices`)")
+            }
+            return RenderMessage(speaker: message.speaker, source: .file(url), label: audio, text: message.text)
+        }
+    }
+}

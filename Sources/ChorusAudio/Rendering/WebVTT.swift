@@ -1,0 +1,57 @@
+/// WebVTT captions for a timeline: one cue per message, with a `<v Speaker>` voice tag and the
+/// message text (the speaker's name when there is none).
+///
+/// ```swift
+/// let vtt = WebVTT.captions(for: timeline)
+/// // WEBVTT
+/// //
+/// // 1
+/// // 00:00:00.000 --> 00:00:02.300
+/// // <v Sarah>Practice moved to 4:30.
+/// ```
+public enum WebVTT {
+    public static func captions(for timeline: Timeline) -> String {
+        var out = "WEBVTT\n"
+        for (number, segment) in timeline.segments.enumerated() where segment.endSample > segment.startSample {
+            let text = (segment.text?.isEmpty == false ? segment.text! : segment.speaker)
+            out += "\n\(number + 1)\n\(timestamp(segment.start)) --> \(timestamp(segment.end))\n"
+            out += "<v \(escape(segment.speaker))>\(escape(singleParagraph(text)))\n"
+        }
+        return out
+    }
+
+    /// `hh:mm:ss.mmm`.
+    static func timestamp(_ seconds: Double) -> String {
+        let milliseconds = Int((seconds * 1000).rounded())
+        let hours = milliseconds / 3_600_000
+        let minutes = milliseconds / 60_000 % 60
+        let secs = milliseconds / 1000 % 60
+        let millis = milliseconds % 1000
+        func pad(_ value: Int, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(hours, 2)):\(pad(minutes, 2)):\(pad(secs, 2)).\(pad(millis, 3))"
+    }
+
+    static func escape(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+
+    /// Cue text may not contain blank lines (they end the cue).
+    static func singleParagraph(_ text: String) -> String {
+        text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }.joined(separator: "\n")
+    }
+}
+
+import Foundation

@@ -1,0 +1,252 @@
+import Foundation
+import Testing
+@testable import ChorusAudio
+
+/// A conversation of generated voices in mixed formats and rates, each padded with silence.
+struct FixtureConversation {
+    let directory: TemporaryDirectory
+    let conversationURL: URL
+    let conversation: Conversation
+
+    static let clips: [(speaker: String, encoding: ClipEncoding, rate: Int, channels: Int, seconds: Double, level: Double)] = [
+        ("Sarah", .mp3, 24_000, 1, 1.6, 0.5),
+        ("Marcus", .m4a, 44_100, 2, 1.2, 0.08),
+        ("Aisha", .wav16, 16_000, 1, 1.4, 0.9),
+        ("Sarah", .flac, 48_000, 2, 0.9, 0.3),
+        ("Dad", .opus, 48_000, 1, 1.1, 0.2),
+        ("Marcus", .aiff, 22_050, 1, 1.0, 0.02),
+    ]
+
+    init(gapMs: Int? = nil) throws {
+        directory = try TemporaryDirectory()
+        var messages: [String] = []
+        for (index, clip) in Self.clips.enumerated() {
+            let format = AudioFormat(sampleRate: clip.rate, channels: clip.channels)
+            let voice = SignalGenerator.concatenate([
+                SignalGenerator.silence(seconds: 0.2 + 0.05 * Double(index), format: format),
+                SignalGenerator.speechLike(fundamental: 110 + 30 * Double(index), seconds: clip.seconds, format: format,
+                                           seed: UInt64(index + 1), amplitude: clip.level),
+                SignalGenerator.silence(seconds: 0.3, format: format),
+            ])
+            let name = "clip\(index).\(clip.encoding.fileExtension)"
+            try clip.encoding.write(voice, to: directory.file(name))
+            messages.append(#"{"speaker": "\#(clip.speaker)", "audio": "\#(name)", "text": "Message \#(index) <ok> & done"}"#)
+        }
+        let gap = gapMs.map { "\"gap_ms\": \($0), " } ?? ""
+        conversationURL = try directory.write("{\(gap)\"messages\": [\(messages.joined(separator: ","))]}", to: "conversation.json")
+        conversation = try Conversation.load(from: conversationURL)
+    }
+
+    func render(to name: String, options: RenderOptions = RenderOptions(), timeline: Bool = true,
+                waveform: String? = nil, captions: Bool = false) async throws -> RenderResult {
+        let outputs = RenderOutputs(audio: directory.file(name),
+                                    timeline: timeline ? directory.file(name + ".timeline.json") : nil,
+                                    waveform: waveform.map { directory.file($0) },
+                                    captions: captions ? directory.file(name + ".vtt") : nil)
+        return try await ConversationRenderer(options: options).render(
+            try conversation.recordedMessages(), gapMilliseconds: conversation.gapMilliseconds, to: outputs)
+    }
+}
+
+@Suite("Rendering conversations")
+struct RenderTests {
+    @Test("gaps are exactly 300 ms of digital silence, measured speech to speech")
+    func exactGaps() async throws {
+        let fixture = try FixtureConversation()
+        let result = try await fixture.render(to: "out.wav")
+        let timeline = result.timeline
+        let wav = try WAVReference.read(fixture.directory.file("out.wav"))
+        #expect(wav.sampleRate == 44_100 && wav.channels == 1)
+        #expect(wav.samples.count == timeline.samples)
+        let gap = 13_230
+        let margin = AudioFormat.speech.frames(milliseconds: 25)
+        for (previous, next) in zip(timeline.segments, timeline.segments.dropFirst()) {
+            #expect(next.startSample - previous.endSample == gap)
+            #expect(wav.samples[previous.endSample..<next.startSample].allSatisfy { $0 == 0 }, "gap before message \(next.index) is not silent")
+            // Speech ends within the 25 ms margin of the segment's end and starts within it after the gap.
+            let lastSound = wav.samples[previous.startSample..<previous.endSample].lastIndex { abs($0) > 30 }!
+            let firstSound = wav.samples[next.startSample..<next.endSample].firstIndex { abs($0) > 30 }!
+            #expect(previous.endSample - lastSound <= margin + 1)
+            #expect(firstSound - next.startSample <= margin + 1)
+        }
+        #expect(timeline.segments.first?.startSample == 0)
+        #expect(timeline.segments.last?.endSample == timeline.samples)
+    }
+
+    @Test("every message is within ±1 LU of the target and its true peak ≤ −1 dBTP", arguments: [-16.0, -23.0])
+    func loudnessPerSegment(target: Double) async throws {
+        let fixture = try FixtureConversation()
+        var options = RenderOptions()
+        options.targetLoudness = target
+        let result = try await fixture.render(to: "out.flac", options: options)
+        let decoded = try AudioFileReader(url: fixture.directory.file("out.flac")).readAll()
+        for segment in result.timeline.segments {
+            let slice = decoded.frames(segment.startSample..<segment.endSample)
+            let measured = try referenceLoudness(slice)
+            #expect(abs(measured.integrated! - target) <= 1, "message \(segment.index): \(measured.integrated!) LUFS")
+            #expect(measured.truePeak <= -1, "message \(segment.index): \(measured.truePeak) dBTP")
+        }
+        // The quiet clips needed boosting, the loud one cutting.
+        #expect(result.timeline.segments[5].gainDB > 10)
+        #expect(result.timeline.segments[2].gainDB < 0)
+    }
+
+    @Test("the timeline's length is what a decoder yields from the output", arguments: OutputFileFormat.allCases)
+    func timelineMatchesDecodedOutput(format: OutputFileFormat) async throws {
+        let fixture = try FixtureConversation(gapMs: 450)
+        let name = "out.\(format.rawValue)"
+        let result = try await fixture.render(to: name)
+        let url = fixture.directory.file(name)
+        let timeline = result.timeline
+        let decoded = try AudioFileReader(url: url).readAll()
+        #expect(decoded.format.sampleRate == timeline.sampleRate)
+        try #require(decoded.frameCount == timeline.samples, "\(format): decoded \(decoded.frameCount), timeline \(timeline.samples)")
+        #expect(timeline.duration == Timeline.seconds(timeline.samples, timeline.sampleRate))
+        #expect(timeline.gapMs == 450)
+        if Referee.available {
+            // FFmpeg 5.1 ignores the end of MP4 edit lists when decoding, so for M4A the referee is ffprobe's stream length.
+            let referee = format == .m4a ? try Referee.streamDurationFrames(url) : try Referee.decodedFrames(url, channels: timeline.channels)
+            #expect(referee == timeline.samples, "ffmpeg disagrees for \(format)")
+        }
+        // Sound where the timeline says speech is, near-silence where it says gap.
+        for (previous, next) in zip(timeline.segments, timeline.segments.dropFirst()) {
+            let margin = decoded.format.frames(milliseconds: 40)
+            let gap = decoded.frames((previous.endSample + margin)..<(next.startSample - margin))
+            let speech = decoded.frames(next.startSample..<next.endSample)
+            #expect(gap.peak < 0.02, "\(format): gap before \(next.index) peaks at \(gap.peak)")
+            #expect(speech.peak > 0.3)
+        }
+    }
+
+    @Test("timeline JSON and captions describe every message")
+    func timelineAndCaptions() async throws {
+        let fixture = try FixtureConversation()
+        let result = try await fixture.render(to: "out.mp3", captions: true)
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: fixture.directory.file("out.mp3.timeline.json"))) as! [String: Any]
+        #expect(json["sample_rate"] as? Int == 44_100)
+        #expect(json["gap_ms"] as? Int == 300)
+        let segments = json["segments"] as! [[String: Any]]
+        #expect(segments.count == 6)
+        #expect(segments[1]["speaker"] as? String == "Marcus")
+        #expect(segments[1]["source"] as? String == "clip1.m4a")
+        #expect(segments[1]["start_sample"] as? Int == result.timeline.segments[1].startSample)
+        let speakers = json["speakers"] as! [[String: Any]]
+        #expect(speakers.map { $0["name"] as! String } == ["Sarah", "Marcus", "Aisha", "Dad"])
+        #expect(speakers[0]["segments"] as? [Int] == [0, 3])
+
+        let vtt = try String(contentsOf: fixture.directory.file("out.mp3.vtt"), encoding: .utf8)
+        #expect(vtt.hasPrefix("WEBVTT\n"))
+        #expect(vtt.contains("<v Marcus>Message 1 &lt;ok&gt; &amp; done"))
+        let second = result.timeline.segments[1]
+        #expect(vtt.contains("\(WebVTT.timestamp(second.start)) --> \(WebVTT.timestamp(second.end))"))
+    }
+
+    @Test("--no-trim and --no-normalize keep clips as they are")
+    func passthrough() async throws {
+        let fixture = try FixtureConversation()
+        var options = RenderOptions()
+        options.trimSilence = false
+        options.normalize = false
+        let result = try await fixture.render(to: "out.wav", options: options)
+        let first = result.timeline.segments[0]
+        // clip0: 0.2 s + 1.6 s + 0.3 s at 24 kHz → 2.1 s at 44.1 kHz.
+        #expect(abs((first.endSample - first.startSample) - 92_610) <= 1)
+        #expect(result.timeline.segments.allSatisfy { $0.gainDB == 0 })
+    }
+
+    @Test("stereo output at 48 kHz")
+    func stereo() async throws {
+        let fixture = try FixtureConversation()
+        var options = RenderOptions()
+        options.channels = 2
+        options.sampleRate = 48_000
+        let result = try await fixture.render(to: "out.m4a", options: options)
+        let decoded = try AudioFileReader(url: fixture.directory.file("out.m4a")).readAll()
+        #expect(decoded.format == AudioFormat(sampleRate: 48_000, channels: 2))
+        try #require(decoded.frameCount == result.timeline.samples)
+        #expect(result.timeline.segments[1].startSample - result.timeline.segments[0].endSample == 14_400)
+    }
+}
+
+@Suite("Bad input never crashes, never leaves a partial file, never clobbers")
+struct RenderFailureTests {
+    static let original = Data("an existing output file".utf8)
+
+    /// Renders a two-message conversation whose second clip is `bad`, expecting `code`.
+    func expectFailure(_ code: AudioError.Code, clip: (TemporaryDirectory) throws -> String, mentioning: [String]) async throws {
+        let directory = try TemporaryDirectory()
+        try ClipEncoding.wav16.write(SignalGenerator.tone(frequency: 440, amplitude: 0.5, seconds: 1, format: .speech), to: directory.file("good.wav"))
+        let bad = try clip(directory)
+        let conversation = try directory.write(#"{"messages": [{"speaker": "A", "audio": "good.wav"}, {"speaker": "B", "audio": "\#(bad)"}]}"#,
+                                               to: "c.json")
+        let output = directory.file("out.mp3")
+        try Self.original.write(to: output)
+        await expectAudioError(code, mentioning: ["messages[1]", bad] + mentioning) {
+            let loaded = try Conversation.load(from: conversation)
+            _ = try await ConversationRenderer(options: RenderOptions()).render(
+                try loaded.recordedMessages(), to: RenderOutputs(audio: output, timeline: directory.file("t.json")))
+        }
+        #expect(try Data(contentsOf: output) == Self.original, "the existing output must be untouched")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasSuffix(".partial") || $0 == "t.json" }
+        #expect(leftovers.isEmpty, "left behind: \(leftovers)")
+    }
+
+    @Test("empty file") func empty() async throws {
+        try await expectFailure(.emptyAudio, clip: { try $0.write("", to: "empty.m4a"); return "empty.m4a" }, mentioning: ["empty"])
+    }
+
+    @Test("garbage bytes") func garbage() async throws {
+        try await expectFailure(.unsupportedFormat, clip: {
+            try Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7919 &+ 13) }).write(to: $0.file("noise.wav"))
+            return "noise.wav"
+        }, mentioning: ["not a recognised audio file"])
+    }
+
+    @Test("text file named .mp3") func textAsMP3() async throws {
+        try await expectFailure(.unsupportedFormat, clip: {
+            try $0.write(String(repeating: "hello there\n", count: 200), to: "readme.mp3")
+            return "readme.mp3"
+        }, mentioning: [])
+    }
+
+    @Test("truncated MP3") func truncated() async throws {
+        try await expectFailure(.truncated, clip: { directory in
+            let url = directory.file("whole.mp3")
+            try ClipEncoding.mp3.write(SignalGenerator.tone(frequency: 440, amplitude: 0.5, seconds: 3, format: .speech), to: url)
+            let bytes = try Data(contentsOf: url)
+            try bytes.prefix(bytes.count / 3).write(to: directory.file("cut.mp3"))
+            return "cut.mp3"
+        }, mentioning: ["truncated"])
+    }
+
+    @Test("missing file") func missing() async throws {
+        try await expectFailure(.fileNotFound, clip: { _ in "nowhere.mp3" }, mentioning: ["no such file"])
+    }
+
+    @Test("absurd parameters are refused before any work", arguments: [
+        ("sampleRate", 0), ("gap", -5), ("loudness", 3), ("bitrate", 1_000), ("channels", 7), ("gap", 999_999),
+    ])
+    func absurdParameters(parameter: String, value: Int) async throws {
+        let fixture = try FixtureConversation()
+        var options = RenderOptions()
+        switch parameter {
+        case "sampleRate": options.sampleRate = value
+        case "gap": options.gapMilliseconds = value
+        case "loudness": options.targetLoudness = Double(value)
+        case "bitrate": options.bitRate = value
+        default: options.channels = value
+        }
+        let output = fixture.directory.file("out.mp3")
+        try Self.original.write(to: output)
+        await expectAudioError(.invalidArgument, mentioning: [String(value)]) {
+            _ = try await fixture.render(to: "out.mp3", options: options)
+        }
+        #expect(try Data(contentsOf: output) == Self.original)
+    }
+
+    @Test("an unknown output extension is refused")
+    func unknownExtension() async throws {
+        let fixture = try FixtureConversation()
+        await expectAudioError(.invalidArgument, mentioning: ["out.xyz", ".mp3"]) { _ = try await fixture.render(to: "out.xyz") }
+    }
+}

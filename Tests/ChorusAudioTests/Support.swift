@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+@testable import ChorusAudio
+
+/// A fresh temporary folder, removed when the value is released.
+final class TemporaryDirectory: @unchecked Sendable {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
+
+    /// Writes `text` to `name` and returns its URL.
+    @discardableResult
+    func write(_ text: String, to name: String) throws -> URL {
+        let url = file(name)
+        try Data(text.utf8).write(to: url)
+        return url
+    }
+}
+
+/// Runs the `ffmpeg` program, an independent referee for what decoders yield. Never used by the product.
+enum Referee {
+    static let ffmpeg: String? = ["/usr/bin/ffmpeg", "/usr/local/bin/ffmpeg"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static var available: Bool { ffmpeg != nil }
+
+    /// Decodes `url` with ffmpeg to interleaved 16-bit samples at the file's own rate and channels.
+    static func decodeS16(_ url: URL) throws -> [Int16] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ffmpeg!)
+        process.arguments = ["-v", "error", "-i", url.path, "-f", "s16le", "-"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+    }
+
+    /// The stream length ffprobe reports (`duration_ts`, after the MP4 edit list), in frames at the stream rate.
+    static func streamDurationFrames(_ url: URL) throws -> Int {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ffmpeg!.replacingOccurrences(of: "ffmpeg", with: "ffprobe"))
+        process.arguments = ["-v", "error", "-select_streams", "a:0", "-show_entries", "stream=duration_ts", "-of", "csv=p=0", url.path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+
+    /// Frames ffmpeg decodes from `url`.
+    static func decodedFrames(_ url: URL, channels: Int) throws -> Int {
+        try decodeS16(url).count / channels
+    }
+}
+
+/// A minimal RIFF/WAVE reader for 16-bit PCM, independent of FFmpeg and libsndfile.
+enum WAVReference {
+    struct Contents {
+        var sampleRate: Int
+        var channels: Int
+        var samples: [Int16]
+    }
+
+    static func read(_ url: URL) throws -> Contents {
+        let data = try Data(contentsOf: url)
+        func u32(_ offset: Int) -> Int { Int(data[offset]) | Int(data[offset + 1]) << 8 | Int(data[offset + 2]) << 16 | Int(data[offset + 3]) << 24 }
+        func u16(_ offset: Int) -> Int { Int(data[offset]) | Int(data[offset + 1]) << 8 }
+        var offset = 12
+        var rate = 0
+        var channels = 0
+        while offset + 8 <= data.count {
+            let id = String(decoding: data[offset..<offset + 4], as: UTF8.self)
+            let size = u32(offset + 4)
+            if id == "fmt " {
+                channels = u16(offset + 10)
+                rate = u32(offset + 12)
+            } else if id == "data" {
+                let body = data[(offset + 8)..<min(data.count, offset + 8 + size)]
+                let samples = body.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+                return Contents(sampleRate: rate, channels: channels, samples: samples)
+            }
+            offset += 8 + size + (size & 1)
+        }
+        throw AudioError(.corrupt, subject: url.path, reason: "no data chunk")
+    }
+}
+
+/// Loudness of a slice of decoded audio, measured with libebur128 including true peak (the referee for normalization).
+func referenceLoudness(_ buffer: AudioBuffer) throws -> (integrated: Double?, truePeak: Double) {
+    let meter = try LoudnessMeter(format: buffer.format, truePeak: true)
+    buffer.samples.withUnsafeBufferPointer { meter.add($0) }
+    return (meter.integratedLoudness, meter.truePeak)
+}
+
+/// Zero crossings per second of the first channel while it sounds (codec delay and padding excluded):
+/// 2 × frequency for a pure tone.
+func zeroCrossingRate(_ buffer: AudioBuffer) -> Double {
+    let channels = buffer.format.channels
+    let threshold = buffer.peak * 0.2
+    let loud = (0..<buffer.frameCount).filter { abs(buffer.samples[$0 * channels]) > threshold }
+    guard let first = loud.first, let last = loud.last, last > first else { return 0 }
+    var crossings = 0
+    var previous = buffer.samples[first * channels]
+    for frame in (first + 1)...last {
+        let value = buffer.samples[frame * channels]
+        if (previous < 0) != (value < 0) { crossings += 1 }
+        previous = value
+    }
+    return Double(crossings) / (Double(last - first) / Double(buffer.format.sampleRate))
+}
+
+/// Expects `body` to throw an `AudioError` with `code` whose description contains every fragment.
+func expectAudioError(_ code: AudioError.Code, mentioning fragments: [String], sourceLocation: SourceLocation = #_sourceLocation,
+                      _ body: () async throws -> Void) async {
+    do {
+        try await body()
+        Issue.record("expected an error \(code), got none", sourceLocation: sourceLocation)
+    } catch let error as AudioError {
+        #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
+        for fragment in fragments {
+            #expect(error.description.contains(fragment), "“\(error)” should mention “\(fragment)”", sourceLocation: sourceLocation)
+        }
+    } catch {
+        Issue.record("expected AudioError, got \(error)", sourceLocation: sourceLocation)
+    }
+}
