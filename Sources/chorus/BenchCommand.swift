@@ -3,6 +3,175 @@ import ChorusAudio
 import Foundation
 
 struct BenchCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "bench", abstract: "Measure render speed and memory.")
-    func run() async throws {}
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Time a synthetic mixed-format conversation render; optionally against the ffmpeg CLI and pydub.",
+        discussion: """
+            Builds a conversation of generated voices (MP3 22.05/24 kHz, AAC/M4A 44.1 kHz stereo and 24 kHz, WAV 16 and \
+            44.1 kHz), renders it --runs times (44.1 kHz mono, with timeline) and reports the median wall time, × real \
+            time, peak memory and CPU time per stage. With --compare the same job also runs through the ffmpeg command \
+            line (ffprobe for durations, then aresample + apad + concat + loudnorm in one filter graph) and through \
+            pydub, when they are installed, and the ratios are printed.
+
+            Example:
+              chorus bench --messages 50 --format mp3 --compare
+            """)
+
+    @Option(parsing: .unconditional, help: "Messages in the conversation.")
+    var messages = 50
+
+    @Option(help: "Output format: mp3, wav, flac, aiff, m4a or ogg.")
+    var format = "mp3"
+
+    @Option(parsing: .unconditional, help: "Renders per tool; the median is reported.")
+    var runs = 3
+
+    @Flag(help: "Also run the job through the ffmpeg command line and pydub.")
+    var compare = false
+
+    @Option(help: "Keep the generated clips and outputs in this folder (default: a temporary folder, removed).")
+    var keep: String?
+
+    @Option(parsing: .unconditional, help: "MP3 encoder quality 0–9 for all tools (3 is LAME's default).")
+    var quality = 3
+
+    func validate() throws {
+        if !(1...20_000).contains(messages) { throw ValidationError("--messages \(messages): must be between 1 and 20000") }
+        if !(1...50).contains(runs) { throw ValidationError("--runs \(runs): must be between 1 and 50") }
+        if OutputFileFormat(fileExtension: format) == nil {
+            throw ValidationError("--format \(format): use mp3, wav, flac, aiff, m4a or ogg")
+        }
+        if !(0...9).contains(quality) { throw ValidationError("--quality \(quality): must be between 0 and 9") }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let fileFormat = OutputFileFormat(fileExtension: format)!
+            let directory: URL
+            if let keep {
+                directory = URL(fileURLWithPath: keep)
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            } else {
+                directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-bench-\(UUID().uuidString.prefix(8))")
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            }
+            defer { if keep == nil { try? FileManager.default.removeItem(at: directory) } }
+
+            Terminal.status("Generating \(messages) messages…")
+            let synthetic = try SyntheticConversation.write(messages: messages, in: directory)
+            let conversation = try Conversation.load(from: synthetic.conversationURL)
+            let renderMessages = try conversation.recordedMessages()
+            Terminal.endStatus()
+
+            var options = RenderOptions()
+            options.mp3Quality = quality
+            var chorusRuns: [(wall: Double, memory: Int, result: RenderResult)] = []
+            for run in 1...runs {
+                Terminal.status("chorus render \(run)/\(runs)…")
+                Memory.resetPeak()
+                let started = Date()
+                let result = try await ConversationRenderer(options: options).render(
+                    renderMessages, gapMilliseconds: conversation.gapMilliseconds,
+                    to: RenderOutputs(audio: directory.appendingPathComponent("chorus.\(format)"),
+                                      timeline: directory.appendingPathComponent("chorus.timeline.json")))
+                chorusRuns.append((Date().timeIntervalSince(started), Memory.peakBytes(), result))
+            }
+            Terminal.endStatus()
+            let chorus = chorusRuns.sorted { $0.wall < $1.wall }[chorusRuns.count / 2]
+            let audioSeconds = chorus.result.timeline.duration
+
+            var peers: [(name: String, wall: Double?, note: String)] = []
+            if compare {
+                let job = PeerJob(conversation: conversation, clips: synthetic.messageClips, directory: directory,
+                                  format: fileFormat, bitRate: options.bitRate, quality: quality)
+                for peer in [Peer.ffmpegCLI, Peer.pydub] {
+                    guard peer.isAvailable else {
+                        peers.append((peer.name, nil, "not installed (\(peer.installHint))"))
+                        continue
+                    }
+                    var times: [Double] = []
+                    var failure: String?
+                    for run in 1...runs {
+                        Terminal.status("\(peer.name) \(run)/\(runs)…")
+                        do { times.append(try peer.run(job)) } catch {
+                            failure = "\(error)"
+                            break
+                        }
+                    }
+                    Terminal.endStatus()
+                    if let failure { peers.append((peer.name, nil, "failed: \(failure)")) } else {
+                        peers.append((peer.name, times.sorted()[times.count / 2], peer.note))
+                    }
+                }
+            }
+            report(synthetic: synthetic, chorus: chorus, audioSeconds: audioSeconds, peers: peers, fileFormat: fileFormat,
+                   bitRate: options.bitRate)
+            if keep != nil { print("\nFiles kept in \(directory.path)") }
+        }
+    }
+
+    private func report(synthetic: SyntheticConversation, chorus: (wall: Double, memory: Int, result: RenderResult),
+                        audioSeconds: Double, peers: [(name: String, wall: Double?, note: String)],
+                        fileFormat: OutputFileFormat, bitRate: Int) {
+        let timeline = chorus.result.timeline
+        let encoding = fileFormat.isLossy ? " \(bitRate / 1000) kbit/s" : ""
+        print("chorus bench: \(messages) messages, \(synthetic.speakers.count) voices (\(synthetic.formatSummary))")
+        print("output: \(fileFormat.rawValue) \(timeline.sampleRate) Hz \(timeline.channels == 1 ? "mono" : "stereo")\(encoding)"
+              + " + timeline, \(formatDuration(audioSeconds)) of audio; median of \(runs) run\(runs == 1 ? "" : "s") per tool")
+        print("")
+        func row(_ name: String, _ wall: String, _ speed: String, _ memory: String) {
+            print("  " + name.padding(toLength: 16, withPad: " ", startingAt: 0)
+                  + wall.leftPadded(10) + speed.leftPadded(14) + memory.leftPadded(14))
+        }
+        row("", "wall", "× real time", "peak memory")
+        row("chorus render", String(format: "%.2f s", chorus.wall), String(format: "%.0f×", audioSeconds / chorus.wall),
+            String(format: "%.0f MB", Double(chorus.memory) / 1_048_576))
+        for peer in peers {
+            if let wall = peer.wall {
+                row(peer.name, String(format: "%.2f s", wall), String(format: "%.0f×", audioSeconds / wall), "—")
+            } else {
+                print("  " + peer.name.padding(toLength: 16, withPad: " ", startingAt: 0) + peer.note)
+            }
+        }
+        let measured = peers.filter { $0.wall != nil }
+        if !measured.isEmpty {
+            print("")
+            let ratios = measured.map { String(format: "%.1f× faster than %@", $0.wall! / chorus.wall, $0.name) }
+            print("  chorus render is " + ratios.joined(separator: " and ") + ".")
+            for peer in measured where !peer.note.isEmpty { print("  (\(peer.name): \(peer.note))") }
+        }
+        let timings = chorus.result.timings
+        print("")
+        print("  chorus CPU time per stage (summed over parallel workers):")
+        print("    " + Stage.allCases.map { String(format: "%@ %.2f s", $0.rawValue, timings[$0]) }.joined(separator: ", "))
+        if timings[.encode] > 0 {
+            print(String(format: "    wall time is %.2f× the encoder's own time (the floor for a single encode)",
+                         chorus.wall / timings[.encode]))
+        }
+        print(String(format: "    %.1f ms per message", chorus.wall * 1000 / Double(messages)))
+    }
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+}
+
+/// This process's peak resident memory (Linux `VmHWM`), resettable between runs.
+enum Memory {
+    static func resetPeak() {
+        // Writing 5 to clear_refs resets the peak RSS counter (Linux ≥ 4.0).
+        if let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") {
+            handle.write(Data("5".utf8))
+            try? handle.close()
+        }
+    }
+
+    static func peakBytes() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+        return kilobytes * 1024
+    }
 }

@@ -127,9 +127,6 @@ struct RenderCommand: AsyncParsableCommand {
             messages, gapMilliseconds: conversation.gapMilliseconds, to: outputs, progress: report)
         if showProgress { Terminal.endStatus() }
         for warning in result.warnings { Terminal.warning(warning) }
-        if ProcessInfo.processInfo.environment["CHORUS_TIMINGS"] != nil {
-            for stage in Stage.allCases { Terminal.warning(String(format: "%@ %.3f s", stage.rawValue, result.timings[stage])) }
-        }
         return result
     }
 
