@@ -40,5 +40,9 @@ let package = Package(
             name: "ChorusAudioTests",
             dependencies: ["ChorusAudio"],
             swiftSettings: strictSettings),
+        .testTarget(
+            name: "ChorusCLITests",
+            dependencies: ["chorus", "ChorusAudio"],
+            swiftSettings: strictSettings),
     ]
 )

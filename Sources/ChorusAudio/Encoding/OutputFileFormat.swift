@@ -47,6 +47,15 @@ public enum OutputFileFormat: String, CaseIterable, Sendable, Codable {
     /// Sample rate used when none is asked for: 44.1 kHz, but 48 kHz for Opus (which has no 44.1 kHz mode).
     public var defaultSampleRate: Int { self == .ogg ? 48_000 : 44_100 }
 
+    /// How messages name the format: `MP3`, `Opus (.ogg)`, …
+    public var displayName: String {
+        switch self {
+        case .ogg: return "Opus (.ogg)"
+        case .m4a: return "AAC (.m4a)"
+        default: return rawValue.uppercased()
+        }
+    }
+
     /// True for lossy formats that take a bit rate.
     public var isLossy: Bool { self == .mp3 || self == .m4a || self == .ogg }
 
@@ -75,7 +84,7 @@ public enum OutputFileFormat: String, CaseIterable, Sendable, Codable {
     public func validate(_ format: AudioFormat, bitRate: Int) throws {
         if let rates = supportedSampleRates, !rates.contains(format.sampleRate) {
             throw AudioError(.invalidArgument, subject: "--sample-rate \(format.sampleRate)",
-                             reason: "\(rawValue.uppercased()) output supports \(rates.map(String.init).joined(separator: ", ")) Hz")
+                             reason: "\(displayName) output supports \(rates.map(String.init).joined(separator: ", ")) Hz")
         }
         if !(8_000...192_000).contains(format.sampleRate) {
             throw AudioError(.invalidArgument, subject: "--sample-rate \(format.sampleRate)", reason: "must be between 8000 and 192000 Hz")
@@ -85,7 +94,7 @@ public enum OutputFileFormat: String, CaseIterable, Sendable, Codable {
         }
         if isLossy && !bitRateRange.contains(bitRate) {
             throw AudioError(.invalidArgument, subject: "--bitrate \(bitRate)",
-                             reason: "\(rawValue.uppercased()) needs \(bitRateRange.lowerBound / 1000)k to \(bitRateRange.upperBound / 1000)k")
+                             reason: "\(displayName) needs \(bitRateRange.lowerBound / 1000)k to \(bitRateRange.upperBound / 1000)k")
         }
     }
 }

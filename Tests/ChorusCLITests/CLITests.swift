@@ -1,0 +1,124 @@
+import ChorusAudio
+import Foundation
+import Testing
+
+/// Runs the `chorus` binary built beside the tests.
+struct CLI {
+    static let binary: URL = {
+        var directory = URL(fileURLWithPath: #filePath)
+        while directory.lastPathComponent != "Tests" { directory.deleteLastPathComponent() }
+        return directory.deletingLastPathComponent().appendingPathComponent(".build/debug/chorus")
+    }()
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static func run(_ arguments: [String], in directory: URL) throws -> Result {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                      stderr: String(decoding: stderr, as: UTF8.self))
+    }
+}
+
+@Suite("The chorus command")
+struct CLITests {
+    let directory: URL
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let format = AudioFormat(sampleRate: 22_050, channels: 1)
+        for (index, encoding) in [ClipEncoding.mp3, .m4a].enumerated() {
+            let voice = SignalGenerator.concatenate([
+                SignalGenerator.silence(seconds: 0.2, format: format),
+                SignalGenerator.speechLike(fundamental: 150 + 50 * Double(index), seconds: 1.2, format: format, seed: UInt64(index)),
+                SignalGenerator.silence(seconds: 0.2, format: format),
+            ])
+            try encoding.write(voice, to: directory.appendingPathComponent("clip\(index).\(encoding.fileExtension)"))
+        }
+        try Data(#"{"messages": [{"speaker": "Sarah", "audio": "clip0.mp3", "text": "Hi"}, {"speaker": "Marcus", "audio": "clip1.m4a"}]}"#.utf8)
+            .write(to: directory.appendingPathComponent("chat.json"))
+    }
+
+    func file(_ name: String) -> URL { directory.appendingPathComponent(name) }
+
+    @Test("render writes audio, timeline, waveform and captions and says so")
+    func render() throws {
+        let result = try CLI.run(["render", "chat.json", "-o", "out.mp3", "--timeline", "out.json", "--waveform", "out.dat",
+                                  "--bits", "8", "--captions", "out.vtt"], in: directory)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("Wrote out.mp3"))
+        let timeline = try JSONSerialization.jsonObject(with: Data(contentsOf: file("out.json"))) as! [String: Any]
+        let probe = try AudioProbe.probe(file("out.mp3"))
+        #expect(timeline["samples"] as? Int == probe.samples)
+        #expect(try Data(contentsOf: file("out.dat")).count > 20)
+        #expect(try String(contentsOf: file("out.vtt"), encoding: .utf8).contains("<v Marcus>Marcus"))
+    }
+
+    @Test("absurd parameters are usage errors (exit 64) naming the option", arguments: [
+        (["--sample-rate", "0"], "--sample-rate 0"), (["--gap-ms", "-5"], "--gap-ms -5"), (["--channels", "3"], "--channels 3"),
+        (["--loudness", "12"], "--loudness 12"), (["--bits", "12"], "--bits 12"), (["--samples-per-pixel", "1"], "--samples-per-pixel 1"),
+    ])
+    func absurd(arguments: [String], mention: String) throws {
+        try Data("existing".utf8).write(to: file("out.mp3"))
+        let result = try CLI.run(["render", "chat.json", "-o", "out.mp3"] + arguments, in: directory)
+        #expect(result.status == 64)
+        #expect(result.stderr.contains(mention), "\(result.stderr)")
+        #expect(try String(contentsOf: file("out.mp3"), encoding: .utf8) == "existing")
+    }
+
+    @Test("a bad clip fails with exit 1, names the message and file, and leaves the existing output alone")
+    func badClip() throws {
+        try Data("not audio at all\n".utf8).write(to: file("broken.mp3"))
+        try Data(#"{"messages": [{"speaker": "A", "audio": "clip0.mp3"}, {"speaker": "B", "audio": "broken.mp3"}]}"#.utf8)
+            .write(to: file("bad.json"))
+        try Data("existing".utf8).write(to: file("out.mp3"))
+        let result = try CLI.run(["render", "bad.json", "-o", "out.mp3", "--timeline", "out.json"], in: directory)
+        #expect(result.status == 1)
+        #expect(result.stderr.hasPrefix("chorus: error: messages[1] (B): "))
+        #expect(result.stderr.contains("broken.mp3"))
+        #expect(!result.stderr.contains("Fatal") && !result.stderr.contains("Stack"))
+        #expect(try String(contentsOf: file("out.mp3"), encoding: .utf8) == "existing")
+        #expect(!FileManager.default.fileExists(atPath: file("out.json").path))
+    }
+
+    @Test("zero messages is an error naming the file")
+    func zeroMessages() throws {
+        try Data(#"{"messages": []}"#.utf8).write(to: file("empty.json"))
+        let result = try CLI.run(["render", "empty.json", "-o", "out.wav"], in: directory)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("empty.json: has no messages"))
+    }
+
+    @Test("probe --json reports the exact decoded length")
+    func probe() throws {
+        let result = try CLI.run(["probe", "clip1.m4a", "--json"], in: directory)
+        #expect(result.status == 0)
+        let json = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
+        #expect(json["codec"] as? String == "aac")
+        #expect(json["samples"] as? Int == 35_280)
+    }
+
+    @Test("waveform writes audiowaveform JSON")
+    func waveform() throws {
+        let result = try CLI.run(["waveform", "clip0.mp3", "-o", "w.json", "--pixels-per-second", "50", "--bits", "8"], in: directory)
+        #expect(result.status == 0, "\(result.stderr)")
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: file("w.json"))) as! [String: Any]
+        #expect(json["samples_per_pixel"] as? Int == 441)
+        #expect(json["bits"] as? Int == 8)
+    }
+}
