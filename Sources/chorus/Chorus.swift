@@ -10,5 +10,5 @@ struct Chorus: AsyncParsableCommand {
             64 for invalid command-line usage.
             """,
         version: "0.1.0",
-        subcommands: [RenderCommand.self, ProbeCommand.self, WaveformCommand.self, BenchCommand.self])
+        subcommands: [RenderCommand.self, SpeakCommand.self, VoicesCommand.self, ProbeCommand.self, WaveformCommand.self, BenchCommand.self])
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ChorusAudio
+import ChorusVoices
 import Foundation
 
 struct RenderCommand: AsyncParsableCommand {
@@ -7,140 +8,44 @@ struct RenderCommand: AsyncParsableCommand {
         commandName: "render",
         abstract: "Render a conversation JSON file into one audio file.",
         discussion: """
-            Each message is decoded, resampled, trimmed of edge silence, normalized to the target loudness \
-            (EBU R128, true peak ≤ -1 dBTP) and faded; messages are joined with exact gaps of silence and \
+            Messages with "audio" are decoded; messages with only "text" are synthesized (espeak-ng offline by \
+            default; ElevenLabs or OpenAI when the conversation names their voices and ELEVENLABS_API_KEY / \
+            OPENAI_API_KEY are set) and cached. Each message is trimmed of edge silence, normalized to the target \
+            loudness (EBU R128, true peak ≤ -1 dBTP) and faded; messages are joined with exact gaps of silence and \
             encoded once. The output format follows the extension: .mp3 .wav .flac .aiff .m4a .ogg
 
             Example:
-              chorus render samples/conversation.json -o conversation.mp3 --timeline conversation.json.timeline.json
+              chorus render samples/family-chat.json -o family-chat.mp3 --timeline family-chat.json.timeline
             """)
 
     @Argument(help: "The conversation JSON file.")
     var conversation: String
 
-    @Option(name: [.short, .customLong("output")], help: "Output audio file (.mp3, .wav, .flac, .aiff, .m4a, .ogg).")
-    var output: String
-
-    @Option(help: "Also write the timeline JSON here.")
-    var timeline: String?
-
-    @Option(help: "Also write waveform peaks here (.json or .dat, audiowaveform formats).")
-    var waveform: String?
-
-    @Option(help: "Also write WebVTT captions here.")
-    var captions: String?
-
-    @Option(name: .customLong("gap-ms"), parsing: .unconditional,
-            help: "Silence between messages in milliseconds (default: the file's gap_ms, else 300).")
-    var gapMs: Int?
-
-    @Option(parsing: .unconditional, help: "Target loudness in LUFS.")
-    var loudness: Double = -16
-
-    @Flag(name: .customLong("no-normalize"), help: "Keep each message's own loudness.")
-    var noNormalize = false
-
-    @Flag(name: .customLong("no-trim"), help: "Keep each message's leading and trailing silence.")
-    var noTrim = false
-
-    @Option(name: .customLong("sample-rate"), parsing: .unconditional, help: "Output sample rate in Hz (default 44100; 48000 for .ogg).")
-    var sampleRate: Int?
-
-    @Option(parsing: .unconditional, help: "Output channels: 1 or 2.")
-    var channels: Int = 1
-
-    @Option(help: "Bit rate for .mp3, .m4a and .ogg output.")
-    var bitrate: BitRate = BitRate(argument: "128k")!
-
-    @Option(parsing: .unconditional, help: "MP3 encoder quality, 0 (best) to 9 (fastest); 3 is LAME's default.")
-    var quality: Int = 3
-
-    @Option(parsing: .unconditional, help: "Messages processed in parallel (default: the number of cores).")
-    var jobs: Int?
-
-    @OptionGroup(title: "Waveform")
-    var waveformArguments: WaveformArguments
-
-    @Flag(name: .shortAndLong, help: "Print nothing but errors.")
-    var quiet = false
-
-    func validate() throws {
-        if let gapMs, !(0...60_000).contains(gapMs) {
-            throw ValidationError("--gap-ms \(gapMs): must be between 0 and 60000")
-        }
-        if let sampleRate, !(8_000...192_000).contains(sampleRate) {
-            throw ValidationError("--sample-rate \(sampleRate): must be between 8000 and 192000 Hz")
-        }
-        if !(1...2).contains(channels) {
-            throw ValidationError("--channels \(channels): must be 1 or 2")
-        }
-        if !loudness.isFinite || !(-70.0 ... -5.0).contains(loudness) {
-            throw ValidationError("--loudness \(loudness): must be between -70 and -5 LUFS")
-        }
-        if !(0...9).contains(quality) {
-            throw ValidationError("--quality \(quality): must be between 0 and 9")
-        }
-        if let jobs, !(1...64).contains(jobs) {
-            throw ValidationError("--jobs \(jobs): must be between 1 and 64")
-        }
-        if OutputFileFormat(fileExtension: URL(fileURLWithPath: output).pathExtension) == nil {
-            throw ValidationError("--output \(output): use a .mp3, .wav, .flac, .aiff, .m4a or .ogg file name")
-        }
-        if let waveform, !["json", "dat"].contains(URL(fileURLWithPath: waveform).pathExtension.lowercased()) {
-            throw ValidationError("--waveform \(waveform): use a .json or .dat file name")
-        }
-    }
+    @OptionGroup var render: RenderArguments
+    @OptionGroup(title: "Voices") var voices: VoiceArguments
 
     func run() async throws {
         try await reportingErrors {
             let conversation = try Conversation.load(from: URL(fileURLWithPath: self.conversation))
-            let messages = try conversation.recordedMessages()
-            let result = try await render(messages, conversation: conversation)
-            if !quiet { summarize(result) }
+            var synthesis: SynthesisProgress?
+            let messages: [RenderMessage]
+            if conversation.messages.allSatisfy({ $0.audio != nil }) {
+                messages = try conversation.recordedMessages()
+            } else {
+                let synthesizer = try voices.synthesizer()
+                let showProgress = !render.quiet && Terminal.isInteractive
+                messages = try await synthesizer.renderMessages(for: conversation, progress: showProgress ? Self.showProgress : nil)
+                if showProgress { Terminal.endStatus() }
+                synthesis = await synthesizer.statistics
+            }
+            try await render.render(messages, gapMilliseconds: conversation.gapMilliseconds, synthesis: synthesis)
         }
     }
 
-    var renderOptions: RenderOptions {
-        var options = RenderOptions()
-        options.sampleRate = sampleRate
-        options.channels = channels
-        options.gapMilliseconds = gapMs
-        options.normalize = !noNormalize
-        options.targetLoudness = loudness
-        options.trimSilence = !noTrim
-        options.bitRate = bitrate.bitsPerSecond
-        options.mp3Quality = quality
-        if let jobs { options.concurrency = jobs }
-        if waveform != nil { options.waveform = waveformArguments.options }
-        return options
-    }
-
-    var outputs: RenderOutputs {
-        RenderOutputs(audio: URL(fileURLWithPath: output), timeline: timeline.map { URL(fileURLWithPath: $0) },
-                      waveform: waveform.map { URL(fileURLWithPath: $0) }, captions: captions.map { URL(fileURLWithPath: $0) })
-    }
-
-    func render(_ messages: [RenderMessage], conversation: Conversation) async throws -> RenderResult {
-        let showProgress = !quiet && Terminal.isInteractive
-        let report: (@Sendable (RenderProgress) -> Void)? = showProgress ? Self.showProgress : nil
-        let result = try await ConversationRenderer(options: renderOptions).render(
-            messages, gapMilliseconds: conversation.gapMilliseconds, to: outputs, progress: report)
-        if showProgress { Terminal.endStatus() }
-        for warning in result.warnings { Terminal.warning(warning) }
-        return result
-    }
-
-    @Sendable static func showProgress(_ progress: RenderProgress) {
-        Terminal.status("Rendering: \(progress.completed)/\(progress.total) messages")
-    }
-
-    func summarize(_ result: RenderResult) {
-        let timeline = result.timeline
-        let speed = timeline.duration / max(result.wallSeconds, 1e-9)
-        print("Wrote \(output): \(formatDuration(timeline.duration)), \(timeline.segments.count) messages, "
-              + "\(timeline.speakers.count) speakers, \(timeline.sampleRate) Hz "
-              + (timeline.channels == 1 ? "mono" : "stereo")
-              + String(format: " (%.2f s, %.0f× real time)", result.wallSeconds, speed))
-        for path in [self.timeline, waveform, captions].compactMap({ $0 }) { print("Wrote \(path)") }
+    @Sendable static func showProgress(_ progress: SynthesisProgress) {
+        var line = "Voices: \(progress.completed)/\(progress.total) messages, \(progress.cacheHits) from cache"
+        if progress.retries > 0 { line += ", \(progress.retries) retr\(progress.retries == 1 ? "y" : "ies")" }
+        if progress.fallbacks > 0 { line += ", \(progress.fallbacks) fallback" }
+        Terminal.status(line)
     }
 }

@@ -25,6 +25,13 @@ struct MessageProcessor: Sendable {
             let reader = try AudioFileReader(url: url, outputFormat: format)
             audio = try reader.readAll()
             timings.merge(reader.timings)
+        case .files(let urls):
+            audio = AudioBuffer(format: format)
+            for url in urls {
+                let reader = try AudioFileReader(url: url, outputFormat: format)
+                audio.samples += try reader.readAll().samples
+                timings.merge(reader.timings)
+            }
         case .encoded(let data):
             let reader = try AudioFileReader(data: data, name: message.label, outputFormat: format)
             audio = try reader.readAll()

@@ -4,6 +4,8 @@ public import Foundation
 public enum ClipSource: Sendable {
     /// An audio file in any format FFmpeg decodes.
     case file(URL)
+    /// Several files played back to back with no gap (a long text synthesized in chunks).
+    case files([URL])
     /// Encoded audio in memory (a provider response).
     case encoded(Data)
     /// PCM already decoded.

@@ -1,0 +1,87 @@
+public import ChorusAudio
+import Foundation
+
+/// Offline text-to-speech with libespeak-ng, in process. The default provider.
+///
+/// Voice ids are espeak-ng voice names with an optional variant and parameters:
+/// `espeak:en-us`, `espeak:en-gb+f3`, `espeak:en-us+m3?pitch=35&rate=165`.
+/// Word timings come from espeak-ng's word events.
+///
+/// ```swift
+/// let speech = try await EspeakProvider().synthesize(SynthesisRequest(voice: "en-us+f3", text: "Hi!", outputFormat: "pcm"))
+/// ```
+public struct EspeakProvider: VoiceProvider {
+    public let id = "espeak"
+
+    public init() {}
+
+    /// Voices given to speakers without one, in order. Each differs from the others in pitch and rate
+    /// (and accent or variant), which espeak-ng always honours; some variant suffixes it silently ignores.
+    public static let defaultVoices: [String] = [
+        "en-us+m3?pitch=38&rate=165",
+        "en-us+f3?pitch=72&rate=172",
+        "en+m1?pitch=50&rate=135",
+        "en-gb-x-rp+f2?pitch=62&rate=195",
+        "en-029+m1?pitch=28&rate=210",
+        "en-us+f4?pitch=92&rate=150",
+        "en-gb-scotland+m7?pitch=18&rate=190",
+        "en-us+f1?pitch=50&rate=175",
+    ]
+
+    public func voices() async throws -> [VoiceInfo] {
+        var result = Self.defaultVoices.enumerated().map { index, spec in
+            VoiceInfo(id: VoiceID(provider: id, voice: spec), name: "Default voice \(index + 1)",
+                      details: "given to speakers without a voice, in order of appearance")
+        }
+        for voice in try await EspeakEngine.shared.installedVoices() {
+            let gender = voice.gender == 1 ? "male" : voice.gender == 2 ? "female" : ""
+            result.append(VoiceInfo(id: VoiceID(provider: id, voice: voice.identifier.split(separator: "/").last.map(String.init) ?? voice.identifier),
+                                    name: voice.name, details: [voice.language, gender].filter { !$0.isEmpty }.joined(separator: ", ")))
+        }
+        return result
+    }
+
+    public func characterLimit(settings: [String: JSONValue]) -> Int { 20_000 }
+
+    public func outputFormats(settings: [String: JSONValue]) -> [String] { ["pcm"] }
+
+    public func audioAffectingSettings(_ settings: [String: JSONValue]) -> [String: JSONValue] {
+        ["espeak_ng": .string(Self.libraryVersion)]
+    }
+
+    static let libraryVersion = "1.51"
+
+    public func synthesize(_ request: SynthesisRequest) async throws -> SynthesizedSpeech {
+        let voice = try EspeakVoice(parsing: request.voice)
+        let output = try await EspeakEngine.shared.speak(request.text, voice: voice)
+        let rate = output.rate
+        guard !output.samples.isEmpty else {
+            throw VoiceError(.badRequest, provider: id, message: "espeak-ng produced no audio for this text")
+        }
+        let format = AudioFormat(sampleRate: rate, channels: 1)
+        let samples = output.samples.map { Float($0) / 32_768 }
+        let duration = Double(samples.count) / Double(rate)
+        return SynthesizedSpeech(audio: .pcm(AudioBuffer(format: format, samples: samples)),
+                                 words: Self.words(in: request.text, events: output, duration: duration))
+    }
+
+    /// Word events carry 1-based character positions and a start time; a word ends where the next word
+    /// or clause starts.
+    static func words(in text: String, events: EspeakEngine.Output, duration: Double) -> [WordTiming] {
+        let scalars = Array(text.unicodeScalars)
+        let boundaries = (events.words.map(\.milliseconds) + events.clauseEnds).sorted()
+        var result: [WordTiming] = []
+        for event in events.words {
+            let start = max(0, event.position - 1)
+            let end = min(scalars.count, start + max(0, event.length))
+            guard start < end else { continue }
+            var word = String(String.UnicodeScalarView(scalars[start..<end]))
+            word = word.trimmingCharacters(in: .whitespacesAndNewlines.union(.punctuationCharacters))
+            guard !word.isEmpty else { continue }
+            let startTime = Double(event.milliseconds) / 1000
+            let next = boundaries.first { $0 > event.milliseconds }.map { Double($0) / 1000 } ?? duration
+            result.append(WordTiming(word: word, start: startTime, end: min(duration, max(startTime, next))))
+        }
+        return result
+    }
+}

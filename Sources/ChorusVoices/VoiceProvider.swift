@@ -1,0 +1,107 @@
+public import ChorusAudio
+public import Foundation
+
+/// A voice id: `provider:voice`, e.g. `espeak:en-us+f3`, `elevenlabs:JBFqnCBsd6RMkjVDRZzb`, `openai:nova`.
+public struct VoiceID: Sendable, Hashable, CustomStringConvertible {
+    public var provider: String
+    public var voice: String
+
+    public init(provider: String, voice: String) {
+        self.provider = provider
+        self.voice = voice
+    }
+
+    /// Parses `provider:voice`; `nil` when either side is empty.
+    public init?(_ text: String) {
+        guard let colon = text.firstIndex(of: ":") else { return nil }
+        provider = String(text[..<colon]).lowercased()
+        voice = String(text[text.index(after: colon)...])
+        if provider.isEmpty || voice.isEmpty { return nil }
+    }
+
+    public var description: String { "\(provider):\(voice)" }
+}
+
+/// A voice a provider offers.
+public struct VoiceInfo: Sendable, Equatable {
+    public var id: VoiceID
+    public var name: String
+    /// Free-form details: language, accent, gender, description.
+    public var details: String
+
+    public init(id: VoiceID, name: String, details: String = "") {
+        self.id = id
+        self.name = name
+        self.details = details
+    }
+}
+
+/// One request to synthesize text.
+public struct SynthesisRequest: Sendable, Equatable {
+    /// The provider's own voice id (the part after `provider:`).
+    public var voice: String
+    public var text: String
+    /// Provider settings from the conversation's `voice_settings[provider]`.
+    public var settings: [String: JSONValue]
+    /// Text spoken just before / after this chunk, for providers that use it for continuity.
+    public var previousText: String?
+    public var nextText: String?
+    /// The output format to ask for (a value of `VoiceProvider.outputFormats(settings:)`).
+    public var outputFormat: String
+
+    public init(voice: String, text: String, settings: [String: JSONValue] = [:], previousText: String? = nil,
+                nextText: String? = nil, outputFormat: String) {
+        self.voice = voice
+        self.text = text
+        self.settings = settings
+        self.previousText = previousText
+        self.nextText = nextText
+        self.outputFormat = outputFormat
+    }
+}
+
+/// Audio a provider returned.
+public enum SpeechAudio: Sendable {
+    /// Decoded PCM (raw PCM responses, espeak-ng).
+    case pcm(AudioBuffer)
+    /// Encoded bytes (MP3, …) with the file extension that names their format.
+    case encoded(Data, fileExtension: String)
+}
+
+/// A synthesized clip with word timings (seconds from the clip's start) when the provider has them.
+public struct SynthesizedSpeech: Sendable {
+    public var audio: SpeechAudio
+    public var words: [WordTiming]?
+
+    public init(audio: SpeechAudio, words: [WordTiming]?) {
+        self.audio = audio
+        self.words = words
+    }
+}
+
+/// A text-to-speech service. Implementations: `EspeakProvider` (offline, default),
+/// `ElevenLabsProvider`, `OpenAIProvider`.
+///
+/// ```swift
+/// let speech = try await provider.synthesize(SynthesisRequest(voice: "en-us", text: "Hello", outputFormat: "pcm"))
+/// ```
+public protocol VoiceProvider: Sendable {
+    /// The id used before the colon in voice ids.
+    var id: String { get }
+    /// Voices this provider offers (may ask the service).
+    func voices() async throws -> [VoiceInfo]
+    /// The most characters one request may carry with these settings.
+    func characterLimit(settings: [String: JSONValue]) -> Int
+    /// Whether the provider accepts `previousText`/`nextText` with these settings.
+    func supportsContext(settings: [String: JSONValue]) -> Bool
+    /// Output formats to ask for, preferred first (the next is used when the account may not use the first).
+    func outputFormats(settings: [String: JSONValue]) -> [String]
+    /// Everything besides voice, text and format that changes the audio: the cache key includes it.
+    func audioAffectingSettings(_ settings: [String: JSONValue]) -> [String: JSONValue]
+    /// Synthesizes one request; throws `VoiceError`.
+    func synthesize(_ request: SynthesisRequest) async throws -> SynthesizedSpeech
+}
+
+extension VoiceProvider {
+    public func supportsContext(settings: [String: JSONValue]) -> Bool { false }
+}

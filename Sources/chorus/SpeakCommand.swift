@@ -1,0 +1,39 @@
+import ArgumentParser
+import ChorusAudio
+import ChorusVoices
+import Foundation
+
+struct SpeakCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "speak",
+        abstract: "Synthesize one message with a voice and write it as an audio file (cached like renders).",
+        discussion: """
+            Example:
+              chorus speak "Dinner at seven, everyone." --voice espeak:en-us+f3 -o dinner.mp3 --timeline dinner.json
+            """)
+
+    @Argument(help: "The text to speak.")
+    var text: String
+
+    @Option(help: "Voice id, provider:voice (e.g. espeak:en-gb, elevenlabs:JBFqnCBsd6RMkjVDRZzb, openai:nova).")
+    var voice: String
+
+    @Option(help: "Speaker name for the timeline and captions.")
+    var speaker = "Speaker"
+
+    @OptionGroup var render: RenderArguments
+    @OptionGroup(title: "Voices") var voices: VoiceArguments
+
+    func validate() throws {
+        if VoiceID(voice) == nil { throw ValidationError("--voice \(voice): use provider:voice, e.g. espeak:en-us") }
+        if text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { throw ValidationError("the text is empty") }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let synthesizer = try voices.synthesizer()
+            let message = try await synthesizer.speak(text, voice: VoiceID(voice)!, speaker: speaker)
+            try await render.render([message], gapMilliseconds: nil, synthesis: await synthesizer.statistics)
+        }
+    }
+}

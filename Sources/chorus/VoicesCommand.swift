@@ -1,0 +1,60 @@
+import ArgumentParser
+import ChorusAudio
+import ChorusVoices
+import Foundation
+
+struct VoicesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "voices",
+        abstract: "List the voices of the TTS providers (espeak, elevenlabs, openai).",
+        discussion: """
+            ElevenLabs needs ELEVENLABS_API_KEY to list voices; without it, and without --provider, it is skipped \
+            with a note.
+
+            Example:
+              chorus voices --provider espeak
+            """)
+
+    @Option(help: "Only this provider: espeak, elevenlabs or openai.")
+    var provider: String?
+
+    @Flag(help: "Print JSON: [{\"id\", \"provider\", \"name\", \"details\"}].")
+    var json = false
+
+    func run() async throws {
+        try await reportingErrors {
+            let registry = VoiceRegistry.standard()
+            let ids: [String]
+            if let provider {
+                guard registry.providers[provider.lowercased()] != nil else {
+                    throw ValidationError("--provider \(provider): use one of \(registry.ids.joined(separator: ", "))")
+                }
+                ids = [provider.lowercased()]
+            } else {
+                ids = registry.ids
+            }
+            var voices: [VoiceInfo] = []
+            for id in ids {
+                do {
+                    voices += try await registry.providers[id]!.voices()
+                } catch let error as VoiceError where provider == nil {
+                    Terminal.warning("skipping \(error)")
+                }
+            }
+            if json {
+                let objects = voices.map { voice -> [String: String] in
+                    ["id": voice.id.description, "provider": voice.id.provider, "name": voice.name, "details": voice.details]
+                }
+                let data = try JSONSerialization.data(withJSONObject: objects, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+                print(String(decoding: data, as: UTF8.self))
+            } else {
+                let width = min(48, voices.map(\.id.description.count).max() ?? 0)
+                for voice in voices {
+                    let details = voice.details.isEmpty ? "" : "  (\(voice.details))"
+                    print(voice.id.description.padding(toLength: max(width, voice.id.description.count), withPad: " ", startingAt: 0)
+                          + "  \(voice.name)\(details)")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,142 @@
+import ChorusAudio
+@testable import ChorusVoices
+import Foundation
+import Testing
+
+@Suite("espeak-ng voices (offline)", .serialized)
+struct EspeakTests {
+    static let sentence = "The quick brown fox jumps over the lazy dog, and practice moved to half past four."
+
+    @Test("the default voices really differ: pitch or speaking rate, measured on the audio")
+    func defaultVoicesDiffer() async throws {
+        let provider = EspeakProvider()
+        var measured: [(voice: String, pitch: Double, duration: Double)] = []
+        for voice in EspeakProvider.defaultVoices {
+            let speech = try await provider.synthesize(SynthesisRequest(voice: voice, text: Self.sentence, outputFormat: "pcm"))
+            guard case .pcm(let buffer) = speech.audio else { Issue.record("espeak returned encoded audio"); return }
+            let range = SilenceTrimmer().soundRange(of: buffer)
+            let spoken = buffer.frames(range)
+            measured.append((voice, medianPitch(spoken), spoken.duration))
+            // The variant suffix must have been applied, not silently dropped.
+            let name = String(voice.split(separator: "?")[0])
+            let identifier = try await EspeakEngine.shared.currentVoiceIdentifier(for: name)
+            #expect(identifier.hasSuffix("+" + name.split(separator: "+")[1]), "\(name) resolved to \(identifier)")
+        }
+        #expect(measured.count >= 6)
+        for (index, first) in measured.enumerated() {
+            for second in measured[(index + 1)...] {
+                let pitchDifference = abs(first.pitch - second.pitch) / max(first.pitch, second.pitch)
+                let rateDifference = abs(first.duration - second.duration) / max(first.duration, second.duration)
+                #expect(pitchDifference >= 0.08 || rateDifference >= 0.08,
+                        "\(first.voice) (\(Int(first.pitch)) Hz, \(first.duration) s) vs \(second.voice) (\(Int(second.pitch)) Hz, \(second.duration) s)")
+            }
+        }
+    }
+
+    @Test("language codes resolve (en-gb) and unknown voices are a clear error")
+    func voiceNames() async throws {
+        let provider = EspeakProvider()
+        _ = try await provider.synthesize(SynthesisRequest(voice: "en-gb+f2", text: "Hello there.", outputFormat: "pcm"))
+        do {
+            _ = try await provider.synthesize(SynthesisRequest(voice: "xx-nowhere", text: "Hello.", outputFormat: "pcm"))
+            Issue.record("expected voiceNotFound")
+        } catch let error as VoiceError {
+            #expect(error.kind == .voiceNotFound)
+            #expect(error.description.contains("xx-nowhere"))
+        }
+        do {
+            _ = try await provider.synthesize(SynthesisRequest(voice: "en-us?pitch=500", text: "Hello.", outputFormat: "pcm"))
+            Issue.record("expected badRequest")
+        } catch let error as VoiceError {
+            #expect(error.kind == .badRequest && error.description.contains("pitch=500"))
+        }
+    }
+
+    @Test("word timings follow the text, in order, inside the clip")
+    func wordTimings() async throws {
+        let text = "Running late, practice moved to 4:30."
+        let speech = try await EspeakProvider().synthesize(SynthesisRequest(voice: "en-us", text: text, outputFormat: "pcm"))
+        guard case .pcm(let buffer) = speech.audio, let words = speech.words else { Issue.record("no pcm or words"); return }
+        #expect(words.map(\.word).prefix(5) == ["Running", "late", "practice", "moved", "to"])
+        var previous = 0.0
+        for word in words {
+            #expect(word.start >= previous && word.end >= word.start && word.end <= buffer.duration + 1e-9)
+            previous = word.start
+        }
+    }
+
+    @Test("speakers get distinct default voices in order of appearance; explicit voices win")
+    func assignment() throws {
+        let directory = try TemporaryDirectory()
+        let chat = try conversation(#"""
+            {"voices": {"Dad": "openai:onyx", "Mia": "espeak:en-us+f3?pitch=72&rate=172"},
+             "messages": [
+              {"speaker": "Ann", "text": "a"}, {"speaker": "Ben", "text": "b"}, {"speaker": "Ann", "text": "c"},
+              {"speaker": "Dad", "text": "d"}, {"speaker": "Mia", "text": "e"}, {"speaker": "Ben", "text": "f", "voice": "openai:nova"},
+              {"speaker": "Cal", "audio": "x.wav"}, {"speaker": "Dee", "text": "g"}]}
+            """#, in: directory)
+        let synthesizer = try makeSynthesizer(server: nil, cache: directory.file("cache"))
+        let voices = synthesizer.voices(for: chat).map { $0?.description }
+        let defaults = EspeakProvider.defaultVoices.map { "espeak:\($0)" }
+        #expect(voices[0] == defaults[0])
+        #expect(voices[1] == defaults[2], "defaults[1] is taken by Mia")
+        #expect(voices[2] == voices[0])
+        #expect(voices[3] == "openai:onyx")
+        #expect(voices[4] == "espeak:en-us+f3?pitch=72&rate=172")
+        #expect(voices[5] == "openai:nova")
+        #expect(voices[6] == nil)
+        #expect(voices[7] == defaults[3])
+        #expect(synthesizer.voices(for: chat).map { $0?.description } == voices, "assignment is deterministic")
+    }
+
+    @Test("the sample family chat renders offline: distinct voices, words inside segment bounds")
+    func familyChat() async throws {
+        var samples = URL(fileURLWithPath: #filePath)
+        while samples.lastPathComponent != "Tests" { samples.deleteLastPathComponent() }
+        let url = samples.deletingLastPathComponent().appendingPathComponent("samples/family-chat.json")
+        let chat = try Conversation.load(from: url)
+        #expect((12...20).contains(chat.messages.count))
+        let directory = try TemporaryDirectory()
+        let synthesizer = try makeSynthesizer(server: nil, cache: directory.file("cache"))
+        let result = try await render(chat, with: synthesizer, to: directory.file("family.wav"))
+        let timeline = result.timeline
+        #expect(timeline.speakers.count == 4)
+        var voiceBySpeaker: [String: String] = [:]
+        for segment in timeline.segments {
+            let voice = try #require(segment.voice)
+            if let known = voiceBySpeaker[segment.speaker] { #expect(known == voice) } else { voiceBySpeaker[segment.speaker] = voice }
+            let words = try #require(segment.words)
+            #expect(!words.isEmpty)
+            var previous = segment.start
+            for word in words {
+                #expect(word.start >= previous - 1e-6 && word.start >= segment.start - 1e-6 && word.end <= segment.end + 1e-6,
+                        "\(word) outside \(segment.start)…\(segment.end) or out of order")
+                previous = word.start
+            }
+        }
+        #expect(Set(voiceBySpeaker.values).count == 4, "each speaker has their own voice")
+        let stats = await synthesizer.statistics
+        #expect(stats.requests == chat.messages.count && stats.cacheHits == 0)
+        for segment in timeline.segments.dropFirst() { #expect(segment.startSample - timeline.segments[segment.index - 1].endSample == 13_230) }
+    }
+}
+
+@Suite("Text chunking")
+struct ChunkingTests {
+    @Test("chunks stay within the limit and break at sentences")
+    func sentences() {
+        let text = "First sentence here. Second one is a bit longer! Third? Fourth sentence ends it."
+        let chunks = TextChunker.chunks(text, limit: 40)
+        #expect(chunks == ["First sentence here.", "Second one is a bit longer! Third?", "Fourth sentence ends it."])
+        #expect(chunks.joined(separator: " ") == text)
+    }
+
+    @Test("a sentence over the limit splits between words; a huge word is cut")
+    func words() {
+        let chunks = TextChunker.chunks("alpha beta gamma delta epsilon zeta eta theta", limit: 12)
+        #expect(chunks.allSatisfy { $0.count <= 12 })
+        #expect(chunks.joined(separator: " ") == "alpha beta gamma delta epsilon zeta eta theta")
+        #expect(TextChunker.chunks(String(repeating: "x", count: 25), limit: 10) == ["xxxxxxxxxx", "xxxxxxxxxx", "xxxxx"])
+        #expect(TextChunker.chunks("short", limit: 100) == ["short"])
+    }
+}

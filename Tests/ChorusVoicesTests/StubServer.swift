@@ -1,0 +1,154 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A tiny HTTP/1.1 server on 127.0.0.1 for provider tests: one thread per connection, so
+/// concurrent requests really overlap. Handlers see the parsed request and return a response.
+final class StubServer: @unchecked Sendable {
+    struct Request: Sendable {
+        var method: String
+        var path: String
+        var query: [String: String]
+        var headers: [String: String]
+        var body: Data
+        var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] }
+    }
+
+    struct Response: Sendable {
+        var status: Int
+        var headers: [String: String] = [:]
+        var body: Data = Data()
+        /// Seconds to wait before answering.
+        var delay: Double = 0
+
+        static func json(_ status: Int, _ object: Any, headers: [String: String] = [:]) -> Response {
+            var all = headers
+            all["Content-Type"] = "application/json"
+            return Response(status: status, headers: all, body: try! JSONSerialization.data(withJSONObject: object))
+        }
+    }
+
+    private let socketDescriptor: Int32
+    let port: Int
+    private let lock = NSLock()
+    private var handler: @Sendable (Request) -> Response
+    private var _requests: [Request] = []
+    private var inFlight = 0
+    private var _maxInFlight = 0
+    private var stopped = false
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+    var requests: [Request] { lock.withLock { _requests } }
+    var maxInFlight: Int { lock.withLock { _maxInFlight } }
+
+    init(handler: @escaping @Sendable (Request) -> Response) throws {
+        self.handler = handler
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var yes: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(descriptor, 64) == 0 else { throw POSIXError(.EADDRINUSE) }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(descriptor, $0, &length) }
+        }
+        socketDescriptor = descriptor
+        port = Int(UInt16(bigEndian: address.sin_port))
+        let thread = Thread { [unowned self] in self.acceptLoop() }
+        thread.start()
+    }
+
+    deinit { stop() }
+
+    func stop() {
+        let wasStopped = lock.withLock { () -> Bool in defer { stopped = true }; return stopped }
+        if !wasStopped {
+            shutdown(socketDescriptor, Int32(SHUT_RDWR))
+            close(socketDescriptor)
+        }
+    }
+
+    func setHandler(_ handler: @escaping @Sendable (Request) -> Response) { lock.withLock { self.handler = handler } }
+
+    private func acceptLoop() {
+        while true {
+            let client = accept(socketDescriptor, nil, nil)
+            if client < 0 { return }
+            Thread { self.serve(client) }.start()
+        }
+    }
+
+    private func serve(_ client: Int32) {
+        defer { close(client) }
+        var buffer = Data()
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        var headerEnd: Range<Data.Index>?
+        while headerEnd == nil {
+            let count = recv(client, &chunk, chunk.count, 0)
+            if count <= 0 { return }
+            buffer.append(contentsOf: chunk[0..<count])
+            headerEnd = buffer.range(of: Data("\r\n\r\n".utf8))
+        }
+        let head = String(decoding: buffer[..<headerEnd!.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+        let requestLine = head[0].split(separator: " ")
+        var headers: [String: String] = [:]
+        for line in head.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        let length = Int(headers["content-length"] ?? "0") ?? 0
+        var body = Data(buffer[headerEnd!.upperBound...])
+        while body.count < length {
+            let count = recv(client, &chunk, chunk.count, 0)
+            if count <= 0 { break }
+            body.append(contentsOf: chunk[0..<count])
+        }
+        let target = String(requestLine.count > 1 ? requestLine[1] : "/")
+        let pieces = target.split(separator: "?", maxSplits: 1)
+        var query: [String: String] = [:]
+        if pieces.count == 2 {
+            for pair in pieces[1].split(separator: "&") {
+                let keyValue = pair.split(separator: "=", maxSplits: 1)
+                query[String(keyValue[0])] = keyValue.count > 1 ? String(keyValue[1]) : ""
+            }
+        }
+        let request = Request(method: String(requestLine[0]), path: String(pieces[0]), query: query, headers: headers, body: body)
+        let currentHandler = lock.withLock { () -> @Sendable (Request) -> Response in
+            _requests.append(request)
+            inFlight += 1
+            _maxInFlight = max(_maxInFlight, inFlight)
+            return handler
+        }
+        let response = currentHandler(request)
+        if response.delay > 0 { Thread.sleep(forTimeInterval: response.delay) }
+        lock.withLock { inFlight -= 1 }
+        var text = "HTTP/1.1 \(response.status) Stub\r\nContent-Length: \(response.body.count)\r\nConnection: close\r\n"
+        for (name, value) in response.headers { text += "\(name): \(value)\r\n" }
+        text += "\r\n"
+        var output = Data(text.utf8)
+        output.append(response.body)
+        output.withUnsafeBytes { raw in
+            var sent = 0
+            while sent < raw.count {
+                let count = send(client, raw.baseAddress! + sent, raw.count - sent, Int32(MSG_NOSIGNAL))
+                if count <= 0 { return }
+                sent += count
+            }
+        }
+    }
+}
+
+extension NSLock {
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+}

@@ -1,0 +1,131 @@
+import ChorusAudio
+@testable import ChorusVoices
+import Foundation
+import Testing
+
+let testKey = "sk-test-SECRET-0123456789abcdef"
+
+final class TemporaryDirectory: @unchecked Sendable {
+    let url: URL
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-voices-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(at: url) }
+    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
+}
+
+/// Fake provider audio: a 220 Hz tone lasting `perCharacter` seconds per character, with 20 ms of silence each side.
+enum StubAudio {
+    static let perCharacter = 0.01
+    static let edge = 0.02
+
+    static func pcm16(for text: String, rate: Int = 24_000) -> Data {
+        let format = AudioFormat(sampleRate: rate, channels: 1)
+        let tone = SignalGenerator.concatenate([
+            SignalGenerator.silence(seconds: edge, format: format),
+            SignalGenerator.tone(frequency: 220, amplitude: 0.3, seconds: max(0.3, Double(text.count) * perCharacter), format: format),
+            SignalGenerator.silence(seconds: edge, format: format),
+        ])
+        var data = Data(capacity: tone.samples.count * 2)
+        for sample in tone.samples {
+            withUnsafeBytes(of: Int16(max(-32_768, min(32_767, (sample * 32_768).rounded()))).littleEndian) { data.append(contentsOf: $0) }
+        }
+        return data
+    }
+
+    /// ElevenLabs `with-timestamps` JSON: audio plus per-character alignment.
+    static func elevenLabs(_ request: StubServer.Request, format: String = "pcm_24000") -> StubServer.Response {
+        let text = request.json?["text"] as? String ?? ""
+        let audio: Data
+        if format.hasPrefix("mp3") {
+            let directory = try! TemporaryDirectory()
+            let url = directory.file("a.mp3")
+            try! ClipEncoding.mp3.write(AudioFileReader(data: wav(pcm16(for: text)), name: "x").readAll(), to: url)
+            audio = try! Data(contentsOf: url)
+        } else {
+            audio = pcm16(for: text)
+        }
+        let characters = text.map(String.init)
+        let starts = characters.indices.map { edge + Double($0) * perCharacter }
+        return .json(200, [
+            "audio_base64": audio.base64EncodedString(),
+            "alignment": ["characters": characters, "character_start_times_seconds": starts,
+                          "character_end_times_seconds": starts.map { $0 + perCharacter }],
+            "normalized_alignment": NSNull(),
+        ], headers: ["request-id": "req\(UUID().uuidString.prefix(8))", "character-cost": "\(text.count)"])
+    }
+
+    /// A minimal WAV around 24 kHz mono 16-bit PCM.
+    static func wav(_ pcm: Data) -> Data {
+        var data = Data("RIFF".utf8)
+        func u32(_ value: Int) { withUnsafeBytes(of: UInt32(value).littleEndian) { data.append(contentsOf: $0) } }
+        func u16(_ value: Int) { withUnsafeBytes(of: UInt16(value).littleEndian) { data.append(contentsOf: $0) } }
+        u32(36 + pcm.count)
+        data.append(contentsOf: Data("WAVEfmt ".utf8))
+        u32(16); u16(1); u16(1); u32(24_000); u32(48_000); u16(2); u16(16)
+        data.append(contentsOf: Data("data".utf8))
+        u32(pcm.count)
+        data.append(pcm)
+        return data
+    }
+}
+
+/// A synthesizer wired to the stub server, with a private cache and fast retries.
+func makeSynthesizer(server: StubServer?, cache directory: URL, concurrency: Int = 4, fallback: String? = nil,
+                     maxBytes: Int = 1 << 30, timeout: Int64 = 30) throws -> ConversationSynthesizer {
+    var providers: [any VoiceProvider] = [EspeakProvider()]
+    if let server {
+        providers.append(ElevenLabsProvider(baseURL: server.baseURL, apiKey: testKey, timeoutSeconds: timeout))
+        providers.append(OpenAIProvider(baseURL: server.baseURL + "/v1", apiKey: testKey, timeoutSeconds: timeout))
+    }
+    let options = SynthesisOptions(cache: try SynthesisCache(directory: directory, maxBytes: maxBytes), concurrency: concurrency,
+                                   retry: RetryPolicy(maxAttempts: 4, initialDelay: 0.01, maxDelay: 0.05, maxRetryAfter: 5, maxTotal: 30),
+                                   fallbackVoice: fallback.flatMap(VoiceID.init))
+    return ConversationSynthesizer(registry: VoiceRegistry(providers: providers), options: options)
+}
+
+func conversation(_ json: String, in directory: TemporaryDirectory) throws -> Conversation {
+    let url = directory.file("conversation-\(UUID().uuidString.prefix(6)).json")
+    try Data(json.utf8).write(to: url)
+    return try Conversation.load(from: url)
+}
+
+/// Synthesizes and renders `conversation` to a WAV; returns the result.
+func render(_ conversation: Conversation, with synthesizer: ConversationSynthesizer, to url: URL) async throws -> RenderResult {
+    let messages = try await synthesizer.renderMessages(for: conversation)
+    return try await ConversationRenderer(options: RenderOptions()).render(
+        messages, gapMilliseconds: conversation.gapMilliseconds, to: RenderOutputs(audio: url, timeline: url.appendingPathExtension("json")))
+}
+
+/// Median fundamental of voiced 40 ms frames, by autocorrelation (70–400 Hz).
+func medianPitch(_ buffer: AudioBuffer) -> Double {
+    let rate = buffer.format.sampleRate
+    let frame = rate / 25
+    let samples = buffer.samples
+    let peak = buffer.peak
+    var pitches: [Double] = []
+    var start = 0
+    while start + frame * 2 < samples.count {
+        let window = Array(samples[start..<(start + frame * 2)])
+        let energy = window.reduce(0) { $0 + $1 * $1 }
+        if window.map(abs).max() ?? 0 > peak * 0.3 {
+            var best = 0
+            var bestValue: Float = 0
+            for lag in (rate / 400)...(rate / 70) {
+                var sum: Float = 0
+                for index in 0..<frame { sum += window[index] * window[index + lag] }
+                if sum > bestValue { bestValue = sum; best = lag }
+            }
+            if bestValue > energy * 0.3 * 0.5, best > 0 { pitches.append(Double(rate) / Double(best)) }
+        }
+        start += frame
+    }
+    pitches.sort()
+    return pitches.isEmpty ? 0 : pitches[pitches.count / 2]
+}
+
+func expectSecretFree(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(!text.contains(testKey), "the API key leaked: \(text)", sourceLocation: sourceLocation)
+    #expect(!text.contains("SECRET"), "part of the API key leaked: \(text)", sourceLocation: sourceLocation)
+}
