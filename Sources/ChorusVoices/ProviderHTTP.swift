@@ -52,16 +52,29 @@ struct ProviderHTTP: Sendable {
             case .deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout:
                 throw VoiceError(.timeout, provider: provider, message: "no answer within \(timeoutSeconds) s")
             default:
-                throw VoiceError(.network, provider: provider, message: redact(String(describing: error)))
+                throw VoiceError(.network, provider: provider, message: Self.describe(error, url: url, redact: redact))
             }
         } catch let error as VoiceError {
             throw error
         } catch {
-            throw VoiceError(.network, provider: provider, message: redact(String(describing: error)))
+            throw VoiceError(.network, provider: provider, message: Self.describe(error, url: url, redact: redact))
         }
     }
 
     func redact(_ text: String) -> String { Secrets.redact(text, secrets: secrets) }
+
+    /// "cannot reach http://host:port (connection refused)" rather than NIO's internal wording.
+    static func describe(_ error: any Error, url: String, redact: (String) -> String) -> String {
+        let detail = String(describing: error)
+        let origin = URL(string: url).map { "\($0.scheme ?? "http")://\($0.host ?? "")\($0.port.map { ":\($0)" } ?? "")" } ?? "the server"
+        for (needle, reason) in [("Connection refused", "connection refused"), ("Connection reset", "connection reset"),
+                                 ("remoteConnectionClosed", "the server closed the connection"),
+                                 ("Name or service not known", "unknown host"), ("No address associated", "unknown host"),
+                                 ("Network is unreachable", "network unreachable")] where detail.contains(needle) {
+            return "cannot reach \(origin) (\(reason))"
+        }
+        return "cannot reach \(origin) (\(redact(detail)))"
+    }
 
     /// Joins a base URL and a path that starts with `/v1/…`, whether or not the base already ends in `/v1`.
     static func join(_ base: String, _ path: String) -> String {

@@ -1,5 +1,8 @@
 import ChorusAudio
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 
 /// Runs the `chorus` binary built beside the tests.
@@ -16,10 +19,11 @@ struct CLI {
         var stderr: String
     }
 
-    static func run(_ arguments: [String], in directory: URL) throws -> Result {
+    static func run(_ arguments: [String], in directory: URL, environment: [String: String]? = nil) throws -> Result {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
+        if let environment { process.environment = environment }
         process.currentDirectoryURL = directory
         let out = Pipe()
         let err = Pipe()
@@ -120,5 +124,69 @@ struct CLITests {
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: file("w.json"))) as! [String: Any]
         #expect(json["samples_per_pixel"] as? Int == 441)
         #expect(json["bits"] as? Int == 8)
+    }
+}
+
+@Suite("The chorus command with voices")
+struct VoiceCLITests {
+    let directory: URL
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-cli-voices-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data(#"{"messages": [{"speaker": "Ann", "text": "Practice moved to 4:30."}, {"speaker": "Ben", "text": "On my way."}]}"#.utf8)
+            .write(to: directory.appendingPathComponent("text.json"))
+    }
+
+    @Test("a text conversation renders offline; the second render comes from the cache")
+    func textRender() throws {
+        let arguments = ["render", "text.json", "-o", "out.wav", "--timeline", "out.json", "--cache-dir", "cache"]
+        let first = try CLI.run(arguments, in: directory)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.contains("Voices: 2 synthesized, 0 from cache, 2 provider requests"))
+        let second = try CLI.run(arguments, in: directory)
+        #expect(second.stdout.contains("Voices: 2 synthesized, 2 from cache, 0 provider requests"), "\(second.stdout)")
+        let timeline = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent("out.json"))) as! [String: Any]
+        let segments = timeline["segments"] as! [[String: Any]]
+        #expect((segments[0]["voice"] as? String)?.hasPrefix("espeak:") == true)
+        #expect(segments[0]["voice"] as? String != segments[1]["voice"] as? String)
+        #expect((segments[0]["words"] as? [[String: Any]])?.first?["word"] as? String == "Practice")
+    }
+
+    @Test("a missing key fails naming the message, provider and variable; a fallback voice saves the render")
+    func missingKeyAndFallback() throws {
+        try Data(#"{"voices": {"Ben": "openai:nova"}, "messages": [{"speaker": "Ann", "text": "Hi."}, {"speaker": "Ben", "text": "Hello."}]}"#.utf8)
+            .write(to: directory.appendingPathComponent("keyed.json"))
+        var environment = ProcessInfo.processInfo.environment
+        environment["OPENAI_API_KEY"] = nil
+        let failed = try CLI.run(["render", "keyed.json", "-o", "out.mp3", "--cache-dir", "cache"], in: directory, environment: environment)
+        #expect(failed.status == 1)
+        #expect(failed.stderr.contains("messages[1] (Ben, openai:nova): openai: not configured: OPENAI_API_KEY is not set"))
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("out.mp3").path))
+        let saved = try CLI.run(["render", "keyed.json", "-o", "out.mp3", "--cache-dir", "cache", "--fallback-voice", "espeak:en-gb",
+                                 "--timeline", "keyed.timeline.json"], in: directory, environment: environment)
+        #expect(saved.status == 0, "\(saved.stderr)")
+        #expect(try String(contentsOf: directory.appendingPathComponent("keyed.timeline.json"), encoding: .utf8).contains("\"fallback\": true"))
+    }
+
+    @Test("speak writes one message; voices lists the default voices")
+    func speakAndVoices() throws {
+        let spoken = try CLI.run(["speak", "Dinner at seven.", "--voice", "espeak:en-us+f3", "-o", "dinner.flac", "--cache-dir", "cache"], in: directory)
+        #expect(spoken.status == 0, "\(spoken.stderr)")
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("dinner.flac").path))
+        let voices = try CLI.run(["voices", "--provider", "espeak", "--json"], in: directory)
+        #expect(voices.status == 0)
+        let list = try JSONSerialization.jsonObject(with: Data(voices.stdout.utf8)) as! [[String: String]]
+        #expect(list.count > 20)
+        #expect(list.first?["id"] == "espeak:en-us+m3?pitch=38&rate=165")
+    }
+
+    @Test("bad voice options are usage errors", arguments: [
+        ["speak", "Hi", "--voice", "nova", "-o", "x.mp3"], ["voices", "--provider", "acme"],
+        ["render", "text.json", "-o", "x.mp3", "--fallback-voice", "espeak"], ["render", "text.json", "-o", "x.mp3", "--concurrency", "0"],
+    ])
+    func badOptions(arguments: [String]) throws {
+        let result = try CLI.run(arguments, in: directory)
+        #expect(result.status == 64, "\(arguments): \(result.stderr)")
     }
 }
