@@ -118,6 +118,26 @@ struct ProviderTests {
         #expect(stats.retries == 2 && stats.requests == 3)
     }
 
+    @Test("a dropped connection is retried; Retry-After is honoured")
+    func droppedConnectionAndRetryAfter() async throws {
+        let calls = Counter()
+        let server = try StubServer { request in
+            switch calls.next() {
+            case 1: return StubServer.Response(status: 200, drop: true)
+            case 2: return .json(429, ["detail": ["status": "system_busy", "message": "busy"]], headers: ["Retry-After": "1"])
+            default: return StubAudio.elevenLabs(request)
+            }
+        }
+        let directory = try TemporaryDirectory()
+        let chat = try conversation(#"{"voices": {"A": "elevenlabs:\#(Self.elevenVoice)"}, "messages": [{"speaker": "A", "text": "Hello."}]}"#, in: directory)
+        let synthesizer = try makeSynthesizer(server: server, cache: directory.file("cache"))
+        let started = Date()
+        _ = try await synthesizer.renderMessages(for: chat)
+        #expect(server.requests.count == 3)
+        #expect(Date().timeIntervalSince(started) >= 0.95, "waited for Retry-After: 1")
+        #expect(await synthesizer.statistics.retries == 2)
+    }
+
     @Test("a request that times out is retried")
     func timeoutRetried() async throws {
         let calls = Counter()

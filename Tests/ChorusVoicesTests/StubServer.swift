@@ -21,6 +21,8 @@ final class StubServer: @unchecked Sendable {
         var body: Data = Data()
         /// Seconds to wait before answering.
         var delay: Double = 0
+        /// Close the connection without answering.
+        var drop = false
 
         static func json(_ status: Int, _ object: Any, headers: [String: String] = [:]) -> Response {
             var all = headers
@@ -129,6 +131,7 @@ final class StubServer: @unchecked Sendable {
         let response = currentHandler(request)
         if response.delay > 0 { Thread.sleep(forTimeInterval: response.delay) }
         lock.withLock { inFlight -= 1 }
+        if response.drop { return }
         var text = "HTTP/1.1 \(response.status) Stub\r\nContent-Length: \(response.body.count)\r\nConnection: close\r\n"
         for (name, value) in response.headers { text += "\(name): \(value)\r\n" }
         text += "\r\n"
