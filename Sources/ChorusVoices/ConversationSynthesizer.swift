@@ -94,7 +94,7 @@ public final class ConversationSynthesizer: Sendable {
                                progress: (@Sendable (SynthesisProgress) -> Void)? = nil) async throws -> [RenderMessage] {
         let voices = voices(for: conversation)
         let total = voices.compactMap { $0 }.count
-        await counters.reset(total: total)
+        await counters.reset(total: total, onChange: progress)
         defer { options.cache.evict() }
         return try await withThrowingTaskGroup(of: (Int, RenderMessage).self) { group in
             for (index, message) in conversation.messages.enumerated() {
@@ -107,7 +107,7 @@ public final class ConversationSynthesizer: Sendable {
                     let settings = conversation.voiceSettings[voice.provider]?.object ?? [:]
                     let rendered = try await self.synthesize(index: index, message: message, voice: voice, settings: settings,
                                                              conversation: conversation)
-                    progress?(await self.counters.completeMessage())
+                    await self.counters.completeMessage()
                     return (index, rendered)
                 }
             }
@@ -214,13 +214,20 @@ public final class ConversationSynthesizer: Sendable {
 /// Shared counters behind `SynthesisProgress`.
 actor Counters {
     private var progress = SynthesisProgress(completed: 0, total: 0, cacheHits: 0, requests: 0, retries: 0, fallbacks: 0)
+    private var onChange: (@Sendable (SynthesisProgress) -> Void)?
 
-    func reset(total: Int) { progress = SynthesisProgress(completed: 0, total: total, cacheHits: 0, requests: 0, retries: 0, fallbacks: 0) }
-    func completeMessage() -> SynthesisProgress { progress.completed += 1; return progress }
-    func noteCacheHit() { progress.cacheHits += 1 }
+    func reset(total: Int, onChange: (@Sendable (SynthesisProgress) -> Void)? = nil) {
+        progress = SynthesisProgress(completed: 0, total: total, cacheHits: 0, requests: 0, retries: 0, fallbacks: 0)
+        self.onChange = onChange
+    }
+
+    /// Counters change, then whoever watches hears of it (retries as they happen, not only when a message ends).
+    private func changed() { onChange?(progress) }
+    func completeMessage() { progress.completed += 1; changed() }
+    func noteCacheHit() { progress.cacheHits += 1; changed() }
     func noteRequest() { progress.requests += 1 }
-    func noteRetry() { progress.retries += 1 }
-    func noteFallback() { progress.fallbacks += 1 }
+    func noteRetry() { progress.retries += 1; changed() }
+    func noteFallback() { progress.fallbacks += 1; changed() }
     var snapshot: SynthesisProgress { progress }
 }
 

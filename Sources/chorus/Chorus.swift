@@ -1,7 +1,24 @@
 import ArgumentParser
+import ChorusAudio
+import Dispatch
+import Foundation
 
 @main
 struct Chorus: AsyncParsableCommand {
+    static func main() async {
+        Interruption.install()
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "chorus",
         abstract: "Stitch conversations into one normalized audio file, with timeline, waveform peaks and captions.",
@@ -11,4 +28,24 @@ struct Chorus: AsyncParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [RenderCommand.self, SpeakCommand.self, VoicesCommand.self, ProbeCommand.self, WaveformCommand.self, BenchCommand.self])
+}
+
+/// On Ctrl-C or SIGTERM: remove half-written outputs, then exit 130 / 143.
+enum Interruption {
+    nonisolated(unsafe) static var sources: [any DispatchSourceSignal] = []
+
+    static func install() {
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler {
+                AtomicOutput.discardAllPending()
+                Terminal.endStatus()
+                FileHandle.standardError.write(Data("chorus: interrupted; no output was written\n".utf8))
+                exit(128 + signalNumber)
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
 }

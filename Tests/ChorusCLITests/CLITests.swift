@@ -190,3 +190,30 @@ struct VoiceCLITests {
         #expect(result.status == 64, "\(arguments): \(result.stderr)")
     }
 }
+
+@Suite("Interrupting the chorus command")
+struct InterruptTests {
+    @Test("Ctrl-C during a render leaves no partial file and keeps the existing output")
+    func interrupt() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-cli-int-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let synthetic = try SyntheticConversation.write(messages: 400, in: directory, poolSize: 3)
+        try Data("existing".utf8).write(to: directory.appendingPathComponent("out.mp3"))
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = ["render", synthetic.conversationURL.path, "-o", "out.mp3", "--timeline", "out.json"]
+        process.currentDirectoryURL = directory
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        Thread.sleep(forTimeInterval: 1.5)
+        process.interrupt()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 130)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(!names.contains { $0.hasSuffix(".partial") }, "\(names)")
+        #expect(!names.contains("out.json"))
+        #expect(try String(contentsOf: directory.appendingPathComponent("out.mp3"), encoding: .utf8) == "existing")
+    }
+}

@@ -47,8 +47,7 @@ public final class WaveformGenerator {
             if value > high { high = value }
             counted += 1
             if counted == samplesPerPixel {
-                data.append(Int16(low))
-                data.append(Int16(high))
+                emit(low, high)
                 low = Int32(Int16.max)
                 high = Int32(Int16.min)
                 counted = 0
@@ -57,6 +56,13 @@ public final class WaveformGenerator {
         minimum = low
         maximum = high
         count = counted
+    }
+
+    /// Appends one (min, max) point.
+    @inline(__always)
+    private func emit(_ low: Int32, _ high: Int32) {
+        data.append(Int16(low))
+        data.append(Int16(high))
     }
 
     /// Adds `frames` frames of digital silence.
@@ -69,8 +75,7 @@ public final class WaveformGenerator {
             count += step
             remaining -= step
             if count == samplesPerPixel {
-                data.append(Int16(minimum))
-                data.append(Int16(maximum))
+                emit(minimum, maximum)
                 minimum = Int32(Int16.max)
                 maximum = Int32(Int16.min)
                 count = 0
@@ -81,8 +86,7 @@ public final class WaveformGenerator {
     /// Emits the final partial point and returns all peaks.
     public func finish() -> WaveformPeaks {
         if count > 0 {
-            data.append(Int16(minimum))
-            data.append(Int16(maximum))
+            emit(minimum, maximum)
             count = 0
         }
         return WaveformPeaks(sampleRate: sampleRate, samplesPerPixel: samplesPerPixel, channels: 1, data: data)

@@ -32,6 +32,15 @@ public final class AtomicOutput: @unchecked Sendable {
         }
         let name = ".\(self.destination.lastPathComponent).\(UUID().uuidString.prefix(8)).partial"
         temporaryURL = directory.appendingPathComponent(name)
+        Self.pending.withLock { $0.insert(temporaryURL.path) }
+    }
+
+    /// Temporary files not yet committed or discarded, so an interrupted process can remove them.
+    private static let pending = PendingFiles()
+
+    /// Removes every temporary file still pending; for signal handlers (`SIGINT`, `SIGTERM`) before exiting.
+    public static func discardAllPending() {
+        for path in pending.withLock({ $0 }) { unlink(path) }
     }
 
     /// Writes `data` to the temporary file.
@@ -50,12 +59,26 @@ public final class AtomicOutput: @unchecked Sendable {
                              underlying: String(cString: strerror(errno)))
         }
         committed = true
+        Self.pending.withLock { $0.remove(temporaryURL.path) }
     }
 
     /// Removes the temporary file if it was not committed. Safe to call more than once.
     public func discard() {
         if !committed { unlink(temporaryURL.path) }
+        Self.pending.withLock { $0.remove(temporaryURL.path) }
     }
 
     deinit { discard() }
+}
+
+/// A lock-protected set of paths.
+final class PendingFiles: @unchecked Sendable {
+    private var paths = Set<String>()
+    private let lock = NSLock()
+
+    func withLock<T>(_ body: (inout Set<String>) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&paths)
+    }
 }

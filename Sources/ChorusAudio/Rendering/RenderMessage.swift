@@ -12,7 +12,8 @@ public enum ClipSource: Sendable {
     case pcm(AudioBuffer)
 }
 
-/// A word and when it is spoken, in seconds from the start of the message's clip (before trimming).
+/// A word and when it is spoken, in seconds: from the start of its clip in `RenderMessage.words`,
+/// from the start of the output in `Timeline.Segment.words`.
 public struct WordTiming: Sendable, Equatable, Codable {
     public var word: String
     public var start: Double

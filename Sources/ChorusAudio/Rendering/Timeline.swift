@@ -11,17 +11,7 @@ public import Foundation
 /// ```
 public struct Timeline: Codable, Sendable, Equatable {
     /// One word inside a segment, in seconds of the output.
-    public struct Word: Codable, Sendable, Equatable {
-        public var word: String
-        public var start: Double
-        public var end: Double
-
-        public init(word: String, start: Double, end: Double) {
-            self.word = word
-            self.start = start
-            self.end = end
-        }
-    }
+    public typealias Word = WordTiming
 
     /// One message placed in the output.
     public struct Segment: Codable, Sendable, Equatable {
