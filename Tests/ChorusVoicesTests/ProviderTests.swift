@@ -143,7 +143,9 @@ struct ProviderTests {
         let calls = Counter()
         let server = try StubServer { request in
             var response = StubAudio.elevenLabs(request)
-            if calls.next() == 1 { response.delay = 8 }  // far past the 1 s timeout, even on a loaded machine
+            // Stall far past the 1 s timeout: the client deadline needs a free cooperative thread, which the
+            // CPU-heavy suites running beside this one can hold for many seconds.
+            if calls.next() == 1 { response.delay = 60 }
             return response
         }
         let directory = try TemporaryDirectory()
