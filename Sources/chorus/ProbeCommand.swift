@@ -22,7 +22,8 @@ struct ProbeCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let result = try AudioProbe.probe(URL(fileURLWithPath: file))
+            var result = try AudioProbe.probe(URL(fileURLWithPath: file))
+            result.path = file
             if json {
                 print(String(decoding: result.jsonData(), as: UTF8.self), terminator: "")
             } else {
