@@ -15,9 +15,7 @@
 // Function-like macros Swift cannot import.
 static inline int chorus_averror(int errnum) { return AVERROR(errnum); }
 static inline int chorus_averror_eof(void) { return AVERROR_EOF; }
-static inline int chorus_averror_invaliddata(void) { return AVERROR_INVALIDDATA; }
 static inline int64_t chorus_nopts_value(void) { return AV_NOPTS_VALUE; }
 static inline int chorus_averror_decoder_not_found(void) { return AVERROR_DECODER_NOT_FOUND; }
-static inline int chorus_averror_encoder_not_found(void) { return AVERROR_ENCODER_NOT_FOUND; }
 
 #endif

@@ -18,7 +18,6 @@ public struct AudioError: Error, CustomStringConvertible, Sendable, Equatable {
         case invalidConversation
         case encodingFailed
         case writeFailed
-        case cancelled
     }
 
     public var code: Code

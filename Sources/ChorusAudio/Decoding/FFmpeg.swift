@@ -4,7 +4,6 @@ import CFFmpeg
 enum FFmpeg {
     static let endOfFile = chorus_averror_eof()
     static let tryAgain = chorus_averror(EAGAIN)
-    static let invalidData = chorus_averror_invaliddata()
     static let outOfMemory = chorus_averror(ENOMEM)
     static let noTimestamp = chorus_nopts_value()
 

@@ -76,6 +76,7 @@ final class PendingFiles: @unchecked Sendable {
     private var paths = Set<String>()
     private let lock = NSLock()
 
+    @discardableResult
     func withLock<T>(_ body: (inout Set<String>) -> T) -> T {
         lock.lock()
         defer { lock.unlock() }
