@@ -1,4 +1,5 @@
 public import ChorusAudio
+import CEspeakNG
 import Foundation
 
 /// Offline text-to-speech with libespeak-ng, in process. The default provider.
@@ -49,7 +50,8 @@ public struct EspeakProvider: VoiceProvider {
         ["espeak_ng": .string(Self.libraryVersion)]
     }
 
-    static let libraryVersion = "1.51"
+    /// The installed libespeak-ng's version: an upgrade changes the audio, so it is part of the cache key.
+    static let libraryVersion: String = espeak_Info(nil).map { String(cString: $0) } ?? "unknown"
 
     public func synthesize(_ request: SynthesisRequest) async throws -> SynthesizedSpeech {
         let voice = try EspeakVoice(parsing: request.voice)

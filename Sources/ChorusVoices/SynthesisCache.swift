@@ -85,10 +85,16 @@ public final class SynthesisCache: Sendable {
         let folder = folder(for: key)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let name: String
+        var known: Entry?
         switch speech.audio {
         case .pcm(let buffer):
+            guard buffer.frameCount > 0 else {
+                throw AudioError(.emptyAudio, subject: "\(voice)", reason: "the provider returned no audio samples")
+            }
             name = key + ".flac"
             try AudioFileWriter.write(buffer, to: folder.appendingPathComponent(name))  // atomic itself
+            known = Entry(audio: folder.appendingPathComponent(name), words: speech.words,
+                          frames: buffer.frameCount, sampleRate: buffer.format.sampleRate)
         case .encoded(let data, let fileExtension):
             name = key + "." + fileExtension
             let output = try AtomicOutput(destination: folder.appendingPathComponent(name))
@@ -101,6 +107,8 @@ public final class SynthesisCache: Sendable {
         defer { output.discard() }
         try output.write(JSONEncoder().encode(metadata))
         try output.commit()
+        // PCM we just encoded is known; encoded responses are decoded once here to check and measure them.
+        if let known { return known }
         guard let entry = lookup(key) else {
             throw AudioError(.corrupt, subject: folder.appendingPathComponent(name).path, reason: "the synthesized audio does not decode")
         }

@@ -66,8 +66,10 @@ public final class AudioFileReader {
     /// - Throws: `AudioError.emptyAudio` when the stream holds no samples at all.
     public func readAll() throws -> AudioBuffer {
         var samples: [Float] = []
-        if let duration = info.declaredDuration, duration.isFinite, duration > 0, duration < 3 * 3600 {
-            samples.reserveCapacity(Int(duration * Double(outputFormat.sampleRate * outputFormat.channels)) + 8192)
+        // A header's length is only a hint: reserve for at most 10 minutes, so a lying header cannot
+        // make a short clip allocate gigabytes.
+        if let duration = info.declaredDuration, duration.isFinite, duration > 0 {
+            samples.reserveCapacity(Int(min(duration, 600) * Double(outputFormat.sampleRate * outputFormat.channels)) + 8192)
         }
         while try read(appendingTo: &samples) {}
         return AudioBuffer(format: outputFormat, samples: samples)
