@@ -12,6 +12,8 @@ let package = Package(
     products: [
         .library(name: "ChorusAudio", targets: ["ChorusAudio"]),
         .library(name: "ChorusVoices", targets: ["ChorusVoices"]),
+        // Test and benchmark scaffolding (signals, clip encoders, a stub HTTP server); not part of the engine's API.
+        .library(name: "ChorusFixtures", targets: ["ChorusFixtures"]),
         .executable(name: "chorus", targets: ["chorus"]),
     ],
     dependencies: [
@@ -46,25 +48,36 @@ let package = Package(
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ],
             swiftSettings: strictSettings),
+        .target(
+            name: "ChorusFixtures",
+            dependencies: ["ChorusAudio", "CSndFile"],
+            swiftSettings: strictSettings),
         .executableTarget(
             name: "chorus",
             dependencies: [
                 "ChorusAudio",
                 "ChorusVoices",
+                "ChorusFixtures",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings),
+        // Referees and assertions the test targets share.
+        .target(
+            name: "ChorusTestSupport",
+            dependencies: ["ChorusAudio", "ChorusFixtures"],
+            path: "Tests/ChorusTestSupport",
+            swiftSettings: strictSettings),
         .testTarget(
             name: "ChorusAudioTests",
-            dependencies: ["ChorusAudio"],
+            dependencies: ["ChorusAudio", "ChorusFixtures", "ChorusTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ChorusVoicesTests",
-            dependencies: ["ChorusVoices", "ChorusAudio"],
+            dependencies: ["ChorusVoices", "ChorusAudio", "ChorusFixtures", "ChorusTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ChorusCLITests",
-            dependencies: ["chorus", "ChorusAudio"],
+            dependencies: ["chorus", "ChorusAudio", "ChorusFixtures", "ChorusTestSupport"],
             swiftSettings: strictSettings),
     ]
 )

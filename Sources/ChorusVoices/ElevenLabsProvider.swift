@@ -113,7 +113,7 @@ public struct ElevenLabsProvider: VoiceProvider {
             guard parts.count >= 2, let rate = Int(parts[1]) else {
                 throw VoiceError(.badRequest, provider: "elevenlabs", message: "unknown output format \(format)")
             }
-            return .pcm(AudioBuffer(format: AudioFormat(sampleRate: rate, channels: 1), samples: data.pcm16Samples()))
+            return .pcm(AudioBuffer(format: AudioFormat(sampleRate: rate, channels: 1), samples: PCM16.samples(littleEndian: data)))
         case "mp3": return .encoded(data, fileExtension: "mp3")
         case "opus": return .encoded(data, fileExtension: "ogg")
         case "wav": return .encoded(data, fileExtension: "wav")

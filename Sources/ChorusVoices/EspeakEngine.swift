@@ -45,6 +45,12 @@ actor EspeakEngine {
         return Int(rate)
     }
 
+    /// The one place espeak-ng's status codes become errors.
+    static func check(_ status: espeak_ERROR, _ operation: String) throws {
+        guard status != EE_OK else { return }
+        throw VoiceError(.unavailable, provider: "espeak", message: "espeak-ng: \(operation) failed (status \(status.rawValue))")
+    }
+
     /// Installed espeak-ng voices as (identifier, name, languages).
     func installedVoices() throws -> [(identifier: String, name: String, language: String, gender: Int)] {
         _ = try start()
@@ -106,9 +112,9 @@ actor EspeakEngine {
     func speak(_ text: String, voice: EspeakVoice) throws -> Output {
         let rate = try start()
         try select(voice.name)
-        if let pitch = voice.pitch { espeak_SetParameter(espeakPITCH, Int32(pitch), 0) }
-        if let range = voice.range { espeak_SetParameter(espeakRANGE, Int32(range), 0) }
-        espeak_SetParameter(espeakRATE, Int32(voice.rate ?? Int(espeakRATE_NORMAL)), 0)
+        if let pitch = voice.pitch { try Self.check(espeak_SetParameter(espeakPITCH, Int32(pitch), 0), "espeak_SetParameter(pitch)") }
+        if let range = voice.range { try Self.check(espeak_SetParameter(espeakRANGE, Int32(range), 0), "espeak_SetParameter(range)") }
+        try Self.check(espeak_SetParameter(espeakRATE, Int32(voice.rate ?? Int(espeakRATE_NORMAL)), 0), "espeak_SetParameter(rate)")
         let collector = Collector()
         let context = Unmanaged.passUnretained(collector).toOpaque()
         let status = withExtendedLifetime(collector) {
@@ -116,10 +122,8 @@ actor EspeakEngine {
                 espeak_Synth(pointer, strlen(pointer) + 1, 0, POS_CHARACTER, 0, UInt32(espeakCHARS_UTF8), nil, context)
             }
         }
-        guard status == EE_OK else {
-            throw VoiceError(.unavailable, provider: "espeak", message: "espeak-ng failed to synthesize (status \(status.rawValue))")
-        }
-        espeak_Synchronize()
+        try Self.check(status, "espeak_Synth")
+        try Self.check(espeak_Synchronize(), "espeak_Synchronize")
         return Output(rate: rate, samples: collector.samples,
                       words: collector.words.map { Word(position: $0.position, length: $0.length, milliseconds: $0.milliseconds) },
                       clauseEnds: collector.clauseEnds)

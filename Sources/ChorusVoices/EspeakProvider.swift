@@ -61,8 +61,8 @@ public struct EspeakProvider: VoiceProvider {
             throw VoiceError(.badRequest, provider: id, message: "espeak-ng produced no audio for this text")
         }
         let format = AudioFormat(sampleRate: rate, channels: 1)
-        let samples = output.samples.map { Float($0) / 32_768 }
-        let duration = Double(samples.count) / Double(rate)
+        let samples = PCM16.samples(output.samples)
+        let duration = format.seconds(frames: samples.count)
         return SynthesizedSpeech(audio: .pcm(AudioBuffer(format: format, samples: samples)),
                                  words: Self.words(in: request.text, events: output, duration: duration))
     }

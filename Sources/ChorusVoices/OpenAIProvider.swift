@@ -61,7 +61,7 @@ public struct OpenAIProvider: VoiceProvider {
                                            json: Data(JSONValue.object(body).canonicalText.utf8))
         guard response.status == 200 else { throw error(for: response) }
         guard response.body.count >= 2 else { throw VoiceError(.invalidResponse, provider: id, message: "empty audio in the response") }
-        let samples = response.body.pcm16Samples()
+        let samples = PCM16.samples(littleEndian: response.body)
         return SynthesizedSpeech(audio: .pcm(AudioBuffer(format: AudioFormat(sampleRate: 24_000, channels: 1), samples: samples)),
                                  words: nil)
     }

@@ -89,13 +89,3 @@ struct ProviderHTTP: Sendable {
         (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
     }
 }
-
-extension Data {
-    /// Little-endian signed 16-bit mono PCM as Float32.
-    func pcm16Samples() -> [Float] {
-        let count = self.count / 2
-        return withUnsafeBytes { raw in
-            (0..<count).map { index in Float(Int16(littleEndian: raw.loadUnaligned(fromByteOffset: index * 2, as: Int16.self))) / 32_768 }
-        }
-    }
-}

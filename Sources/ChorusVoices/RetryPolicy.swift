@@ -39,7 +39,7 @@ public struct RetryPolicy: Sendable {
     }
 
     /// Runs `body`, retrying as above. `onRetry` hears of each retry before the wait.
-    func run<T: Sendable>(_ body: () async throws -> T, onRetry: (VoiceError, Int, Double) async -> Void) async throws -> T {
+    func run<T: Sendable>(_ body: () async throws -> T, onRetry: (VoiceError, Int, Double) -> Void) async throws -> T {
         let started = Date()
         var attempt = 1
         while true {
@@ -47,48 +47,10 @@ public struct RetryPolicy: Sendable {
                 return try await body()
             } catch let error as VoiceError {
                 guard let wait = delay(after: error, attempt: attempt, elapsed: Date().timeIntervalSince(started)) else { throw error }
-                await onRetry(error, attempt, wait)
+                onRetry(error, attempt, wait)
                 try await Task.sleep(nanoseconds: UInt64(wait * 1e9))
                 attempt += 1
             }
-        }
-    }
-}
-
-/// At most `limit` provider requests in flight at once.
-actor ConcurrencyGate {
-    private let limit: Int
-    private var inFlight = 0
-    private var waiting: [CheckedContinuation<Void, Never>] = []
-
-    init(limit: Int) { self.limit = max(1, limit) }
-
-    func acquire() async {
-        if inFlight < limit {
-            inFlight += 1
-            return
-        }
-        await withCheckedContinuation { waiting.append($0) }
-    }
-
-    func release() {
-        if waiting.isEmpty {
-            inFlight -= 1
-        } else {
-            waiting.removeFirst().resume()
-        }
-    }
-
-    /// Runs `body` holding one slot.
-    func run<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
-        await acquire()
-        do {
-            let result = try await body()
-            release()
-            return result
-        } catch {
-            release()
-            throw error
         }
     }
 }

@@ -6,9 +6,10 @@ public import Foundation
 /// of everything that shapes the audio (provider, model, voice, settings, output format, text,
 /// neighbouring text, cache format version). API keys are never part of it.
 ///
-/// Entries are written atomically (temporary name, then rename; the metadata file last), checked by
-/// decoding before they are served (a broken entry is deleted and reported as a miss), and evicted
-/// least-recently-used beyond `maxBytes`.
+/// Entries are written atomically (temporary name, then rename; the metadata file last) with their
+/// exact length (frames and rate) in the metadata, so a hit is not decoded here: the render decodes
+/// it once and checks it against that length, and an entry that fails is `remove`d and synthesized
+/// again. Entries are evicted least-recently-used beyond `maxBytes`.
 ///
 /// ```swift
 /// let cache = try SynthesisCache(directory: SynthesisCache.defaultDirectory(), maxBytes: 1 << 30)
@@ -18,9 +19,10 @@ public final class SynthesisCache: Sendable {
     public struct Entry: Sendable {
         public var audio: URL
         public var words: [WordTiming]?
+        /// Frames at `sampleRate` the audio decodes to.
         public var frames: Int
         public var sampleRate: Int
-        public var duration: Double { Double(frames) / Double(sampleRate) }
+        public var duration: Double { AudioFormat(sampleRate: sampleRate, channels: 1).seconds(frames: frames) }
     }
 
     static let formatVersion = 1
@@ -64,28 +66,49 @@ public final class SynthesisCache: Sendable {
     private func folder(for key: String) -> URL { directory.appendingPathComponent(String(key.prefix(2))) }
     private func metadataURL(for key: String) -> URL { folder(for: key).appendingPathComponent(key + ".json") }
 
-    /// The entry for `key` if it exists and decodes; a broken entry is deleted and `nil` returned.
+    /// The entry for `key`, if its metadata and audio file are there. The audio is not decoded here
+    /// (entries written before lengths were recorded are, once).
     public func lookup(_ key: String) -> Entry? {
         let metadataURL = metadataURL(for: key)
         guard let data = try? Data(contentsOf: metadataURL),
               let metadata = try? JSONDecoder().decode(Metadata.self, from: data) else { return nil }
         let audio = folder(for: key).appendingPathComponent(metadata.audio)
-        guard let decoded = try? AudioFileReader(url: audio).readAll(), decoded.frameCount > 0 else {
-            try? FileManager.default.removeItem(at: metadataURL)
-            try? FileManager.default.removeItem(at: audio)
+        guard FileManager.default.fileExists(atPath: audio.path) else {
+            remove(key)
             return nil
+        }
+        var frames = metadata.frames
+        var rate = metadata.sample_rate
+        if frames == nil || rate == nil {
+            guard let decoded = try? AudioFileReader(url: audio).readAll() else {
+                remove(key)
+                return nil
+            }
+            frames = decoded.frameCount
+            rate = decoded.format.sampleRate
         }
         // Mark as recently used for eviction.
         utimes(metadataURL.path, nil)
-        return Entry(audio: audio, words: metadata.words, frames: decoded.frameCount, sampleRate: decoded.format.sampleRate)
+        return Entry(audio: audio, words: metadata.words, frames: frames!, sampleRate: rate!)
     }
 
-    /// Stores a synthesized clip under `key` and returns it as an entry.
+    /// Deletes the entry for `key` (it failed to decode when rendered).
+    public func remove(_ key: String) {
+        let folder = folder(for: key)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        try? FileManager.default.removeItem(at: metadataURL(for: key))
+        for name in names where name.hasPrefix(key + ".") { try? FileManager.default.removeItem(at: folder.appendingPathComponent(name)) }
+    }
+
+    /// Stores a synthesized clip under `key` and returns it as an entry. PCM is stored as FLAC; encoded
+    /// audio as it came, after decoding it once to check it and measure it.
+    /// - Throws: `AudioError` when the clip is empty, does not decode, or cannot be written.
     public func store(_ key: String, speech: SynthesizedSpeech, voice: String) throws -> Entry {
         let folder = folder(for: key)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let name: String
-        var known: Entry?
+        let frames: Int
+        let rate: Int
         switch speech.audio {
         case .pcm(let buffer):
             guard buffer.frameCount > 0 else {
@@ -93,26 +116,25 @@ public final class SynthesisCache: Sendable {
             }
             name = key + ".flac"
             try AudioFileWriter.write(buffer, to: folder.appendingPathComponent(name))  // atomic itself
-            known = Entry(audio: folder.appendingPathComponent(name), words: speech.words,
-                          frames: buffer.frameCount, sampleRate: buffer.format.sampleRate)
+            frames = buffer.frameCount
+            rate = buffer.format.sampleRate
         case .encoded(let data, let fileExtension):
+            let decoded = try AudioFileReader(data: data, name: "\(voice) response").readAll()
             name = key + "." + fileExtension
             let output = try AtomicOutput(destination: folder.appendingPathComponent(name))
             defer { output.discard() }
             try output.write(data)
             try output.commit()
+            frames = decoded.frameCount
+            rate = decoded.format.sampleRate
         }
-        let metadata = Metadata(audio: name, voice: voice, words: speech.words, created: Date().timeIntervalSince1970)
+        let metadata = Metadata(audio: name, voice: voice, words: speech.words, created: Date().timeIntervalSince1970,
+                                frames: frames, sample_rate: rate)
         let output = try AtomicOutput(destination: metadataURL(for: key))
         defer { output.discard() }
         try output.write(JSONEncoder().encode(metadata))
         try output.commit()
-        // PCM we just encoded is known; encoded responses are decoded once here to check and measure them.
-        if let known { return known }
-        guard let entry = lookup(key) else {
-            throw AudioError(.corrupt, subject: folder.appendingPathComponent(name).path, reason: "the synthesized audio does not decode")
-        }
-        return entry
+        return Entry(audio: folder.appendingPathComponent(name), words: speech.words, frames: frames, sampleRate: rate)
     }
 
     /// Deletes least-recently-used entries until the cache holds at most `maxBytes`.
@@ -149,5 +171,7 @@ public final class SynthesisCache: Sendable {
         var voice: String
         var words: [WordTiming]?
         var created: Double
+        var frames: Int?
+        var sample_rate: Int?
     }
 }

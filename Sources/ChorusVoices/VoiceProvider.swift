@@ -20,6 +20,23 @@ public struct VoiceID: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(provider):\(voice)" }
+
+    /// Parses `text`, or throws `AudioError.invalidConversation` about `field`.
+    public init(validating text: String, field: String) throws {
+        guard let parsed = VoiceID(text) else {
+            throw AudioError(.invalidConversation, subject: field, reason: "\(OrderedJSON.quote(text)) is not a voice id of the form provider:voice")
+        }
+        self = parsed
+    }
+
+    /// Parses a speaker → voice map (the conversation's `voices`).
+    static func map(_ raw: [String: String], field: String) throws -> [String: VoiceID] {
+        var result: [String: VoiceID] = [:]
+        for (speaker, text) in raw {
+            result[speaker] = try VoiceID(validating: text, field: "\(field)[\(OrderedJSON.quote(speaker))]")
+        }
+        return result
+    }
 }
 
 /// A voice a provider offers.

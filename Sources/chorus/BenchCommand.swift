@@ -1,5 +1,7 @@
 import ArgumentParser
 import ChorusAudio
+import ChorusFixtures
+import ChorusVoices
 import Foundation
 
 struct BenchCommand: AsyncParsableCommand {
@@ -32,8 +34,15 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Keep the generated clips and outputs in this folder (default: a temporary folder, removed).")
     var keep: String?
 
-    @Option(parsing: .unconditional, help: "MP3 encoder quality 0–9 for all tools (3 is LAME's default).")
-    var quality = 3
+    @Option(parsing: .unconditional, help: "MP3 encoder quality 0–9 for all tools.")
+    var quality = RenderOptions.defaultMP3Quality
+
+    @Option(name: .customLong("synthesis-latency"), parsing: .unconditional,
+            help: "Instead of recorded clips, render text messages through a local stub TTS provider that answers after this many seconds (measures synthesis and rendering overlapping).")
+    var synthesisLatency: Double?
+
+    @Option(parsing: .unconditional, help: "With --synthesis-latency: provider requests in flight at once.")
+    var concurrency = Chorus.Configuration.defaultProviderConcurrency
 
     func validate() throws {
         if !(1...20_000).contains(messages) { throw ValidationError("--messages \(messages): must be between 1 and 20000") }
@@ -41,10 +50,17 @@ struct BenchCommand: AsyncParsableCommand {
         if OutputFileFormat(fileExtension: format) == nil {
             throw ValidationError("--format \(format): use mp3, wav, flac, aiff, m4a or ogg")
         }
-        if !(0...9).contains(quality) { throw ValidationError("--quality \(quality): must be between 0 and 9") }
+        if !RenderOptions.mp3QualityRange.contains(quality) { throw ValidationError("--quality \(quality): must be between 0 and 9") }
+        if let synthesisLatency, !(0...60).contains(synthesisLatency) {
+            throw ValidationError("--synthesis-latency \(synthesisLatency): must be between 0 and 60 seconds")
+        }
+        if synthesisLatency != nil && compare { throw ValidationError("--compare needs recorded clips; drop --synthesis-latency") }
     }
 
     func run() async throws {
+        if let synthesisLatency {
+            return try await reportingErrors { try await benchSynthesis(latency: synthesisLatency) }
+        }
         try await reportingErrors {
             let fileFormat = OutputFileFormat(fileExtension: format)!
             let directory: URL
@@ -60,20 +76,19 @@ struct BenchCommand: AsyncParsableCommand {
             Terminal.status("Generating \(messages) messages…")
             let synthetic = try SyntheticConversation.write(messages: messages, in: directory)
             let conversation = try Conversation.load(from: synthetic.conversationURL)
-            let renderMessages = try conversation.recordedMessages()
             Terminal.endStatus()
 
             var options = RenderOptions()
             options.mp3Quality = quality
+            let engine = try Chorus(configuration: Chorus.Configuration(cacheDirectory: directory.appendingPathComponent("cache")))
             var chorusRuns: [(wall: Double, memory: Int, result: RenderResult)] = []
             for run in 1...runs {
                 Terminal.status("chorus render \(run)/\(runs)…")
                 Memory.resetPeak()
                 let started = Date()
-                let result = try await ConversationRenderer(options: options).render(
-                    renderMessages, gapMilliseconds: conversation.gapMilliseconds,
-                    to: RenderOutputs(audio: directory.appendingPathComponent("chorus.\(format)"),
-                                      timeline: directory.appendingPathComponent("chorus.timeline.json")))
+                let result = try await engine.render(conversation, options: options, to: RenderOutputs(
+                    audio: directory.appendingPathComponent("chorus.\(format)"),
+                    timeline: directory.appendingPathComponent("chorus.timeline.json"))).result()
                 chorusRuns.append((Date().timeIntervalSince(started), Memory.peakBytes(), result))
             }
             Terminal.endStatus()
@@ -108,6 +123,39 @@ struct BenchCommand: AsyncParsableCommand {
                    bitRate: options.bitRate)
             if keep != nil { print("\nFiles kept in \(directory.path)") }
         }
+    }
+
+    /// Text messages through a stub provider with `latency` seconds per request: how much of the
+    /// rendering hides behind synthesis. The floor is the provider's own time: ⌈messages / concurrency⌉ × latency.
+    private func benchSynthesis(latency: Double) async throws {
+        let server = try StubSpeech.openAIServer(latency: latency)
+        defer { server.stop() }
+        let texts = (0..<messages).map { "Message \($0 + 1): the practice moved to half past four, and dinner is at seven tonight." }
+        let conversation = Conversation(messages: texts.enumerated().map { index, text in
+            Conversation.Message(speaker: ["Sarah", "Marcus", "Aisha", "Dad"][index % 4], text: text, voice: VoiceID(provider: "openai", voice: "nova"))
+        }, name: "synthesis bench")
+        var walls: [Double] = []
+        var last: RenderResult?
+        for run in 1...runs {
+            let directory = try TemporaryDirectory(prefix: "chorus-bench")
+            var configuration = Chorus.Configuration(
+                registry: VoiceRegistry(providers: [OpenAIProvider(baseURL: server.baseURL + "/v1", apiKey: "bench-key")]),
+                cacheDirectory: directory.file("cache"))
+            configuration.providerConcurrency = concurrency
+            let chorus = try Chorus(configuration: configuration)
+            Terminal.status("chorus render \(run)/\(runs) through a \(latency) s stub provider…")
+            let started = Date()
+            last = try await chorus.render(conversation, to: RenderOutputs(audio: directory.file("out.\(format)"))).result()
+            walls.append(Date().timeIntervalSince(started))
+        }
+        Terminal.endStatus()
+        let wall = walls.sorted()[walls.count / 2]
+        let rounds = (messages + concurrency - 1) / concurrency
+        let floor = Double(rounds) * latency
+        print("chorus bench: \(messages) text messages through a stub provider answering after \(latency) s, \(concurrency) requests in flight")
+        print(String(format: "  wall %.2f s (median of %d), floor %.2f s (%d rounds of requests); %.2f s beyond the floor",
+                     wall, runs, floor, rounds, wall - floor))
+        if let last { print("  output: \(formatDuration(last.timeline.duration)) of audio, \(last.timeline.segments.count) messages") }
     }
 
     private func report(synthetic: SyntheticConversation, chorus: (wall: Double, memory: Int, result: RenderResult),

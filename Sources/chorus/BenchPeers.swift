@@ -1,4 +1,5 @@
 import ChorusAudio
+import ChorusVoices
 import Foundation
 
 /// The benchmark job, as the peers need it.
@@ -11,7 +12,7 @@ struct PeerJob {
     var quality: Int
 
     var clipPaths: [String] { clips.map { directory.appendingPathComponent($0).path } }
-    var gapSeconds: Double { Double(conversation.gapMilliseconds ?? 300) / 1000 }
+    var gapSeconds: Double { Double(conversation.gapMilliseconds) / 1000 }
 }
 
 /// Tools `chorus bench --compare` measures on the same job. They are only ever run here, as peers.

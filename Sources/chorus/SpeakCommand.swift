@@ -31,9 +31,8 @@ struct SpeakCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let synthesizer = try voices.synthesizer()
-            let message = try await synthesizer.speak(text, voice: VoiceID(voice)!, speaker: speaker)
-            try await render.render([message], gapMilliseconds: nil, synthesis: await synthesizer.statistics)
+            let message = Conversation.Message(speaker: speaker, text: text, voice: VoiceID(voice))
+            try await render.render(Conversation(messages: [message], name: "speak"), with: voices.chorus())
         }
     }
 }

@@ -13,6 +13,9 @@ func reportingErrors<T>(_ body: () async throws -> T) async throws -> T {
     } catch is CancellationError {
         Terminal.error("cancelled")
         throw ExitCode(130)
+    } catch let error as AudioError where error.code == .invalidArgument && FlagNames.byField[error.subject] != nil {
+        Terminal.error("\(FlagNames.byField[error.subject]!)\(error.value.map { " \($0)" } ?? ""): \(error.reason)")
+        throw ExitCode(64)
     } catch {
         Terminal.error(String(describing: error))
         throw ExitCode.failure
@@ -46,6 +49,8 @@ enum Terminal {
 struct BitRate: ExpressibleByArgument {
     var bitsPerSecond: Int
 
+    init(bitsPerSecond: Int) { self.bitsPerSecond = bitsPerSecond }
+
     init?(argument: String) {
         var text = argument.lowercased()
         if text.hasSuffix("bps") { text.removeLast(3) }
@@ -61,10 +66,10 @@ struct BitRate: ExpressibleByArgument {
     var defaultValueDescription: String { "\(bitsPerSecond / 1000)k" }
 }
 
-/// Waveform zoom and resolution options shared by `render` and `waveform`.
+/// Waveform zoom and resolution options shared by `render` and `waveform`; ranges and defaults from `WaveformOptions`.
 struct WaveformArguments: ParsableArguments {
     @Option(name: .customLong("samples-per-pixel"), parsing: .unconditional,
-            help: "Audio frames per waveform point (audiowaveform --zoom; minimum 2). Default 256.")
+            help: "Audio frames per waveform point (audiowaveform --zoom; minimum \(WaveformOptions.minimumSamplesPerPixel)). Default \(WaveformOptions.defaultSamplesPerPixel).")
     var samplesPerPixel: Int?
 
     @Option(name: .customLong("pixels-per-second"), parsing: .unconditional,
@@ -78,19 +83,12 @@ struct WaveformArguments: ParsableArguments {
         if samplesPerPixel != nil && pixelsPerSecond != nil {
             throw ValidationError("use either --samples-per-pixel or --pixels-per-second, not both")
         }
-        if let samplesPerPixel, samplesPerPixel < 2 {
-            throw ValidationError("--samples-per-pixel \(samplesPerPixel): must be at least 2")
-        }
-        if let pixelsPerSecond, pixelsPerSecond < 1 {
-            throw ValidationError("--pixels-per-second \(pixelsPerSecond): must be greater than zero")
-        }
-        if bits != 8 && bits != 16 {
-            throw ValidationError("--bits \(bits): must be 8 or 16")
-        }
+        // The sample rate is not known yet; a zoom too fine for it is reported when the file is read.
+        try FlagNames.validating { try options.validate(sampleRate: RenderOptions.sampleRateRange.upperBound) }
     }
 
     var options: WaveformOptions {
-        let zoom: WaveformZoom = pixelsPerSecond.map { .pixelsPerSecond($0) } ?? .samplesPerPixel(samplesPerPixel ?? 256)
+        let zoom: WaveformZoom = pixelsPerSecond.map { .pixelsPerSecond($0) } ?? .samplesPerPixel(samplesPerPixel ?? WaveformOptions.defaultSamplesPerPixel)
         return WaveformOptions(zoom: zoom, bits: bits)
     }
 }

@@ -1,3 +1,5 @@
+import ChorusFixtures
+import ChorusTestSupport
 import Foundation
 import Testing
 @testable import ChorusAudio

@@ -1,4 +1,6 @@
 import ChorusAudio
+import ChorusFixtures
+import ChorusTestSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc

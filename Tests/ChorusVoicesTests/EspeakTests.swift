@@ -1,5 +1,7 @@
 import ChorusAudio
+import ChorusFixtures
 @testable import ChorusVoices
+import ChorusTestSupport
 import Foundation
 import Testing
 
@@ -75,8 +77,8 @@ struct EspeakTests {
               {"speaker": "Dad", "text": "d"}, {"speaker": "Mia", "text": "e"}, {"speaker": "Ben", "text": "f", "voice": "openai:nova"},
               {"speaker": "Cal", "audio": "x.wav"}, {"speaker": "Dee", "text": "g"}]}
             """#, in: directory)
-        let synthesizer = try makeSynthesizer(server: nil, cache: directory.file("cache"))
-        let voices = synthesizer.voices(for: chat).map { $0?.description }
+        let chorus = try makeChorus(server: nil, cache: directory.file("cache"))
+        let voices = chorus.voices(for: chat).map { $0?.description }
         let defaults = EspeakProvider.defaultVoices.map { "espeak:\($0)" }
         #expect(voices[0] == defaults[0])
         #expect(voices[1] == defaults[2], "defaults[1] is taken by Mia")
@@ -86,7 +88,7 @@ struct EspeakTests {
         #expect(voices[5] == "openai:nova")
         #expect(voices[6] == nil)
         #expect(voices[7] == defaults[3])
-        #expect(synthesizer.voices(for: chat).map { $0?.description } == voices, "assignment is deterministic")
+        #expect(chorus.voices(for: chat).map { $0?.description } == voices, "assignment is deterministic")
     }
 
     @Test("the sample family chat renders offline: distinct voices, words inside segment bounds")
@@ -97,8 +99,8 @@ struct EspeakTests {
         let chat = try Conversation.load(from: url)
         #expect((12...20).contains(chat.messages.count))
         let directory = try TemporaryDirectory()
-        let synthesizer = try makeSynthesizer(server: nil, cache: directory.file("cache"))
-        let result = try await render(chat, with: synthesizer, to: directory.file("family.wav"))
+        let chorus = try makeChorus(server: nil, cache: directory.file("cache"))
+        let result = try await render(chat, with: chorus, to: directory.file("family.wav"))
         let timeline = result.timeline
         #expect(timeline.speakers.count == 4)
         var voiceBySpeaker: [String: String] = [:]
@@ -115,8 +117,7 @@ struct EspeakTests {
             }
         }
         #expect(Set(voiceBySpeaker.values).count == 4, "each speaker has their own voice")
-        let stats = await synthesizer.statistics
-        #expect(stats.requests == chat.messages.count && stats.cacheHits == 0)
+        #expect(result.progress.requests == chat.messages.count && result.progress.cacheHits == 0)
         for segment in timeline.segments.dropFirst() { #expect(segment.startSample - timeline.segments[segment.index - 1].endSample == 13_230) }
     }
 }

@@ -1,5 +1,7 @@
 import ChorusAudio
+import ChorusFixtures
 @testable import ChorusVoices
+import ChorusTestSupport
 import Foundation
 import Testing
 
@@ -22,7 +24,7 @@ struct ProviderTests {
              "voice_settings": {"elevenlabs": {"model_id": "eleven_multilingual_v2", "stability": 0.5, "similarity_boost": 0.8}},
              "messages": [{"speaker": "Marcus", "text": "On my way, see you at 4:30."}, {"speaker": "Marcus", "text": "Traffic is light."}]}
             """#, in: directory)
-        let synthesizer = try makeSynthesizer(server: server, cache: directory.file("cache"))
+        let synthesizer = try makeChorus(server: server, cache: directory.file("cache"))
         let result = try await render(chat, with: synthesizer, to: directory.file("out.wav"))
 
         let request = try #require(server.requests.first)
@@ -56,13 +58,13 @@ struct ProviderTests {
         let chat = try conversation(#"""
             {"voices": {"A": "elevenlabs:\#(Self.elevenVoice)"}, "messages": [{"speaker": "A", "text": "One message."}]}
             """#, in: directory)
-        let synthesizer = try makeSynthesizer(server: server, cache: directory.file("cache"))
+        let synthesizer = try makeChorus(server: server, cache: directory.file("cache"))
         let result = try await render(chat, with: synthesizer, to: directory.file("out.wav"))
         #expect(server.requests.map { $0.query["output_format"] ?? "" } == ["pcm_24000", "mp3_44100_128"])
         #expect(result.timeline.segments[0].endSample > 0)
         // Cached under the MP3 key: a new synthesizer finds it without asking again.
-        let again = try makeSynthesizer(server: server, cache: directory.file("cache"))
-        _ = try await again.renderMessages(for: chat)
+        let again = try makeChorus(server: server, cache: directory.file("cache"))
+        _ = try await render(chat, with: again)
         #expect(server.requests.count == 2)
     }
 
@@ -80,7 +82,7 @@ struct ProviderTests {
             {"voice_settings": {"openai": {"model": "gpt-4o-mini-tts", "speed": 1.1, "instructions": "Warm and calm."}},
              "messages": [{"speaker": "Aisha", "text": "Mom's appointment is at 10.", "voice": "openai:alloy"}]}
             """#, in: directory)
-        let synthesizer = try makeSynthesizer(server: server, cache: directory.file("cache"))
+        let synthesizer = try makeChorus(server: server, cache: directory.file("cache"))
         let result = try await render(chat, with: synthesizer, to: directory.file("out.wav"))
         let request = try #require(server.requests.first)
         #expect(request.path == "/v1/audio/speech")
@@ -111,11 +113,10 @@ struct ProviderTests {
         }
         let directory = try TemporaryDirectory()
         let chat = try conversation(#"{"voices": {"A": "elevenlabs:\#(Self.elevenVoice)"}, "messages": [{"speaker": "A", "text": "Hello."}]}"#, in: directory)
-        let synthesizer = try makeSynthesizer(server: server, cache: directory.file("cache"))
-        _ = try await render(chat, with: synthesizer, to: directory.file("out.wav"))
+        let synthesizer = try makeChorus(server: server, cache: directory.file("cache"))
+        let rendered = try await render(chat, with: synthesizer, to: directory.file("out.wav"))
         #expect(server.requests.count == 3)
-        let stats = await synthesizer.statistics
-        #expect(stats.retries == 2 && stats.requests == 3)
+        #expect(rendered.progress.retries == 2 && rendered.progress.requests == 3)
     }
 
     @Test("a dropped connection is retried; Retry-After is honoured")
@@ -130,12 +131,12 @@ struct ProviderTests {
         }
         let directory = try TemporaryDirectory()
         let chat = try conversation(#"{"voices": {"A": "elevenlabs:\#(Self.elevenVoice)"}, "messages": [{"speaker": "A", "text": "Hello."}]}"#, in: directory)
-        let synthesizer = try makeSynthesizer(server: server, cache: directory.file("cache"))
+        let synthesizer = try makeChorus(server: server, cache: directory.file("cache"))
         let started = Date()
-        _ = try await synthesizer.renderMessages(for: chat)
+        let rendered = try await render(chat, with: synthesizer)
         #expect(server.requests.count == 3)
         #expect(Date().timeIntervalSince(started) >= 0.95, "waited for Retry-After: 1")
-        #expect(await synthesizer.statistics.retries == 2)
+        #expect(rendered.progress.retries == 2)
     }
 
     @Test("a request that times out is retried")
@@ -150,10 +151,10 @@ struct ProviderTests {
         }
         let directory = try TemporaryDirectory()
         let chat = try conversation(#"{"voices": {"A": "elevenlabs:\#(Self.elevenVoice)"}, "messages": [{"speaker": "A", "text": "Hello."}]}"#, in: directory)
-        let synthesizer = try makeSynthesizer(server: server, cache: directory.file("cache"), timeout: 1)
-        _ = try await render(chat, with: synthesizer, to: directory.file("out.wav"))
+        let synthesizer = try makeChorus(server: server, cache: directory.file("cache"), timeout: 1)
+        let rendered = try await render(chat, with: synthesizer, to: directory.file("out.wav"))
         #expect(server.requests.count == 2)
-        #expect(await synthesizer.statistics.retries == 1)
+        #expect(rendered.progress.retries == 1)
     }
 
     @Test("authentication, quota, bad voice and validation errors fail at once, naming provider, message and reason, never the key",
@@ -169,7 +170,7 @@ struct ProviderTests {
         let chat = try conversation(#"""
             {"voices": {"Marcus": "elevenlabs:\#(Self.elevenVoice)"}, "messages": [{"speaker": "Ann", "text": "Hi."}, {"speaker": "Marcus", "text": "Hello."}]}
             """#, in: directory)
-        let synthesizer = try makeSynthesizer(server: server, cache: directory.file("cache"))
+        let synthesizer = try makeChorus(server: server, cache: directory.file("cache"))
         let output = directory.file("out.mp3")
         do {
             _ = try await render(chat, with: synthesizer, to: output)
@@ -192,9 +193,9 @@ struct ProviderTests {
         }
         let directory = try TemporaryDirectory()
         let chat = try conversation(#"{"messages": [{"speaker": "A", "text": "Hello.", "voice": "openai:nova"}]}"#, in: directory)
-        let synthesizer = try makeSynthesizer(server: server, cache: directory.file("cache"))
-        await #expect(throws: SynthesisError.self) { _ = try await synthesizer.renderMessages(for: chat) }
-        do { _ = try await synthesizer.renderMessages(for: chat) } catch {
+        let synthesizer = try makeChorus(server: server, cache: directory.file("cache"))
+        await #expect(throws: SynthesisError.self) { _ = try await render(chat, with: synthesizer) }
+        do { _ = try await render(chat, with: synthesizer) } catch {
             #expect("\(error)".contains("openai: quota exhausted"))
             expectSecretFree("\(error)")
         }
@@ -222,8 +223,8 @@ struct ProviderTests {
         let directory = try TemporaryDirectory()
         let messages = (0..<8).map { #"{"speaker": "A", "text": "Message number \#($0)."}"# }.joined(separator: ",")
         let chat = try conversation(#"{"voices": {"A": "elevenlabs:\#(Self.elevenVoice)"}, "messages": [\#(messages)]}"#, in: directory)
-        let synthesizer = try makeSynthesizer(server: server, cache: directory.file("cache"), concurrency: 2)
-        _ = try await synthesizer.renderMessages(for: chat)
+        let synthesizer = try makeChorus(server: server, cache: directory.file("cache"), concurrency: 2)
+        _ = try await render(chat, with: synthesizer)
         #expect(server.requests.count == 8)
         #expect(server.maxInFlight == 2)
     }
@@ -235,13 +236,13 @@ struct ProviderTests {
         let chat = try conversation(#"""
             {"voices": {"Marcus": "elevenlabs:\#(Self.elevenVoice)"}, "messages": [{"speaker": "Ann", "text": "Hi."}, {"speaker": "Marcus", "text": "Hello there."}]}
             """#, in: directory)
-        let synthesizer = try makeSynthesizer(server: server, cache: directory.file("cache"), fallback: "espeak:en-us")
+        let synthesizer = try makeChorus(server: server, cache: directory.file("cache"), fallback: "espeak:en-us")
         let result = try await render(chat, with: synthesizer, to: directory.file("out.wav"))
         let segment = result.timeline.segments[1]
         #expect(segment.fallback == true)
         #expect(segment.voice == "espeak:en-us")
         #expect(result.timeline.segments[0].fallback == nil)
-        #expect(await synthesizer.statistics.fallbacks == 1)
+        #expect(result.progress.fallbacks == 1)
         let json = try String(contentsOf: directory.file("out.wav.json"), encoding: .utf8)
         #expect(json.contains("\"fallback\": true"))
     }
@@ -255,8 +256,13 @@ struct ProviderTests {
         let chat = try conversation(#"""
             {"voices": {"A": "elevenlabs:\#(Self.elevenVoice)"}, "messages": [{"speaker": "A", "text": "\#(text)"}]}
             """#, in: directory)
-        let synthesizer = try makeSynthesizer(server: server, cache: directory.file("cache"))
-        let messages = try await synthesizer.renderMessages(for: chat)
+        // Building a 114 s response takes the stub a while in a debug build beside the other suites.
+        let chorus = try makeChorus(server: server, cache: directory.file("cache"), timeout: 120)
+        var options = RenderOptions()
+        options.trimSilence = false
+        options.normalize = false
+        options.sampleRate = 24_000
+        let rendered = try await render(chat, with: chorus, options: options)
         let requests = server.requests
         #expect(requests.count == 2)
         let chunks = requests.compactMap { $0.json?["text"] as? String }
@@ -264,14 +270,10 @@ struct ProviderTests {
         #expect(chunks.joined(separator: " ") == text)
         #expect(requests[0].json?["next_text"] as? String == chunks[1])
         #expect(requests[1].json?["previous_text"] as? String == chunks[0])
-        guard case .files(let files) = messages[0].source else { Issue.record("expected two files"); return }
-        #expect(files.count == 2)
         // Joined without a gap: the message is exactly as long as its chunks, and words continue across the join.
-        let lengths = try files.map { try AudioFileReader(url: $0).readAll().frameCount }
-        let rendered = try await ConversationRenderer(options: { var o = RenderOptions(); o.trimSilence = false; o.normalize = false; o.sampleRate = 24_000; return o }())
-            .render(messages, to: RenderOutputs(audio: directory.file("long.wav")))
+        let lengths = chunks.map { StubAudio.pcm16(for: $0).count / 2 }
         #expect(rendered.timeline.samples == lengths.reduce(0, +))
-        let words = try #require(messages[0].words)
+        let words = try #require(rendered.timeline.segments[0].words)
         #expect(words.count == text.split(separator: " ").count)
         let firstOfSecond = chunks[0].split(separator: " ").count
         #expect(abs(words[firstOfSecond].start - (Double(lengths[0]) / 24_000 + StubAudio.edge)) < 0.002)

@@ -1,19 +1,11 @@
 import ChorusAudio
+import ChorusFixtures
 @testable import ChorusVoices
+import ChorusTestSupport
 import Foundation
 import Testing
 
 let testKey = "sk-test-SECRET-0123456789abcdef"
-
-final class TemporaryDirectory: @unchecked Sendable {
-    let url: URL
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-voices-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(at: url) }
-    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-}
 
 /// Fake provider audio: a 220 Hz tone lasting `perCharacter` seconds per character, with 20 ms of silence each side.
 enum StubAudio {
@@ -71,18 +63,18 @@ enum StubAudio {
     }
 }
 
-/// A synthesizer wired to the stub server, with a private cache and fast retries.
-func makeSynthesizer(server: StubServer?, cache directory: URL, concurrency: Int = 4, fallback: String? = nil,
-                     maxBytes: Int = 1 << 30, timeout: Int64 = 30) throws -> ConversationSynthesizer {
+/// A `Chorus` wired to the stub server (espeak-ng beside it), with a private cache and fast retries.
+func makeChorus(server: StubServer?, cache directory: URL, concurrency: Int = 4, fallback: String? = nil,
+                maxBytes: Int = 1 << 30, timeout: Int64 = 30) throws -> Chorus {
     var providers: [any VoiceProvider] = [EspeakProvider()]
     if let server {
         providers.append(ElevenLabsProvider(baseURL: server.baseURL, apiKey: testKey, timeoutSeconds: timeout))
         providers.append(OpenAIProvider(baseURL: server.baseURL + "/v1", apiKey: testKey, timeoutSeconds: timeout))
     }
-    let options = SynthesisOptions(cache: try SynthesisCache(directory: directory, maxBytes: maxBytes), concurrency: concurrency,
-                                   retry: RetryPolicy(maxAttempts: 4, initialDelay: 0.01, maxDelay: 0.05, maxRetryAfter: 5, maxTotal: 30),
-                                   fallbackVoice: fallback.flatMap(VoiceID.init))
-    return ConversationSynthesizer(registry: VoiceRegistry(providers: providers), options: options)
+    return try Chorus(configuration: Chorus.Configuration(
+        registry: VoiceRegistry(providers: providers), cacheDirectory: directory, cacheMaxBytes: maxBytes, providerConcurrency: concurrency,
+        retry: RetryPolicy(maxAttempts: 4, initialDelay: 0.01, maxDelay: 0.05, maxRetryAfter: 5, maxTotal: 30),
+        fallbackVoice: fallback.flatMap(VoiceID.init)))
 }
 
 func conversation(_ json: String, in directory: TemporaryDirectory) throws -> Conversation {
@@ -91,11 +83,35 @@ func conversation(_ json: String, in directory: TemporaryDirectory) throws -> Co
     return try Conversation.load(from: url)
 }
 
-/// Synthesizes and renders `conversation` to a WAV; returns the result.
-func render(_ conversation: Conversation, with synthesizer: ConversationSynthesizer, to url: URL) async throws -> RenderResult {
-    let messages = try await synthesizer.renderMessages(for: conversation)
-    return try await ConversationRenderer(options: RenderOptions()).render(
-        messages, gapMilliseconds: conversation.gapMilliseconds, to: RenderOutputs(audio: url, timeline: url.appendingPathExtension("json")))
+/// What a render reported: its result, the last progress counts, and every event in order.
+struct Rendered {
+    var result: RenderResult
+    var progress: RenderProgress
+    var events: [RenderEvent]
+    var timeline: Timeline { result.timeline }
+}
+
+/// Renders `conversation` through `chorus` to `url` (with a timeline beside it), or to an in-memory WAV.
+func render(_ conversation: Conversation, with chorus: Chorus, to url: URL? = nil, options: RenderOptions = RenderOptions()) async throws -> Rendered {
+    var outputs = RenderOutputs(format: .wav)
+    if let url { outputs = RenderOutputs(audio: url, timeline: url.appendingPathExtension("json")) }
+    let events = EventLog()
+    let result = try await chorus.render(conversation, options: options, to: outputs).result { events.append($0) }
+    let progress = events.all.compactMap { event -> RenderProgress? in if case .progress(let progress) = event { return progress }; return nil }.last
+    return Rendered(result: result, progress: progress ?? RenderProgress(total: conversation.messages.count, toSynthesize: 0), events: events.all)
+}
+
+/// One message in `voice`, rendered to memory.
+func speak(_ text: String, voice: String, with chorus: Chorus) async throws -> Rendered {
+    try await render(Conversation(messages: [.init(speaker: "Speaker", text: text, voice: VoiceID(voice))]), with: chorus)
+}
+
+/// Events collected from concurrent callbacks.
+final class EventLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var events: [RenderEvent] = []
+    func append(_ event: RenderEvent) { lock.lock(); events.append(event); lock.unlock() }
+    var all: [RenderEvent] { lock.lock(); defer { lock.unlock() }; return events }
 }
 
 /// Median fundamental of voiced 40 ms frames, by autocorrelation (70–400 Hz).

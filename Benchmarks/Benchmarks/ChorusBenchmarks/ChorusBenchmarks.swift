@@ -1,5 +1,7 @@
 import Benchmark
 import ChorusAudio
+import ChorusFixtures
+import ChorusVoices
 import Foundation
 
 /// Generated inputs, written once per benchmark process.
@@ -23,7 +25,7 @@ enum Fixtures {
     static let mp3 = file("voice-44k.mp3", .mp3, voice44)
     static let m4a = file("voice-44k-stereo.m4a", .m4a, stereo44)
     static let wav = file("voice-24k.wav", .wav16, voice24)
-    static let pcm16: [Int16] = voice44.samples.map { Int16(max(-32_768, min(32_767, ($0 * 32_768).rounded()))) }
+    static let pcm16: [Int16] = voice44.samples.map(PCM16.quantize)
 
     static let conversation: SyntheticConversation = {
         let folder = directory.appendingPathComponent("conversation")
@@ -31,12 +33,14 @@ enum Fixtures {
         return try! SyntheticConversation.write(messages: 50, in: folder)
     }()
 
-    /// 50 decoded messages of 4–8 s, for stitching without decode or normalization.
-    static let pcmMessages: [RenderMessage] = (0..<50).map { index in
+    /// 50 messages of 4–8 s as 44.1 kHz WAV bytes in memory, for stitching with a trivial decode and no normalization.
+    static let wavMessages = Conversation(messages: (0..<50).map { index in
         let clip = SignalGenerator.speechLike(fundamental: 100 + Double(index % 5) * 30, seconds: 4 + Double(index % 5),
                                               format: .speech, seed: UInt64(index))
-        return RenderMessage(speaker: "Speaker \(index % 5)", source: .pcm(clip), label: "pcm \(index)")
-    }
+        return Conversation.Message(speaker: "Speaker \(index % 5)", audio: .data(try! ClipEncoding.wav16.data(clip), label: "wav \(index)"))
+    })
+
+    static let chorus = try! Chorus(configuration: Chorus.Configuration(cacheDirectory: directory.appendingPathComponent("cache")))
 }
 
 let benchmarks: @Sendable () -> Void = {
@@ -80,13 +84,13 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("loudness measure only 60 s 44.1 kHz mono (libebur128 + true-peak estimate)") { benchmark in
         for _ in benchmark.scaledIterations { blackHole(try LoudnessMeasurement.measure(Fixtures.voice44)) }
     }
-    Benchmark("stitch 50 decoded messages → WAV (no decode, trim or normalize)") { benchmark in
+    Benchmark("stitch 50 in-memory WAV messages → WAV (no trim or normalize)") { benchmark in
         var options = RenderOptions()
         options.normalize = false
         options.trimSilence = false
         let output = Fixtures.directory.appendingPathComponent("stitched.wav")
         for _ in benchmark.scaledIterations {
-            blackHole(try await ConversationRenderer(options: options).render(Fixtures.pcmMessages, to: RenderOutputs(audio: output)))
+            blackHole(try await Fixtures.chorus.render(Fixtures.wavMessages, options: options, to: RenderOutputs(audio: output)).result())
         }
     }
     Benchmark("encode MP3 60 s 44.1 kHz mono 128 kbit/s (LAME)") { benchmark in
@@ -107,11 +111,10 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("full render 50 mixed-format messages → MP3 128 kbit/s + timeline",
               configuration: .init(maxDuration: .seconds(30), maxIterations: 5)) { benchmark in
         let conversation = try Conversation.load(from: Fixtures.conversation.conversationURL)
-        let messages = try conversation.recordedMessages()
         let outputs = RenderOutputs(audio: Fixtures.directory.appendingPathComponent("render.mp3"),
                                     timeline: Fixtures.directory.appendingPathComponent("render.json"))
         for _ in benchmark.scaledIterations {
-            blackHole(try await ConversationRenderer(options: RenderOptions()).render(messages, to: outputs))
+            blackHole(try await Fixtures.chorus.render(conversation, to: outputs).result())
         }
     }
 }

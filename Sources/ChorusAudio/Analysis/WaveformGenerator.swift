@@ -100,16 +100,11 @@ extension WaveformPeaks {
         let reader = try AudioFileReader(url: url)
         let generator = try WaveformGenerator(sampleRate: reader.outputFormat.sampleRate,
                                               channels: reader.outputFormat.channels, zoom: zoom)
-        var block: [Float] = []
         var pcm16: [Int16] = []
-        var any = false
-        while try reader.read(appendingTo: &block) {
-            any = true
-            block.withUnsafeBufferPointer { PCM16.quantize($0, into: &pcm16) }
+        try reader.readToEnd { block in
+            PCM16.quantize(block, into: &pcm16)
             pcm16.withUnsafeBufferPointer { generator.process($0) }
-            block.removeAll(keepingCapacity: true)
         }
-        if !any { throw AudioError(.emptyAudio, subject: url.path, reason: "contains no audio samples") }
         return generator.finish()
     }
 }

@@ -8,26 +8,23 @@ public enum WaveformZoom: Sendable, Equatable {
     case pixelsPerSecond(Int)
 
     /// Frames per point at `sampleRate`.
-    /// - Throws: `AudioError.invalidArgument` when the result is below 2 (audiowaveform's minimum).
+    /// - Throws: `AudioError.invalidArgument` about `samples_per_pixel` / `pixels_per_second` when the result is
+    ///   below `WaveformOptions.minimumSamplesPerPixel` (audiowaveform's minimum).
     public func samplesPerPixel(sampleRate: Int) throws -> Int {
-        let value: Int
+        let minimum = WaveformOptions.minimumSamplesPerPixel
         switch self {
         case .samplesPerPixel(let count):
-            value = count
-            guard count >= 2 else {
-                throw AudioError(.invalidArgument, subject: "--samples-per-pixel \(count)", reason: "must be at least 2")
-            }
+            guard count >= minimum else { throw AudioError.invalid("samples_per_pixel", count, "must be at least \(minimum)") }
+            return count
         case .pixelsPerSecond(let count):
-            guard count > 0 else {
-                throw AudioError(.invalidArgument, subject: "--pixels-per-second \(count)", reason: "must be greater than zero")
+            guard count > 0 else { throw AudioError.invalid("pixels_per_second", count, "must be greater than zero") }
+            let value = sampleRate / count
+            guard value >= minimum else {
+                throw AudioError.invalid("pixels_per_second", count,
+                                         "gives \(value) samples per pixel at \(sampleRate) Hz; the minimum is \(minimum)")
             }
-            value = sampleRate / count
-            guard value >= 2 else {
-                throw AudioError(.invalidArgument, subject: "--pixels-per-second \(count)",
-                                 reason: "gives \(value) samples per pixel at \(sampleRate) Hz; the minimum is 2")
-            }
+            return value
         }
-        return value
     }
 }
 
@@ -99,28 +96,29 @@ public struct WaveformPeaks: Sendable, Equatable {
     }
 }
 
-/// Output settings for waveform peaks.
+/// Output settings for waveform peaks: the one owner of their ranges and defaults.
 public struct WaveformOptions: Sendable, Equatable {
+    /// audiowaveform's default zoom.
+    public static let defaultSamplesPerPixel = 256
+    /// The smallest zoom audiowaveform accepts.
+    public static let minimumSamplesPerPixel = 2
+    /// Resolutions: 8 bits (what peaks.js reads) or 16 (audiowaveform's default).
+    public static let allowedBits = [8, 16]
+
     public var zoom: WaveformZoom
     /// 8 or 16.
     public var bits: Int
 
-    public init(zoom: WaveformZoom = .samplesPerPixel(256), bits: Int = 8) {
+    public init(zoom: WaveformZoom = .samplesPerPixel(WaveformOptions.defaultSamplesPerPixel), bits: Int = 8) {
         self.zoom = zoom
         self.bits = bits
     }
 
-    /// Checks `bits`.
-    public func validate() throws {
-        guard bits == 8 || bits == 16 else {
-            throw AudioError(.invalidArgument, subject: "--bits \(bits)", reason: "must be 8 or 16")
-        }
-        if case .samplesPerPixel(let count) = zoom, count < 2 {
-            throw AudioError(.invalidArgument, subject: "--samples-per-pixel \(count)", reason: "must be at least 2")
-        }
-        if case .pixelsPerSecond(let count) = zoom, count < 1 {
-            throw AudioError(.invalidArgument, subject: "--pixels-per-second \(count)", reason: "must be greater than zero")
-        }
+    /// Checks `bits` and the zoom at `sampleRate`.
+    /// - Throws: `AudioError.invalidArgument` about `bits`, `samples_per_pixel` or `pixels_per_second`.
+    public func validate(sampleRate: Int) throws {
+        guard Self.allowedBits.contains(bits) else { throw AudioError.invalid("bits", bits, "must be 8 or 16") }
+        _ = try zoom.samplesPerPixel(sampleRate: sampleRate)
     }
 
     /// Checks the extension of a waveform output file.

@@ -1,5 +1,6 @@
-/// The one error type of the audio engine: what failed (`subject`: a file, a message, an option),
-/// why (`reason`), and the library's own words when a C library reported it (`underlying`).
+/// The one error type of the audio engine: what failed (`subject`: a file, a message, a field),
+/// why (`reason`), the offending `value` when a setting is out of range, and the library's own
+/// words when a C library reported it (`underlying`).
 ///
 /// ```swift
 /// do { _ = try AudioFileReader(url: url) }
@@ -21,31 +22,45 @@ public struct AudioError: Error, CustomStringConvertible, Sendable, Equatable {
     }
 
     public var code: Code
-    /// The thing that failed: a file path, `messages[3]`, an option name.
+    /// The thing that failed: a file path, `messages[3]`, a setting's field name (`gap_ms`, `loudness`).
     public var subject: String
     /// A human sentence fragment saying why.
     public var reason: String
+    /// The value that was refused, for out-of-range settings (`-5` for `gap_ms`).
+    public var value: String?
     /// The C library's message, when one was involved.
     public var underlying: String?
 
-    public init(_ code: Code, subject: String, reason: String, underlying: String? = nil) {
+    public init(_ code: Code, subject: String, reason: String, value: String? = nil, underlying: String? = nil) {
         self.code = code
         self.subject = subject
         self.reason = reason
+        self.value = value
         self.underlying = underlying
     }
 
+    /// An out-of-range setting: `field` is its name in JSON (`gap_ms`), `value` what was given.
+    public static func invalid(_ field: String, _ value: some CustomStringConvertible, _ reason: String) -> AudioError {
+        AudioError(.invalidArgument, subject: field, reason: reason, value: value.description)
+    }
+
     public var description: String {
-        var text = subject.isEmpty ? reason : "\(subject): \(reason)"
+        var head = subject
+        if let value { head += head.isEmpty ? value : " \(value)" }
+        var text = head.isEmpty ? reason : "\(head): \(reason)"
         if let underlying, !underlying.isEmpty { text += " (\(underlying))" }
         return text
     }
 
     /// The same error, said about a different subject (e.g. a message index instead of a path).
-    func about(_ newSubject: String) -> AudioError {
+    package func about(_ newSubject: String, code: Code? = nil) -> AudioError {
         var copy = self
-        copy.reason = subject.isEmpty ? reason : "\(subject): \(reason)"
+        if let code { copy.code = code }
+        var head = subject
+        if let value { head += head.isEmpty ? value : " \(value)" }
+        copy.reason = head.isEmpty ? reason : "\(head): \(reason)"
         copy.subject = newSubject
+        copy.value = nil
         return copy
     }
 }

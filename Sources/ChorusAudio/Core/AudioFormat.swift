@@ -42,6 +42,16 @@ public struct AudioFormat: Sendable, Hashable, CustomStringConvertible {
         Double(frames) / Double(sampleRate)
     }
 
+    /// The time at a frame offset, rounded to the microsecond: how timelines and manifests print times.
+    public func roundedSeconds(frames: Int) -> Double {
+        Self.roundedToMicroseconds(seconds(frames: frames))
+    }
+
+    /// `seconds` rounded to the microsecond.
+    public static func roundedToMicroseconds(_ seconds: Double) -> Double {
+        (seconds * 1_000_000).rounded() / 1_000_000
+    }
+
     public var description: String {
         let layout: String
         switch channels {

@@ -1,8 +1,8 @@
-import Foundation
+public import Foundation
 
 /// JSON with object members in a fixed order, for files people read (timeline, probe).
 /// Foundation's encoder on Linux does not keep declaration order.
-indirect enum OrderedJSON {
+package indirect enum OrderedJSON {
     case object([(String, OrderedJSON)])
     case array([OrderedJSON])
     case string(String)
@@ -12,14 +12,14 @@ indirect enum OrderedJSON {
     case null
 
     /// Pretty-printed text with two-space indentation and a final newline.
-    func text() -> String {
+    package func text() -> String {
         var out = ""
         write(into: &out, indent: 0)
         out += "\n"
         return out
     }
 
-    func data() -> Data { Data(text().utf8) }
+    package func data() -> Data { Data(text().utf8) }
 
     private func write(into out: inout String, indent: Int) {
         switch self {
@@ -27,7 +27,7 @@ indirect enum OrderedJSON {
         case .bool(let value): out += value ? "true" : "false"
         case .integer(let value): out += String(value)
         case .number(let value): out += Self.format(value)
-        case .string(let value): out += JSONValue.quote(value)
+        case .string(let value): out += Self.quote(value)
         case .array(let values):
             if values.isEmpty { out += "[]"; return }
             let scalars = values.allSatisfy { if case .object = $0 { return false } else if case .array = $0 { return false } else { return true } }
@@ -51,7 +51,7 @@ indirect enum OrderedJSON {
             if members.isEmpty { out += "{}"; return }
             out += "{\n"
             for (position, (key, value)) in members.enumerated() {
-                out += String(repeating: "  ", count: indent + 1) + JSONValue.quote(key) + ": "
+                out += String(repeating: "  ", count: indent + 1) + Self.quote(key) + ": "
                 value.write(into: &out, indent: indent + 1)
                 out += position == members.count - 1 ? "\n" : ",\n"
             }
@@ -59,7 +59,25 @@ indirect enum OrderedJSON {
         }
     }
 
-    static func format(_ value: Double) -> String {
+    /// A JSON string literal for `text`.
+    package static func quote(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 { out += String(format: "\\u%04x", scalar.value) } else { out.unicodeScalars.append(scalar) }
+            }
+        }
+        return out + "\""
+    }
+
+    /// Shortest text for a number: integers without a fraction.
+    package static func format(_ value: Double) -> String {
         guard value.isFinite else { return "null" }
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
         return "\(value)"
@@ -67,7 +85,7 @@ indirect enum OrderedJSON {
 }
 
 extension OrderedJSON {
-    static func optional(_ value: String?) -> OrderedJSON { value.map { .string($0) } ?? .null }
-    static func optional(_ value: Int?) -> OrderedJSON { value.map { .integer($0) } ?? .null }
-    static func optional(_ value: Double?) -> OrderedJSON { value.map { .number($0) } ?? .null }
+    package static func optional(_ value: String?) -> OrderedJSON { value.map { .string($0) } ?? .null }
+    package static func optional(_ value: Int?) -> OrderedJSON { value.map { .integer($0) } ?? .null }
+    package static func optional(_ value: Double?) -> OrderedJSON { value.map { .number($0) } ?? .null }
 }

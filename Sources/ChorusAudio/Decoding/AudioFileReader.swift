@@ -22,10 +22,11 @@ public final class AudioFileReader {
     public private(set) var framesRead = 0
     /// Time spent decoding and resampling so far.
     public private(set) var timings = StageTimings()
+    /// Frames decoded so far at the source's own rate (before resampling).
+    public private(set) var sourceFramesDecoded = 0
 
     private let decoder: MediaDecoder
     private var resampler: Resampler?
-    private var sourceFramesDecoded = 0
     private var finished = false
     let subject: String
 
@@ -63,16 +64,36 @@ public final class AudioFileReader {
     }
 
     /// Decodes everything that is left.
-    /// - Throws: `AudioError.emptyAudio` when the stream holds no samples at all.
+    /// - Throws: `AudioError.emptyAudio` when the stream holds no samples at all; `truncated` / `corrupt`
+    ///   as `readToEnd` judges.
     public func readAll() throws -> AudioBuffer {
         var samples: [Float] = []
         // A header's length is only a hint: reserve for at most 10 minutes, so a lying header cannot
         // make a short clip allocate gigabytes.
         if let duration = info.declaredDuration, duration.isFinite, duration > 0 {
-            samples.reserveCapacity(Int(min(duration, 600) * Double(outputFormat.sampleRate * outputFormat.channels)) + 8192)
+            samples.reserveCapacity(outputFormat.frames(seconds: min(duration, 600)) * outputFormat.channels + 8192)
         }
-        while try read(appendingTo: &samples) {}
+        try readToEnd { samples.append(contentsOf: $0) }
         return AudioBuffer(format: outputFormat, samples: samples)
+    }
+
+    /// The one "decode to the end and judge it" routine, shared by rendering, probing and waveforms:
+    /// hands every decoded block to `body`, then checks the whole stream (nothing decoded, truncated
+    /// against its header, too many undecodable frames) and throws if it fails.
+    /// - Returns: the frames delivered, in `outputFormat`.
+    @discardableResult
+    public func readToEnd(_ body: (UnsafeBufferPointer<Float>) throws -> Void) throws -> Int {
+        var block: [Float] = []
+        var total = 0
+        while try read(appendingTo: &block) {
+            total += block.count / outputFormat.channels
+            try block.withUnsafeBufferPointer(body)
+            block.removeAll(keepingCapacity: true)
+        }
+        if total == 0 {
+            throw AudioError(.emptyAudio, subject: subject, reason: "contains no audio samples")
+        }
+        return total
     }
 
     /// Appends the next decoded block to `samples`; returns `false` (appending nothing) at end of stream.
@@ -80,9 +101,9 @@ public final class AudioFileReader {
         guard !finished else { return false }
         let before = samples.count
         while samples.count == before {
-            let decodeStart = Clock.now
+            let decodeStart = MonotonicClock.now
             let frame = try decoder.nextFrame()
-            timings.add(.decode, Clock.now - decodeStart)
+            timings.add(.decode, MonotonicClock.now - decodeStart)
             guard let frame else {
                 if let resampler {
                     try timings.measure(.resample) { try resampler.flush(into: &samples) }
@@ -125,10 +146,11 @@ public final class AudioFileReader {
             }
             throw AudioError(.emptyAudio, subject: subject, reason: "contains no audio samples")
         }
-        let decodedSeconds = Double(sourceFramesDecoded) / Double(max(info.sampleRate, 1))
+        let sourceFormat = AudioFormat(sampleRate: max(info.sampleRate, 1), channels: info.channels)
+        let decodedSeconds = sourceFormat.seconds(frames: sourceFramesDecoded)
         // Declared lengths may include encoder delay and padding (MP3 Xing frame counts do): allow
         // four MP3 frames of those, plus 2 %.
-        let slack = 4.0 * 1_152 / Double(max(info.sampleRate, 1))
+        let slack = sourceFormat.seconds(frames: 4 * 1_152)
         if decoder.declaredDurationIsExact, let declared = info.declaredDuration,
            decodedSeconds < declared * 0.98 - slack {
             throw AudioError(.truncated, subject: subject,

@@ -27,24 +27,11 @@ public enum AudioProbe {
     /// Decodes `url` to count its samples.
     /// - Throws: `AudioError` naming the file when it cannot be read or decoded.
     public static func probe(_ url: URL) throws -> ProbeResult {
-        let decoder = try MediaDecoder(input: MediaInput(url: url), subject: url.path)
-        var frames = 0
-        var rate = decoder.info.sampleRate
-        while let frame = try decoder.nextFrame() {
-            frames += Int(frame.pointee.nb_samples)
-            rate = Int(frame.pointee.sample_rate)
-        }
-        if frames == 0 {
-            if decoder.undecodablePackets > 0 {
-                throw AudioError(.corrupt, subject: url.path, reason: "none of its \(decoder.packetsSent) frames could be decoded",
-                                 underlying: decoder.firstDecodeErrorMessage)
-            }
-            throw AudioError(.emptyAudio, subject: url.path, reason: "contains no audio samples")
-        }
+        let reader = try AudioFileReader(url: url)
+        let frames = try reader.readToEnd { _ in }
         let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
-        var info = decoder.info
-        info.sampleRate = rate
-        return ProbeResult(path: url.path, stream: info, samples: frames, duration: Double(frames) / Double(rate), fileSize: size)
+        return ProbeResult(path: url.path, stream: reader.info, samples: frames,
+                           duration: reader.outputFormat.seconds(frames: frames), fileSize: size)
     }
 }
 

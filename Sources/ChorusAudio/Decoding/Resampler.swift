@@ -65,7 +65,8 @@ public final class Resampler {
             let matrix: [Double] = [1, 1]
             try FFmpeg.check(swr_set_matrix(context, matrix, 1), "swr_set_matrix", subject: subject)
         } else if inputChannels != outputChannels {
-            av_opt_set_double(UnsafeMutableRawPointer(context), "rematrix_maxval", 1.0, 0)
+            try FFmpeg.check(av_opt_set_double(UnsafeMutableRawPointer(context), "rematrix_maxval", 1.0, 0), "av_opt_set_double",
+                             subject: subject)
         }
     }
 

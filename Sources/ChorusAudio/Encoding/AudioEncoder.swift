@@ -1,13 +1,13 @@
 public import Foundation
 
-/// Receives stitched PCM in order and writes it to a file, encoding once.
+/// Receives stitched PCM in order and encodes it once into an `EncodedOutput`.
 ///
 /// Samples arrive as interleaved Float32 together with their 16-bit quantization (`PCM16`), so
 /// 16-bit formats and waveform peaks see the very same values.
-protocol AudioEncoder: AnyObject {
+package protocol AudioEncoder: AnyObject {
     var format: AudioFormat { get }
     func write(_ samples: UnsafeBufferPointer<Float>, pcm16: UnsafeBufferPointer<Int16>) throws
-    /// Flushes the encoder and closes the file. Must be called once, after the last `write`.
+    /// Flushes the encoder and completes its output. Must be called once, after the last `write`.
     func finish() throws
 }
 
@@ -17,10 +17,11 @@ public struct EncoderSettings: Sendable {
     public var format: AudioFormat
     /// Bits per second for lossy formats.
     public var bitRate: Int
-    /// LAME's algorithm quality, 0 (best, slowest) … 9 (fastest); 3 is LAME's own default.
+    /// LAME's algorithm quality, 0 (best, slowest) … 9 (fastest).
     public var mp3Quality: Int
 
-    public init(fileFormat: OutputFileFormat, format: AudioFormat, bitRate: Int = 128_000, mp3Quality: Int = 3) {
+    public init(fileFormat: OutputFileFormat, format: AudioFormat, bitRate: Int = RenderOptions.defaultBitRate,
+                mp3Quality: Int = RenderOptions.defaultMP3Quality) {
         self.fileFormat = fileFormat
         self.format = format
         self.bitRate = bitRate
@@ -29,22 +30,22 @@ public struct EncoderSettings: Sendable {
 }
 
 enum EncoderFactory {
-    /// An encoder writing `settings.fileFormat` to `url` (which the caller treats as a temporary file).
-    static func make(_ settings: EncoderSettings, url: URL) throws -> any AudioEncoder {
+    /// An encoder writing `settings.fileFormat` into `output`.
+    static func make(_ settings: EncoderSettings, output: EncodedOutput) throws -> any AudioEncoder {
         try settings.fileFormat.validate(settings.format, bitRate: settings.bitRate)
         switch settings.fileFormat {
         case .mp3:
-            return try MP3Encoder(url: url, format: settings.format, bitRate: settings.bitRate, quality: settings.mp3Quality)
+            return try MP3Encoder(output: output, format: settings.format, bitRate: settings.bitRate, quality: settings.mp3Quality)
         case .wav:
-            return try SndFileEncoder(url: url, format: settings.format, container: .wav)
+            return try SndFileEncoder(output: output, format: settings.format, container: .wav)
         case .flac:
-            return try SndFileEncoder(url: url, format: settings.format, container: .flac)
+            return try SndFileEncoder(output: output, format: settings.format, container: .flac)
         case .aiff:
-            return try SndFileEncoder(url: url, format: settings.format, container: .aiff)
+            return try SndFileEncoder(output: output, format: settings.format, container: .aiff)
         case .m4a:
-            return try CodecEncoder(url: url, format: settings.format, codec: .aacInM4A, bitRate: settings.bitRate)
+            return try CodecEncoder(output: output, format: settings.format, codec: .aacInM4A, bitRate: settings.bitRate)
         case .ogg:
-            return try CodecEncoder(url: url, format: settings.format, codec: .opusInOgg, bitRate: settings.bitRate)
+            return try CodecEncoder(output: output, format: settings.format, codec: .opusInOgg, bitRate: settings.bitRate)
         }
     }
 }
@@ -60,20 +61,25 @@ public enum AudioFileWriter {
     ///   - buffer: the audio.
     ///   - url: destination; an existing file is replaced only when encoding succeeded.
     ///   - bitRate: for lossy formats.
-    public static func write(_ buffer: AudioBuffer, to url: URL, bitRate: Int = 128_000) throws {
+    public static func write(_ buffer: AudioBuffer, to url: URL, bitRate: Int = RenderOptions.defaultBitRate) throws {
         let settings = EncoderSettings(fileFormat: try OutputFileFormat(url: url), format: buffer.format, bitRate: bitRate)
-        let output = try AtomicOutput(destination: url)
-        defer { output.discard() }
-        try encode(buffer, settings: settings, to: output.temporaryURL)
-        try output.commit()
+        let destination = try AtomicOutput(destination: url)
+        defer { destination.discard() }
+        let output = try EncodedOutput(file: destination.temporaryURL, subject: url.path)
+        try encode(buffer, with: EncoderFactory.make(settings, output: output))
+        try output.finish()
+        try destination.commit()
     }
 
-    static func encode(_ buffer: AudioBuffer, settings: EncoderSettings, to url: URL) throws {
-        let encoder = try EncoderFactory.make(settings, url: url)
-        try encode(buffer, with: encoder)
+    /// Encodes `buffer` into memory in `fileFormat`.
+    public static func data(_ buffer: AudioBuffer, as fileFormat: OutputFileFormat, bitRate: Int = RenderOptions.defaultBitRate) throws -> Data {
+        let output = try EncodedOutput(file: nil, memory: true, subject: "\(fileFormat.rawValue) in memory")
+        try encode(buffer, with: EncoderFactory.make(EncoderSettings(fileFormat: fileFormat, format: buffer.format, bitRate: bitRate), output: output))
+        return try output.finish() ?? Data()
     }
 
-    static func encode(_ buffer: AudioBuffer, with encoder: any AudioEncoder) throws {
+    /// Feeds `buffer` to `encoder` and finishes it (the caller finishes the encoder's output).
+    package static func encode(_ buffer: AudioBuffer, with encoder: any AudioEncoder) throws {
         var pcm16: [Int16] = []
         try buffer.samples.withUnsafeBufferPointer { samples in
             PCM16.quantize(samples, into: &pcm16)

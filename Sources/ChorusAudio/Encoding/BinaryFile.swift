@@ -1,8 +1,10 @@
 import Foundation
 
 /// A buffered, seekable output file (stdio) whose errors become `AudioError.writeFailed`.
+/// It keeps its own position, so seeking to where it already is costs nothing (no buffer flush).
 final class BinaryFile {
     private var handle: UnsafeMutablePointer<FILE>?
+    private var position = 0
     let url: URL
 
     init(url: URL) throws {
@@ -19,14 +21,13 @@ final class BinaryFile {
     func write(_ bytes: UnsafeRawBufferPointer) throws {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         guard fwrite(base, 1, bytes.count, handle) == bytes.count else { throw failure("cannot write") }
-    }
-
-    func write(_ bytes: [UInt8], count: Int) throws {
-        try bytes.withUnsafeBytes { try write(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
+        position += bytes.count
     }
 
     func seek(to offset: Int) throws {
+        guard offset != position else { return }
         guard fseeko(handle, off_t(offset), SEEK_SET) == 0 else { throw failure("cannot seek") }
+        position = offset
     }
 
     func close() throws {

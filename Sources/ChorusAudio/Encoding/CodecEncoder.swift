@@ -7,20 +7,21 @@ import Foundation
 /// The muxers record encoder delay (MP4 edit list, Ogg Opus pre-skip) and the true end (last
 /// packet duration / granule position), so decoders yield exactly the samples written.
 /// One owner of the muxer, codec context, frame and packet (`deinit` frees them).
-final class CodecEncoder: AudioEncoder {
-    struct Codec {
+package final class CodecEncoder: AudioEncoder {
+    package struct Codec {
         var muxer: String
         var encoders: [String]
         var label: String
 
-        static let aacInM4A = Codec(muxer: "ipod", encoders: ["aac"], label: "AAC")
-        static let opusInOgg = Codec(muxer: "ogg", encoders: ["libopus"], label: "Opus")
-        static let aacInADTS = Codec(muxer: "adts", encoders: ["aac"], label: "AAC")
-        static let vorbisInOgg = Codec(muxer: "ogg", encoders: ["libvorbis", "vorbis"], label: "Vorbis")
+        package static let aacInM4A = Codec(muxer: "ipod", encoders: ["aac"], label: "AAC")
+        package static let opusInOgg = Codec(muxer: "ogg", encoders: ["libopus"], label: "Opus")
+        package static let aacInADTS = Codec(muxer: "adts", encoders: ["aac"], label: "AAC")
+        package static let vorbisInOgg = Codec(muxer: "ogg", encoders: ["libvorbis", "vorbis"], label: "Vorbis")
     }
 
-    let format: AudioFormat
-    private let url: URL
+    package let format: AudioFormat
+    private let io: MuxerOutput
+    private let subject: String
     private var muxer: UnsafeMutablePointer<AVFormatContext>?
     private var context: UnsafeMutablePointer<AVCodecContext>?
     private var frame: UnsafeMutablePointer<AVFrame>?
@@ -35,16 +36,18 @@ final class CodecEncoder: AudioEncoder {
     private var headerWritten = false
     private var finished = false
 
-    init(url: URL, format: AudioFormat, codec: Codec, bitRate: Int) throws {
+    package init(output: EncodedOutput, format: AudioFormat, codec: Codec, bitRate: Int) throws {
         _ = FFmpeg.quietLogs
         self.format = format
-        self.url = url
-        let subject = url.path
+        let subject = output.subject
+        self.subject = subject
+        let io = try MuxerOutput(output: output)
+        self.io = io
         guard let encoder = codec.encoders.lazy.compactMap({ avcodec_find_encoder_by_name($0) }).first else {
             throw AudioError(.encodingFailed, subject: subject, reason: "this FFmpeg has no \(codec.label) encoder (\(codec.encoders.joined(separator: ", ")))")
         }
         var output: UnsafeMutablePointer<AVFormatContext>?
-        try FFmpeg.check(avformat_alloc_output_context2(&output, nil, codec.muxer, url.path), "avformat_alloc_output_context2",
+        try FFmpeg.check(avformat_alloc_output_context2(&output, nil, codec.muxer, nil), "avformat_alloc_output_context2",
                          subject: subject, reason: "cannot set up the \(codec.muxer) muxer", as: .encodingFailed)
         muxer = output
         var made: UnsafeMutablePointer<AVCodecContext>?
@@ -60,8 +63,9 @@ final class CodecEncoder: AudioEncoder {
             codecContext.pointee.sample_fmt = chosenFormat
             codecContext.pointee.sample_rate = Int32(format.sampleRate)
             var layout = FFmpeg.channelLayout(channels: format.channels)
-            av_channel_layout_copy(&codecContext.pointee.ch_layout, &layout)
-            av_channel_layout_uninit(&layout)
+            defer { av_channel_layout_uninit(&layout) }
+            try FFmpeg.check(av_channel_layout_copy(&codecContext.pointee.ch_layout, &layout), "av_channel_layout_copy",
+                             subject: subject, as: .encodingFailed)
             codecContext.pointee.bit_rate = Int64(bitRate)
             codecContext.pointee.time_base = AVRational(num: 1, den: Int32(format.sampleRate))
             if output!.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0 {
@@ -72,19 +76,23 @@ final class CodecEncoder: AudioEncoder {
             try FFmpeg.check(avcodec_parameters_from_context(newStream.pointee.codecpar, codecContext), "avcodec_parameters_from_context",
                              subject: subject, as: .encodingFailed)
             newStream.pointee.time_base = codecContext.pointee.time_base
-            try FFmpeg.check(avio_open(&output!.pointee.pb, url.path, AVIO_FLAG_WRITE), "avio_open", subject: subject,
-                             reason: "cannot create the file", as: .writeFailed)
+            output!.pointee.pb = io.context
             // MP4: express the edit list in samples, not the default 1/1000 s, so its end is exact.
             var muxerOptions: OpaquePointer?
             defer { av_dict_free(&muxerOptions) }
             if codec.muxer == "ipod" || codec.muxer == "mp4" {
-                av_dict_set(&muxerOptions, "movie_timescale", String(format.sampleRate), 0)
+                try FFmpeg.check(av_dict_set(&muxerOptions, "movie_timescale", String(format.sampleRate), 0), "av_dict_set",
+                                 subject: subject, as: .encodingFailed)
             }
-            try FFmpeg.check(avformat_write_header(output, &muxerOptions), "avformat_write_header", subject: subject,
-                             reason: "cannot write the \(codec.muxer) header", as: .writeFailed)
+            do {
+                try FFmpeg.check(avformat_write_header(output, &muxerOptions), "avformat_write_header", subject: subject,
+                                 reason: "cannot write the \(codec.muxer) header", as: .writeFailed)
+            } catch {
+                throw io.error(or: error)
+            }
         } catch {
             avcodec_free_context(&made)
-            if output?.pointee.pb != nil { avio_closep(&output!.pointee.pb) }
+            output?.pointee.pb = nil
             avformat_free_context(output)
             muxer = nil
             throw error
@@ -110,7 +118,7 @@ final class CodecEncoder: AudioEncoder {
         av_packet_free(&packet)
         avcodec_free_context(&context)
         if let muxer {
-            if muxer.pointee.pb != nil { avio_closep(&self.muxer!.pointee.pb) }
+            muxer.pointee.pb = nil   // owned by `io`
             avformat_free_context(muxer)
         }
     }
@@ -128,7 +136,7 @@ final class CodecEncoder: AudioEncoder {
         return supported.first ?? AV_SAMPLE_FMT_FLTP
     }
 
-    func write(_ samples: UnsafeBufferPointer<Float>, pcm16: UnsafeBufferPointer<Int16>) throws {
+    package func write(_ samples: UnsafeBufferPointer<Float>, pcm16: UnsafeBufferPointer<Int16>) throws {
         pending.append(contentsOf: samples)
         let channels = format.channels
         while (pending.count - pendingStart) / channels >= frameSize {
@@ -148,8 +156,9 @@ final class CodecEncoder: AudioEncoder {
         frame.pointee.nb_samples = Int32(frames)
         frame.pointee.format = sampleFormat.rawValue
         frame.pointee.sample_rate = Int32(format.sampleRate)
-        av_channel_layout_copy(&frame.pointee.ch_layout, &context.pointee.ch_layout)
-        try FFmpeg.check(av_frame_get_buffer(frame, 0), "av_frame_get_buffer", subject: url.path, as: .encodingFailed)
+        try FFmpeg.check(av_channel_layout_copy(&frame.pointee.ch_layout, &context.pointee.ch_layout), "av_channel_layout_copy",
+                         subject: subject, as: .encodingFailed)
+        try FFmpeg.check(av_frame_get_buffer(frame, 0), "av_frame_get_buffer", subject: subject, as: .encodingFailed)
         let available = min(frames, (pending.count - pendingStart) / channels)
         pending.withUnsafeBufferPointer { source in
             let base = source.baseAddress! + pendingStart
@@ -170,7 +179,7 @@ final class CodecEncoder: AudioEncoder {
         pendingStart += available * channels
         frame.pointee.pts = nextPTS
         nextPTS += Int64(frames)
-        try FFmpeg.check(avcodec_send_frame(context, frame), "avcodec_send_frame", subject: url.path,
+        try FFmpeg.check(avcodec_send_frame(context, frame), "avcodec_send_frame", subject: subject,
                          reason: "encoding failed", as: .encodingFailed)
         try drainPackets()
     }
@@ -180,24 +189,32 @@ final class CodecEncoder: AudioEncoder {
         while true {
             let received = avcodec_receive_packet(context, packet)
             if received == FFmpeg.tryAgain || received == FFmpeg.endOfFile { return }
-            try FFmpeg.check(received, "avcodec_receive_packet", subject: url.path, reason: "encoding failed", as: .encodingFailed)
+            try FFmpeg.check(received, "avcodec_receive_packet", subject: subject, reason: "encoding failed", as: .encodingFailed)
             av_packet_rescale_ts(packet, context.pointee.time_base, stream.pointee.time_base)
             packet.pointee.stream_index = stream.pointee.index
-            try FFmpeg.check(av_interleaved_write_frame(muxer, packet), "av_interleaved_write_frame", subject: url.path,
-                             reason: "cannot write", as: .writeFailed)
+            do {
+                try FFmpeg.check(av_interleaved_write_frame(muxer, packet), "av_interleaved_write_frame", subject: subject,
+                                 reason: "cannot write", as: .writeFailed)
+            } catch {
+                throw io.error(or: error)
+            }
         }
     }
 
-    func finish() throws {
+    package func finish() throws {
         guard !finished, let context else { return }
         finished = true
         let remaining = (pending.count - pendingStart) / format.channels
         if remaining > 0 {
             try send(frames: smallLastFrame ? remaining : frameSize)
         }
-        try FFmpeg.check(avcodec_send_frame(context, nil), "avcodec_send_frame", subject: url.path, as: .encodingFailed)
+        try FFmpeg.check(avcodec_send_frame(context, nil), "avcodec_send_frame", subject: subject, as: .encodingFailed)
         try drainPackets()
-        try FFmpeg.check(av_write_trailer(muxer), "av_write_trailer", subject: url.path, reason: "cannot finish the file", as: .writeFailed)
-        try FFmpeg.check(avio_closep(&muxer!.pointee.pb), "avio_closep", subject: url.path, reason: "cannot finish writing", as: .writeFailed)
+        do {
+            try FFmpeg.check(av_write_trailer(muxer), "av_write_trailer", subject: subject, reason: "cannot finish the file", as: .writeFailed)
+        } catch {
+            throw io.error(or: error)
+        }
+        try io.flush()
     }
 }

@@ -4,51 +4,68 @@ import Foundation
 /// MP3 through LAME: CBR by default, with the LAME/Xing ("Info") tag written into the first frame
 /// after the flush, so decoders drop encoder delay and padding and the decoded length is exact.
 ///
+/// LAME emits that first frame as a placeholder at the start and fills it in at the end; the
+/// output is told, so a stream (which cannot go back) leaves it out.
 /// One owner of the `lame_global_flags` (`deinit` closes it).
-final class MP3Encoder: AudioEncoder {
-    let format: AudioFormat
+package final class MP3Encoder: AudioEncoder {
+    package let format: AudioFormat
     private var lame: OpaquePointer?
-    private let file: BinaryFile
+    private let output: EncodedOutput
     private var buffer: [UInt8]
     private let writeTag: Bool
+    private let tagFrameBytes: Int
     private var finished = false
 
     /// - Parameters:
     ///   - vbr: variable bit rate (VBR "new", quality from `quality`); for test fixtures.
     ///   - writeTag: write the LAME/Xing tag (disable only to produce a tagless fixture).
-    init(url: URL, format: AudioFormat, bitRate: Int, quality: Int = 3, vbr: Bool = false, writeTag: Bool = true) throws {
+    package init(output: EncodedOutput, format: AudioFormat, bitRate: Int, quality: Int = RenderOptions.defaultMP3Quality,
+                 vbr: Bool = false, writeTag: Bool = true) throws {
         self.format = format
+        self.output = output
         self.writeTag = writeTag
+        let subject = output.subject
         guard let flags = lame_init() else {
-            throw AudioError(.encodingFailed, subject: url.path, reason: "cannot start the LAME encoder")
+            throw AudioError(.encodingFailed, subject: subject, reason: "cannot start the LAME encoder")
         }
         lame = flags
-        lame_set_in_samplerate(flags, Int32(format.sampleRate))
-        lame_set_out_samplerate(flags, Int32(format.sampleRate))
-        lame_set_num_channels(flags, Int32(format.channels))
-        lame_set_mode(flags, format.channels == 1 ? MONO : JOINT_STEREO)
-        lame_set_quality(flags, Int32(min(9, max(0, quality))))
+        let rejected = "LAME rejects \(format) at \(bitRate / 1000) kbit/s"
+        try LAME.check(lame_set_in_samplerate(flags, Int32(format.sampleRate)), "lame_set_in_samplerate", subject: subject, reason: rejected)
+        try LAME.check(lame_set_out_samplerate(flags, Int32(format.sampleRate)), "lame_set_out_samplerate", subject: subject, reason: rejected)
+        try LAME.check(lame_set_num_channels(flags, Int32(format.channels)), "lame_set_num_channels", subject: subject, reason: rejected)
+        try LAME.check(lame_set_mode(flags, format.channels == 1 ? MONO : JOINT_STEREO), "lame_set_mode", subject: subject)
+        try LAME.check(lame_set_quality(flags, Int32(min(9, max(0, quality)))), "lame_set_quality", subject: subject)
         if vbr {
-            lame_set_VBR(flags, vbr_default)
-            lame_set_VBR_quality(flags, 4)
+            try LAME.check(lame_set_VBR(flags, vbr_default), "lame_set_VBR", subject: subject)
+            try LAME.check(lame_set_VBR_quality(flags, 4), "lame_set_VBR_quality", subject: subject)
         } else {
-            lame_set_VBR(flags, vbr_off)
-            lame_set_brate(flags, Int32(bitRate / 1000))
+            try LAME.check(lame_set_VBR(flags, vbr_off), "lame_set_VBR", subject: subject)
+            try LAME.check(lame_set_brate(flags, Int32(bitRate / 1000)), "lame_set_brate", subject: subject, reason: rejected)
         }
-        lame_set_bWriteVbrTag(flags, writeTag ? 1 : 0)
-        guard lame_init_params(flags) >= 0 else {
-            lame_close(flags)
-            lame = nil
-            throw AudioError(.encodingFailed, subject: url.path,
-                             reason: "LAME rejects \(format) at \(bitRate / 1000) kbit/s")
-        }
-        file = try BinaryFile(url: url)
+        try LAME.check(lame_set_bWriteVbrTag(flags, writeTag ? 1 : 0), "lame_set_bWriteVbrTag", subject: subject)
+        try LAME.check(lame_init_params(flags), "lame_init_params", subject: subject, reason: rejected)
+        tagFrameBytes = writeTag ? Self.tagFrameBytes(flags, vbr: vbr) : 0
+        output.reservePlaceholder(bytes: tagFrameBytes)
         buffer = [UInt8](repeating: 0, count: 16 * 1024)
     }
 
     deinit { if lame != nil { lame_close(lame) } }
 
-    func write(_ samples: UnsafeBufferPointer<Float>, pcm16: UnsafeBufferPointer<Int16>) throws {
+    /// Size of the LAME/Xing tag frame LAME writes first: one frame at the CBR bit rate (for VBR,
+    /// LAME's fixed 128/64/32 kbit/s for MPEG-1/2/2.5), `(version + 1) × 72000 × kbps / rate` bytes,
+    /// without padding; 0 when that frame could not hold the tag (LAME then writes none).
+    private static func tagFrameBytes(_ flags: OpaquePointer, vbr: Bool) -> Int {
+        let version = Int(lame_get_version(flags))   // 1: MPEG-1, 0: MPEG-2 and 2.5
+        let rate = Int(lame_get_out_samplerate(flags))
+        let kbps = vbr ? (version == 1 ? 128 : rate < 16_000 ? 32 : 64) : Int(lame_get_brate(flags))
+        let size = (version + 1) * 72_000 * kbps / rate
+        let mono = lame_get_num_channels(flags) == 1
+        let sideInformation = version == 1 ? (mono ? 17 : 32) : (mono ? 9 : 17)
+        let smallest = 4 + sideInformation + 156   // frame header + side information + the Xing/LAME tag
+        return (smallest...2880).contains(size) ? size : 0
+    }
+
+    package func write(_ samples: UnsafeBufferPointer<Float>, pcm16: UnsafeBufferPointer<Int16>) throws {
         guard let base = samples.baseAddress, !samples.isEmpty else { return }
         let chunk = 8192
         var offset = 0
@@ -64,30 +81,27 @@ final class MP3Encoder: AudioEncoder {
                 }
                 return lame_encode_buffer_interleaved_ieee_float(lame, start, Int32(count), output.baseAddress, Int32(output.count))
             }
-            guard produced >= 0 else {
-                throw AudioError(.encodingFailed, subject: file.url.path, reason: "LAME failed to encode (code \(produced))")
-            }
-            try file.write(buffer, count: Int(produced))
+            try LAME.check(produced, "lame_encode_buffer", subject: output.subject, reason: "LAME failed to encode")
+            try output.append(buffer, count: Int(produced))
             offset += count
         }
     }
 
-    func finish() throws {
+    package func finish() throws {
         guard !finished else { return }
         finished = true
         if buffer.count < 7200 { buffer = [UInt8](repeating: 0, count: 7200) }
         let flushed = buffer.withUnsafeMutableBufferPointer { lame_encode_flush(lame, $0.baseAddress, Int32($0.count)) }
-        guard flushed >= 0 else {
-            throw AudioError(.encodingFailed, subject: file.url.path, reason: "LAME failed to flush (code \(flushed))")
-        }
-        try file.write(buffer, count: Int(flushed))
-        if writeTag {
+        try LAME.check(flushed, "lame_encode_flush", subject: output.subject, reason: "LAME failed to flush")
+        try output.append(buffer, count: Int(flushed))
+        if tagFrameBytes > 0 {
             let size = buffer.withUnsafeMutableBufferPointer { lame_get_lametag_frame(lame, $0.baseAddress, $0.count) }
-            if size > 0 && size <= buffer.count {
-                try file.seek(to: 0)
-                try file.write(buffer, count: size)
+            if size == 0 { return }   // no audio frames at all: LAME has no tag to write
+            guard size == tagFrameBytes, size <= buffer.count else {
+                throw AudioError(.encodingFailed, subject: output.subject,
+                                 reason: "LAME's tag frame is \(size) bytes, not the \(tagFrameBytes) reserved for it")
             }
+            try buffer.withUnsafeBytes { try output.overwrite(UnsafeRawBufferPointer(rebasing: $0.prefix(size)), at: 0) }
         }
-        try file.close()
     }
 }

@@ -79,22 +79,39 @@ public enum OutputFileFormat: String, CaseIterable, Sendable, Codable {
         }
     }
 
+    /// True for formats written front to back that can be streamed while they are encoded (MP3, Ogg/Opus);
+    /// the others patch their header at the end.
+    public var isStreamable: Bool { self == .mp3 || self == .ogg }
+
+    /// MIME type of the encoded audio.
+    public var mimeType: String {
+        switch self {
+        case .mp3: return "audio/mpeg"
+        case .wav: return "audio/wav"
+        case .flac: return "audio/flac"
+        case .aiff: return "audio/aiff"
+        case .m4a: return "audio/mp4"
+        case .ogg: return "audio/ogg"
+        }
+    }
+
     /// Checks that this format can encode `format` at `bitRate`.
-    /// - Throws: `AudioError.invalidArgument` saying which value is out of range and what is allowed.
+    /// - Throws: `AudioError.invalidArgument` naming the field (`sample_rate`, `channels`, `bitrate`) and what is allowed.
     public func validate(_ format: AudioFormat, bitRate: Int) throws {
+        if !RenderOptions.sampleRateRange.contains(format.sampleRate) {
+            throw AudioError.invalid("sample_rate", format.sampleRate,
+                                     "must be between \(RenderOptions.sampleRateRange.lowerBound) and \(RenderOptions.sampleRateRange.upperBound) Hz")
+        }
         if let rates = supportedSampleRates, !rates.contains(format.sampleRate) {
-            throw AudioError(.invalidArgument, subject: "--sample-rate \(format.sampleRate)",
-                             reason: "\(displayName) output supports \(rates.map(String.init).joined(separator: ", ")) Hz")
+            throw AudioError.invalid("sample_rate", format.sampleRate,
+                                     "\(displayName) output supports \(rates.map(String.init).joined(separator: ", ")) Hz")
         }
-        if !(8_000...192_000).contains(format.sampleRate) {
-            throw AudioError(.invalidArgument, subject: "--sample-rate \(format.sampleRate)", reason: "must be between 8000 and 192000 Hz")
-        }
-        if !(1...2).contains(format.channels) {
-            throw AudioError(.invalidArgument, subject: "--channels \(format.channels)", reason: "must be 1 (mono) or 2 (stereo)")
+        if !RenderOptions.channelRange.contains(format.channels) {
+            throw AudioError.invalid("channels", format.channels, "must be 1 (mono) or 2 (stereo)")
         }
         if isLossy && !bitRateRange.contains(bitRate) {
-            throw AudioError(.invalidArgument, subject: "--bitrate \(bitRate)",
-                             reason: "\(displayName) needs \(bitRateRange.lowerBound / 1000)k to \(bitRateRange.upperBound / 1000)k")
+            throw AudioError.invalid("bitrate", bitRate,
+                                     "\(displayName) needs \(bitRateRange.lowerBound / 1000)k to \(bitRateRange.upperBound / 1000)k")
         }
     }
 }

@@ -7,7 +7,7 @@ import Foundation
 ///
 /// ```swift
 /// let meter = try LoudnessMeter(format: clip.format)
-/// clip.samples.withUnsafeBufferPointer { meter.add($0) }
+/// try clip.samples.withUnsafeBufferPointer { try meter.add($0) }
 /// meter.integratedLoudness   // e.g. -19.7 (LUFS), nil for silence or < 400 ms
 /// meter.truePeak             // e.g. -2.1 (dBTP)
 /// ```
@@ -31,26 +31,27 @@ public final class LoudnessMeter {
     deinit { ebur128_destroy(&state) }
 
     /// Adds interleaved frames.
-    public func add(_ samples: UnsafeBufferPointer<Float>) {
+    /// - Throws: `AudioError` when libebur128 refuses them (out of memory).
+    public func add(_ samples: UnsafeBufferPointer<Float>) throws {
         guard let base = samples.baseAddress, samples.count >= format.channels else { return }
-        ebur128_add_frames_float(state, base, samples.count / format.channels)
+        try Ebur128.check(ebur128_add_frames_float(state, base, samples.count / format.channels), "ebur128_add_frames_float")
     }
 
     /// Gated integrated loudness in LUFS; `nil` when nothing passed the gates (silence, or < 400 ms).
-    public var integratedLoudness: Double? {
+    public func integratedLoudness() throws -> Double? {
         var value = -Double.infinity
-        guard ebur128_loudness_global(state, &value) == EBUR128_SUCCESS.rawValue, value.isFinite else { return nil }
-        return value
+        try Ebur128.check(ebur128_loudness_global(state, &value), "ebur128_loudness_global")
+        return value.isFinite ? value : nil
     }
 
     /// The highest true peak over all channels, in dBTP (−∞ for silence).
-    public var truePeak: Double {
+    /// - Throws: `AudioError` when the meter was made without true-peak measurement.
+    public func truePeak() throws -> Double {
         var highest = 0.0
         for channel in 0..<format.channels {
             var value = 0.0
-            if ebur128_true_peak(state, UInt32(channel), &value) == EBUR128_SUCCESS.rawValue {
-                highest = max(highest, value)
-            }
+            try Ebur128.check(ebur128_true_peak(state, UInt32(channel), &value), "ebur128_true_peak")
+            highest = max(highest, value)
         }
         return 20 * log10(highest)
     }
@@ -87,15 +88,30 @@ public struct LoudnessMeasurement: Sendable, Codable, Equatable {
         let shortClip = buffer.frameCount < blockFrames
         let target = shortClip ? buffer.format.frames(milliseconds: 1200) : buffer.frameCount
         var added = 0
-        buffer.samples.withUnsafeBufferPointer { samples in
+        try buffer.samples.withUnsafeBufferPointer { samples in
             repeat {
-                meter.add(samples)
+                try meter.add(samples)
                 added += buffer.frameCount
             } while added < target
         }
-        guard let loudness = meter.integratedLoudness else {
+        guard let loudness = try meter.integratedLoudness() else {
             return LoudnessMeasurement(loudness: nil, truePeak: truePeak, method: .silent)
         }
         return LoudnessMeasurement(loudness: loudness, truePeak: truePeak, method: shortClip ? .shortClip : .integrated)
+    }
+}
+
+/// The one place libebur128's return codes become `AudioError`s.
+enum Ebur128 {
+    static func check(_ code: Int32, _ operation: String) throws {
+        guard code != Int32(EBUR128_SUCCESS.rawValue) else { return }
+        let meaning: String
+        switch code {
+        case Int32(EBUR128_ERROR_NOMEM.rawValue): meaning = "out of memory"
+        case Int32(EBUR128_ERROR_INVALID_MODE.rawValue): meaning = "the meter was not set up for this measurement"
+        case Int32(EBUR128_ERROR_INVALID_CHANNEL_INDEX.rawValue): meaning = "no such channel"
+        default: meaning = "error \(code)"
+        }
+        throw AudioError(.invalidArgument, subject: "loudness meter", reason: "\(operation) failed", underlying: meaning)
     }
 }

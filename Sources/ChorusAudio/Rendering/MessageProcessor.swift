@@ -1,42 +1,44 @@
 /// A message after decode → resample → trim → normalize → fade, ready to be stitched.
-struct ProcessedMessage: Sendable {
-    var index: Int
+package struct ProcessedMessage: Sendable {
+    package var index: Int
     var audio: AudioBuffer
     /// Frames cut from the start of the clip by trimming (to shift word timings).
     var leadingTrimFrames: Int
     var gainDB: Double
     var normalization: NormalizationResult?
     var timings: StageTimings
-    var warnings: [String]
+    package var warnings: [String]
 }
 
 /// The per-message half of the pipeline. Stateless: each call builds and frees its own C contexts,
 /// so any number can run in parallel.
-struct MessageProcessor: Sendable {
-    var format: AudioFormat
-    var options: RenderOptions
+package struct MessageProcessor: Sendable {
+    package var format: AudioFormat
+    package var options: RenderOptions
 
-    func process(_ message: RenderMessage, index: Int) throws -> ProcessedMessage {
+    /// Decodes, resamples, trims, normalizes and fades message `index`.
+    /// - Throws: `AudioError` about the clip; `corrupt` when it decodes to other than `expectedSourceFrames`.
+    package func process(_ message: RenderMessage, index: Int) throws -> ProcessedMessage {
         var timings = StageTimings()
         var warnings: [String] = []
         var audio: AudioBuffer
+        var sourceFrames: Int?
+        func decode(_ reader: AudioFileReader) throws -> AudioBuffer {
+            let decoded = try reader.readAll()
+            timings.merge(reader.timings)
+            sourceFrames = (sourceFrames ?? 0) + reader.sourceFramesDecoded
+            return decoded
+        }
         switch message.source {
         case .file(let url):
-            let reader = try AudioFileReader(url: url, outputFormat: format)
-            audio = try reader.readAll()
-            timings.merge(reader.timings)
+            audio = try decode(AudioFileReader(url: url, outputFormat: format))
         case .files(let urls):
             audio = AudioBuffer(format: format)
-            for url in urls {
-                let reader = try AudioFileReader(url: url, outputFormat: format)
-                audio.samples += try reader.readAll().samples
-                timings.merge(reader.timings)
-            }
+            for url in urls { audio.samples += try decode(AudioFileReader(url: url, outputFormat: format)).samples }
         case .encoded(let data):
-            let reader = try AudioFileReader(data: data, name: message.label, outputFormat: format)
-            audio = try reader.readAll()
-            timings.merge(reader.timings)
+            audio = try decode(AudioFileReader(data: data, name: message.label, outputFormat: format))
         case .pcm(let buffer):
+            sourceFrames = buffer.frameCount
             if buffer.format == format {
                 audio = buffer
             } else {
@@ -48,6 +50,10 @@ struct MessageProcessor: Sendable {
                     return AudioBuffer(format: format, samples: samples)
                 }
             }
+        }
+
+        if let expected = message.expectedSourceFrames, let sourceFrames, sourceFrames != expected {
+            throw AudioError(.corrupt, subject: message.label, reason: "decodes to \(sourceFrames) frames instead of the \(expected) recorded for it")
         }
 
         var leading = 0

@@ -43,9 +43,12 @@ public struct RenderMessage: Sendable {
     public var fallback: Bool
     /// Word timings within the clip, when known.
     public var words: [WordTiming]?
+    /// Frames the source must decode to, at its own rate (all files together), when known in advance
+    /// (a cached clip): a different count is an error, so a damaged cache entry is never rendered.
+    public var expectedSourceFrames: Int?
 
     public init(speaker: String, source: ClipSource, label: String, text: String? = nil,
-                voice: String? = nil, fallback: Bool = false, words: [WordTiming]? = nil) {
+                voice: String? = nil, fallback: Bool = false, words: [WordTiming]? = nil, expectedSourceFrames: Int? = nil) {
         self.speaker = speaker
         self.source = source
         self.label = label
@@ -53,20 +56,6 @@ public struct RenderMessage: Sendable {
         self.voice = voice
         self.fallback = fallback
         self.words = words
-    }
-}
-
-extension Conversation {
-    /// The messages as render input, for conversations whose every message has a recorded clip.
-    /// - Throws: `AudioError.invalidConversation` naming the first message that has only text.
-    public func recordedMessages() throws -> [RenderMessage] {
-        try messages.indices.map { index in
-            let message = messages[index]
-            guard let url = audioURL(of: index), let audio = message.audio else {
-                throw AudioError(.invalidConversation, subject: name,
-                                 reason: "messages[\(index)] has no \"audio\"; text-only messages need a voice (see `chorus voices`)")
-            }
-            return RenderMessage(speaker: message.speaker, source: .file(url), label: audio, text: message.text)
-        }
+        self.expectedSourceFrames = expectedSourceFrames
     }
 }

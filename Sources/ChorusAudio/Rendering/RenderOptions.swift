@@ -1,26 +1,56 @@
 public import Foundation
 
-/// How a conversation is rendered. Defaults: 44.1 kHz mono (48 kHz for Opus), 300 ms gaps,
-/// −16 LUFS with true peak ≤ −1 dBTP, edge silence trimmed, 5 ms fades, 128 kbit/s for lossy output.
+/// How a conversation is rendered, and the one owner of every range and default: the CLI shows
+/// these defaults in `--help` and the service applies them to requests.
+///
+/// Defaults: 44.1 kHz mono (48 kHz for Opus), −16 LUFS with true peak ≤ −1 dBTP, edge silence
+/// trimmed, 5 ms fades, 128 kbit/s for lossy output, LAME quality 3. The gap between messages
+/// belongs to the conversation (`gap_ms`, default `defaultGapMilliseconds`).
 ///
 /// ```swift
 /// var options = RenderOptions()
 /// options.targetLoudness = -19
 /// options.waveform = WaveformOptions(zoom: .pixelsPerSecond(100), bits: 8)
+/// try options.validate(for: .mp3)
 /// ```
 public struct RenderOptions: Sendable {
+    // MARK: Ranges and defaults
+
+    /// Silence between messages when a conversation does not say, milliseconds.
+    public static let defaultGapMilliseconds = 300
+    /// Allowed `gap_ms`.
+    public static let gapRange = 0...60_000
+    /// Default target loudness, LUFS.
+    public static let defaultLoudness = -16.0
+    /// Allowed target loudness, LUFS.
+    public static let loudnessRange = -70.0 ... -5.0
+    /// Default bit rate of lossy output, bits per second.
+    public static let defaultBitRate = 128_000
+    /// Default LAME quality (LAME's own default).
+    public static let defaultMP3Quality = 3
+    /// LAME quality: 0 (best, slowest) … 9 (fastest).
+    public static let mp3QualityRange = 0...9
+    /// Output sample rates any format may use (each format narrows it: `OutputFileFormat.supportedSampleRates`).
+    public static let sampleRateRange = 8_000...192_000
+    /// Output channels.
+    public static let channelRange = 1...2
+    /// Messages processed in parallel per render.
+    public static let jobsRange = 1...64
+    /// Default parallel messages: one per core.
+    public static var defaultJobs: Int { min(jobsRange.upperBound, max(1, ProcessInfo.processInfo.activeProcessorCount)) }
+
+    // MARK: Settings
+
     /// Output sample rate; `nil` picks the output format's default.
     public var sampleRate: Int?
     /// 1 (mono) or 2 (stereo).
-    public var channels: Int = 1
-    /// Silence between messages; `nil` uses the conversation's `gap_ms`, else 300.
-    public var gapMilliseconds: Int?
+    public var channels = 1
     /// Loudness-normalize each message.
     public var normalize = true
-    /// Target integrated loudness, LUFS (−70 … −5).
-    public var targetLoudness: Double = -16
+    /// Target integrated loudness, LUFS (`loudnessRange`).
+    public var targetLoudness = RenderOptions.defaultLoudness
     /// True-peak ceiling, dBTP.
-    public var truePeakCeiling: Double = -1
+    public var truePeakCeiling = -1.0
     /// Trim leading and trailing silence of each message.
     public var trimSilence = true
     /// Trimming parameters.
@@ -28,13 +58,13 @@ public struct RenderOptions: Sendable {
     /// Fade length at each message's edges, milliseconds (≤ 10).
     public var fadeMilliseconds = 5
     /// Bits per second for MP3, M4A and Ogg output.
-    public var bitRate = 128_000
-    /// LAME quality 0–9 (3 is LAME's default).
-    public var mp3Quality = 3
+    public var bitRate = RenderOptions.defaultBitRate
+    /// LAME quality (`mp3QualityRange`).
+    public var mp3Quality = RenderOptions.defaultMP3Quality
     /// Waveform peaks to compute, if any.
     public var waveform: WaveformOptions?
     /// Messages decoded and normalized at once (the encoder runs beside them).
-    public var concurrency = max(1, ProcessInfo.processInfo.activeProcessorCount)
+    public var jobs = RenderOptions.defaultJobs
 
     public init() {}
 
@@ -43,40 +73,30 @@ public struct RenderOptions: Sendable {
         AudioFormat(sampleRate: sampleRate ?? fileFormat.defaultSampleRate, channels: channels)
     }
 
-    /// Checks every value, naming the option that is out of range.
+    /// Checks every value for output in `fileFormat`.
+    /// - Throws: `AudioError.invalidArgument` whose `subject` is the field (`sample_rate`, `loudness`, `quality`,
+    ///   `jobs`, `channels`, `bitrate`, `bits`, `samples_per_pixel`, `pixels_per_second`) and `value` what was given.
     public func validate(for fileFormat: OutputFileFormat) throws {
-        if let sampleRate, !(8_000...192_000).contains(sampleRate) {
-            throw AudioError(.invalidArgument, subject: "--sample-rate \(sampleRate)", reason: "must be between 8000 and 192000 Hz")
+        if !targetLoudness.isFinite || !Self.loudnessRange.contains(targetLoudness) {
+            throw AudioError.invalid("loudness", OrderedJSON.format(targetLoudness),
+                                     "must be between \(Int(Self.loudnessRange.lowerBound)) and \(Int(Self.loudnessRange.upperBound)) LUFS")
         }
-        if let gapMilliseconds, !(0...60_000).contains(gapMilliseconds) {
-            throw AudioError(.invalidArgument, subject: "--gap-ms \(gapMilliseconds)", reason: "must be between 0 and 60000 milliseconds")
+        if !Self.mp3QualityRange.contains(mp3Quality) {
+            throw AudioError.invalid("quality", mp3Quality, "must be between 0 (best) and 9 (fastest)")
         }
-        if !targetLoudness.isFinite || !(-70.0 ... -5.0).contains(targetLoudness) {
-            throw AudioError(.invalidArgument, subject: "--loudness \(targetLoudness)", reason: "must be between -70 and -5 LUFS")
-        }
-        if !(0...9).contains(mp3Quality) {
-            throw AudioError(.invalidArgument, subject: "--quality \(mp3Quality)", reason: "must be between 0 (best) and 9 (fastest)")
-        }
-        if concurrency < 1 || concurrency > 64 {
-            throw AudioError(.invalidArgument, subject: "--jobs \(concurrency)", reason: "must be between 1 and 64")
+        if !Self.jobsRange.contains(jobs) {
+            throw AudioError.invalid("jobs", jobs, "must be between \(Self.jobsRange.lowerBound) and \(Self.jobsRange.upperBound)")
         }
         try fileFormat.validate(outputFormat(for: fileFormat), bitRate: bitRate)
-        try waveform?.validate()
+        try waveform?.validate(sampleRate: outputFormat(for: fileFormat).sampleRate)
     }
-}
 
-/// Where a render writes. Every file is written under a temporary name and renamed into place
-/// only when the whole render succeeded.
-public struct RenderOutputs: Sendable {
-    public var audio: URL
-    public var timeline: URL?
-    public var waveform: URL?
-    public var captions: URL?
-
-    public init(audio: URL, timeline: URL? = nil, waveform: URL? = nil, captions: URL? = nil) {
-        self.audio = audio
-        self.timeline = timeline
-        self.waveform = waveform
-        self.captions = captions
+    /// Checks a conversation's gap.
+    /// - Throws: `AudioError.invalidArgument` about `gap_ms`.
+    public static func validate(gapMilliseconds: Int) throws {
+        guard gapRange.contains(gapMilliseconds) else {
+            throw AudioError.invalid("gap_ms", gapMilliseconds,
+                                     "must be between \(gapRange.lowerBound) and \(gapRange.upperBound) milliseconds")
+        }
     }
 }

@@ -74,7 +74,7 @@ public struct Timeline: Codable, Sendable, Equatable {
 
     /// Builds the timeline of `segments` placed in `samples` frames of output.
     init(format: AudioFormat, samples: Int, gapMs: Int, segments: [Segment]) {
-        self.duration = Self.seconds(samples, format.sampleRate)
+        self.duration = format.roundedSeconds(frames: samples)
         self.samples = samples
         self.sampleRate = format.sampleRate
         self.channels = format.channels
@@ -92,14 +92,9 @@ public struct Timeline: Codable, Sendable, Equatable {
             speakers[position].seconds += Double(segment.endSample - segment.startSample)
         }
         for index in speakers.indices {
-            speakers[index].seconds = Self.seconds(Int(speakers[index].seconds), format.sampleRate)
+            speakers[index].seconds = format.roundedSeconds(frames: Int(speakers[index].seconds))
         }
         self.speakers = speakers
-    }
-
-    /// Seconds for a sample count, rounded to the microsecond for readable JSON.
-    static func seconds(_ samples: Int, _ rate: Int) -> Double {
-        (Double(samples) / Double(rate) * 1_000_000).rounded() / 1_000_000
     }
 
     /// Pretty-printed JSON, members in the documented order; optional fields are omitted when absent.

@@ -10,6 +10,7 @@
 /// // <v Sarah>Practice moved to 4:30.
 /// ```
 public enum WebVTT {
+    /// One cue per message that takes time in the output.
     public static func captions(for timeline: Timeline) -> String {
         var out = "WEBVTT\n"
         for (number, segment) in timeline.segments.enumerated() where segment.endSample > segment.startSample {
@@ -21,7 +22,7 @@ public enum WebVTT {
     }
 
     /// `hh:mm:ss.mmm`.
-    static func timestamp(_ seconds: Double) -> String {
+    public static func timestamp(_ seconds: Double) -> String {
         let milliseconds = Int((seconds * 1000).rounded())
         let hours = milliseconds / 3_600_000
         let minutes = milliseconds / 60_000 % 60

@@ -4,7 +4,7 @@ import Dispatch
 import Foundation
 
 @main
-struct Chorus: AsyncParsableCommand {
+struct ChorusCommand: AsyncParsableCommand {
     static func main() async {
         Interruption.install()
         do {

@@ -1,3 +1,4 @@
+import ChorusAudio
 import Foundation
 
 /// Any JSON value, for pass-through settings (e.g. a provider's `voice_settings`).
@@ -55,19 +56,5 @@ public enum JSONValue: Sendable, Hashable, Codable {
         }
     }
 
-    static func quote(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 { out += String(format: "\\u%04x", scalar.value) } else { out.unicodeScalars.append(scalar) }
-            }
-        }
-        return out + "\""
-    }
+    static func quote(_ text: String) -> String { OrderedJSON.quote(text) }
 }

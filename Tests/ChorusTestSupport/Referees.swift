@@ -1,36 +1,17 @@
-import Foundation
-import Testing
-@testable import ChorusAudio
+public import ChorusAudio
+public import Foundation
+public import Testing
 
-/// A fresh temporary folder, removed when the value is released.
-final class TemporaryDirectory: @unchecked Sendable {
-    let url: URL
+// Independent referees and assertions shared by the test targets.
 
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-
-    /// Writes `text` to `name` and returns its URL.
-    @discardableResult
-    func write(_ text: String, to name: String) throws -> URL {
-        let url = file(name)
-        try Data(text.utf8).write(to: url)
-        return url
-    }
-}
 
 /// Runs the `ffmpeg` program, an independent referee for what decoders yield. Never used by the product.
-enum Referee {
-    static let ffmpeg: String? = ["/usr/bin/ffmpeg", "/usr/local/bin/ffmpeg"].first { FileManager.default.isExecutableFile(atPath: $0) }
-    static var available: Bool { ffmpeg != nil }
+public enum Referee {
+    public static let ffmpeg: String? = ["/usr/bin/ffmpeg", "/usr/local/bin/ffmpeg"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    public static var available: Bool { ffmpeg != nil }
 
     /// Decodes `url` with ffmpeg to interleaved 16-bit samples at the file's own rate and channels.
-    static func decodeS16(_ url: URL) throws -> [Int16] {
+    public static func decodeS16(_ url: URL) throws -> [Int16] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: ffmpeg!)
         process.arguments = ["-v", "error", "-i", url.path, "-f", "s16le", "-"]
@@ -44,7 +25,7 @@ enum Referee {
     }
 
     /// The stream length ffprobe reports (`duration_ts`, after the MP4 edit list), in frames at the stream rate.
-    static func streamDurationFrames(_ url: URL) throws -> Int {
+    public static func streamDurationFrames(_ url: URL) throws -> Int {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: ffmpeg!.replacingOccurrences(of: "ffmpeg", with: "ffprobe"))
         process.arguments = ["-v", "error", "-select_streams", "a:0", "-show_entries", "stream=duration_ts", "-of", "csv=p=0", url.path]
@@ -57,20 +38,20 @@ enum Referee {
     }
 
     /// Frames ffmpeg decodes from `url`.
-    static func decodedFrames(_ url: URL, channels: Int) throws -> Int {
+    public static func decodedFrames(_ url: URL, channels: Int) throws -> Int {
         try decodeS16(url).count / channels
     }
 }
 
 /// A minimal RIFF/WAVE reader for 16-bit PCM, independent of FFmpeg and libsndfile.
-enum WAVReference {
-    struct Contents {
-        var sampleRate: Int
-        var channels: Int
-        var samples: [Int16]
+public enum WAVReference {
+    public struct Contents {
+        public var sampleRate: Int
+        public var channels: Int
+        public var samples: [Int16]
     }
 
-    static func read(_ url: URL) throws -> Contents {
+    public static func read(_ url: URL) throws -> Contents {
         let data = try Data(contentsOf: url)
         func u32(_ offset: Int) -> Int { Int(data[offset]) | Int(data[offset + 1]) << 8 | Int(data[offset + 2]) << 16 | Int(data[offset + 3]) << 24 }
         func u16(_ offset: Int) -> Int { Int(data[offset]) | Int(data[offset + 1]) << 8 }
@@ -95,15 +76,15 @@ enum WAVReference {
 }
 
 /// Loudness of a slice of decoded audio, measured with libebur128 including true peak (the referee for normalization).
-func referenceLoudness(_ buffer: AudioBuffer) throws -> (integrated: Double?, truePeak: Double) {
+public func referenceLoudness(_ buffer: AudioBuffer) throws -> (integrated: Double?, truePeak: Double) {
     let meter = try LoudnessMeter(format: buffer.format, truePeak: true)
-    buffer.samples.withUnsafeBufferPointer { meter.add($0) }
-    return (meter.integratedLoudness, meter.truePeak)
+    try buffer.samples.withUnsafeBufferPointer { try meter.add($0) }
+    return (try meter.integratedLoudness(), try meter.truePeak())
 }
 
 /// Zero crossings per second of the first channel while it sounds (codec delay and padding excluded):
 /// 2 × frequency for a pure tone.
-func zeroCrossingRate(_ buffer: AudioBuffer) -> Double {
+public func zeroCrossingRate(_ buffer: AudioBuffer) -> Double {
     let channels = buffer.format.channels
     let threshold = buffer.peak * 0.2
     let loud = (0..<buffer.frameCount).filter { abs(buffer.samples[$0 * channels]) > threshold }
@@ -119,7 +100,7 @@ func zeroCrossingRate(_ buffer: AudioBuffer) -> Double {
 }
 
 /// Expects `body` to throw an `AudioError` with `code` whose description contains every fragment.
-func expectAudioError(_ code: AudioError.Code, mentioning fragments: [String], sourceLocation: SourceLocation = #_sourceLocation,
+public func expectAudioError(_ code: AudioError.Code, mentioning fragments: [String], sourceLocation: SourceLocation = #_sourceLocation,
                       _ body: () async throws -> Void) async {
     do {
         try await body()
@@ -133,3 +114,27 @@ func expectAudioError(_ code: AudioError.Code, mentioning fragments: [String], s
         Issue.record("expected AudioError, got \(error)", sourceLocation: sourceLocation)
     }
 }
+
+/// audiowaveform's algorithm, written out plainly: average channels (C integer division),
+/// min/max per block of `samplesPerPixel` frames, final partial block included.
+public func audiowaveformReference(_ samples: [Int16], channels: Int, samplesPerPixel: Int) -> [Int] {
+    var out: [Int] = []
+    let frames = samples.count / channels
+    var start = 0
+    while start < frames {
+        let end = min(frames, start + samplesPerPixel)
+        var low = Int.max
+        var high = Int.min
+        for frame in start..<end {
+            var sum = 0
+            for channel in 0..<channels { sum += Int(samples[frame * channels + channel]) }
+            let value = sum / channels
+            low = min(low, value)
+            high = max(high, value)
+        }
+        out += [low, high]
+        start = end
+    }
+    return out
+}
+

@@ -1,6 +1,9 @@
+import ChorusAudio
+import ChorusFixtures
+import ChorusTestSupport
+import ChorusVoices
 import Foundation
 import Testing
-@testable import ChorusAudio
 
 /// A conversation of generated voices in mixed formats and rates, each padded with silence.
 struct FixtureConversation {
@@ -38,13 +41,15 @@ struct FixtureConversation {
     }
 
     func render(to name: String, options: RenderOptions = RenderOptions(), timeline: Bool = true,
-                waveform: String? = nil, captions: Bool = false) async throws -> RenderResult {
+                waveform: String? = nil, captions: Bool = false, gapMilliseconds: Int? = nil) async throws -> RenderResult {
         let outputs = RenderOutputs(audio: directory.file(name),
                                     timeline: timeline ? directory.file(name + ".timeline.json") : nil,
                                     waveform: waveform.map { directory.file($0) },
                                     captions: captions ? directory.file(name + ".vtt") : nil)
-        return try await ConversationRenderer(options: options).render(
-            try conversation.recordedMessages(), gapMilliseconds: conversation.gapMilliseconds, to: outputs)
+        var conversation = self.conversation
+        if let gapMilliseconds { conversation.gapMilliseconds = gapMilliseconds }
+        let chorus = try Chorus(configuration: Chorus.Configuration(cacheDirectory: directory.file("cache")))
+        return try await chorus.render(conversation, options: options, to: outputs).result()
     }
 }
 
@@ -101,7 +106,7 @@ struct RenderTests {
         let decoded = try AudioFileReader(url: url).readAll()
         #expect(decoded.format.sampleRate == timeline.sampleRate)
         try #require(decoded.frameCount == timeline.samples, "\(format): decoded \(decoded.frameCount), timeline \(timeline.samples)")
-        #expect(timeline.duration == Timeline.seconds(timeline.samples, timeline.sampleRate))
+        #expect(timeline.duration == AudioFormat(sampleRate: timeline.sampleRate, channels: 1).roundedSeconds(frames: timeline.samples))
         #expect(timeline.gapMs == 450)
         if Referee.available {
             // FFmpeg 5.1 ignores the end of MP4 edit lists when decoding, so for M4A the referee is ffprobe's stream length.
@@ -139,6 +144,29 @@ struct RenderTests {
         #expect(vtt.contains("<v Marcus>Message 1 &lt;ok&gt; &amp; done"))
         let second = result.timeline.segments[1]
         #expect(vtt.contains("\(WebVTT.timestamp(second.start)) --> \(WebVTT.timestamp(second.end))"))
+    }
+
+    @Test("render --waveform equals audiowaveform's computation on the rendered WAV", arguments: [
+        (WaveformZoom.samplesPerPixel(256), 16), (.samplesPerPixel(512), 8), (.pixelsPerSecond(100), 8), (.pixelsPerSecond(33), 16),
+    ])
+    func renderPeaks(zoom: WaveformZoom, bits: Int) async throws {
+        let fixture = try FixtureConversation()
+        var options = RenderOptions()
+        options.waveform = WaveformOptions(zoom: zoom, bits: bits)
+        _ = try await fixture.render(to: "out.wav", options: options, waveform: "peaks.json")
+        let wav = try WAVReference.read(fixture.directory.file("out.wav"))
+        let samplesPerPixel = try zoom.samplesPerPixel(sampleRate: 44_100)
+        var expected = audiowaveformReference(wav.samples, channels: 1, samplesPerPixel: samplesPerPixel)
+        if bits == 8 { expected = expected.map { $0 / 256 } }
+
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: fixture.directory.file("peaks.json"))) as! [String: Any]
+        #expect(json["version"] as? Int == 2)
+        #expect(json["channels"] as? Int == 1)
+        #expect(json["sample_rate"] as? Int == 44_100)
+        #expect(json["samples_per_pixel"] as? Int == samplesPerPixel)
+        #expect(json["bits"] as? Int == bits)
+        #expect(json["length"] as? Int == expected.count / 2)
+        #expect(json["data"] as? [Int] == expected)
     }
 
     @Test("--no-trim and --no-normalize keep clips as they are")
@@ -183,8 +211,8 @@ struct RenderFailureTests {
         try Self.original.write(to: output)
         await expectAudioError(code, mentioning: ["messages[1]", bad] + mentioning) {
             let loaded = try Conversation.load(from: conversation)
-            _ = try await ConversationRenderer(options: RenderOptions()).render(
-                try loaded.recordedMessages(), to: RenderOutputs(audio: output, timeline: directory.file("t.json")))
+            let chorus = try Chorus(configuration: Chorus.Configuration(cacheDirectory: directory.file("cache")))
+            _ = try await chorus.render(loaded, to: RenderOutputs(audio: output, timeline: directory.file("t.json"))).result()
         }
         #expect(try Data(contentsOf: output) == Self.original, "the existing output must be untouched")
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasSuffix(".partial") || $0 == "t.json" }
@@ -229,17 +257,19 @@ struct RenderFailureTests {
     func absurdParameters(parameter: String, value: Int) async throws {
         let fixture = try FixtureConversation()
         var options = RenderOptions()
+        var gap: Int?
+        let field: String
         switch parameter {
-        case "sampleRate": options.sampleRate = value
-        case "gap": options.gapMilliseconds = value
-        case "loudness": options.targetLoudness = Double(value)
-        case "bitrate": options.bitRate = value
-        default: options.channels = value
+        case "sampleRate": options.sampleRate = value; field = "sample_rate"
+        case "gap": gap = value; field = "gap_ms"
+        case "loudness": options.targetLoudness = Double(value); field = "loudness"
+        case "bitrate": options.bitRate = value; field = "bitrate"
+        default: options.channels = value; field = "channels"
         }
         let output = fixture.directory.file("out.mp3")
         try Self.original.write(to: output)
-        await expectAudioError(.invalidArgument, mentioning: [String(value)]) {
-            _ = try await fixture.render(to: "out.mp3", options: options)
+        await expectAudioError(.invalidArgument, mentioning: ["\(field) \(value)"]) {
+            _ = try await fixture.render(to: "out.mp3", options: options, gapMilliseconds: gap)
         }
         #expect(try Data(contentsOf: output) == Self.original)
     }

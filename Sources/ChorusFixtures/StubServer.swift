@@ -1,30 +1,38 @@
-import Foundation
+public import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A tiny HTTP/1.1 server on 127.0.0.1 for provider tests: one thread per connection, so
+/// A tiny HTTP/1.1 server on 127.0.0.1 for provider tests and benchmarks: one thread per connection, so
 /// concurrent requests really overlap. Handlers see the parsed request and return a response.
-final class StubServer: @unchecked Sendable {
-    struct Request: Sendable {
-        var method: String
-        var path: String
-        var query: [String: String]
-        var headers: [String: String]
-        var body: Data
-        var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] }
+public final class StubServer: @unchecked Sendable {
+    public struct Request: Sendable {
+        public var method: String
+        public var path: String
+        public var query: [String: String]
+        public var headers: [String: String]
+        public var body: Data
+        public var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] }
     }
 
-    struct Response: Sendable {
-        var status: Int
-        var headers: [String: String] = [:]
-        var body: Data = Data()
-        /// Seconds to wait before answering.
-        var delay: Double = 0
+    public struct Response: Sendable {
+        public var status: Int
+        public var headers: [String: String] = [:]
+        public var body: Data = Data()
+        /// Seconds after the request arrived at which to answer.
+        public var delay: Double = 0
         /// Close the connection without answering.
-        var drop = false
+        public var drop = false
 
-        static func json(_ status: Int, _ object: Any, headers: [String: String] = [:]) -> Response {
+        public init(status: Int, headers: [String: String] = [:], body: Data = Data(), delay: Double = 0, drop: Bool = false) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+            self.delay = delay
+            self.drop = drop
+        }
+
+        public static func json(_ status: Int, _ object: Any, headers: [String: String] = [:]) -> Response {
             var all = headers
             all["Content-Type"] = "application/json"
             return Response(status: status, headers: all, body: try! JSONSerialization.data(withJSONObject: object))
@@ -32,7 +40,7 @@ final class StubServer: @unchecked Sendable {
     }
 
     private let socketDescriptor: Int32
-    let port: Int
+    public let port: Int
     private let lock = NSLock()
     private var handler: @Sendable (Request) -> Response
     private var _requests: [Request] = []
@@ -40,11 +48,11 @@ final class StubServer: @unchecked Sendable {
     private var _maxInFlight = 0
     private var stopped = false
 
-    var baseURL: String { "http://127.0.0.1:\(port)" }
-    var requests: [Request] { lock.withLock { _requests } }
-    var maxInFlight: Int { lock.withLock { _maxInFlight } }
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    public var requests: [Request] { lock.withLocked { _requests } }
+    public var maxInFlight: Int { lock.withLocked { _maxInFlight } }
 
-    init(handler: @escaping @Sendable (Request) -> Response) throws {
+    public init(handler: @escaping @Sendable (Request) -> Response) throws {
         self.handler = handler
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var yes: Int32 = 1
@@ -69,15 +77,15 @@ final class StubServer: @unchecked Sendable {
 
     deinit { stop() }
 
-    func stop() {
-        let wasStopped = lock.withLock { () -> Bool in defer { stopped = true }; return stopped }
+    public func stop() {
+        let wasStopped = lock.withLocked { () -> Bool in defer { stopped = true }; return stopped }
         if !wasStopped {
             shutdown(socketDescriptor, Int32(SHUT_RDWR))
             close(socketDescriptor)
         }
     }
 
-    func setHandler(_ handler: @escaping @Sendable (Request) -> Response) { lock.withLock { self.handler = handler } }
+    public func setHandler(_ handler: @escaping @Sendable (Request) -> Response) { lock.withLocked { self.handler = handler } }
 
     private func acceptLoop() {
         while true {
@@ -121,16 +129,19 @@ final class StubServer: @unchecked Sendable {
                 query[String(keyValue[0])] = keyValue.count > 1 ? String(keyValue[1]) : ""
             }
         }
+        let received = Date()
         let request = Request(method: String(requestLine[0]), path: String(pieces[0]), query: query, headers: headers, body: body)
-        let currentHandler = lock.withLock { () -> @Sendable (Request) -> Response in
+        let currentHandler = lock.withLocked { () -> @Sendable (Request) -> Response in
             _requests.append(request)
             inFlight += 1
             _maxInFlight = max(_maxInFlight, inFlight)
             return handler
         }
         let response = currentHandler(request)
-        if response.delay > 0 { Thread.sleep(forTimeInterval: response.delay) }
-        lock.withLock { inFlight -= 1 }
+        // The delay counts from the request's arrival, so the time spent making the response is part of it.
+        let wait = response.delay - Date().timeIntervalSince(received)
+        if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+        lock.withLocked { inFlight -= 1 }
         if response.drop { return }
         var text = "HTTP/1.1 \(response.status) Stub\r\nContent-Length: \(response.body.count)\r\nConnection: close\r\n"
         for (name, value) in response.headers { text += "\(name): \(value)\r\n" }
@@ -149,7 +160,7 @@ final class StubServer: @unchecked Sendable {
 }
 
 extension NSLock {
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+    fileprivate func withLocked<T>(_ body: () throws -> T) rethrows -> T {
         lock()
         defer { unlock() }
         return try body()

@@ -1,3 +1,4 @@
+public import ChorusAudio
 import Foundation
 
 /// Deterministic test and benchmark signals: tones, silence, ramps and a speech-like voice.
@@ -80,13 +81,13 @@ public enum SignalGenerator {
 }
 
 /// A small deterministic random generator (SplitMix64).
-struct SplitMix {
+public struct SplitMix {
     private var state: UInt64
 
-    init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { state = seed }
 
     /// A value in [0, 1).
-    mutating func next() -> Double {
+    public mutating func next() -> Double {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

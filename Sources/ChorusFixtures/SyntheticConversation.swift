@@ -1,3 +1,4 @@
+public import ChorusAudio
 public import Foundation
 
 /// A generated multi-voice conversation in mixed formats, for benchmarks: the job `chorus bench`

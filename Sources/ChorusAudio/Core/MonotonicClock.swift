@@ -1,0 +1,10 @@
+import Foundation
+
+/// Seconds on a monotonic clock, for stage timings and wall times.
+package enum MonotonicClock {
+    package static var now: Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+
+/// A fixed set of threads for CPU-heavy audio work (decode, normalize, encode), so it never runs
+/// on Swift's cooperative pool or an event loop, where it would starve the server and HTTP
+/// clients' deadlines. Callers are bounded by their own windows; the queue is FIFO.
+///
+/// ```swift
+/// let pool = WorkerPool(threads: 2)
+/// let peaks = try await pool.run { try WaveformPeaks.compute(fileAt: url, zoom: .samplesPerPixel(256)) }
+/// ```
+package final class WorkerPool: Sendable {
+    package let threadCount: Int
+    private let queue: JobQueue
+
+    /// Starts `threads` threads (at least 1) that live as long as the pool.
+    package init(threads: Int, name: String = "chorus-audio") {
+        threadCount = max(1, threads)
+        queue = JobQueue()
+        for index in 0..<threadCount {
+            let thread = Thread { [queue] in
+                // Signals belong to the process's handlers (e.g. the CLI's Ctrl-C cleanup), never to a worker.
+                var all = sigset_t()
+                sigfillset(&all)
+                pthread_sigmask(SIG_BLOCK, &all, nil)
+                queue.work()
+            }
+            thread.name = "\(name)-\(index)"
+            thread.stackSize = 8 << 20
+            thread.start()
+        }
+    }
+
+    deinit { queue.stop() }
+
+    /// One pool per process for callers that do not make their own: as many threads as cores.
+    package static let shared = WorkerPool(threads: ProcessInfo.processInfo.activeProcessorCount)
+
+    /// Runs `body` on a pool thread and returns its result. A task cancelled before its turn comes
+    /// throws `CancellationError` without running `body`.
+    package func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try Task.checkCancellation()
+        let cancelled = CancelFlag()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                queue.enqueue {
+                    if cancelled.isSet {
+                        continuation.resume(throwing: CancellationError())
+                    } else {
+                        continuation.resume(with: Result { try body() })
+                    }
+                }
+            }
+        } onCancel: {
+            cancelled.set()
+        }
+    }
+
+    /// Jobs waiting for a thread.
+    package var waiting: Int { queue.count }
+}
+
+/// A thread-safe one-way flag.
+final class CancelFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
+    func set() { lock.lock(); value = true; lock.unlock() }
+}
+
+/// The FIFO behind `WorkerPool`.
+private final class JobQueue: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var jobs: [() -> Void] = []
+    private var head = 0
+    private var stopped = false
+
+    var count: Int { condition.lock(); defer { condition.unlock() }; return jobs.count - head }
+
+    func enqueue(_ job: @escaping () -> Void) {
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    func stop() {
+        condition.lock()
+        stopped = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func work() {
+        while true {
+            condition.lock()
+            while head == jobs.count && !stopped { condition.wait() }
+            if head == jobs.count {
+                condition.unlock()
+                return
+            }
+            let job = jobs[head]
+            head += 1
+            if head > 1024 && head * 2 > jobs.count {
+                jobs.removeFirst(head)
+                head = 0
+            }
+            condition.unlock()
+            job()
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+
+/// One render's engine half: validated settings, the encoder and waveform behind the `Stitcher`,
+/// the outputs (temporary files until `finish()`), and the timeline as messages are placed.
+///
+/// The caller (the `Chorus` entry point) decides when messages exist and runs `processor` on
+/// worker threads in parallel; it hands finished messages to `append` in order, one at a time,
+/// then calls `finish()` — or `discard(_:)`, after which nothing is left behind.
+package final class RenderSession: @unchecked Sendable {
+    package let format: AudioFormat
+    package let fileFormat: OutputFileFormat
+    package let gapMilliseconds: Int
+    /// Decode → trim → normalize → fade for one message; safe to call from several threads at once.
+    package let processor: MessageProcessor
+    private let options: RenderOptions
+    private let outputs: RenderOutputs
+    private let encoded: EncodedOutput
+    private let audioFile: AtomicOutput?
+    private let sideFiles: [AtomicOutput?]
+    private let stitcher: Stitcher
+    private let started = MonotonicClock.now
+    private var segments: [Timeline.Segment] = []
+    private var normalization: [NormalizationResult?] = []
+    private var timings = StageTimings()
+    private var warnings: [String] = []
+    private var done = false
+
+    /// Validates `options`, `gapMilliseconds` and `outputs`, and opens the outputs.
+    /// - Throws: `AudioError.invalidArgument` naming the field; `writeFailed` naming a file that cannot be created.
+    package init(options: RenderOptions, gapMilliseconds: Int, outputs: RenderOutputs) throws {
+        let fileFormat = try outputs.audioFormat()
+        try options.validate(for: fileFormat)
+        try RenderOptions.validate(gapMilliseconds: gapMilliseconds)
+        try outputs.validate(options: options)
+        self.fileFormat = fileFormat
+        self.options = options
+        self.outputs = outputs
+        self.gapMilliseconds = gapMilliseconds
+        let format = options.outputFormat(for: fileFormat)
+        self.format = format
+        audioFile = try outputs.audio.map(AtomicOutput.init)
+        sideFiles = try [outputs.timeline, outputs.waveform, outputs.captions].map { try $0.map(AtomicOutput.init) }
+        do {
+            encoded = try EncodedOutput(file: audioFile?.temporaryURL, memory: outputs.keepAudioInMemory, stream: outputs.stream,
+                                        subject: outputs.audio?.path ?? "\(fileFormat.rawValue) output")
+            let settings = EncoderSettings(fileFormat: fileFormat, format: format, bitRate: options.bitRate, mp3Quality: options.mp3Quality)
+            stitcher = try Stitcher(
+                encoder: EncoderFactory.make(settings, output: encoded),
+                waveform: options.waveform.map { try WaveformGenerator(sampleRate: format.sampleRate, channels: format.channels, zoom: $0.zoom) },
+                gapFrames: format.frames(milliseconds: gapMilliseconds))
+        } catch {
+            [audioFile].compactMap { $0 }.forEach { $0.discard() }
+            sideFiles.forEach { $0?.discard() }
+            outputs.stream?.finish(throwing: error)
+            throw error
+        }
+        processor = MessageProcessor(format: format, options: options)
+    }
+
+    deinit {
+        if !done { discard(CancellationError()) }
+    }
+
+    /// Stitches `processed` (message `processed.index`) after what is already written and returns
+    /// its timeline entry, whose position in the output is now fixed.
+    package func append(_ processed: ProcessedMessage, for message: RenderMessage) throws -> Timeline.Segment {
+        let placed = try stitcher.append(processed.audio)
+        let segment = segment(for: message, processed, placed: placed)
+        segments.append(segment)
+        normalization.append(processed.normalization)
+        timings.merge(processed.timings)
+        warnings += processed.warnings
+        return segment
+    }
+
+    /// Finishes the encoder, writes the side files and moves every file into place.
+    package func finish() throws -> RenderResult {
+        let peaks = try stitcher.finish()
+        timings.merge(stitcher.timings)
+        let audio = try encoded.finish()
+        let timeline = Timeline(format: format, samples: stitcher.framesWritten, gapMs: gapMilliseconds, segments: segments)
+        if let file = sideFiles[0] { try file.write(timeline.jsonData()) }
+        if let file = sideFiles[1], let peaks, let waveform = options.waveform {
+            try file.write(peaks.fileData(for: file.destination, bits: waveform.bits))
+        }
+        if let file = sideFiles[2] { try file.write(Data(WebVTT.captions(for: timeline).utf8)) }
+        try audioFile?.commit()
+        for file in sideFiles { try file?.commit() }
+        done = true
+        return RenderResult(timeline: timeline, waveform: peaks, audio: audio, timings: timings,
+                            wallSeconds: MonotonicClock.now - started, normalization: normalization, warnings: warnings)
+    }
+
+    /// Abandons the render: temporary files are removed and a stream ends with `error`. Safe to call more than once.
+    package func discard(_ error: any Error) {
+        done = true
+        encoded.fail(error)
+        audioFile?.discard()
+        sideFiles.forEach { $0?.discard() }
+    }
+
+    /// Where the message landed, with its word timings moved from clip time to output time
+    /// (shifted by its position minus what trimming cut, clamped inside it, kept in order).
+    private func segment(for message: RenderMessage, _ processed: ProcessedMessage, placed: Range<Int>) -> Timeline.Segment {
+        var words: [Timeline.Word]?
+        if let timings = message.words {
+            let offset = format.seconds(frames: placed.lowerBound - processed.leadingTrimFrames)
+            let low = format.seconds(frames: placed.lowerBound)
+            let high = format.seconds(frames: placed.upperBound)
+            var previous = low
+            words = timings.compactMap { timing in
+                let start = min(high, max(previous, timing.start + offset))
+                let end = min(high, max(start, timing.end + offset))
+                previous = start
+                return Timeline.Word(word: timing.word, start: AudioFormat.roundedToMicroseconds(start),
+                                     end: AudioFormat.roundedToMicroseconds(end))
+            }
+        }
+        return Timeline.Segment(
+            index: processed.index, speaker: message.speaker,
+            start: format.roundedSeconds(frames: placed.lowerBound), end: format.roundedSeconds(frames: placed.upperBound),
+            startSample: placed.lowerBound, endSample: placed.upperBound, text: message.text, source: message.label,
+            gainDB: (processed.gainDB * 100).rounded() / 100, voice: message.voice,
+            fallback: message.fallback ? true : nil, words: words)
+    }
+}

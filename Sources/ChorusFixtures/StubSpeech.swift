@@ -1,0 +1,37 @@
+public import ChorusAudio
+public import Foundation
+
+/// Fake provider speech for tests and benchmarks: a speech-like signal whose length follows the
+/// text (`secondsPerCharacter`), as 24 kHz 16-bit mono PCM, the raw format OpenAI and ElevenLabs send.
+///
+/// ```swift
+/// let server = try StubSpeech.openAIServer(latency: 1)   // answers POST /v1/audio/speech after 1 s
+/// ```
+public enum StubSpeech {
+    public static let sampleRate = 24_000
+
+    /// Little-endian 16-bit PCM for `text`.
+    public static func pcm16(for text: String, secondsPerCharacter: Double = 0.05) -> Data {
+        let format = AudioFormat(sampleRate: sampleRate, channels: 1)
+        var seed: UInt64 = 1469598103934665603
+        for byte in text.utf8 { seed = (seed ^ UInt64(byte)) &* 1099511628211 }
+        let voice = SignalGenerator.speechLike(fundamental: 120 + Double(seed % 100), seconds: max(0.3, Double(text.count) * secondsPerCharacter),
+                                               format: format, seed: seed)
+        var data = Data(capacity: voice.samples.count * 2)
+        for sample in voice.samples {
+            withUnsafeBytes(of: PCM16.quantize(sample).littleEndian) { data.append(contentsOf: $0) }
+        }
+        return data
+    }
+
+    /// A local server speaking OpenAI's `POST /v1/audio/speech` (`response_format: "pcm"`), answering
+    /// each request after `latency` seconds.
+    public static func openAIServer(latency: Double) throws -> StubServer {
+        try StubServer { request in
+            guard request.method == "POST", request.path == "/v1/audio/speech", let input = request.json?["input"] as? String else {
+                return .json(404, ["error": ["message": "not found", "type": "invalid_request_error"]])
+            }
+            return StubServer.Response(status: 200, headers: ["Content-Type": "audio/pcm"], body: pcm16(for: input), delay: latency)
+        }
+    }
+}

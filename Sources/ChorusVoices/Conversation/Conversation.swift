@@ -1,0 +1,161 @@
+public import ChorusAudio
+public import Foundation
+
+/// An ordered list of messages to render into one file: who speaks, a recorded clip and/or the
+/// words, the silence between messages, and which voice speaks each speaker's text.
+///
+/// This is the input of `Chorus.render`; `load(from:)` reads the conversation JSON of `chorus render`:
+///
+/// ```json
+/// { "gap_ms": 300,
+///   "voices": { "Marcus": "elevenlabs:JBFqnCBsd6RMkjVDRZzb" },
+///   "messages": [ { "speaker": "Sarah", "audio": "clips/sarah-1.mp3", "text": "Practice moved to 4:30." },
+///                 { "speaker": "Marcus", "text": "On my way." } ] }
+/// ```
+///
+/// ```swift
+/// let conversation = try Conversation.load(from: URL(fileURLWithPath: "samples/conversation.json"))
+/// let spoken = Conversation(messages: [.init(speaker: "Sarah", text: "Dinner at seven.")])
+/// ```
+public struct Conversation: Sendable {
+    /// One message: a speaker with a recorded clip, or words to synthesize, or both (the clip is used
+    /// and the words go to the timeline and captions).
+    public struct Message: Sendable {
+        public var speaker: String
+        public var audio: Audio?
+        public var text: String?
+        /// This message's voice, overriding the conversation's `voices` map.
+        public var voice: VoiceID?
+
+        public init(speaker: String, audio: Audio? = nil, text: String? = nil, voice: VoiceID? = nil) {
+            self.speaker = speaker
+            self.audio = audio
+            self.text = text
+            self.voice = voice
+        }
+
+        /// True when the message has words but no clip, so a voice must speak it.
+        public var needsSynthesis: Bool { audio == nil }
+    }
+
+    /// A recorded clip, in any format FFmpeg decodes (recognised from its content).
+    public enum Audio: Sendable {
+        /// A file; `label` is how the timeline and errors name it (the path as written).
+        case file(URL, label: String)
+        /// Encoded bytes in memory (an upload); `label` names it.
+        case data(Data, label: String)
+
+        public var label: String {
+            switch self {
+            case .file(_, let label), .data(_, let label): return label
+            }
+        }
+    }
+
+    public var messages: [Message]
+    /// Silence between messages, milliseconds (`RenderOptions.gapRange`).
+    public var gapMilliseconds: Int
+    /// Speaker name → voice.
+    public var voices: [String: VoiceID]
+    /// Provider id → that provider's settings (`voice_settings.elevenlabs`, …).
+    public var voiceSettings: [String: [String: JSONValue]]
+    /// Where the conversation came from, for error messages.
+    public var name: String
+
+    public init(messages: [Message], gapMilliseconds: Int = RenderOptions.defaultGapMilliseconds, voices: [String: VoiceID] = [:],
+                voiceSettings: [String: [String: JSONValue]] = [:], name: String = "conversation") {
+        self.messages = messages
+        self.gapMilliseconds = gapMilliseconds
+        self.voices = voices
+        self.voiceSettings = voiceSettings
+        self.name = name
+    }
+
+    /// Reads and validates a conversation file; clip paths are relative to its folder.
+    /// - Throws: `AudioError` (`fileNotFound`, `invalidConversation`) naming the file and, for a bad message,
+    ///   its index and field (`messages[2].speaker: missing required field`).
+    public static func load(from url: URL) throws -> Conversation {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            let exists = FileManager.default.fileExists(atPath: url.path)
+            throw AudioError(exists ? .unreadable : .fileNotFound, subject: url.path, reason: exists ? "cannot read" : "no such file")
+        }
+        return try parse(data, baseDirectory: url.deletingLastPathComponent(), name: url.path)
+    }
+
+    /// Parses conversation JSON held in memory; `audio` paths are resolved against `baseDirectory`.
+    public static func parse(_ data: Data, baseDirectory: URL, name: String) throws -> Conversation {
+        let raw: RawConversation
+        do {
+            raw = try JSONDecoder().decode(RawConversation.self, from: data)
+        } catch let error as DecodingError {
+            throw AudioError(.invalidConversation, subject: name, reason: DecodingErrorText.describe(error))
+        }
+        func invalid(_ reason: String) -> AudioError { AudioError(.invalidConversation, subject: name, reason: reason) }
+        let gap = raw.gap_ms ?? RenderOptions.defaultGapMilliseconds
+        do { try RenderOptions.validate(gapMilliseconds: gap) } catch let error as AudioError { throw error.about(name, code: .invalidConversation) }
+        guard !raw.messages.isEmpty else { throw invalid("has no messages (\"messages\" is empty)") }
+        var messages: [Message] = []
+        for (index, message) in raw.messages.enumerated() {
+            if message.speaker.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                throw invalid("messages[\(index)].speaker: must not be empty")
+            }
+            var audio: Audio?
+            if let path = message.audio {
+                guard !path.trimmingCharacters(in: .whitespaces).isEmpty else { throw invalid("messages[\(index)].audio: must not be empty") }
+                let url = path.hasPrefix("/") ? URL(fileURLWithPath: path) : baseDirectory.appendingPathComponent(path).standardizedFileURL
+                audio = .file(url, label: path)
+            }
+            let hasText = !(message.text ?? "").trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+            if audio == nil && !hasText {
+                throw invalid("messages[\(index)]: needs \"audio\" (a clip) or \"text\" (words to synthesize)")
+            }
+            do {
+                messages.append(Message(speaker: message.speaker, audio: audio, text: message.text,
+                                        voice: try message.voice.map { try VoiceID(validating: $0, field: "messages[\(index)].voice") }))
+            } catch let error as AudioError {
+                throw error.about(name, code: .invalidConversation)
+            }
+        }
+        do {
+            return Conversation(messages: messages, gapMilliseconds: gap,
+                                voices: try VoiceID.map(raw.voices ?? [:], field: "voices"),
+                                voiceSettings: try VoiceSettings.parse(raw.voice_settings ?? [:]), name: name)
+        } catch let error as AudioError {
+            throw error.about(name, code: .invalidConversation)
+        }
+    }
+
+    /// The settings of `provider` (an empty object when the conversation gives none).
+    public func settings(for provider: String) -> [String: JSONValue] { voiceSettings[provider] ?? [:] }
+}
+
+/// `voice_settings`: each provider's value must be an object.
+enum VoiceSettings {
+    static func parse(_ raw: [String: JSONValue]) throws -> [String: [String: JSONValue]] {
+        var result: [String: [String: JSONValue]] = [:]
+        for (provider, value) in raw {
+            guard let object = value.object else {
+                throw AudioError(.invalidConversation, subject: "voice_settings.\(provider)", reason: "must be an object")
+            }
+            result[provider.lowercased()] = object
+        }
+        return result
+    }
+}
+
+private struct RawConversation: Decodable {
+    var gap_ms: Int?
+    var messages: [RawMessage]
+    var voices: [String: String]?
+    var voice_settings: [String: JSONValue]?
+}
+
+private struct RawMessage: Decodable {
+    var speaker: String
+    var audio: String?
+    var text: String?
+    var voice: String?
+}

@@ -1,0 +1,134 @@
+import ChorusAudio
+import Foundation
+
+/// How one render moves: every message is *sourced* (a recorded clip at once, a text message from
+/// the cache or its provider), then *processed* (decode → trim → normalize → fade, on worker
+/// threads), then *appended* in order by the encoder. Three bounds keep memory flat:
+/// sourcing runs at most `lookAhead` messages ahead of the encoder (synthesized audio is small, and
+/// providers stay busy), processing at most `options.jobs + 1` (processed PCM is what is large),
+/// and the encoder holds one message at a time.
+struct RenderPipeline: Sendable {
+    let chorus: Chorus
+    let conversation: Conversation
+    let options: RenderOptions
+    let outputs: RenderOutputs
+
+    private enum Step: Sendable {
+        case sourced(Int, SourcedMessage)
+        case processed(Int, ProcessedMessage)
+        /// The cache entries of message `index` did not decode: synthesize it afresh.
+        case staleCache(Int, AudioError)
+    }
+
+    func run(emit: @escaping @Sendable (RenderEvent) -> Void) async throws -> RenderResult {
+        let messages = conversation.messages
+        guard !messages.isEmpty else {
+            throw AudioError(.invalidConversation, subject: conversation.name, reason: "has no messages")
+        }
+        let voices = VoiceAssignment.voices(for: conversation)
+        let progress = JobProgress(RenderProgress(total: messages.count, toSynthesize: voices.compactMap { $0 }.count)) {
+            emit(.progress($0))
+        }
+        let session = try RenderSession(options: options, gapMilliseconds: conversation.gapMilliseconds, outputs: outputs)
+        let synthesizer = chorus.synthesizer
+        defer { synthesizer.cache.evict() }
+        do {
+            try await stitchAll(messages, voices: voices, session: session, progress: progress, emit: emit)
+            let pool = chorus.pool
+            return try await pool.run { try session.finish() }
+        } catch {
+            session.discard(error)
+            throw error
+        }
+    }
+
+    private func stitchAll(_ messages: [Conversation.Message], voices: [VoiceID?], session: RenderSession, progress: JobProgress,
+                           emit: @escaping @Sendable (RenderEvent) -> Void) async throws {
+        let count = messages.count
+        let processingWindow = options.jobs + 1
+        let lookAhead = min(count, max(processingWindow, 2 * chorus.configuration.providerConcurrency + processingWindow))
+        let pool = chorus.pool
+        let synthesizer = chorus.synthesizer
+        let conversation = self.conversation
+
+        try await withThrowingTaskGroup(of: Step.self) { group in
+            var sourced: [Int: SourcedMessage] = [:]
+            var processed: [Int: ProcessedMessage] = [:]
+            var processing = Set<Int>()
+            var retried = Set<Int>()
+            var nextToSource = 0
+            var written = 0
+
+            func source(_ index: Int, fresh: Bool) {
+                let message = messages[index]
+                group.addTask {
+                    if let voice = voices[index] {
+                        let result = try await synthesizer.synthesize(index: index, message: message, voice: voice, in: conversation,
+                                                                      fresh: fresh, progress: progress)
+                        progress.update { $0.synthesized += 1 }
+                        return .sourced(index, result)
+                    }
+                    return .sourced(index, SourcedMessage(message: Self.recorded(message), cacheKeys: []))
+                }
+            }
+
+            func launch() {
+                while nextToSource < min(count, written + lookAhead) {
+                    source(nextToSource, fresh: false)
+                    nextToSource += 1
+                }
+                for index in written..<min(count, written + processingWindow) where !processing.contains(index) {
+                    guard let ready = sourced[index] else { continue }
+                    processing.insert(index)
+                    let processor = session.processor
+                    group.addTask {
+                        do {
+                            return .processed(index, try await pool.run { try processor.process(ready.message, index: index) })
+                        } catch let error as AudioError {
+                            if !ready.cacheKeys.isEmpty { return .staleCache(index, error) }
+                            throw error.about("messages[\(index)] (\(ready.message.speaker))")
+                        }
+                    }
+                }
+            }
+
+            launch()
+            while let step = try await group.next() {
+                switch step {
+                case .sourced(let index, let message):
+                    sourced[index] = message
+                case .processed(let index, let message):
+                    processed[index] = message
+                case .staleCache(let index, let error):
+                    guard !retried.contains(index), let stale = sourced.removeValue(forKey: index) else {
+                        throw error.about("messages[\(index)] (\(messages[index].speaker))")
+                    }
+                    retried.insert(index)
+                    processing.remove(index)
+                    stale.cacheKeys.forEach(synthesizer.cache.remove)
+                    emit(.warning("messages[\(index)] (\(messages[index].speaker)): a cached clip did not decode (\(error)); synthesizing it again"))
+                    source(index, fresh: true)
+                }
+                while let ready = processed.removeValue(forKey: written) {
+                    let message = sourced.removeValue(forKey: written)!.message
+                    let segment = try await pool.run { try session.append(ready, for: message) }
+                    written += 1
+                    for warning in ready.warnings { emit(.warning(warning)) }
+                    emit(.segment(segment))
+                    progress.update { $0.rendered += 1 }
+                }
+                launch()
+            }
+        }
+    }
+
+    /// A recorded message as render input.
+    private static func recorded(_ message: Conversation.Message) -> RenderMessage {
+        switch message.audio! {
+        case .file(let url, let label):
+            return RenderMessage(speaker: message.speaker, source: .file(url), label: label, text: message.text)
+        case .data(let data, let label):
+            return RenderMessage(speaker: message.speaker, source: .encoded(data), label: label, text: message.text)
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import ChorusFixtures
+import Foundation
+import Testing
+@testable import ChorusAudio
+
+@Suite("Peak limiter")
+struct PeakLimiterTests {
+    @Test("no sample ever exceeds the ceiling, whatever the input", arguments: [1, 2])
+    func neverAboveCeiling(channels: Int) {
+        let format = AudioFormat(sampleRate: 44_100, channels: channels)
+        var random = SplitMix(seed: 42)
+        var samples = (0..<(44_100 * channels)).map { _ in Float(random.next() * 3 - 1.5) }
+        for spike in stride(from: 1_000, to: 44_000, by: 3_001) { samples[spike * channels] = 8 }   // isolated spikes
+        let ceiling: Float = 0.7
+        let reduction = samples.withUnsafeMutableBufferPointer { PeakLimiter(format: format, ceiling: ceiling).process($0) }
+        #expect(samples.allSatisfy { abs($0) <= ceiling * 1.000_001 })
+        #expect(reduction < -20, "an 8.0 spike under a 0.7 ceiling needs over 21 dB: \(reduction)")
+    }
+
+    @Test("the gain moves smoothly: no jump larger than the look-ahead ramp allows, and stereo stays linked")
+    func noGainJumps() {
+        let format = AudioFormat(sampleRate: 48_000, channels: 2)
+        var samples: [Float] = []
+        for frame in 0..<48_000 {
+            let level: Float = frame >= 20_000 && frame < 20_050 ? 2.0 : 0.5   // a 50-frame burst
+            let tone = sin(Float(frame) * 0.05)
+            samples += [level * tone, level * tone * 0.5]
+        }
+        let original = samples
+        let limiter = PeakLimiter(format: format, ceiling: 0.8)
+        _ = samples.withUnsafeMutableBufferPointer { limiter.process($0) }
+        // Gain per frame from the louder channel; compare neighbours where the signal is not near zero.
+        var previous: (frame: Int, gain: Float)?
+        let window = format.frames(milliseconds: limiter.lookAheadMilliseconds)
+        for frame in 0..<48_000 where abs(original[frame * 2]) > 0.05 {
+            let gain = samples[frame * 2] / original[frame * 2]
+            #expect(abs(samples[frame * 2 + 1] / original[frame * 2 + 1] - gain) < 1e-5, "channels are linked")
+            // The attack is a moving average over the look-ahead window: at most 1/window of full scale per frame.
+            if let previous {
+                let allowed = Float(frame - previous.frame) / Float(window) + 1e-4
+                #expect(abs(gain - previous.gain) <= allowed, "frames \(previous.frame)…\(frame): \(previous.gain) → \(gain)")
+            }
+            previous = (frame, gain)
+        }
+        // Before the burst's look-ahead nothing changes; long after it the gain has recovered.
+        #expect(Array(samples[..<(19_000 * 2)]) == Array(original[..<(19_000 * 2)]))
+        #expect(zip(samples[(40_000 * 2)...], original[(40_000 * 2)...]).allSatisfy { abs($0 - $1) < 1e-3 })
+        #expect(samples.allSatisfy { abs($0) <= 0.8 * 1.000_001 })
+    }
+
+    @Test("audio already under the ceiling is untouched")
+    func quietUntouched() {
+        var samples = SignalGenerator.tone(frequency: 440, amplitude: 0.5, seconds: 0.5, format: .speech).samples
+        let original = samples
+        let reduction = samples.withUnsafeMutableBufferPointer { PeakLimiter(format: .speech, ceiling: 0.6).process($0) }
+        #expect(reduction == 0 && samples == original)
+    }
+}

@@ -1,0 +1,48 @@
+import ChorusAudio
+import ChorusVoices
+import Foundation
+import Testing
+
+/// The README's "Use it as a library" example, compiled here. Between the markers it is the README's
+/// code block without its import lines; the test below fails when the two drift apart.
+func readmeLibraryExample() async throws {
+    // README BEGIN
+    let chorus = try Chorus()   // espeak-ng offline; ElevenLabs and OpenAI when their keys are in the environment
+    let conversation = try Conversation.load(from: URL(fileURLWithPath: "samples/family-chat.json"))
+    var options = RenderOptions()
+    options.waveform = WaveformOptions(zoom: .pixelsPerSecond(100), bits: 8)
+    let outputs = RenderOutputs(audio: URL(fileURLWithPath: "family-chat.mp3"),
+                                timeline: URL(fileURLWithPath: "family-chat.timeline.json"),
+                                waveform: URL(fileURLWithPath: "family-chat.dat"))
+
+    for try await event in chorus.render(conversation, options: options, to: outputs) {
+        switch event {
+        case .progress(let progress): print("synthesized \(progress.synthesized)/\(progress.toSynthesize), rendered \(progress.rendered)/\(progress.total)")
+        case .segment(let segment): print(segment.speaker, segment.startSample, segment.endSample)   // as soon as its place is fixed
+        case .warning(let warning): print("warning:", warning)
+        case .finished(let result): print("done:", result.timeline.duration, "s")
+        }
+    }
+    // README END
+}
+
+@Suite("README")
+struct ReadmeExampleTests {
+    @Test("the library example in the README is the code compiled in this file")
+    func exampleMatches() throws {
+        var root = URL(fileURLWithPath: #filePath)
+        while root.lastPathComponent != "Tests" { root.deleteLastPathComponent() }
+        root.deleteLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
+        let section = try #require(readme.range(of: "## Use it as a library"))
+        let block = readme[section.upperBound...].components(separatedBy: "```swift\n")[1].components(separatedBy: "```")[0]
+        let shown = block.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            .filter { !$0.hasPrefix("import ") }.drop { $0.isEmpty }.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+        let body = source.components(separatedBy: "// README BEGIN\n")[1].components(separatedBy: "    // README END")[0]
+        let compiled = body.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { $0.hasPrefix("    ") ? String($0.dropFirst(4)) : String($0) }.joined(separator: "\n")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(shown == compiled)
+    }
+}
