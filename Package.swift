@@ -12,8 +12,11 @@ let package = Package(
     products: [
         .library(name: "ChorusAudio", targets: ["ChorusAudio"]),
         .library(name: "ChorusVoices", targets: ["ChorusVoices"]),
+        // The JSON the service and its clients exchange (Foundation only).
+        .library(name: "ChorusWire", targets: ["ChorusWire"]),
         // Test and benchmark scaffolding (signals, clip encoders, a stub HTTP server); not part of the engine's API.
         .library(name: "ChorusFixtures", targets: ["ChorusFixtures"]),
+        .library(name: "ChorusService", targets: ["ChorusService"]),
         .executable(name: "chorus", targets: ["chorus"]),
     ],
     dependencies: [
@@ -21,6 +24,12 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.20.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.60.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        // Without its default traits: no swift-configuration (settings come from flags and the environment).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
     ],
     targets: [
         // System-library shims: module map + tiny header, nothing else.
@@ -32,9 +41,10 @@ let package = Package(
         .systemLibrary(name: "CEbur128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
         .systemLibrary(name: "CEspeakNG", providers: [.apt(["libespeak-ng-dev", "espeak-ng-data"])]),
 
+        .target(name: "ChorusWire", swiftSettings: strictSettings),
         .target(
             name: "ChorusAudio",
-            dependencies: ["CFFmpeg", "CLame", "CSndFile", "CEbur128"],
+            dependencies: ["ChorusWire", "CFFmpeg", "CLame", "CSndFile", "CEbur128"],
             swiftSettings: strictSettings),
         .target(
             name: "ChorusVoices",
@@ -46,7 +56,23 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ],
+            swiftSettings: strictSettings),
+        .target(
+            name: "ChorusService",
+            dependencies: [
+                "ChorusAudio",
+                "ChorusVoices",
+                "ChorusWire",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            resources: [.copy("openapi.json")],
             swiftSettings: strictSettings),
         .target(
             name: "ChorusFixtures",
@@ -57,6 +83,7 @@ let package = Package(
             dependencies: [
                 "ChorusAudio",
                 "ChorusVoices",
+                "ChorusService",
                 "ChorusFixtures",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -74,6 +101,15 @@ let package = Package(
         .testTarget(
             name: "ChorusVoicesTests",
             dependencies: ["ChorusVoices", "ChorusAudio", "ChorusFixtures", "ChorusTestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "ChorusServiceTests",
+            dependencies: [
+                "ChorusService", "ChorusVoices", "ChorusAudio", "ChorusWire", "ChorusFixtures", "ChorusTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ChorusCLITests",

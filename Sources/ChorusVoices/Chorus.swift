@@ -28,8 +28,6 @@ public final class Chorus: Sendable {
         /// Requests in flight at once per provider, across all renders.
         public var providerConcurrency: Int
         public var retry: RetryPolicy
-        /// Voice for a message whose provider fails for good; `nil` fails the render instead.
-        public var fallbackVoice: VoiceID?
         /// Threads for decode, normalize and encode work (default: one per core).
         public var workerThreads: Int
 
@@ -41,14 +39,12 @@ public final class Chorus: Sendable {
         public init(registry: VoiceRegistry = .standard(), cacheDirectory: URL = SynthesisCache.defaultDirectory(),
                     cacheMaxBytes: Int = Configuration.defaultCacheMaxBytes,
                     providerConcurrency: Int = Configuration.defaultProviderConcurrency,
-                    retry: RetryPolicy = RetryPolicy(), fallbackVoice: VoiceID? = nil,
-                    workerThreads: Int = ProcessInfo.processInfo.activeProcessorCount) {
+                    retry: RetryPolicy = RetryPolicy(), workerThreads: Int = ProcessInfo.processInfo.activeProcessorCount) {
             self.registry = registry
             self.cacheDirectory = cacheDirectory
             self.cacheMaxBytes = cacheMaxBytes
             self.providerConcurrency = providerConcurrency
             self.retry = retry
-            self.fallbackVoice = fallbackVoice
             self.workerThreads = workerThreads
         }
     }
@@ -68,11 +64,14 @@ public final class Chorus: Sendable {
         pool = WorkerPool(threads: configuration.workerThreads)
         let cache = try SynthesisCache(directory: configuration.cacheDirectory, maxBytes: configuration.cacheMaxBytes)
         synthesizer = MessageSynthesizer(registry: configuration.registry, cache: cache, concurrency: configuration.providerConcurrency,
-                                         retry: configuration.retry, fallbackVoice: configuration.fallbackVoice, pool: pool)
+                                         retry: configuration.retry, pool: pool)
     }
 
     /// The cache renders use.
     public var cache: SynthesisCache { synthesizer.cache }
+
+    /// The threads this instance runs audio work on (for other CPU-heavy work of the same service).
+    package var workerPool: WorkerPool { pool }
 
     /// A render of `conversation` into `outputs`. Nothing happens until it is iterated (or
     /// `result()` is awaited); cancelling the iterating task stops provider requests and the render

@@ -57,7 +57,7 @@ public struct ElevenLabsProvider: VoiceProvider {
         return result
     }
 
-    private func requireKey() throws -> String {
+    func requireKey() throws -> String {
         guard let apiKey else {
             throw VoiceError(.configuration, provider: id, message: "ELEVENLABS_API_KEY is not set")
         }
@@ -188,4 +188,10 @@ public struct ElevenLabsProvider: VoiceProvider {
         if kind == .configuration && status == 404 { message = "no such endpoint (check ELEVENLABS_BASE_URL): \(message)" }
         return VoiceError(kind, provider: id, message: message, status: status, retryAfter: response.retryAfter)
     }
+}
+
+extension ElevenLabsProvider: CustomStringConvertible, CustomReflectable {
+    /// The provider and its base URL; the API key is never part of a description.
+    public var description: String { "ElevenLabsProvider(baseURL: \(baseURL), key: \(apiKey == nil ? "not set" : "set"))" }
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 }

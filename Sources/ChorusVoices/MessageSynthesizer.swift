@@ -26,21 +26,19 @@ final class MessageSynthesizer: Sendable {
     let registry: VoiceRegistry
     let cache: SynthesisCache
     let retry: RetryPolicy
-    let fallbackVoice: VoiceID?
     private let gates: [String: ConcurrencyGate]
     private let formats = FormatPreferences()
     private let pool: WorkerPool
 
-    init(registry: VoiceRegistry, cache: SynthesisCache, concurrency: Int, retry: RetryPolicy, fallbackVoice: VoiceID?, pool: WorkerPool) {
+    init(registry: VoiceRegistry, cache: SynthesisCache, concurrency: Int, retry: RetryPolicy, pool: WorkerPool) {
         self.pool = pool
         self.registry = registry
         self.cache = cache
         self.retry = retry
-        self.fallbackVoice = fallbackVoice
         gates = Dictionary(uniqueKeysWithValues: registry.ids.map { ($0, ConcurrencyGate(limit: concurrency)) })
     }
 
-    /// Message `index` spoken by `voice` (or by the fallback voice if `voice` fails for good).
+    /// Message `index` spoken by `voice` (or by the conversation's fallback voice if `voice` fails for good).
     /// - Parameter fresh: skip the cache (its entries failed to decode).
     /// - Throws: `SynthesisError` naming the message, voice and reason; `CancellationError`.
     func synthesize(index: Int, message: Conversation.Message, voice: VoiceID, in conversation: Conversation,
@@ -50,7 +48,7 @@ final class MessageSynthesizer: Sendable {
             return try await speak(text, speaker: message.speaker, voice: voice, settings: conversation.settings(for: voice.provider),
                                    fallback: false, fresh: fresh, progress: progress)
         } catch let error as VoiceError {
-            guard let fallbackVoice, fallbackVoice != voice else {
+            guard let fallbackVoice = conversation.fallbackVoice, fallbackVoice != voice else {
                 throw SynthesisError(index: index, speaker: message.speaker, voice: voice, underlying: error)
             }
             progress.update { $0.fallbacks += 1 }
@@ -121,6 +119,7 @@ final class MessageSynthesizer: Sendable {
                 let candidate = key(format)
                 if let entry = cache.lookup(candidate) {
                     progress.update { $0.cacheHits += 1 }
+                    ProviderMetrics.cacheHit(provider.id)
                     return Piece(key: candidate, entry: entry, pcm: nil, fromCache: true)
                 }
             }
@@ -134,9 +133,13 @@ final class MessageSynthesizer: Sendable {
                 let speech = try await retry.run({
                     try await gate.run {
                         progress.update(announce: false) { $0.requests += 1 }
+                        ProviderMetrics.request(provider.id)
                         return try await provider.synthesize(request)
                     }
-                }, onRetry: { _, _, _ in progress.update { $0.retries += 1 } })
+                }, onRetry: { _, _, _ in
+                    progress.update { $0.retries += 1 }
+                    ProviderMetrics.retry(provider.id)
+                })
                 let stored = key(request.outputFormat)
                 do {
                     let entry = try await pool.run { [cache] in try cache.store(stored, speech: speech, voice: "\(provider.id):\(voice)") }

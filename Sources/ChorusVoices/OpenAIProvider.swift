@@ -14,7 +14,11 @@ public struct OpenAIProvider: VoiceProvider {
     let http: ProviderHTTP
 
     static let defaultModel = "gpt-4o-mini-tts"
-    static let builtInVoices = ["alloy", "ash", "ballad", "coral", "echo", "fable", "onyx", "nova", "sage", "shimmer",
+    /// True when an API key is configured.
+    public var isConfigured: Bool { apiKey != nil }
+
+    /// OpenAI's own voice names.
+    public static let builtInVoices = ["alloy", "ash", "ballad", "coral", "echo", "fable", "onyx", "nova", "sage", "shimmer",
                                 "verse", "marin", "cedar"]
 
     public init(baseURL: String = "https://api.openai.com/v1", apiKey: String?, timeoutSeconds: Int64 = 120) {
@@ -86,4 +90,10 @@ public struct OpenAIProvider: VoiceProvider {
         if kind == .configuration { message = "no such endpoint (check OPENAI_BASE_URL): \(message)" }
         return VoiceError(kind, provider: id, message: message, status: response.status, retryAfter: response.retryAfter)
     }
+}
+
+extension OpenAIProvider: CustomStringConvertible, CustomReflectable {
+    /// The provider and its base URL; the API key is never part of a description.
+    public var description: String { "OpenAIProvider(baseURL: \(baseURL), key: \(apiKey == nil ? "not set" : "set"))" }
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 }

@@ -32,13 +32,17 @@ struct ProviderHTTP: Sendable {
     let secrets: [String]
 
     func send(_ method: HTTPMethod, _ url: String, headers: [(String, String)], json: Data? = nil) async throws -> Response {
+        try await send(method, url, headers: headers, body: json, contentType: json == nil ? nil : "application/json")
+    }
+
+    func send(_ method: HTTPMethod, _ url: String, headers: [(String, String)], body: Data?, contentType: String?) async throws -> Response {
         var request = HTTPClientRequest(url: url)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         request.headers.add(name: "User-Agent", value: "chorus/0.1")
-        if let json {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(data: json))
+        if let body {
+            if let contentType { request.headers.add(name: "Content-Type", value: contentType) }
+            request.body = .bytes(ByteBuffer(data: body))
         }
         do {
             let response = try await HTTPClient.shared.execute(request, timeout: .seconds(timeoutSeconds))
@@ -88,4 +92,9 @@ struct ProviderHTTP: Sendable {
     static func jsonObject(_ data: Data) -> [String: Any]? {
         (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
     }
+}
+
+extension ProviderHTTP: CustomReflectable {
+    /// Reflection never shows the secrets it redacts.
+    var customMirror: Mirror { Mirror(self, children: ["provider": provider, "timeoutSeconds": timeoutSeconds]) }
 }

@@ -6,9 +6,11 @@ import Foundation
 @main
 struct ChorusCommand: AsyncParsableCommand {
     static func main() async {
-        Interruption.install()
         do {
             var command = try parseAsRoot()
+            // `serve` shuts down gracefully through swift-service-lifecycle; the other commands remove their
+            // half-written outputs and exit at once.
+            if !(command is ServeCommand) { Interruption.install() }
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -27,7 +29,8 @@ struct ChorusCommand: AsyncParsableCommand {
             64 for invalid command-line usage.
             """,
         version: "0.1.0",
-        subcommands: [RenderCommand.self, SpeakCommand.self, VoicesCommand.self, ProbeCommand.self, WaveformCommand.self, BenchCommand.self])
+        subcommands: [RenderCommand.self, SpeakCommand.self, VoicesCommand.self, ProbeCommand.self, WaveformCommand.self, ServeCommand.self,
+                      BenchCommand.self])
 }
 
 /// On Ctrl-C or SIGTERM: remove half-written outputs, then exit 130 / 143.

@@ -87,9 +87,11 @@ struct RenderArguments: ParsableArguments {
     }
 
     /// Renders through the library and reports: live progress on a terminal, warnings, then a summary unless quiet.
-    func render(_ conversation: Conversation, with chorus: Chorus) async throws {
+    func render(_ conversation: Conversation, voices: VoiceArguments) async throws {
+        let chorus = try voices.chorus()
         var conversation = conversation
         if let gapMs { conversation.gapMilliseconds = gapMs }
+        if let fallback = voices.fallbackVoice.flatMap(VoiceID.init) { conversation.fallbackVoice = fallback }
         let showProgress = !quiet && Terminal.isInteractive
         let last = LastProgress()
         let result = try await chorus.render(conversation, options: options, to: outputs).result { event in
@@ -168,7 +170,6 @@ struct VoiceArguments: ParsableArguments {
         if let cacheDirectory { configuration.cacheDirectory = URL(fileURLWithPath: cacheDirectory) }
         configuration.cacheMaxBytes = min(cacheMaxMB, Int.max / 1_048_576) * 1_048_576
         configuration.providerConcurrency = concurrency
-        configuration.fallbackVoice = fallbackVoice.flatMap(VoiceID.init)
         return try Chorus(configuration: configuration)
     }
 }

@@ -28,7 +28,7 @@ struct RenderCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let conversation = try Conversation.load(from: URL(fileURLWithPath: self.conversation))
-            try await render.render(conversation, with: voices.chorus())
+            try await render.render(conversation, voices: voices)
         }
     }
 }

@@ -32,7 +32,7 @@ struct SpeakCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let message = Conversation.Message(speaker: speaker, text: text, voice: VoiceID(voice))
-            try await render.render(Conversation(messages: [message], name: "speak"), with: voices.chorus())
+            try await render.render(Conversation(messages: [message], name: "speak"), voices: voices)
         }
     }
 }

@@ -236,8 +236,10 @@ struct ProviderTests {
         let chat = try conversation(#"""
             {"voices": {"Marcus": "elevenlabs:\#(Self.elevenVoice)"}, "messages": [{"speaker": "Ann", "text": "Hi."}, {"speaker": "Marcus", "text": "Hello there."}]}
             """#, in: directory)
-        let synthesizer = try makeChorus(server: server, cache: directory.file("cache"), fallback: "espeak:en-us")
-        let result = try await render(chat, with: synthesizer, to: directory.file("out.wav"))
+        let synthesizer = try makeChorus(server: server, cache: directory.file("cache"))
+        var withFallback = chat
+        withFallback.fallbackVoice = VoiceID("espeak:en-us")
+        let result = try await render(withFallback, with: synthesizer, to: directory.file("out.wav"))
         let segment = result.timeline.segments[1]
         #expect(segment.fallback == true)
         #expect(segment.voice == "espeak:en-us")

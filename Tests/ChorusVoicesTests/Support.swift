@@ -64,7 +64,7 @@ enum StubAudio {
 }
 
 /// A `Chorus` wired to the stub server (espeak-ng beside it), with a private cache and fast retries.
-func makeChorus(server: StubServer?, cache directory: URL, concurrency: Int = 4, fallback: String? = nil,
+func makeChorus(server: StubServer?, cache directory: URL, concurrency: Int = 4,
                 maxBytes: Int = 1 << 30, timeout: Int64 = 30) throws -> Chorus {
     var providers: [any VoiceProvider] = [EspeakProvider()]
     if let server {
@@ -73,8 +73,7 @@ func makeChorus(server: StubServer?, cache directory: URL, concurrency: Int = 4,
     }
     return try Chorus(configuration: Chorus.Configuration(
         registry: VoiceRegistry(providers: providers), cacheDirectory: directory, cacheMaxBytes: maxBytes, providerConcurrency: concurrency,
-        retry: RetryPolicy(maxAttempts: 4, initialDelay: 0.01, maxDelay: 0.05, maxRetryAfter: 5, maxTotal: 30),
-        fallbackVoice: fallback.flatMap(VoiceID.init)))
+        retry: RetryPolicy(maxAttempts: 4, initialDelay: 0.01, maxDelay: 0.05, maxRetryAfter: 5, maxTotal: 30)))
 }
 
 func conversation(_ json: String, in directory: TemporaryDirectory) throws -> Conversation {

@@ -46,6 +46,13 @@ public struct WaveformPeaks: Sendable, Equatable {
     /// Interleaved `min, max` pairs per point (per channel), as 16-bit values.
     public var data: [Int16]
 
+    public init(sampleRate: Int, samplesPerPixel: Int, channels: Int, data: [Int16]) {
+        self.sampleRate = sampleRate
+        self.samplesPerPixel = samplesPerPixel
+        self.channels = channels
+        self.data = data
+    }
+
     /// Number of points per channel.
     public var length: Int { data.count / (2 * channels) }
 

@@ -60,21 +60,7 @@ package indirect enum OrderedJSON {
     }
 
     /// A JSON string literal for `text`.
-    package static func quote(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 { out += String(format: "\\u%04x", scalar.value) } else { out.unicodeScalars.append(scalar) }
-            }
-        }
-        return out + "\""
-    }
+    package static func quote(_ text: String) -> String { JSONValue.quote(text) }
 
     /// Shortest text for a number: integers without a fraction.
     package static func format(_ value: Double) -> String {

@@ -59,12 +59,16 @@ public struct Conversation: Sendable {
     public var voices: [String: VoiceID]
     /// Provider id → that provider's settings (`voice_settings.elevenlabs`, …).
     public var voiceSettings: [String: [String: JSONValue]]
+    /// The voice for a message whose provider fails for good (its segment is marked `fallback`);
+    /// `nil` fails the render instead.
+    public var fallbackVoice: VoiceID?
     /// Where the conversation came from, for error messages.
     public var name: String
 
     public init(messages: [Message], gapMilliseconds: Int = RenderOptions.defaultGapMilliseconds, voices: [String: VoiceID] = [:],
-                voiceSettings: [String: [String: JSONValue]] = [:], name: String = "conversation") {
+                voiceSettings: [String: [String: JSONValue]] = [:], fallbackVoice: VoiceID? = nil, name: String = "conversation") {
         self.messages = messages
+        self.fallbackVoice = fallbackVoice
         self.gapMilliseconds = gapMilliseconds
         self.voices = voices
         self.voiceSettings = voiceSettings

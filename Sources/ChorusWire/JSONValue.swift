@@ -1,5 +1,3 @@
-import ChorusAudio
-import Foundation
 
 /// Any JSON value, for pass-through settings (e.g. a provider's `voice_settings`).
 public enum JSONValue: Sendable, Hashable, Codable {
@@ -56,5 +54,25 @@ public enum JSONValue: Sendable, Hashable, Codable {
         }
     }
 
-    static func quote(_ text: String) -> String { OrderedJSON.quote(text) }
+    /// A JSON string literal for `text` (the one quoting rule for every JSON Chorus writes by hand).
+    public static func quote(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
 }

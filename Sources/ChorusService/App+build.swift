@@ -1,0 +1,78 @@
+import ChorusWire
+import Foundation
+public import Hummingbird
+public import Logging
+import ServiceLifecycle
+
+/// The Chorus HTTP service, built and ready to run (or to test in-process).
+///
+/// ```swift
+/// let server = try await ChorusServer(configuration: ServiceConfiguration(environment: ProcessInfo.processInfo.environment))
+/// try await server.run()   // until SIGTERM / SIGINT
+/// ```
+public struct ChorusServer: Sendable {
+    let state: ServiceState
+    let routes: RouteTable
+    public let application: Application<RouterResponder<ChorusRequestContext>>
+
+    /// Validates `configuration`, prepares the data folder (removing leftovers of a crash and recording
+    /// unfinished renders as failed) and builds the router.
+    /// - Throws: `ConfigurationError` naming the setting (e.g. no API keys on a public host).
+    public init(configuration: ServiceConfiguration, logger: Logger? = nil) async throws {
+        try configuration.validate()
+        let logger = logger ?? ChorusServer.logger(json: configuration.jsonLogs)
+        state = try ServiceState(configuration: configuration, logger: logger)
+        let interrupted = await state.renders.load(retention: configuration.retentionSeconds)
+        let (router, routes) = buildRouter(state: state)
+        self.routes = routes
+        application = Application(router: router,
+                                  configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "chorus"),
+                                  services: [RetentionSweeper(state: state)], logger: logger)
+        var metadata: Logger.Metadata = ["host": .string(configuration.host), "port": .stringConvertible(configuration.port),
+                                         "data_dir": .string(configuration.dataDirectory.path), "workers": .stringConvertible(configuration.workers)]
+        if interrupted > 0 { metadata["renders_interrupted"] = .stringConvertible(interrupted) }
+        if configuration.apiKeys.isEmpty {
+            logger.warning("no API keys configured: the service is open to anyone who can reach \(configuration.host) (loopback only)")
+        }
+        logger.info("chorus serve ready", metadata: metadata)
+    }
+
+    /// Runs until SIGTERM or SIGINT, then drains renders (within the shutdown timeout) and stops.
+    public func run() async throws {
+        let group = ServiceGroup(configuration: .init(services: [application, RenderDrain(state: state)],
+                                                      gracefulShutdownSignals: [.sigterm, .sigint], logger: state.logger))
+        try await group.run()
+    }
+
+    /// swift-log to standard output: JSON lines, or swift-log's plain format on a terminal.
+    public static func logger(json: Bool) -> Logger {
+        var logger = Logger(label: "chorus") { label -> any LogHandler in
+            json ? JSONLogHandler(label: label) : StreamLogHandler.standardOutput(label: label)
+        }
+        logger.logLevel = .info
+        return logger
+    }
+}
+
+/// The service as a Hummingbird application (what `ChorusServer` runs).
+public func buildApplication(configuration: ServiceConfiguration, logger: Logger? = nil) async throws -> some ApplicationProtocol {
+    try await ChorusServer(configuration: configuration, logger: logger).application
+}
+
+/// Every route: open ones first, then `/v1` behind authentication and the per-key rate limit.
+func buildRouter(state: ServiceState) -> (Router<ChorusRequestContext>, RouteTable) {
+    let router = Router(context: ChorusRequestContext.self)
+    let table = RouteTable()
+    router.add(middleware: RequestLogMiddleware(logger: state.logger))
+    router.add(middleware: MetricsMiddleware())
+    SystemController(state: state).register(on: router, table: table)
+    let v1 = router.group()
+        .add(middleware: AuthenticationMiddleware(keys: state.configuration.apiKeys))
+        .add(middleware: RateLimitMiddleware(limiter: RateLimiter(perMinute: state.configuration.rateLimitPerMinute)))
+    let renders = RendersController(state: state)
+    renders.register(on: v1, table: table)
+    ClipsController(state: state).register(on: v1, table: table)
+    VoicesController(state: state).register(on: v1, table: table)
+    SpeechController(state: state, renders: renders).register(on: v1, table: table)
+    return (router, table)
+}

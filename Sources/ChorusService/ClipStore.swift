@@ -1,0 +1,102 @@
+import ChorusAudio
+import ChorusWire
+import Crypto
+import Foundation
+import Hummingbird
+
+/// Uploaded recordings, named by the SHA-256 of their bytes: `clips/<id>.audio` and `<id>.json`
+/// (what the clip is, and when it expires). The same bytes again refresh the expiry.
+actor ClipStore {
+    struct Record: Codable {
+        var info: ClipInfo
+        var expiresAt: Double
+    }
+
+    private let folder: URL
+    private let retention: Double
+    private let maxSeconds: Double
+    private let pool: WorkerPool
+
+    init(folder: URL, retention: Double, maxSeconds: Double, pool: WorkerPool) {
+        self.folder = folder
+        self.retention = retention
+        self.maxSeconds = maxSeconds
+        self.pool = pool
+    }
+
+    static func id(of data: Data) -> String { SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() }
+
+    private func audioURL(_ id: String) -> URL { folder.appendingPathComponent(id + ".audio") }
+    private func recordURL(_ id: String) -> URL { folder.appendingPathComponent(id + ".json") }
+
+    /// Stores `data` after decoding it to the end; returns what it is and whether it is new.
+    /// - Throws: `ServiceError` 415 (not audio), 422 (damaged, empty or longer than allowed).
+    func add(_ data: Data, now: Double = Date().timeIntervalSince1970) async throws -> (info: ClipInfo, created: Bool) {
+        let id = Self.id(of: data)
+        if var record = lookup(id, now: now) {
+            record.expiresAt = now + retention
+            try DataDirectory.write(JSONEncoder().encode(record), to: recordURL(id))
+            return (record.info, false)
+        }
+        let info = try await probe(data, id: id, field: "body")
+        try DataDirectory.write(data, to: audioURL(id))
+        try DataDirectory.write(JSONEncoder().encode(Record(info: info, expiresAt: now + retention)), to: recordURL(id))
+        return (info, true)
+    }
+
+    /// Decodes `data` on the worker threads to describe it, refusing what cannot be rendered.
+    func probe(_ data: Data, id: String, field: String) async throws -> ClipInfo {
+        let maxSeconds = self.maxSeconds
+        let result: Result<ClipInfo, AudioError> = try await pool.run {
+            do {
+                let reader = try AudioFileReader(data: data, name: field)
+                let frames = try reader.readToEnd { _ in }
+                let rate = reader.outputFormat.sampleRate
+                return .success(ClipInfo(id: id, duration: AudioFormat(sampleRate: rate, channels: 1).roundedSeconds(frames: frames),
+                                         samples: frames, sampleRate: rate, channels: reader.outputFormat.channels,
+                                         codec: reader.info.codec, container: reader.info.container))
+            } catch let error as AudioError {
+                return .failure(error)
+            }
+        }
+        switch result {
+        case .failure(let error):
+            let unsupported = error.code == .unsupportedFormat
+            throw ServiceError(unsupported ? .unsupportedMediaType : .unprocessableContent, unsupported ? "unsupported_media" : "invalid_audio",
+                               "\(field): \(error.reason)" + (error.underlying.map { " (\($0))" } ?? ""), field: field)
+        case .success(let info):
+            guard info.duration <= maxSeconds else {
+                throw ServiceError.invalid("\(field): \(info.duration) s of audio; clips may be at most \(Int(maxSeconds)) s",
+                                           field: field, code: "clip_too_long")
+            }
+            return info
+        }
+    }
+
+    /// The clip `id` if it exists and has not expired.
+    func get(_ id: String, now: Double = Date().timeIntervalSince1970) -> (url: URL, info: ClipInfo)? {
+        guard let id = DataDirectory.validID(id, length: 64), let record = lookup(id, now: now) else { return nil }
+        return (audioURL(id), record.info)
+    }
+
+    private func lookup(_ id: String, now: Double) -> Record? {
+        guard let data = try? Data(contentsOf: recordURL(id)), let record = try? JSONDecoder().decode(Record.self, from: data),
+              record.expiresAt > now, FileManager.default.fileExists(atPath: audioURL(id).path) else { return nil }
+        return record
+    }
+
+    /// Deletes expired clips (and orphans); returns how many.
+    func sweep(now: Double = Date().timeIntervalSince1970) -> Int {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        var removed = 0
+        for name in names where name.hasSuffix(".audio") {
+            let id = String(name.dropLast(6))
+            if lookup(id, now: now) == nil {
+                try? FileManager.default.removeItem(at: recordURL(id))
+                try? FileManager.default.removeItem(at: audioURL(id))
+                removed += 1
+            }
+        }
+        return removed
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import Hummingbird
+
+/// Serves a stored file the way AVPlayer and browsers seek in it: `Accept-Ranges`, a strong `ETag`,
+/// `Last-Modified`, long-lived `Cache-Control`; `Range` (`a-b`, `a-`, `-n`) → 206 with `Content-Range`,
+/// unsatisfiable → 416, `If-None-Match` → 304, `If-Range` honoured, `HEAD` with headers only.
+/// The file is read in chunks by Hummingbird's `FileIO` off the event loop.
+struct FileResponder: Sendable {
+    let fileIO: FileIO
+    /// `Cache-Control: max-age`, seconds.
+    let maxAge: Int
+
+    func respond(to request: Request, context: ChorusRequestContext, file: URL, size: Int, contentType: String, etag: String,
+                 modified: Date) async throws -> Response {
+        var headers: HTTPFields = [
+            .acceptRanges: "bytes", .eTag: etag, .lastModified: HTTPSupport.httpDate(modified), .contentType: contentType,
+            .cacheControl: "public, max-age=\(maxAge), immutable",
+        ]
+        if let match = request.headers[.ifNoneMatch], match == "*" || match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
+            headers[.contentType] = nil
+            return Response(status: .notModified, headers: headers)
+        }
+        var range = ByteRange(header: request.headers[.range], size: size)
+        if let ifRange = request.headers[.ifRange], ifRange != etag { range = .whole }
+        let status: HTTPResponse.Status
+        let bytes: ClosedRange<Int>?
+        switch range {
+        case .unsatisfiable:
+            headers[.contentRange] = "bytes */\(size)"
+            headers[.contentType] = nil
+            return Response(status: .rangeNotSatisfiable, headers: headers, body: .init())
+        case .part(let part):
+            status = .partialContent
+            bytes = part
+            headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound)/\(size)"
+        case .whole:
+            status = .ok
+            bytes = size > 0 ? 0...(size - 1) : nil
+        }
+        headers[.contentLength] = String(bytes.map { $0.count } ?? 0)
+        if request.method == .head || bytes == nil {
+            return Response(status: status, headers: headers, body: .init())
+        }
+        let body = try await fileIO.loadFile(path: file.path, range: bytes!, context: context)
+        return Response(status: status, headers: headers, body: body)
+    }
+}

@@ -1,0 +1,84 @@
+import ChorusVoices
+import ChorusWire
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// Small pieces every route uses: bounded bodies, JSON in and out, query values.
+enum HTTPSupport {
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    /// The request body, at most `limit` bytes (413 `too_large` otherwise, before reading when Content-Length says so).
+    static func body(of request: Request, limit: Int) async throws -> Data {
+        if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit {
+            throw ServiceError.tooLarge("the body is \(declared) bytes; the limit is \(limit)")
+        }
+        do {
+            var buffer = try await request.body.collect(upTo: limit)
+            return buffer.readData(length: buffer.readableBytes) ?? Data()
+        } catch is NIOTooManyBytesError {
+            throw ServiceError.tooLarge("the body is larger than the limit of \(limit) bytes")
+        }
+    }
+
+    /// Decodes a JSON body, naming the field that is wrong (400 `invalid_request`).
+    static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        guard !data.isEmpty else { throw ServiceError.badRequest("the body is empty; send JSON") }
+        do {
+            return try JSONDecoder().decode(type, from: data)
+        } catch let error as DecodingError {
+            let field: String?
+            switch error {
+            case .keyNotFound(let key, let context): field = DecodingErrorText.path(context.codingPath + [key])
+            case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+                field = context.codingPath.isEmpty ? nil : DecodingErrorText.path(context.codingPath)
+            @unknown default: field = nil
+            }
+            throw ServiceError.badRequest(DecodingErrorText.describe(error), field: field)
+        }
+    }
+
+    static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {
+        var fields = headers
+        fields[.contentType] = "application/json"
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+    }
+
+    static func bytes(_ data: Data, contentType: String, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        var fields = headers
+        fields[.contentType] = contentType
+        fields[.contentLength] = String(data.count)
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// A query value.
+    static func query(_ request: Request, _ name: String) -> String? {
+        request.uri.queryParameters[name[...]].map(String.init)
+    }
+
+    /// An integer query value (400 naming it when it is not one).
+    static func integer(_ request: Request, _ name: String) throws -> Int? {
+        guard let text = query(request, name) else { return nil }
+        guard let value = Int(text) else { throw ServiceError.badRequest("\(name): \"\(text.prefix(20))\" is not an integer", field: name) }
+        return value
+    }
+
+    /// `true`, `1` or `yes` (case-insensitive).
+    static func flag(_ request: Request, _ name: String) -> Bool {
+        guard let text = query(request, name)?.lowercased() else { return false }
+        return ["true", "1", "yes"].contains(text)
+    }
+
+    /// An HTTP date (`Last-Modified`).
+    static func httpDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
+    }
+}

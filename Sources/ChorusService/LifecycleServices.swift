@@ -1,0 +1,44 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// On shutdown: stop taking renders, let accepted ones finish within the timeout, then cancel the
+/// rest (they are recorded as failed). Runs before the HTTP server stops, so waiting requests get
+/// their answers.
+struct RenderDrain: Service, CustomStringConvertible {
+    let state: ServiceState
+    var description: String { "RenderDrain" }
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        let depth = await state.scheduler.depth
+        state.logger.info("shutting down", metadata: ["renders_running": .stringConvertible(depth.running), "renders_waiting": .stringConvertible(depth.waiting)])
+        await state.scheduler.shutdown(timeout: state.configuration.shutdownTimeoutSeconds)
+    }
+}
+
+/// Deletes expired renders and clips (and trims the synthesis cache) every few minutes.
+struct RetentionSweeper: Service, CustomStringConvertible {
+    let state: ServiceState
+    var description: String { "RetentionSweeper" }
+
+    var interval: Double { min(300, max(1, state.configuration.retentionSeconds / 10)) }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                await sweep()
+                try? await Task.sleep(nanoseconds: UInt64(interval * 1e9))
+            }
+        }
+    }
+
+    func sweep() async {
+        let renders = await state.renders.sweep()
+        let clips = await state.clips.sweep()
+        state.chorus.cache.evict()
+        if renders + clips > 0 {
+            state.logger.info("retention", metadata: ["renders_deleted": .stringConvertible(renders), "clips_deleted": .stringConvertible(clips)])
+        }
+    }
+}

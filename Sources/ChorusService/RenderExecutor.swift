@@ -1,0 +1,116 @@
+import ChorusAudio
+import ChorusVoices
+import ChorusWire
+import Crypto
+import Foundation
+import Hummingbird
+import Logging
+
+/// Runs one render into its folder: audio (streamed to listeners as it is encoded), timeline and
+/// captions through the engine; then the waveform base from the stored audio (so every zoom equals
+/// `chorus waveform` on that file) and the ETag; `render.json` last. A failure leaves no audio and a
+/// failed record saying why.
+struct RenderExecutor: Sendable {
+    /// Frames per point of the stored waveform base; zooms that are multiples of it are derived from it.
+    static let waveformBase = 32
+
+    let chorus: Chorus
+    let data: DataDirectory
+    let store: RenderStore
+    let metrics: ServiceMetrics
+    let logger: Logger
+
+    func execute(_ active: ActiveRender) async {
+        active.markRunning()
+        let started = Date()
+        let result: Result<StoredRender, ServiceError>
+        do {
+            result = .success(try await render(active))
+        } catch {
+            let failure = Self.serviceError(for: error)
+            try? clearFiles(of: active.id)
+            var manifest = active.manifest()
+            manifest.status = .failed
+            manifest.progress = nil
+            manifest.error = failure.body.error
+            let stored = StoredRender(manifest: manifest, audioFile: "", etag: "", audioBytes: 0, createdAt: active.createdAt,
+                                      expiresAt: active.expiresAt)
+            try? await store.save(stored)
+            logger.warning("render failed", metadata: ["render": .string(active.id), "error": .string(failure.description)])
+            result = .failure(failure)
+        }
+        metrics.rendered(outcome: (try? result.get()) == nil ? "failed" : "done", seconds: Date().timeIntervalSince(started))
+        active.audio?.finish(throwing: (try? result.get()) == nil ? CancellationError() : nil)
+        active.finish(result)
+    }
+
+    private func render(_ active: ActiveRender) async throws -> StoredRender {
+        let folder = data.renderFolder(active.id)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        // A marker that this render started: if the process dies now, the next start records it as interrupted.
+        try DataDirectory.write(Data(#"{"started":\#(active.createdAt)}"#.utf8), to: folder.appendingPathComponent("job.json"))
+        let format = active.resolved.format
+        let audioName = "audio.\(format.rawValue)"
+        var outputs = RenderOutputs(audio: folder.appendingPathComponent(audioName), timeline: folder.appendingPathComponent("timeline.json"),
+                                    captions: folder.appendingPathComponent("captions.vtt"))
+        let stream = active.audio.map { _ in AudioChunkStream() }
+        outputs.stream = stream
+        let forwarding = Task {
+            guard let stream, let tap = active.audio else { return }
+            for try await chunk in stream { tap.append(chunk) }
+        }
+        defer { forwarding.cancel() }
+        let result = try await chorus.render(active.resolved.conversation, options: active.resolved.options, to: outputs).result { event in
+            switch event {
+            case .progress(let progress): active.update(synthesizedText: progress.synthesized, rendered: progress.rendered)
+            case .segment(let segment): active.add(segment)
+            case .warning, .finished: break
+            }
+        }
+        _ = await forwarding.result
+        let audioURL = folder.appendingPathComponent(audioName)
+        let (etag, bytes) = try await chorus.workerPool.run {
+            let peaks = try WaveformPeaks.compute(fileAt: audioURL, zoom: .samplesPerPixel(Self.waveformBase))
+            try DataDirectory.write(peaks.datData(bits: 16), to: folder.appendingPathComponent("waveform.dat"))
+            let audio = try Data(contentsOf: audioURL, options: .mappedIfSafe)
+            return ("\"" + SHA256.hash(data: audio).prefix(12).map { String(format: "%02x", $0) }.joined() + "\"", audio.count)
+        }
+        let timeline = result.timeline
+        var manifest = RenderManifest(id: active.id, status: .done, createdAt: Timestamp.iso(active.createdAt), expiresAt: Timestamp.iso(active.expiresAt))
+        manifest.format = format.rawValue
+        manifest.duration = timeline.duration
+        manifest.samples = timeline.samples
+        manifest.sampleRate = timeline.sampleRate
+        manifest.channels = timeline.channels
+        let stored = StoredRender(manifest: manifest, audioFile: audioName, etag: etag, audioBytes: bytes, createdAt: active.createdAt,
+                                  expiresAt: active.expiresAt, waveformBase: Self.waveformBase)
+        try await store.save(stored)
+        try? FileManager.default.removeItem(at: folder.appendingPathComponent("job.json"))
+        return stored
+    }
+
+    private func clearFiles(of id: String) throws {
+        let folder = data.renderFolder(id)
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
+            try FileManager.default.removeItem(at: folder.appendingPathComponent(name))
+        }
+    }
+
+    /// What a client is told about a failed render: the provider and message for provider failures (502),
+    /// the clip for unusable audio (422), never a key or a server path.
+    static func serviceError(for error: any Error) -> ServiceError {
+        switch error {
+        case let error as SynthesisError:
+            return ServiceError(.badGateway, "provider_error", error.description, field: "messages[\(error.index)]")
+        case let error as AudioError:
+            let subject = error.subject.hasPrefix("/") ? "a clip" : error.subject
+            return ServiceError(.unprocessableContent, "invalid_audio", "\(subject): \(error.reason)")
+        case let error as ServiceError:
+            return error
+        case is CancellationError:
+            return .shuttingDown
+        default:
+            return ServiceError(.internalServerError, "internal", "the render failed inside the service")
+        }
+    }
+}

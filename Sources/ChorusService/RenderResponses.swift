@@ -1,0 +1,56 @@
+import ChorusAudio
+import ChorusWire
+import Foundation
+import Hummingbird
+
+/// How renders are described to clients: manifests with their URLs and timeline, and SSE events.
+enum RenderResponses {
+    /// The manifest of a finished render; `done` ones carry their URLs and timeline (without words if asked).
+    static func manifest(_ stored: StoredRender, data: DataDirectory, words: Bool = true) -> RenderManifest {
+        var manifest = stored.manifest
+        guard stored.isDone else { return manifest }
+        let base = "/v1/renders/\(manifest.id)"
+        manifest.audioURL = base + "/audio"
+        manifest.timelineURL = base + "/timeline"
+        manifest.waveformURL = base + "/waveform"
+        manifest.captionsURL = base + "/captions.vtt"
+        if let json = try? Data(contentsOf: data.renderFolder(manifest.id).appendingPathComponent("timeline.json")),
+           var timeline = try? JSONDecoder().decode(Timeline.self, from: json) {
+            if !words { timeline.segments = timeline.segments.map { var segment = $0; segment.words = nil; return segment } }
+            manifest.timeline = timeline
+        }
+        return manifest
+    }
+
+    /// One Server-Sent Event.
+    static func event<T: Encodable>(_ name: String, _ value: T) -> ByteBuffer {
+        let json = (try? HTTPSupport.encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        return ByteBuffer(string: "event: \(name)\ndata: \(json)\n\n")
+    }
+
+    /// The SSE text of a feed event.
+    static func event(_ event: RenderFeedEvent, data: DataDirectory, words: Bool = true) -> ByteBuffer {
+        switch event {
+        case .progress(let progress): return self.event("progress", progress)
+        case .segment(var segment):
+            if !words { segment.words = nil }
+            return self.event("segment", segment)
+        case .done(let stored): return self.event("done", manifest(stored, data: data, words: words))
+        case .failed(let error): return self.event("error", error.body)
+        }
+    }
+
+    /// Replays a finished render as events: final progress, every segment, then `done` (or `error`).
+    static func replay(_ stored: StoredRender, data: DataDirectory) -> [RenderFeedEvent] {
+        guard stored.isDone else {
+            let error = ServiceError(.internalServerError, stored.manifest.error?.code ?? "failed", stored.manifest.error?.message ?? "the render failed")
+            return [.failed(error)]
+        }
+        let timeline = manifest(stored, data: data).timeline
+        let total = timeline?.segments.count ?? 0
+        var events: [RenderFeedEvent] = [.progress(RenderProgressBody(synthesized: total, rendered: total, total: total))]
+        events += (timeline?.segments ?? []).map { .segment($0) }
+        events.append(.done(stored))
+        return events
+    }
+}

@@ -1,0 +1,66 @@
+import ChorusWire
+import Foundation
+
+/// Finished renders (done or failed), indexed in memory and kept on disk in each render's folder;
+/// `render.json` is written last, so a render without it never finished. On start, such folders are
+/// recorded as failed ("interrupted"), and expired renders are deleted.
+actor RenderStore {
+    private let data: DataDirectory
+    private var records: [String: StoredRender] = [:]
+
+    init(data: DataDirectory) { self.data = data }
+
+    /// Reads every render folder; returns how many unfinished renders were marked failed.
+    func load(now: Double = Date().timeIntervalSince1970, retention: Double) -> Int {
+        var interrupted = 0
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: data.renders.path)) ?? []
+        for name in names {
+            guard let id = DataDirectory.validID(name, length: RenderIdentity.length) else { continue }
+            let folder = data.renderFolder(id)
+            if let stored = try? JSONDecoder().decode(StoredRender.self, from: Data(contentsOf: folder.appendingPathComponent("render.json"))) {
+                if stored.expiresAt <= now { try? FileManager.default.removeItem(at: folder) } else { records[id] = stored }
+                continue
+            }
+            // Started but never finished: keep the fact, not the files.
+            for file in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] {
+                try? FileManager.default.removeItem(at: folder.appendingPathComponent(file))
+            }
+            var manifest = RenderManifest(id: id, status: .failed, createdAt: Timestamp.iso(now), expiresAt: Timestamp.iso(now + retention))
+            manifest.error = .init(code: "interrupted", message: "the service stopped before this render finished; send the request again")
+            let stored = StoredRender(manifest: manifest, audioFile: "", etag: "", audioBytes: 0, createdAt: now, expiresAt: now + retention)
+            try? save(stored)
+            interrupted += 1
+        }
+        return interrupted
+    }
+
+    func get(_ id: String, now: Double = Date().timeIntervalSince1970) -> StoredRender? {
+        guard let stored = records[id], stored.expiresAt > now else { return nil }
+        return stored
+    }
+
+    /// Records a finished render (writing `render.json` last).
+    func save(_ stored: StoredRender) throws {
+        let folder = data.renderFolder(stored.manifest.id)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try DataDirectory.write(JSONEncoder().encode(stored), to: folder.appendingPathComponent("render.json"))
+        records[stored.manifest.id] = stored
+    }
+
+    /// Deletes a render and its files; returns whether it existed.
+    @discardableResult
+    func remove(_ id: String) -> Bool {
+        let existed = records.removeValue(forKey: id) != nil
+        try? FileManager.default.removeItem(at: data.renderFolder(id))
+        return existed
+    }
+
+    /// Deletes expired renders; returns how many.
+    func sweep(now: Double = Date().timeIntervalSince1970) -> Int {
+        let expired = records.filter { $0.value.expiresAt <= now }.map(\.key)
+        expired.forEach { remove($0) }
+        return expired.count
+    }
+
+    var count: Int { records.count }
+}

@@ -1,0 +1,152 @@
+import ChorusAudio
+import ChorusWire
+import Foundation
+import Hummingbird
+
+/// `/v1/renders`: create (synchronous, `Prefer: respond-async`, or `?stream=true`), manifest, events,
+/// audio, timeline, captions, waveform, delete.
+struct RendersController: Sendable {
+    let state: ServiceState
+
+    func register(on router: some RouterMethods<ChorusRequestContext>, table: RouteTable) {
+        table.add(.post, "/v1/renders", to: router) { request, context in
+            let body = try HTTPSupport.decode(RenderRequest.self, from: try await HTTPSupport.body(of: request, limit: state.configuration.maxBodyBytes))
+            return try await start(body, mode: RenderMode(request), context: context)
+        }
+        table.add(.get, "/v1/renders/{id}", to: router) { _, context in
+            switch try await state.lookup(try id(context)) {
+            case .active(let active): return try HTTPSupport.json(active.manifest())
+            case .stored(let stored): return try HTTPSupport.json(RenderResponses.manifest(stored, data: state.data))
+            }
+        }
+        table.add(.get, "/v1/renders/{id}/events", to: router) { _, context in try await events(id: try id(context)) }
+        for method in [HTTPRequest.Method.get, .head] {
+            table.add(method, "/v1/renders/{id}/audio", to: router) { request, context in
+                let stored = try await finished(try id(context))
+                let file = state.data.renderFolder(stored.manifest.id).appendingPathComponent(stored.audioFile)
+                return try await state.files.respond(to: request, context: context, file: file, size: stored.audioBytes,
+                                                     contentType: OutputFileFormat(rawValue: stored.manifest.format ?? "")?.mimeType ?? "application/octet-stream",
+                                                     etag: stored.etag, modified: Date(timeIntervalSince1970: stored.createdAt))
+            }
+        }
+        table.add(.get, "/v1/renders/{id}/timeline", to: router) { _, context in
+            let stored = try await finished(try id(context))
+            return HTTPSupport.bytes(try Data(contentsOf: state.data.renderFolder(stored.manifest.id).appendingPathComponent("timeline.json")),
+                                     contentType: "application/json")
+        }
+        table.add(.get, "/v1/renders/{id}/captions.vtt", to: router) { _, context in
+            let stored = try await finished(try id(context))
+            return HTTPSupport.bytes(try Data(contentsOf: state.data.renderFolder(stored.manifest.id).appendingPathComponent("captions.vtt")),
+                                     contentType: "text/vtt; charset=utf-8")
+        }
+        table.add(.get, "/v1/renders/{id}/waveform", to: router) { request, context in
+            try await WaveformResponder(state: state).respond(to: request, stored: try await finished(try id(context)))
+        }
+        table.add(.delete, "/v1/renders/{id}", to: router) { _, context in
+            switch try await state.lookup(try id(context)) {
+            case .active: throw ServiceError(.conflict, "not_ready", "the render is still running; delete it when it has finished")
+            case .stored(let stored):
+                await state.renders.remove(stored.manifest.id)
+                return Response(status: .noContent)
+            }
+        }
+    }
+
+    private func id(_ context: ChorusRequestContext) throws -> String {
+        guard let id = context.parameters.get("id") else { throw ServiceError.notFound("render") }
+        return id
+    }
+
+    /// A render whose files exist (409 while it runs, 404 when unknown or failed-without-audio).
+    private func finished(_ id: String) async throws -> StoredRender {
+        switch try await state.lookup(id) {
+        case .active: throw ServiceError(.conflict, "not_ready", "the render is still running; follow GET /v1/renders/\(id)/events")
+        case .stored(let stored):
+            guard stored.isDone else { throw ServiceError(.notFound, "render_failed", "render \(id) failed: \(stored.manifest.error?.message ?? "")") }
+            return stored
+        }
+    }
+
+    /// Starts (or finds) the render of `body` and answers as `mode` asks: synchronously with the
+    /// manifest, at once with 202, or with the audio as it is encoded.
+    func start(_ body: RenderRequest, mode: RenderMode, context: ChorusRequestContext, words: Bool = true) async throws -> Response {
+        let resolved = try await state.resolver.resolve(body)
+        let streaming = mode == .stream
+        if streaming && !resolved.format.isStreamable {
+            throw ServiceError.badRequest("?stream=true needs mp3 or ogg output (\(resolved.format.rawValue) rewrites its header at the end)", field: "stream")
+        }
+        let locations: HTTPFields = [.init("X-Render-Id")!: resolved.id, .contentLocation: "/v1/renders/\(resolved.id)"]
+        if let stored = await state.renders.get(resolved.id) {
+            if stored.isDone {
+                if streaming { return try await streamStored(stored, headers: locations, context: context) }
+                return try HTTPSupport.json(RenderResponses.manifest(stored, data: state.data, words: words), headers: locations)
+            }
+            await state.renders.remove(resolved.id)   // failed before: try again
+        }
+        let active = try await state.scheduler.submit(resolved, caller: context.caller?.id ?? "anonymous", retention: state.configuration.retentionSeconds)
+        if streaming, let tap = active.audio {
+            var headers = locations
+            headers[.contentType] = resolved.format.mimeType
+            let chunks = tap.listen()
+            return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+                for try await chunk in chunks { try await writer.write(ByteBuffer(bytes: chunk)) }
+                try await writer.finish(nil)
+            })
+        }
+        if mode == .async {
+            var headers = locations
+            headers[.location] = "/v1/renders/\(resolved.id)"
+            return try HTTPSupport.json(active.manifest(), status: .accepted, headers: headers)
+        }
+        switch await active.completion() {
+        case .success(let stored):
+            return try HTTPSupport.json(RenderResponses.manifest(stored, data: state.data, words: words), status: .created, headers: locations)
+        case .failure(let error):
+            throw error
+        }
+    }
+
+    private func streamStored(_ stored: StoredRender, headers: HTTPFields, context: ChorusRequestContext) async throws -> Response {
+        var headers = headers
+        headers[.contentType] = OutputFileFormat(rawValue: stored.manifest.format ?? "")?.mimeType
+        let file = state.data.renderFolder(stored.manifest.id).appendingPathComponent(stored.audioFile)
+        return Response(status: .ok, headers: headers, body: try await state.files.fileIO.loadFile(path: file.path, context: context))
+    }
+
+    private func events(id: String) async throws -> Response {
+        let lookup = try await state.lookup(id)
+        let data = state.data
+        let headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-cache"]
+        switch lookup {
+        case .active(let active):
+            let feed = active.listen()
+            return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+                for await event in feed { try await writer.write(RenderResponses.event(event, data: data)) }
+                try await writer.finish(nil)
+            })
+        case .stored(let stored):
+            let events = RenderResponses.replay(stored, data: data).map { RenderResponses.event($0, data: data) }
+            return Response(status: .ok, headers: headers, body: .init(contentsOf: events))
+        }
+    }
+}
+
+/// How a client wants a render answered.
+enum RenderMode: Equatable {
+    /// Wait for it and return the manifest (201).
+    case sync
+    /// Return 202 at once (`Prefer: respond-async`).
+    case async
+    /// Send the audio as it is encoded (`?stream=true`).
+    case stream
+
+    init(_ request: Request) {
+        if HTTPSupport.flag(request, "stream") {
+            self = .stream
+        } else if request.headers[.init("Prefer")!]?.lowercased().contains("respond-async") == true {
+            self = .async
+        } else {
+            self = .sync
+        }
+    }
+}

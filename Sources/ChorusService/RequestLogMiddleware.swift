@@ -1,0 +1,64 @@
+import Foundation
+import Hummingbird
+import Logging
+
+/// Gives every request an id (`X-Request-Id`, and in the log), turns any error into the service's JSON
+/// error body, and writes one log line per request: method, path (secrets in the query removed),
+/// status, duration and caller.
+struct RequestLogMiddleware: RouterMiddleware {
+    typealias Context = ChorusRequestContext
+    let logger: Logger
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        context.requestID = Self.newID()
+        let started = Date()
+        var response: Response
+        var failure: String?
+        do {
+            response = try await next(request, context)
+        } catch let error as any HTTPResponseError {
+            response = try Self.standardize(error).response(from: request, context: context)
+            failure = (error as? ServiceError)?.body.error.code
+        } catch {
+            logger.error("unhandled error", metadata: ["request_id": .string(context.requestID), "error": .string(String(describing: error))])
+            response = try ServiceError(.internalServerError, "internal", "the request failed inside the service").response(from: request, context: context)
+            failure = "internal"
+        }
+        response.headers[.init("X-Request-Id")!] = context.requestID
+        var metadata: Logger.Metadata = [
+            "request_id": .string(context.requestID), "method": .string(request.method.rawValue),
+            "path": .string(Self.loggable(path: request.uri.path, query: request.uri.query)), "status": .stringConvertible(response.status.code),
+            "ms": .stringConvertible(Int(Date().timeIntervalSince(started) * 1000)),
+        ]
+        if let caller = context.caller { metadata["caller"] = .string(caller.id) }
+        if let failure { metadata["error"] = .string(failure) }
+        logger.info("request", metadata: metadata)
+        return response
+    }
+
+    /// Hummingbird's own errors (unknown route, body too large) in the service's error format.
+    static func standardize(_ error: any HTTPResponseError) -> any HTTPResponseError {
+        if error is ServiceError { return error }
+        switch error.status {
+        case .notFound: return ServiceError(.notFound, "not_found", "no such route")
+        case .contentTooLarge: return ServiceError.tooLarge("the request body is too large")
+        case .methodNotAllowed: return ServiceError(.methodNotAllowed, "method_not_allowed", "this route does not take that method")
+        default: return ServiceError(error.status, "http_\(error.status.code)", error.status.reasonPhrase)
+        }
+    }
+
+    /// The path with the values of `key`, `sig` and `token` query parameters removed.
+    static func loggable(path: String, query: String?) -> String {
+        guard let query, !query.isEmpty else { return path }
+        let parts = query.split(separator: "&").map { part -> String in
+            let name = part.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+            return ["key", "sig", "token", "api_key"].contains(name.lowercased()) ? "\(name)=[redacted]" : String(part)
+        }
+        return path + "?" + parts.joined(separator: "&")
+    }
+
+    static func newID() -> String {
+        (0..<8).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+    }
+}

@@ -1,0 +1,141 @@
+public import ChorusVoices
+public import Foundation
+
+/// Everything `chorus serve` can be told, with the defaults a family-chat backend needs. Every value
+/// has a flag and an environment variable (`CHORUS_…`); `ServiceConfiguration(environment:)` reads
+/// the latter, and the CLI lays its flags on top.
+///
+/// ```swift
+/// var configuration = ServiceConfiguration(environment: ProcessInfo.processInfo.environment)
+/// configuration.port = 0   // any free port
+/// let app = try await buildApplication(configuration: configuration)
+/// ```
+public struct ServiceConfiguration: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    /// Renders, clips and the synthesis cache.
+    public var dataDirectory: URL
+    /// Bearer keys clients may use; none means open, which is allowed on a loopback host only.
+    public var apiKeys: [String] = []
+    /// Requests per minute per key (token bucket); 0 turns it off.
+    public var rateLimitPerMinute = 120
+    /// Renders queued or running at once per key.
+    public var rendersPerKey = 4
+    /// Renders running at once; also the audio worker threads.
+    public var workers = max(1, ProcessInfo.processInfo.activeProcessorCount)
+    /// Renders waiting for a worker before new ones get 503.
+    public var queueLimit = 64
+    /// Seconds a render or clip is kept.
+    public var retentionSeconds: Double = 24 * 3600
+    public var maxBodyBytes = 25 * 1_048_576
+    public var maxMessages = 200
+    public var maxMessageCharacters = 5_000
+    public var maxTotalCharacters = 50_000
+    /// Longest clip accepted, seconds.
+    public var maxClipSeconds = 600.0
+    /// Seconds in-flight renders get to finish on SIGTERM/SIGINT.
+    public var shutdownTimeoutSeconds: Double = 30
+    /// Provider requests in flight at once, per provider.
+    public var providerConcurrency = Chorus.Configuration.defaultProviderConcurrency
+    /// Provider keys and base URLs (`ELEVENLABS_API_KEY`, `OPENAI_API_KEY`, …).
+    public var environment: [String: String]
+    /// The voice providers; `nil` builds the standard ones from `environment`.
+    public var registry: VoiceRegistry?
+    /// Log lines as JSON (the default when stdout is not a terminal).
+    public var jsonLogs = isatty(STDOUT_FILENO) != 1
+
+    /// Defaults, overridden by `CHORUS_HOST`, `CHORUS_PORT`, `CHORUS_DATA_DIR`, `CHORUS_API_KEYS` (comma-separated),
+    /// `CHORUS_API_KEYS_FILE`, `CHORUS_RATE_LIMIT`, `CHORUS_KEY_RENDERS`, `CHORUS_WORKERS`, `CHORUS_QUEUE`,
+    /// `CHORUS_RETENTION` (`24h`, `90m`, `3600s`), `CHORUS_MAX_BODY_MB`, `CHORUS_SHUTDOWN_TIMEOUT` and `CHORUS_CONCURRENCY`.
+    /// - Throws: `ConfigurationError` naming the variable whose value is unusable.
+    public init(environment: [String: String]) throws {
+        self.environment = environment
+        dataDirectory = Self.defaultDataDirectory(environment: environment)
+        func value<T>(_ name: String, _ parse: (String) -> T?) throws -> T? {
+            guard let text = environment[name], !text.isEmpty else { return nil }
+            guard let parsed = parse(text) else { throw ConfigurationError(setting: name, value: text) }
+            return parsed
+        }
+        host = try value("CHORUS_HOST") { $0 } ?? host
+        port = try value("CHORUS_PORT") { Int($0) } ?? port
+        dataDirectory = try value("CHORUS_DATA_DIR") { URL(fileURLWithPath: $0) } ?? dataDirectory
+        apiKeys = try value("CHORUS_API_KEYS") { Self.keys(in: $0.replacingOccurrences(of: ",", with: "\n")) } ?? []
+        if let file = environment["CHORUS_API_KEYS_FILE"], !file.isEmpty { apiKeys += try Self.keys(fromFile: file) }
+        rateLimitPerMinute = try value("CHORUS_RATE_LIMIT") { Int($0) } ?? rateLimitPerMinute
+        rendersPerKey = try value("CHORUS_KEY_RENDERS") { Int($0) } ?? rendersPerKey
+        workers = try value("CHORUS_WORKERS") { Int($0) } ?? workers
+        queueLimit = try value("CHORUS_QUEUE") { Int($0) } ?? queueLimit
+        retentionSeconds = try value("CHORUS_RETENTION", Self.seconds) ?? retentionSeconds
+        maxBodyBytes = try value("CHORUS_MAX_BODY_MB") { Int($0).map { $0 * 1_048_576 } } ?? maxBodyBytes
+        shutdownTimeoutSeconds = try value("CHORUS_SHUTDOWN_TIMEOUT", Self.seconds) ?? shutdownTimeoutSeconds
+        providerConcurrency = try value("CHORUS_CONCURRENCY") { Int($0) } ?? providerConcurrency
+    }
+
+    /// `$XDG_DATA_HOME/chorus`, else `~/.local/share/chorus`.
+    public static func defaultDataDirectory(environment: [String: String]) -> URL {
+        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") { return URL(fileURLWithPath: xdg).appendingPathComponent("chorus") }
+        return URL(fileURLWithPath: environment["HOME"] ?? NSHomeDirectory()).appendingPathComponent(".local/share/chorus")
+    }
+
+    /// Keys from a file, one per line (blank lines and `#` comments ignored).
+    public static func keys(fromFile path: String) throws -> [String] {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw ConfigurationError(setting: "--api-keys-file", value: path, reason: "cannot be read")
+        }
+        return keys(in: text)
+    }
+
+    static func keys(in text: String) -> [String] {
+        text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
+    }
+
+    /// `90`, `90s`, `15m`, `24h`, `7d` as seconds.
+    public static func seconds(_ text: String) -> Double? {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        if let unit = text.last.flatMap({ units[$0] }) { return Double(text.dropLast()).map { $0 * unit }.flatMap { $0 > 0 ? $0 : nil } }
+        return Double(text).flatMap { $0 > 0 ? $0 : nil }
+    }
+
+    /// True for `localhost`, `127.0.0.0/8` and `::1`.
+    public var isLoopback: Bool {
+        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+    }
+
+    /// Refuses settings that cannot work, and an open service (no keys) on a non-loopback host.
+    public func validate() throws {
+        if apiKeys.isEmpty && !isLoopback {
+            throw ConfigurationError(setting: "--host", value: host,
+                                     reason: "no API keys are configured, so the service may only listen on a loopback address (set CHORUS_API_KEYS or --api-keys-file)")
+        }
+        if apiKeys.contains(where: { $0.count < 16 }) {
+            throw ConfigurationError(setting: "api keys", value: "…", reason: "every key must be at least 16 characters")
+        }
+        let checks: [(String, Int, ClosedRange<Int>)] = [
+            ("--port", port, 0...65_535), ("--rate-limit", rateLimitPerMinute, 0...1_000_000), ("--key-renders", rendersPerKey, 1...10_000),
+            ("--workers", workers, 1...256), ("--queue", queueLimit, 0...100_000), ("--max-body-bytes", maxBodyBytes, 1_024...(4_096 * 1_048_576)),
+            ("--concurrency", providerConcurrency, Chorus.Configuration.concurrencyRange.lowerBound...Chorus.Configuration.concurrencyRange.upperBound),
+        ]
+        for (name, value, range) in checks where !range.contains(value) {
+            throw ConfigurationError(setting: name, value: String(value), reason: "must be between \(range.lowerBound) and \(range.upperBound)")
+        }
+    }
+}
+
+extension ServiceConfiguration: CustomStringConvertible, CustomReflectable {
+    /// The settings without any key (API keys are counted, provider keys left out).
+    public var description: String {
+        "ServiceConfiguration(host: \(host), port: \(port), data: \(dataDirectory.path), api keys: \(apiKeys.count), workers: \(workers), "
+            + "queue: \(queueLimit), rate limit: \(rateLimitPerMinute)/min, renders per key: \(rendersPerKey), retention: \(Int(retentionSeconds)) s)"
+    }
+
+    /// Reflection (`dump`, `String(reflecting:)`) shows the description only, never the keys.
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+}
+
+/// A setting that cannot be used, named as the user wrote it.
+public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
+    public var setting: String
+    public var value: String
+    public var reason = "is not a valid value"
+    public var description: String { "\(setting) \(value): \(reason)" }
+}

@@ -1,0 +1,47 @@
+public import ChorusWire
+import Foundation
+public import Hummingbird
+
+/// An error the service answers with: a status, `{"error": {"code", "message", "field"?}}`, and headers
+/// such as `Retry-After`. Messages never contain keys or server paths.
+public struct ServiceError: HTTPResponseError, CustomStringConvertible {
+    public var status: HTTPResponse.Status
+    public var body: ErrorBody
+    public var headers: HTTPFields
+
+    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, field: String? = nil, retryAfter: Int? = nil) {
+        self.status = status
+        body = ErrorBody(code: code, message: message, field: field)
+        headers = [:]
+        if let retryAfter { headers[.retryAfter] = String(max(1, retryAfter)) }
+    }
+
+    public var description: String { "\(status.code) \(body.error.code): \(body.error.message)" }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        var fields = headers
+        fields[.contentType] = "application/json"
+        let data = (try? Self.encoder.encode(body)) ?? Data(#"{"error":{"code":"internal","message":"error"}}"#.utf8)
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    // MARK: The errors the routes use
+
+    static func badRequest(_ message: String, field: String? = nil) -> ServiceError { ServiceError(.badRequest, "invalid_request", message, field: field) }
+    static func invalid(_ message: String, field: String? = nil, code: String = "invalid") -> ServiceError {
+        ServiceError(.unprocessableContent, code, message, field: field)
+    }
+    static func tooLarge(_ message: String, field: String? = nil) -> ServiceError { ServiceError(.contentTooLarge, "too_large", message, field: field) }
+    static func notFound(_ what: String) -> ServiceError { ServiceError(.notFound, "not_found", "\(what) does not exist or has expired") }
+    static let unauthorized = ServiceError(.unauthorized, "unauthorized", "a valid API key is required: send Authorization: Bearer <key>")
+    static func overloaded(retryAfter: Int) -> ServiceError {
+        ServiceError(.serviceUnavailable, "overloaded", "the render queue is full; try again later", retryAfter: retryAfter)
+    }
+    static let shuttingDown = ServiceError(.serviceUnavailable, "shutting_down", "the service is shutting down", retryAfter: 5)
+}

@@ -1,0 +1,93 @@
+import ChorusAudio
+import ChorusVoices
+import ChorusWire
+import Foundation
+import Hummingbird
+
+/// `POST /v1/speech`: one message rendered like a conversation (same manifest and routes), and
+/// `POST /v1/audio/speech`: OpenAI's speech endpoint, so an app written against the OpenAI SDK works
+/// against Chorus by changing its base URL.
+struct SpeechController: Sendable {
+    let state: ServiceState
+    let renders: RendersController
+
+    /// Offline stand-ins for OpenAI's voices when no OpenAI key is configured: fixed espeak-ng voices.
+    static let offlineVoices: [String: String] = [
+        "alloy": "en-us+f3?pitch=60&rate=170", "ash": "en-us+m3?pitch=40&rate=165", "ballad": "en-gb+m1?pitch=45&rate=155",
+        "coral": "en-us+f4?pitch=75&rate=172", "echo": "en-us+m1?pitch=35&rate=160", "fable": "en-gb-x-rp+m3?pitch=50&rate=165",
+        "onyx": "en-us+m7?pitch=20&rate=150", "nova": "en-us+f2?pitch=70&rate=175", "sage": "en-gb+f3?pitch=55&rate=160",
+        "shimmer": "en-us+f1?pitch=80&rate=170", "verse": "en+m2?pitch=45&rate=170", "marin": "en-us+f5?pitch=65&rate=168",
+        "cedar": "en-us+m4?pitch=30&rate=158",
+    ]
+
+    func register(on router: some RouterMethods<ChorusRequestContext>, table: RouteTable) {
+        table.add(.post, "/v1/speech", to: router) { request, context in
+            let body = try HTTPSupport.decode(SpeechRequest.self, from: try await HTTPSupport.body(of: request, limit: state.configuration.maxBodyBytes))
+            let render = RenderRequest(messages: [.init(speaker: "Speaker", text: body.text, voice: body.voice)],
+                                       output: OutputSettings(format: body.format))
+            return try await renders.start(render, mode: RenderMode(request), context: context, words: body.words ?? true)
+        }
+        table.add(.post, "/v1/audio/speech", to: router) { request, context in
+            let body = try HTTPSupport.decode(OpenAISpeechRequest.self, from: try await HTTPSupport.body(of: request, limit: state.configuration.maxBodyBytes))
+            return try await openAISpeech(body, request: request, context: context)
+        }
+    }
+
+    /// The OpenAI request as a one-message render at 24 kHz mono, answered with the audio bytes.
+    private func openAISpeech(_ body: OpenAISpeechRequest, request: Request, context: ChorusRequestContext) async throws -> Response {
+        let name = body.responseFormat?.lowercased() ?? "mp3"
+        let formats: [String: OutputFileFormat] = ["mp3": .mp3, "opus": .ogg, "aac": .m4a, "flac": .flac, "wav": .wav, "pcm": .wav]
+        guard let format = formats[name] else {
+            throw ServiceError.badRequest("response_format: use mp3, opus, aac, flac, wav or pcm", field: "response_format")
+        }
+        if let speed = body.speed, !(0.25...4).contains(speed) { throw ServiceError.badRequest("speed must be between 0.25 and 4", field: "speed") }
+        let voice = try resolveVoice(body.voice)
+        var settings: [String: JSONValue] = [:]
+        if voice.provider == "openai" {
+            settings["model"] = .string(body.model)
+            if let speed = body.speed { settings["speed"] = .number(speed) }
+            if let instructions = body.instructions { settings["instructions"] = .string(instructions) }
+        }
+        let render = RenderRequest(messages: [.init(speaker: "Speaker", text: body.input, voice: voice.description)],
+                                   voiceSettings: settings.isEmpty ? nil : [voice.provider: .object(settings)],
+                                   output: OutputSettings(format: format.rawValue, sampleRate: 24_000, channels: 1))
+        let resolved = try await state.resolver.resolve(render)
+        let streaming = HTTPSupport.flag(request, "stream") || body.streamFormat?.lowercased() == "audio"
+        if streaming && format.isStreamable && name != "pcm" {
+            return try await renders.start(render, mode: .stream, context: context)
+        }
+        _ = try await renders.start(render, mode: .sync, context: context)
+        guard case .stored(let stored) = try await state.lookup(resolved.id), stored.isDone else {
+            throw ServiceError(.internalServerError, "internal", "the speech was not stored")
+        }
+        let audio = try Data(contentsOf: state.data.renderFolder(stored.manifest.id).appendingPathComponent(stored.audioFile))
+        if name == "pcm" { return HTTPSupport.bytes(try Self.pcm(fromWAV: audio), contentType: "audio/pcm") }
+        let types = ["mp3": "audio/mpeg", "opus": "audio/ogg", "aac": "audio/mp4", "flac": "audio/flac", "wav": "audio/wav"]
+        return HTTPSupport.bytes(audio, contentType: types[name] ?? format.mimeType)
+    }
+
+    /// A Chorus voice id as it is, or a bare OpenAI voice name: the OpenAI voice when a key is set, else its offline stand-in.
+    func resolveVoice(_ text: String) throws -> VoiceID {
+        if let voice = VoiceID(text) { return voice }
+        let name = text.lowercased()
+        guard let offline = Self.offlineVoices[name] else {
+            throw ServiceError.badRequest("voice: \"\(text.prefix(60))\" is neither a voice id (provider:voice) nor an OpenAI voice name", field: "voice")
+        }
+        if let openAI = state.chorus.configuration.registry.providers["openai"] as? OpenAIProvider, openAI.isConfigured {
+            return VoiceID(provider: "openai", voice: name)
+        }
+        return VoiceID(provider: "espeak", voice: offline)
+    }
+
+    /// The samples of a 16-bit PCM WAV file (`response_format: "pcm"`: raw little-endian 16-bit).
+    static func pcm(fromWAV data: Data) throws -> Data {
+        var offset = 12
+        while offset + 8 <= data.count {
+            let id = String(decoding: data[offset..<offset + 4], as: UTF8.self)
+            let size = Int(data[offset + 4]) | Int(data[offset + 5]) << 8 | Int(data[offset + 6]) << 16 | Int(data[offset + 7]) << 24
+            if id == "data" { return data.subdata(in: (offset + 8)..<min(data.count, offset + 8 + size)) }
+            offset += 8 + size + (size & 1)
+        }
+        throw ServiceError(.internalServerError, "internal", "the rendered WAV has no data chunk")
+    }
+}

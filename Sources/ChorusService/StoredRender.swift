@@ -1,0 +1,28 @@
+import ChorusWire
+import Foundation
+
+/// A finished render as kept in `renders/<id>/render.json`: its manifest (without the timeline, which
+/// is `timeline.json` beside it), the audio file and its strong ETag, and when it expires.
+struct StoredRender: Codable, Sendable {
+    var manifest: RenderManifest
+    /// File name of the audio in the render's folder.
+    var audioFile: String
+    /// Quoted SHA-256 prefix of the audio bytes.
+    var etag: String
+    var audioBytes: Int
+    var createdAt: Double
+    var expiresAt: Double
+    /// Frames per point of `waveform.dat` (peaks of the decoded stored audio).
+    var waveformBase: Int?
+
+    var isDone: Bool { manifest.status == .done }
+}
+
+/// Timestamps as the manifests print them.
+enum Timestamp {
+    static func iso(_ seconds: Double) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: Date(timeIntervalSince1970: seconds))
+    }
+}

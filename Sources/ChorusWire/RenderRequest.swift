@@ -1,0 +1,94 @@
+/// `POST /v1/renders`: a conversation in the CLI's JSON format, where a message's audio is an
+/// uploaded clip (`clip`) or inline bytes (`audio_base64`) — never a server path — plus output settings.
+///
+/// ```json
+/// {"gap_ms": 300, "voices": {"Sarah": "espeak:en-us+f3"},
+///  "messages": [{"speaker": "Sarah", "text": "Dinner at seven."}, {"speaker": "Marcus", "clip": "9f86d0…"}],
+///  "output": {"format": "mp3", "loudness": -16}}
+/// ```
+public struct RenderRequest: Codable, Sendable, Equatable {
+    public struct Message: Codable, Sendable, Equatable {
+        public var speaker: String
+        public var text: String?
+        /// The id of a clip uploaded with `POST /v1/clips`.
+        public var clip: String?
+        /// A small clip inline, base64-encoded.
+        public var audioBase64: String?
+        /// Refused: the service never reads a server path.
+        public var audio: String?
+        /// A voice id (`provider:voice`) for this message.
+        public var voice: String?
+
+        public init(speaker: String, text: String? = nil, clip: String? = nil, audioBase64: String? = nil, voice: String? = nil) {
+            self.speaker = speaker
+            self.text = text
+            self.clip = clip
+            self.audioBase64 = audioBase64
+            self.voice = voice
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case speaker, text, clip
+            case audioBase64 = "audio_base64"
+            case audio, voice
+        }
+    }
+
+    public var messages: [Message]
+    public var voices: [String: String]?
+    /// Provider id → settings object, passed to that provider.
+    public var voiceSettings: [String: JSONValue]?
+    public var gapMs: Int?
+    public var output: OutputSettings?
+
+    public init(messages: [Message], voices: [String: String]? = nil, voiceSettings: [String: JSONValue]? = nil,
+                gapMs: Int? = nil, output: OutputSettings? = nil) {
+        self.messages = messages
+        self.voices = voices
+        self.voiceSettings = voiceSettings
+        self.gapMs = gapMs
+        self.output = output
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case messages, voices
+        case voiceSettings = "voice_settings"
+        case gapMs = "gap_ms"
+        case output
+    }
+}
+
+/// How a render is encoded and processed; every field is optional and defaults to the engine's default.
+public struct OutputSettings: Codable, Sendable, Equatable {
+    /// `mp3` (default), `m4a`, `ogg`, `wav`, `flac`.
+    public var format: String?
+    public var sampleRate: Int?
+    public var channels: Int?
+    /// Bits per second for mp3, m4a and ogg.
+    public var bitrate: Int?
+    /// Target loudness, LUFS.
+    public var loudness: Double?
+    public var normalize: Bool?
+    public var trim: Bool?
+    /// A voice for messages whose provider fails for good.
+    public var fallbackVoice: String?
+
+    public init(format: String? = nil, sampleRate: Int? = nil, channels: Int? = nil, bitrate: Int? = nil, loudness: Double? = nil,
+                normalize: Bool? = nil, trim: Bool? = nil, fallbackVoice: String? = nil) {
+        self.format = format
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.bitrate = bitrate
+        self.loudness = loudness
+        self.normalize = normalize
+        self.trim = trim
+        self.fallbackVoice = fallbackVoice
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case format
+        case sampleRate = "sample_rate"
+        case channels, bitrate, loudness, normalize, trim
+        case fallbackVoice = "fallback_voice"
+    }
+}

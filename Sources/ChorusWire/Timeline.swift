@@ -1,0 +1,105 @@
+
+/// Who speaks when in a rendered file. Positions are exact sample offsets in the output;
+/// seconds are derived from them, and `duration` is what a decoder yields from the file.
+///
+/// ```json
+/// {"duration": 4.9, "samples": 216090, "sample_rate": 44100, "channels": 1, "gap_ms": 300,
+///  "segments": [{"index": 0, "speaker": "Sarah", "start": 0, "end": 2.3, "start_sample": 0,
+///                "end_sample": 101430, "text": "…", "source": "clips/sarah-1.mp3", "gain_db": 3.1}],
+///  "speakers": [{"name": "Sarah", "seconds": 2.3, "segments": [0]}]}
+/// ```
+public struct Timeline: Codable, Sendable, Equatable {
+    /// One word inside a segment, in seconds of the output.
+    public typealias Word = WordTiming
+
+    /// One message placed in the output.
+    public struct Segment: Codable, Sendable, Equatable {
+        /// Position of the message in the conversation.
+        public var index: Int
+        public var speaker: String
+        /// Seconds, `startSample / sampleRate`.
+        public var start: Double
+        /// Seconds, `endSample / sampleRate` (exclusive).
+        public var end: Double
+        public var startSample: Int
+        /// Exclusive.
+        public var endSample: Int
+        public var text: String?
+        /// The clip as named in the conversation, or the voice it was synthesized with.
+        public var source: String
+        /// Loudness gain applied to the message, in dB.
+        public var gainDB: Double
+        /// Voice id used to synthesize the message, when it was synthesized.
+        public var voice: String?
+        /// True when the message was rendered with the fallback voice.
+        public var fallback: Bool?
+        /// Word timings, when the voice provides them.
+        public var words: [Word]?
+
+        public init(index: Int, speaker: String, start: Double, end: Double, startSample: Int, endSample: Int, text: String?,
+                    source: String, gainDB: Double, voice: String?, fallback: Bool?, words: [Word]?) {
+            self.index = index
+            self.speaker = speaker
+            self.start = start
+            self.end = end
+            self.startSample = startSample
+            self.endSample = endSample
+            self.text = text
+            self.source = source
+            self.gainDB = gainDB
+            self.voice = voice
+            self.fallback = fallback
+            self.words = words
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case index, speaker, start, end
+            case startSample = "start_sample"
+            case endSample = "end_sample"
+            case text, source
+            case gainDB = "gain_db"
+            case voice, fallback, words
+        }
+    }
+
+    /// Talk time per speaker, in order of first appearance.
+    public struct Speaker: Codable, Sendable, Equatable {
+        public var name: String
+        /// Seconds of that speaker's segments.
+        public var seconds: Double
+        /// Indexes of that speaker's segments.
+        public var segments: [Int]
+
+        public init(name: String, seconds: Double, segments: [Int]) {
+            self.name = name
+            self.seconds = seconds
+            self.segments = segments
+        }
+    }
+
+    public var duration: Double
+    public var samples: Int
+    public var sampleRate: Int
+    public var channels: Int
+    public var gapMs: Int
+    public var segments: [Segment]
+    public var speakers: [Speaker]
+
+    public init(duration: Double, samples: Int, sampleRate: Int, channels: Int, gapMs: Int, segments: [Segment], speakers: [Speaker]) {
+        self.duration = duration
+        self.samples = samples
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.gapMs = gapMs
+        self.segments = segments
+        self.speakers = speakers
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case duration, samples
+        case sampleRate = "sample_rate"
+        case channels
+        case gapMs = "gap_ms"
+        case segments, speakers
+    }
+}

@@ -1,0 +1,84 @@
+import ArgumentParser
+import ChorusService
+import Foundation
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the Chorus HTTP service (renders, speech, clips, voices) until SIGTERM or Ctrl-C.",
+        discussion: """
+            Every option also has an environment variable (shown in brackets); options win. Provider keys come from \
+            ELEVENLABS_API_KEY and OPENAI_API_KEY as for the other commands. Without API keys (CHORUS_API_KEYS or \
+            --api-keys-file) the service runs open, and only on a loopback host.
+
+            Example:
+              CHORUS_API_KEYS=change-me-to-a-long-secret chorus serve --host 0.0.0.0 --port 8080
+            """)
+
+    @Option(help: "Address to listen on [CHORUS_HOST]. Default 127.0.0.1.")
+    var host: String?
+
+    @Option(parsing: .unconditional, help: "Port [CHORUS_PORT]. Default 8080.")
+    var port: Int?
+
+    @Option(name: .customLong("data-dir"), help: "Renders, clips and the voice cache [CHORUS_DATA_DIR]. Default $XDG_DATA_HOME/chorus, else ~/.local/share/chorus.")
+    var dataDirectory: String?
+
+    @Option(name: .customLong("api-keys-file"), help: "File with one API key per line [CHORUS_API_KEYS_FILE]; CHORUS_API_KEYS takes comma-separated keys.")
+    var apiKeysFile: String?
+
+    @Option(name: .customLong("rate-limit"), parsing: .unconditional, help: "Requests per minute per key, 0 for no limit [CHORUS_RATE_LIMIT]. Default 120.")
+    var rateLimit: Int?
+
+    @Option(name: .customLong("key-renders"), parsing: .unconditional, help: "Renders queued or running at once per key [CHORUS_KEY_RENDERS]. Default 4.")
+    var keyRenders: Int?
+
+    @Option(parsing: .unconditional, help: "Renders running at once, and audio worker threads [CHORUS_WORKERS]. Default: cores.")
+    var workers: Int?
+
+    @Option(parsing: .unconditional, help: "Renders waiting before new ones get 503 [CHORUS_QUEUE]. Default 64.")
+    var queue: Int?
+
+    @Option(help: "How long renders and clips are kept: 24h, 90m, 3600s [CHORUS_RETENTION]. Default 24h.")
+    var retention: String?
+
+    @Option(name: .customLong("max-body-mb"), parsing: .unconditional, help: "Largest request body in MB [CHORUS_MAX_BODY_MB]. Default 25.")
+    var maxBodyMB: Int?
+
+    @Option(name: .customLong("shutdown-timeout"), help: "Time in-flight renders get to finish on SIGTERM: 30s [CHORUS_SHUTDOWN_TIMEOUT].")
+    var shutdownTimeout: String?
+
+    @Option(parsing: .unconditional, help: "Provider requests in flight at once, per provider [CHORUS_CONCURRENCY]. Default 4.")
+    var concurrency: Int?
+
+    func run() async throws {
+        var configuration: ServiceConfiguration
+        do {
+            configuration = try ServiceConfiguration(environment: ProcessInfo.processInfo.environment)
+            if let host { configuration.host = host }
+            if let port { configuration.port = port }
+            if let dataDirectory { configuration.dataDirectory = URL(fileURLWithPath: dataDirectory) }
+            if let apiKeysFile { configuration.apiKeys += try ServiceConfiguration.keys(fromFile: apiKeysFile) }
+            if let rateLimit { configuration.rateLimitPerMinute = rateLimit }
+            if let keyRenders { configuration.rendersPerKey = keyRenders }
+            if let workers { configuration.workers = workers }
+            if let queue { configuration.queueLimit = queue }
+            if let retention {
+                guard let seconds = ServiceConfiguration.seconds(retention) else { throw ValidationError("--retention \(retention): use e.g. 24h, 90m or 3600s") }
+                configuration.retentionSeconds = seconds
+            }
+            if let maxBodyMB { configuration.maxBodyBytes = maxBodyMB * 1_048_576 }
+            if let shutdownTimeout {
+                guard let seconds = ServiceConfiguration.seconds(shutdownTimeout) else { throw ValidationError("--shutdown-timeout \(shutdownTimeout): use e.g. 30s") }
+                configuration.shutdownTimeoutSeconds = seconds
+            }
+            if let concurrency { configuration.providerConcurrency = concurrency }
+            try configuration.validate()
+        } catch let error as ConfigurationError {
+            throw ValidationError(error.description)
+        }
+        try await reportingErrors {
+            try await ChorusServer(configuration: configuration).run()
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import ChorusAudio
+import ChorusFixtures
+@testable import ChorusService
+import ChorusWire
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+@Suite("Service: clips, voices, cloning")
+struct ClipAndVoiceRouteTests {
+    static func voiceNote(seconds: Double, seed: UInt64 = 1) throws -> Data {
+        let format = AudioFormat(sampleRate: 44_100, channels: 2)
+        return try ClipEncoding.m4a.data(SignalGenerator.speechLike(fundamental: 150, seconds: seconds, format: format, seed: seed))
+    }
+
+    @Test("POST /v1/clips: 201 with the probe, 200 with the same id for the same bytes; renders use the clip by id")
+    func clips() async throws {
+        let service = try TestService()
+        let note = try Self.voiceNote(seconds: 2)
+        try await service.test { client in
+            let first = try await client.call(.post, "/v1/clips", body: note)
+            #expect(first.status == .created, "\(first.text)")
+            let info = try first.decode(ClipInfo.self)
+            #expect(info.id == ClipStore.id(of: note) && info.sampleRate == 44_100 && info.channels == 2 && info.codec == "aac")
+            #expect(abs(info.duration - 2) < 0.001 && info.samples == 88_200)
+            let again = try await client.call(.post, "/v1/clips", body: note)
+            #expect(try again.status == .ok && (try again.decode(ClipInfo.self)) == info)
+            let render = try await client.call(.post, "/v1/renders", json: #"""
+                {"messages": [{"speaker": "Mom", "clip": "\#(info.id)", "text": "On my way."}, {"speaker": "Kid", "text": "Okay."},
+                              {"speaker": "Mom", "audio_base64": "\#(note.base64EncodedString())"}], "output": {"format": "wav"}}
+                """#)
+            #expect(render.status == .created, "\(render.text)")
+            let segments = try render.decode(RenderManifest.self).timeline!.segments
+            #expect(segments.map(\.speaker) == ["Mom", "Kid", "Mom"] && segments[0].source == "clip:\(info.id)")
+        }
+    }
+
+    @Test("bad uploads: empty → 400, not audio → 415, damaged → 422, too long → 422, too big → 413")
+    func badUploads() async throws {
+        let service = try TestService { configuration in
+            configuration.maxClipSeconds = 3
+            configuration.maxBodyBytes = 400_000
+        }
+        let note = try Self.voiceNote(seconds: 2)
+        try await service.test { client in
+            #expect(try await client.call(.post, "/v1/clips", body: Data()).status == .badRequest)
+            let text = try await client.call(.post, "/v1/clips", body: Data(String(repeating: "hello ", count: 200).utf8))
+            #expect(text.status == .unsupportedMediaType && text.errorCode == "unsupported_media")
+            let cut = try await client.call(.post, "/v1/clips", body: note.prefix(note.count / 3))
+            #expect([415, 422].contains(Int(cut.status.code)), "\(cut.text)")
+            let long = try await client.call(.post, "/v1/clips", body: try Self.voiceNote(seconds: 4, seed: 2))
+            #expect(long.status == .unprocessableContent && long.errorCode == "clip_too_long")
+            let big = try await client.call(.post, "/v1/clips", body: Data(count: 500_000))
+            #expect(big.status == .contentTooLarge)
+        }
+    }
+
+    @Test("GET /v1/voices lists espeak-ng and OpenAI voices; ElevenLabs without a key is left out")
+    func voices() async throws {
+        let service = try TestService()
+        try await service.test { client in
+            let list = try await client.call(.get, "/v1/voices").decode(VoiceList.self)
+            #expect(list.voices.contains { $0.id == "espeak:en-us+m3?pitch=38&rate=165" })
+            #expect(list.voices.contains { $0.id == "openai:nova" && $0.provider == "openai" })
+            #expect(!list.voices.contains { $0.provider == "elevenlabs" })
+            #expect(list.voices.contains { $0.provider == "espeak" && $0.gender != nil && $0.language != nil })
+        }
+    }
+
+    @Test("voice cloning: 409 without ElevenLabs; checks before calling out; forwards multipart to /v1/voices/add; deletes")
+    func cloning() async throws {
+        let unconfigured = try TestService()
+        try await unconfigured.test { client in
+            let response = try await client.call(.post, "/v1/voices/clone", json: #"{"name": "Mom", "clips": ["ab"]}"#)
+            #expect(response.status == .conflict && response.errorCode == "provider_not_configured")
+        }
+        let stub = try StubServer { request in
+            switch (request.method, request.path) {
+            case ("POST", "/v1/voices/add"): return .json(200, ["voice_id": "c38kUX8pkfYO2kHyqfFy", "requires_verification": false])
+            case ("DELETE", "/v1/voices/c38kUX8pkfYO2kHyqfFy"): return .json(200, ["status": "ok"])
+            default: return .json(404, ["detail": ["status": "voice_not_found", "message": "A voice with that id was not found."]])
+            }
+        }
+        let service = try TestService(stub: stub)
+        try await service.test { client in
+            let short = try await client.call(.post, "/v1/clips", body: try Self.voiceNote(seconds: 4)).decode(ClipInfo.self)
+            let tooLittle = try await client.call(.post, "/v1/voices/clone", json: #"{"name": "Mom", "clips": ["\#(short.id)"]}"#)
+            #expect(tooLittle.status == .unprocessableContent && tooLittle.errorCode == "clip_length")
+            let unknown = try await client.call(.post, "/v1/voices/clone", json: #"{"name": "Mom", "clips": ["\#(String(repeating: "c", count: 64))"]}"#)
+            #expect(unknown.status == .unprocessableContent && unknown.errorCode == "clip_not_found")
+            let many = try await client.call(.post, "/v1/voices/clone", json: #"{"name": "Mom", "clips": [\#(Array(repeating: "\"\(short.id)\"", count: 26).joined(separator: ","))]}"#)
+            #expect(many.status == .unprocessableContent)
+            #expect(stub.requests.isEmpty, "nothing was sent to ElevenLabs")
+            let second = try await client.call(.post, "/v1/clips", body: try Self.voiceNote(seconds: 7, seed: 3)).decode(ClipInfo.self)
+            let cloned = try await client.call(.post, "/v1/voices/clone",
+                                               json: #"{"name": "Mom", "clips": ["\#(short.id)", "\#(second.id)"], "description": "warm", "remove_background_noise": true}"#)
+            #expect(cloned.status == .created, "\(cloned.text)")
+            #expect(try cloned.decode(VoiceCloneResponse.self) == VoiceCloneResponse(id: "elevenlabs:c38kUX8pkfYO2kHyqfFy", name: "Mom", requiresVerification: false))
+            let request = try #require(stub.requests.first)
+            #expect(request.headers["xi-api-key"] == providerKey && request.headers["content-type"]?.hasPrefix("multipart/form-data; boundary=") == true)
+            let body = String(decoding: request.body, as: UTF8.self)
+            #expect(body.contains("name=\"name\"\r\n\r\nMom\r\n") && body.contains("name=\"remove_background_noise\"\r\n\r\ntrue"))
+            #expect(body.components(separatedBy: "name=\"files\"; filename=").count == 3, "two files")
+            #expect(try await client.call(.delete, "/v1/voices/elevenlabs:c38kUX8pkfYO2kHyqfFy").status == .noContent)
+            #expect(try await client.call(.delete, "/v1/voices/elevenlabs:nope").status == .notFound)
+            #expect(try await client.call(.delete, "/v1/voices/openai:nova").status == .unprocessableContent)
+        }
+    }
+}

@@ -1,0 +1,161 @@
+import ChorusAudio
+import ChorusFixtures
+@testable import ChorusService
+import ChorusTestSupport
+import ChorusWire
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+@Suite("Service: renders")
+struct RenderRouteTests {
+    @Test("POST /v1/renders renders synchronously (201); the same request again is 200 with zero provider requests")
+    func syncAndCached() async throws {
+        let stub = try StubSpeech.openAIServer(latency: 0)
+        let service = try TestService(stub: stub)
+        try await service.test { client in
+            let body = textRequest(["Dinner at seven tonight.", "I will bring the bread."], voice: "openai:nova")
+            let first = try await client.call(.post, "/v1/renders", json: body)
+            #expect(first.status == .created, "\(first.text)")
+            let manifest = try first.decode(RenderManifest.self)
+            #expect(manifest.status == .done && manifest.format == "mp3" && manifest.sampleRate == 44_100)
+            #expect(manifest.audioURL == "/v1/renders/\(manifest.id)/audio")
+            #expect(manifest.timeline?.segments.count == 2 && manifest.samples == manifest.timeline?.samples)
+            #expect(first.headers[.contentLocation] == "/v1/renders/\(manifest.id)")
+            #expect(stub.requests.count == 2)
+            let again = try await client.call(.post, "/v1/renders", json: body)
+            #expect(again.status == .ok)
+            #expect(try again.decode(RenderManifest.self).id == manifest.id)
+            #expect(stub.requests.count == 2, "no provider request for a render that exists")
+            // The stored audio is what the manifest says.
+            let audio = try await client.call(.get, manifest.audioURL!)
+            #expect(audio.status == .ok && audio.headers[.contentType] == "audio/mpeg")
+            #expect(try AudioFileReader(data: audio.data, name: "audio").readAll().frameCount == manifest.samples)
+        }
+    }
+
+    @Test("Prefer: respond-async answers 202 with Location; the manifest then goes queued/running → done")
+    func asynchronous() async throws {
+        let stub = try StubSpeech.openAIServer(latency: 0.3)
+        let service = try TestService(stub: stub)
+        try await service.test { client in
+            let response = try await client.call(.post, "/v1/renders", json: textRequest(["One.", "Two.", "Three."], voice: "openai:nova"),
+                                                 headers: [.init("Prefer")!: "respond-async"])
+            #expect(response.status == .accepted)
+            let accepted = try response.decode(RenderManifest.self)
+            #expect([.queued, .running].contains(accepted.status) && accepted.progress?.total == 3)
+            #expect(response.headers[.location] == "/v1/renders/\(accepted.id)")
+            var manifest = accepted
+            for _ in 0..<100 where manifest.status != .done {
+                try await Task.sleep(nanoseconds: 100_000_000)
+                manifest = try await client.call(.get, "/v1/renders/\(accepted.id)").decode(RenderManifest.self)
+            }
+            #expect(manifest.status == .done && manifest.timeline?.segments.count == 3)
+            let notReady = try await client.call(.post, "/v1/renders", json: textRequest(["Four."], voice: "openai:nova"),
+                                                 headers: [.init("Prefer")!: "respond-async"])
+            let id = try notReady.decode(RenderManifest.self).id
+            let early = try await client.call(.get, "/v1/renders/\(id)/audio")
+            #expect(early.status == .conflict && early.errorCode == "not_ready")
+        }
+    }
+
+    @Test("timeline, captions, waveform (derived zooms equal a direct computation on the stored audio), delete")
+    func derivedRoutes() async throws {
+        let service = try TestService()
+        try await service.test { client in
+            let created = try await client.call(.post, "/v1/renders", json: textRequest(["Practice moved to half past four.", "See you there."]))
+            let manifest = try created.decode(RenderManifest.self)
+            let base = "/v1/renders/\(manifest.id)"
+            let timeline = try await client.call(.get, base + "/timeline")
+            #expect(try timeline.decode(Timeline.self) == manifest.timeline)
+            let captions = try await client.call(.get, base + "/captions.vtt")
+            #expect(captions.headers[.contentType]?.hasPrefix("text/vtt") == true && captions.text.hasPrefix("WEBVTT"))
+            let stored = service.configuration.dataDirectory.appendingPathComponent("renders/\(manifest.id)/audio.mp3")
+            for (query, spp, bits) in [("", 256, 16), ("?samples_per_pixel=512&bits=8", 512, 8), ("?pixels_per_second=100", 441, 16),
+                                       ("?samples_per_pixel=96", 96, 16)] {
+                let response = try await client.call(.get, base + "/waveform" + query)
+                #expect(response.status == .ok, "\(query): \(response.text)")
+                let expected = try WaveformPeaks.compute(fileAt: stored, zoom: .samplesPerPixel(spp))
+                #expect(response.data == expected.jsonData(bits: bits), "\(query) differs from chorus waveform on the stored audio")
+            }
+            let dat = try await client.call(.get, base + "/waveform?format=dat&bits=8&samples_per_pixel=1024")
+            #expect(try dat.data == (try WaveformPeaks.compute(fileAt: stored, zoom: .samplesPerPixel(1024))).datData(bits: 8))
+            for bad in ["?bits=12", "?samples_per_pixel=1", "?pixels_per_second=40000", "?format=png", "?samples_per_pixel=x",
+                        "?samples_per_pixel=300&pixels_per_second=10"] {
+                #expect(try await client.call(.get, base + "/waveform" + bad).status == .badRequest, "\(bad)")
+            }
+            #expect(try await client.call(.delete, base).status == .noContent)
+            #expect(try await client.call(.get, base).status == .notFound)
+            #expect(try await client.call(.get, base + "/audio").status == .notFound)
+            #expect(!FileManager.default.fileExists(atPath: stored.path))
+        }
+    }
+
+    @Test("bad requests name the field: paths refused, limits, unknown clips, bad JSON, bad settings", arguments: [
+        (#"{"messages": [{"speaker": "A", "audio": "/etc/passwd"}]}"#, 422, "path_not_allowed", "messages[0].audio"),
+        (#"{"messages": [{"speaker": "A", "clip": "\#(String(repeating: "ab", count: 32))"}]}"#, 422, "clip_not_found", "messages[0].clip"),
+        (#"{"messages": [{"speaker": "A", "clip": "../../etc/passwd"}]}"#, 422, "clip_not_found", "messages[0].clip"),
+        (#"{"messages": [{"speaker": "A", "audio_base64": "bm90IGF1ZGlv"}]}"#, 415, "unsupported_media", "messages[0].audio_base64"),
+        (#"{"messages": [{"speaker": "A", "text": "x"}], "output": {"sample_rate": 7}}"#, 422, "invalid", "output.sample_rate"),
+        (#"{"messages": [{"speaker": "A", "text": "x"}], "output": {"format": "aiff"}}"#, 422, "invalid", "output.format"),
+        (#"{"messages": [{"speaker": "A", "text": "x"}], "output": {"loudness": 3}}"#, 422, "invalid", "output.loudness"),
+        (#"{"messages": [{"speaker": "A", "text": "x"}], "gap_ms": -1}"#, 422, "invalid", "gap_ms"),
+        (#"{"messages": [{"speaker": "A", "text": "x", "voice": "nova"}]}"#, 422, "invalid", "messages[0].voice"),
+        (#"{"messages": [{"speaker": "A", "text": "x", "voice": "acme:v"}]}"#, 422, "unknown_provider", nil),
+        (#"{"messages": [{"speaker": "", "text": "x"}]}"#, 422, "invalid", "messages[0].speaker"),
+        (#"{"messages": [{"speaker": "A"}]}"#, 422, "invalid", "messages[0]"),
+        (#"{"messages": []}"#, 422, "invalid", "messages"),
+        (#"{"messages": [{"text": "x"}]}"#, 400, "invalid_request", "messages[0].speaker"),
+        (#"{"messages": [{"speaker": 3, "text": "x"}]}"#, 400, "invalid_request", "messages[0].speaker"),
+        (#"{"messages": "#, 400, "invalid_request", nil),
+        ("", 400, "invalid_request", nil),
+    ] as [(String, Int, String, String?)])
+    func badRequests(json: String, status: Int, code: String, field: String?) async throws {
+        let service = try TestService()
+        try await service.test { client in
+            let response = try await client.call(.post, "/v1/renders", json: json)
+            #expect(Int(response.status.code) == status, "\(response.text)")
+            let error = try response.decode(ErrorBody.self).error
+            #expect(error.code == code)
+            if let field { #expect(error.field == field, "\(error)") }
+            #expect(!error.message.contains(service.configuration.dataDirectory.path), "no server paths in errors")
+        }
+    }
+
+    @Test("limits: messages, characters per message and in all → 413 too_large naming the limit; a body over the cap → 413")
+    func limits() async throws {
+        let service = try TestService { configuration in
+            configuration.maxMessages = 3
+            configuration.maxMessageCharacters = 20
+            configuration.maxTotalCharacters = 30
+            configuration.maxBodyBytes = 4_096
+        }
+        try await service.test { client in
+            for (json, limit) in [(textRequest(["a", "b", "c", "d"]), "limit is 3"), (textRequest([String(repeating: "x", count: 21)]), "limit is 20"),
+                                  (textRequest([String(repeating: "x", count: 16), String(repeating: "y", count: 16)]), "limit is 30")] {
+                let response = try await client.call(.post, "/v1/renders", json: json)
+                #expect(response.status == .contentTooLarge && response.errorCode == "too_large" && response.text.contains(limit), "\(response.text)")
+            }
+            let huge = try await client.call(.post, "/v1/renders", json: textRequest([String(repeating: "z", count: 5_000)]))
+            #expect(huge.status == .contentTooLarge && huge.errorCode == "too_large")
+        }
+    }
+
+    @Test("a provider that fails for good → 502 provider_error naming the provider and message, never a key")
+    func providerFailure() async throws {
+        let stub = try StubServer { _ in
+            .json(401, ["error": ["message": "Incorrect API key provided: \(providerKey)", "type": "invalid_request_error", "code": "invalid_api_key"]])
+        }
+        let service = try TestService(stub: stub)
+        try await service.test { client in
+            let response = try await client.call(.post, "/v1/renders", json: textRequest(["Hello.", "Goodbye."], voice: "openai:nova"))
+            #expect(response.status == .badGateway, "\(response.text)")
+            let error = try response.decode(ErrorBody.self).error
+            #expect(error.code == "provider_error" && error.message.contains("messages[") && error.message.contains("openai"))
+            #expect(!response.text.contains("SECRET") && !response.text.contains(providerKey))
+        }
+        let leaks = service.logs.lines.filter { $0.contains("SECRET") }
+        #expect(leaks.isEmpty, "no key in the logs: \(leaks)")
+    }
+}

@@ -1,0 +1,97 @@
+import ChorusFixtures
+@testable import ChorusService
+import ChorusWire
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+@Suite("Service: queue, per-key limits, restarts")
+struct ServiceLoadTests {
+    @Test("beyond workers + queue, renders get 503 with Retry-After; accepted ones finish")
+    func overload() async throws {
+        let stub = try StubSpeech.openAIServer(latency: 0.5)
+        let service = try TestService(stub: stub) { configuration in
+            configuration.workers = 1
+            configuration.queueLimit = 1
+            configuration.rendersPerKey = 100
+        }
+        try await service.test { client in
+            var statuses: [Int] = []
+            var accepted: [String] = []
+            for index in 0..<4 {
+                let response = try await client.call(.post, "/v1/renders", json: textRequest(["Message \(index)."], voice: "openai:nova"),
+                                                     headers: [.init("Prefer")!: "respond-async"])
+                statuses.append(Int(response.status.code))
+                if response.status == .accepted { accepted.append(try response.decode(RenderManifest.self).id) }
+                if response.status == .serviceUnavailable {
+                    #expect(response.errorCode == "overloaded" && Int(response.headers[.retryAfter] ?? "") ?? 0 >= 1)
+                }
+            }
+            #expect(statuses == [202, 202, 503, 503])
+            for id in accepted {
+                var status = RenderManifest.Status.queued
+                for _ in 0..<100 where status != .done {
+                    try await Task.sleep(nanoseconds: 100_000_000)
+                    status = try await client.call(.get, "/v1/renders/\(id)").decode(RenderManifest.self).status
+                }
+                #expect(status == .done)
+            }
+        }
+    }
+
+    @Test("a key with its renders in flight gets 429; another render of the same content joins the running one")
+    func perKey() async throws {
+        let stub = try StubSpeech.openAIServer(latency: 0.5)
+        let service = try TestService(stub: stub) { $0.rendersPerKey = 1 }
+        try await service.test { client in
+            let body = textRequest(["Only one at a time."], voice: "openai:nova")
+            let first = try await client.call(.post, "/v1/renders", json: body, headers: [.init("Prefer")!: "respond-async"])
+            #expect(first.status == .accepted)
+            let same = try await client.call(.post, "/v1/renders", json: body, headers: [.init("Prefer")!: "respond-async"])
+            #expect(try same.status == .accepted && (try same.decode(RenderManifest.self)).id == (try first.decode(RenderManifest.self)).id)
+            let other = try await client.call(.post, "/v1/renders", json: textRequest(["Another one."], voice: "openai:nova"),
+                                              headers: [.init("Prefer")!: "respond-async"])
+            #expect(other.status == .tooManyRequests && other.errorCode == "too_many_renders" && other.headers[.retryAfter] != nil)
+        }
+        #expect(stub.requests.count == 1, "the joined render was synthesized once")
+    }
+
+    @Test("after a crash: temporary files are removed and a render that never finished is reported failed")
+    func restartRecovery() async throws {
+        let service = try TestService()
+        let data = service.configuration.dataDirectory
+        let id = String(repeating: "7", count: 32)
+        let folder = data.appendingPathComponent("renders/\(id)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data(#"{"started":1}"#.utf8).write(to: folder.appendingPathComponent("job.json"))
+        try Data("half an mp3".utf8).write(to: folder.appendingPathComponent(".audio.mp3.1234abcd.partial"))
+        try FileManager.default.createDirectory(at: data.appendingPathComponent("clips"), withIntermediateDirectories: true)
+        try Data("half a clip".utf8).write(to: data.appendingPathComponent("clips/.x.audio.99.partial"))
+        try await service.test { client in
+            let manifest = try await client.call(.get, "/v1/renders/\(id)").decode(RenderManifest.self)
+            #expect(manifest.status == .failed && manifest.error?.code == "interrupted")
+            #expect(try await client.call(.get, "/v1/renders/\(id)/audio").status == .notFound)
+        }
+        let leftovers = FileManager.default.enumerator(atPath: data.path)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".partial") } ?? []
+        #expect(leftovers.isEmpty, "\(leftovers)")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("job.json").path))
+    }
+
+    @Test("expired renders and clips are swept, files and all")
+    func retention() async throws {
+        let service = try TestService { $0.retentionSeconds = 1 }
+        let server = try await service.server()
+        try await server.application.test(.router) { client in
+            let manifest = try await client.call(.post, "/v1/renders", json: textRequest(["Short lived."])).decode(RenderManifest.self)
+            let clip = try await client.call(.post, "/v1/clips", body: try ClipAndVoiceRouteTests.voiceNote(seconds: 1)).decode(ClipInfo.self)
+            try await Task.sleep(nanoseconds: 1_200_000_000)
+            await RetentionSweeper(state: server.state).sweep()
+            #expect(try await client.call(.get, "/v1/renders/\(manifest.id)").status == .notFound)
+            let folders = try FileManager.default.contentsOfDirectory(atPath: service.configuration.dataDirectory.appendingPathComponent("renders").path)
+            #expect(folders.isEmpty)
+            let clips = try FileManager.default.contentsOfDirectory(atPath: service.configuration.dataDirectory.appendingPathComponent("clips").path)
+            #expect(!clips.contains { $0.hasPrefix(clip.id) })
+        }
+    }
+}

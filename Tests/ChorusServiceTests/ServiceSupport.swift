@@ -1,0 +1,95 @@
+import ChorusAudio
+import ChorusFixtures
+@testable import ChorusService
+import ChorusVoices
+import ChorusWire
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import Testing
+
+let serviceKey = "chorus-test-key-0123456789-SECRET"
+let providerKey = "sk-provider-SECRET-abcdef0123456789"
+
+/// Log lines written by the service under test, for checking what it says (and never says).
+final class LogCapture: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [String] = []
+    var lines: [String] { lock.lock(); defer { lock.unlock() }; return stored }
+    var text: String { lines.joined(separator: "\n") }
+    var logger: Logger {
+        var logger = Logger(label: "chorus-test") { label in JSONLogHandler(label: label) { line in self.append(line) } }
+        logger.logLevel = .debug
+        return logger
+    }
+    private func append(_ line: String) { lock.lock(); stored.append(line); lock.unlock() }
+}
+
+/// A service on a private data folder with one API key, espeak-ng, and (optionally) stub OpenAI and
+/// ElevenLabs providers at `stub`.
+struct TestService {
+    let directory: TemporaryDirectory
+    var configuration: ServiceConfiguration
+    let logs = LogCapture()
+
+    init(stub: StubServer? = nil, edit: (inout ServiceConfiguration) -> Void = { _ in }) throws {
+        directory = try TemporaryDirectory(prefix: "chorus-service")
+        configuration = try ServiceConfiguration(environment: [:])
+        configuration.dataDirectory = directory.file("data")
+        configuration.apiKeys = [serviceKey]
+        configuration.port = 0
+        configuration.workers = 2
+        var providers: [any VoiceProvider] = [EspeakProvider()]
+        if let stub {
+            providers.append(OpenAIProvider(baseURL: stub.baseURL + "/v1", apiKey: providerKey, timeoutSeconds: 30))
+            providers.append(ElevenLabsProvider(baseURL: stub.baseURL, apiKey: providerKey, timeoutSeconds: 30))
+        } else {
+            providers.append(OpenAIProvider(apiKey: nil))
+            providers.append(ElevenLabsProvider(apiKey: nil))
+        }
+        configuration.registry = VoiceRegistry(providers: providers)
+        edit(&configuration)
+    }
+
+    func server() async throws -> ChorusServer { try await ChorusServer(configuration: configuration, logger: logs.logger) }
+
+    /// Runs `body` against the application, in-process (`.router`) or over a real socket (`.live`).
+    func test<T>(_ setup: TestingSetup = .router, _ body: @Sendable (any TestClientProtocol) async throws -> T) async throws -> T {
+        try await server().application.test(setup, body)
+    }
+}
+
+extension TestClientProtocol {
+    /// A request with the test key (unless `key` says otherwise) and a JSON or raw body.
+    func call(_ method: HTTPRequest.Method, _ uri: String, json: String? = nil, body: Data? = nil, key: String? = serviceKey,
+              headers extra: HTTPFields = [:]) async throws -> TestResponse {
+        var headers = extra
+        if let key { headers[.authorization] = "Bearer \(key)" }
+        var buffer: ByteBuffer?
+        if let json {
+            headers[.contentType] = "application/json"
+            buffer = ByteBuffer(string: json)
+        } else if let body {
+            buffer = ByteBuffer(bytes: body)
+        }
+        return try await execute(uri: uri, method: method, headers: headers, body: buffer)
+    }
+}
+
+extension TestResponse {
+    var data: Data { Data(body.readableBytesView) }
+    var text: String { String(buffer: body) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try JSONDecoder().decode(type, from: data) }
+    var errorCode: String? { (try? decode(ErrorBody.self))?.error.code }
+}
+
+/// A small spoken conversation for renders.
+func textRequest(_ texts: [String], voice: String? = nil, format: String? = nil, extra: String = "") -> String {
+    let messages = texts.enumerated().map { index, text in
+        #"{"speaker": "S\#(index % 2)", "text": "\#(text)"\#(voice.map { #", "voice": "\#($0)""# } ?? "")}"#
+    }
+    let output = format.map { #", "output": {"format": "\#($0)"}"# } ?? ""
+    return #"{"messages": [\#(messages.joined(separator: ", "))]\#(output)\#(extra)}"#
+}

@@ -1,0 +1,59 @@
+import ChorusAudio
+import ChorusFixtures
+@testable import ChorusService
+import ChorusWire
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+@Suite("Service: speech and the OpenAI-compatible route")
+struct SpeechRouteTests {
+    @Test("POST /v1/speech is a one-message render with word timings (or without, if asked)")
+    func speech() async throws {
+        let service = try TestService()
+        try await service.test { client in
+            let response = try await client.call(.post, "/v1/speech", json: #"{"text": "Blessed are the meek.", "voice": "espeak:en-us", "format": "ogg"}"#)
+            #expect(response.status == .created, "\(response.text)")
+            let manifest = try response.decode(RenderManifest.self)
+            #expect(manifest.format == "ogg" && manifest.timeline?.segments.count == 1)
+            let words = try #require(manifest.timeline?.segments[0].words)
+            #expect(words.map(\.word) == ["Blessed", "are", "the", "meek"])
+            let plain = try await client.call(.post, "/v1/speech", json: #"{"text": "Blessed are the meek.", "voice": "espeak:en-us", "format": "ogg", "words": false}"#)
+            #expect(try plain.status == .ok && (try plain.decode(RenderManifest.self)).timeline?.segments[0].words == nil)
+        }
+    }
+
+    @Test("the exact JSON OpenAI's SDKs send gets audio back; bare voice names work offline; pcm is raw 24 kHz 16-bit")
+    func openAICompatible() async throws {
+        let service = try TestService()
+        try await service.test { client in
+            // What openai-python's client.audio.speech.create(model=…, voice="coral", input=…) posts.
+            let sdk = #"{"input":"Today is a wonderful day to build something people love!","model":"gpt-4o-mini-tts","voice":"coral","instructions":"Speak in a cheerful and positive tone.","response_format":"mp3"}"#
+            let mp3 = try await client.call(.post, "/v1/audio/speech", json: sdk)
+            #expect(mp3.status == .ok && mp3.headers[.contentType] == "audio/mpeg", "\(mp3.text.prefix(300))")
+            let decoded = try AudioFileReader(data: mp3.data, name: "mp3").readAll()
+            #expect(decoded.format.sampleRate == 24_000 && decoded.duration > 2)
+            let pcm = try await client.call(.post, "/v1/audio/speech", json: #"{"model":"tts-1","input":"Hello there.","voice":"alloy","response_format":"pcm"}"#)
+            #expect(pcm.status == .ok && pcm.headers[.contentType] == "audio/pcm" && pcm.data.count % 2 == 0 && pcm.data.count > 24_000)
+            let wav = try await client.call(.post, "/v1/audio/speech", json: #"{"model":"tts-1","input":"Hello there.","voice":"alloy","response_format":"wav"}"#)
+            #expect(wav.data.suffix(pcm.data.count) == pcm.data, "pcm is the WAV's samples")
+            let bad = try await client.call(.post, "/v1/audio/speech", json: #"{"model":"tts-1","input":"Hi","voice":"nobody"}"#)
+            #expect(try bad.status == .badRequest && (try bad.decode(ErrorBody.self)).error.field == "voice")
+        }
+    }
+
+    @Test("with an OpenAI key, bare names go to OpenAI with the model, speed and instructions")
+    func openAIForwarded() async throws {
+        let stub = try StubSpeech.openAIServer(latency: 0)
+        let service = try TestService(stub: stub)
+        try await service.test { client in
+            let response = try await client.call(.post, "/v1/audio/speech",
+                                                 json: #"{"model":"gpt-4o-mini-tts","input":"Forwarded.","voice":"nova","speed":1.25,"instructions":"Calm."}"#)
+            #expect(response.status == .ok)
+            let sent = try #require(stub.requests.first?.json)
+            #expect(sent["voice"] as? String == "nova" && sent["model"] as? String == "gpt-4o-mini-tts")
+            #expect(sent["speed"] as? Double == 1.25 && sent["instructions"] as? String == "Calm.")
+        }
+    }
+}
