@@ -22,7 +22,7 @@ public struct ChorusServer: Sendable {
         try configuration.validate()
         let logger = logger ?? ChorusServer.logger(json: configuration.jsonLogs)
         state = try ServiceState(configuration: configuration, logger: logger)
-        let interrupted = await state.renders.load(retention: configuration.retentionSeconds)
+        let interrupted = state.renders.load(retention: configuration.retentionSeconds)
         let (router, routes) = buildRouter(state: state)
         self.routes = routes
         application = Application(router: router,
@@ -63,8 +63,7 @@ public func buildApplication(configuration: ServiceConfiguration, logger: Logger
 func buildRouter(state: ServiceState) -> (Router<ChorusRequestContext>, RouteTable) {
     let router = Router(context: ChorusRequestContext.self)
     let table = RouteTable()
-    router.add(middleware: RequestLogMiddleware(logger: state.logger))
-    router.add(middleware: MetricsMiddleware())
+    router.add(middleware: RequestLogMiddleware(logger: state.logger, metrics: state.metrics.requests))
     SystemController(state: state).register(on: router, table: table)
     let v1 = router.group()
         .add(middleware: AuthenticationMiddleware(keys: state.configuration.apiKeys))

@@ -14,7 +14,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
     }
 
     static func callerID(forDigest digest: [UInt8]) -> String {
-        "key-" + digest.prefix(6).map { String(format: "%02x", $0) }.joined()
+        "key-" + Hex.string(digest.prefix(6))
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {

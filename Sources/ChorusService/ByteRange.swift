@@ -1,4 +1,5 @@
 /// One `Range: bytes=…` request against a body of `size` bytes (RFC 9110 §14), resolved to the bytes to send.
+/// Parsed on the header's bytes (it is on every seek, so no Foundation string work).
 enum ByteRange: Equatable {
     /// Send everything (no Range, or one this server ignores: several ranges, unknown units, bad syntax).
     case whole
@@ -8,30 +9,40 @@ enum ByteRange: Equatable {
     case unsatisfiable
 
     init(header: String?, size: Int) {
-        guard let header = header?.trimmingCharacters(in: .whitespaces), header.lowercased().hasPrefix("bytes=") else {
+        guard let header else {
             self = .whole
             return
         }
-        let spec = header.dropFirst(6).trimmingCharacters(in: .whitespaces)
-        guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else {
-            self = .whole   // several ranges: answered with the whole body, which RFC 9110 allows
+        let bytes = Array(header.utf8).filter { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }
+        let prefix = Array("bytes=".utf8)
+        guard bytes.count > prefix.count, zip(bytes, prefix).allSatisfy({ ($0 | 0x20) == $1 || $0 == $1 }),
+              !bytes.contains(UInt8(ascii: ",")), let dash = bytes[prefix.count...].firstIndex(of: UInt8(ascii: "-")) else {
+            self = .whole   // several ranges are answered with the whole body, which RFC 9110 allows
             return
         }
-        let first = spec[..<dash].trimmingCharacters(in: .whitespaces)
-        let last = spec[spec.index(after: dash)...].trimmingCharacters(in: .whitespaces)
-        let digits: (String) -> Bool = { !$0.isEmpty && $0.count <= 18 && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }
-        if first.isEmpty {
-            guard digits(last), let suffix = Int(last) else { self = .whole; return }
+        let first = Self.number(bytes[prefix.count..<dash])
+        let last = Self.number(bytes[(dash + 1)...])
+        switch (first, last) {
+        case (.none, .some(let suffix)):
             guard suffix > 0, size > 0 else { self = .unsatisfiable; return }
             self = .part(max(0, size - suffix)...(size - 1))
-            return
-        }
-        guard digits(first), let start = Int(first) else { self = .whole; return }
-        if last.isEmpty {
+        case (.some(let start), .none) where dash + 1 == bytes.count:
             self = start < size ? .part(start...(size - 1)) : .unsatisfiable
-            return
+        case (.some(let start), .some(let end)) where end >= start:
+            self = start < size ? .part(start...min(end, size - 1)) : .unsatisfiable
+        default:
+            self = .whole
         }
-        guard digits(last), let end = Int(last), end >= start else { self = .whole; return }
-        self = start < size ? .part(start...min(end, size - 1)) : .unsatisfiable
+    }
+
+    /// Decimal digits (at most 18), or `nil` for none or anything else.
+    private static func number(_ digits: ArraySlice<UInt8>) -> Int? {
+        guard !digits.isEmpty, digits.count <= 18 else { return nil }
+        var value = 0
+        for digit in digits {
+            guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int(digit - UInt8(ascii: "0"))
+        }
+        return value
     }
 }

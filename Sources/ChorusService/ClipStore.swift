@@ -24,7 +24,7 @@ actor ClipStore {
         self.pool = pool
     }
 
-    static func id(of data: Data) -> String { SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() }
+    static func id(of data: Data) -> String { Hex.string(SHA256.hash(data: data)) }
 
     private func audioURL(_ id: String) -> URL { folder.appendingPathComponent(id + ".audio") }
     private func recordURL(_ id: String) -> URL { folder.appendingPathComponent(id + ".json") }

@@ -6,10 +6,19 @@ import Foundation
 /// temporary name and renamed into place; on start, temporary files left by a crash are removed.
 struct DataDirectory: Sendable {
     let root: URL
+    let renders: URL
+    let clips: URL
+    let cache: URL
+    /// `renders.path`, kept: routes build file paths on every request.
+    let rendersPath: String
 
-    var renders: URL { root.appendingPathComponent("renders") }
-    var clips: URL { root.appendingPathComponent("clips") }
-    var cache: URL { root.appendingPathComponent("cache") }
+    init(root: URL) {
+        self.root = root
+        renders = root.appendingPathComponent("renders")
+        clips = root.appendingPathComponent("clips")
+        cache = root.appendingPathComponent("cache")
+        rendersPath = renders.path
+    }
 
     func renderFolder(_ id: String) -> URL { renders.appendingPathComponent(id) }
 
@@ -45,6 +54,8 @@ struct DataDirectory: Sendable {
 
     /// A hex id of exactly `length` characters, or `nil`: ids from clients are checked before any path is built.
     static func validID(_ text: String, length: Int) -> String? {
-        text.count == length && text.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) ? text : nil
+        let utf8 = text.utf8
+        guard utf8.count == length else { return nil }
+        return utf8.allSatisfy { ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "f")) } ? text : nil
     }
 }

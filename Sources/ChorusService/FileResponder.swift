@@ -1,16 +1,18 @@
 import Foundation
 import Hummingbird
+import NIOCore
 
 /// Serves a stored file the way AVPlayer and browsers seek in it: `Accept-Ranges`, a strong `ETag`,
 /// `Last-Modified`, long-lived `Cache-Control`; `Range` (`a-b`, `a-`, `-n`) → 206 with `Content-Range`,
 /// unsatisfiable → 416, `If-None-Match` → 304, `If-Range` honoured, `HEAD` with headers only.
-/// The file is read in chunks by Hummingbird's `FileIO` off the event loop.
+/// Stored audio is served from memory (`MappedFiles`); other files are read by Hummingbird's `FileIO`.
 struct FileResponder: Sendable {
     let fileIO: FileIO
+    let mapped = MappedFiles()
     /// `Cache-Control: max-age`, seconds.
     let maxAge: Int
 
-    func respond(to request: Request, context: ChorusRequestContext, file: URL, size: Int, contentType: String, etag: String,
+    func respond(to request: Request, context: ChorusRequestContext, path: String, size: Int, contentType: String, etag: String,
                  modified: Date) async throws -> Response {
         var headers: HTTPFields = [
             .acceptRanges: "bytes", .eTag: etag, .lastModified: HTTPSupport.httpDate(modified), .contentType: contentType,
@@ -41,7 +43,10 @@ struct FileResponder: Sendable {
         if request.method == .head || bytes == nil {
             return Response(status: status, headers: headers, body: .init())
         }
-        let body = try await fileIO.loadFile(path: file.path, range: bytes!, context: context)
-        return Response(status: status, headers: headers, body: body)
+        let file = try mapped.buffer(path)
+        guard file.readableBytes == size, let body = file.getSlice(at: file.readerIndex + bytes!.lowerBound, length: bytes!.count) else {
+            throw ServiceError(.internalServerError, "internal", "the stored audio changed size")
+        }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: body))
     }
 }

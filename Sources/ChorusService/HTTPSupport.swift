@@ -74,11 +74,5 @@ enum HTTPSupport {
     }
 
     /// An HTTP date (`Last-Modified`).
-    static func httpDate(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
-    }
+    static func httpDate(_ date: Date) -> String { DateText.http(date.timeIntervalSince1970) }
 }

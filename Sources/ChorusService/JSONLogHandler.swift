@@ -1,3 +1,4 @@
+import ChorusWire
 import Foundation
 public import Logging
 
@@ -21,28 +22,29 @@ public struct JSONLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        var object: [String: Any] = [
-            "time": ISO8601DateFormatter().string(from: Date()), "level": event.level.rawValue, "label": label, "message": "\(event.message)",
+        var members: [(String, String)] = [
+            ("time", DateText.iso(Date().timeIntervalSince1970)), ("level", event.level.rawValue), ("label", label), ("message", "\(event.message)"),
         ]
-        for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) { object[key] = Self.plain(value) }
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
-        write(String(decoding: data, as: UTF8.self))
+        for (key, value) in metadata where event.metadata?[key] == nil { members.append((key, Self.plain(value))) }
+        for (key, value) in event.metadata ?? [:] { members.append((key, Self.plain(value))) }
+        members.sort { $0.0 < $1.0 }
+        var line = "{"
+        for (position, member) in members.enumerated() {
+            if position > 0 { line += "," }
+            line += JSONValue.quote(member.0) + ":" + JSONValue.quote(member.1)
+        }
+        write(line + "}")
     }
 
-    private static func plain(_ value: Logger.Metadata.Value) -> Any {
+    private static func plain(_ value: Logger.Metadata.Value) -> String {
         switch value {
         case .string(let text): return text
         case .stringConvertible(let convertible): return convertible.description
-        case .array(let values): return values.map(plain)
-        case .dictionary(let members): return members.mapValues(plain)
+        case .array(let values): return "[" + values.map(plain).joined(separator: ", ") + "]"
+        case .dictionary(let members): return "{" + members.keys.sorted().map { "\($0): \(plain(members[$0]!))" }.joined(separator: ", ") + "}"
         }
     }
 
-    private static let lock = NSLock()
-
-    public static let standardOutput: @Sendable (String) -> Void = { line in
-        lock.lock()
-        defer { lock.unlock() }
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
-    }
+    /// Standard output, buffered (`LogOutput`).
+    public static let standardOutput: @Sendable (String) -> Void = { LogOutput.standard.write($0) }
 }

@@ -34,7 +34,9 @@ struct RetentionSweeper: Service, CustomStringConvertible {
     }
 
     func sweep() async {
-        let renders = await state.renders.sweep()
+        let expired = state.renders.sweep()
+        for id in expired { state.files.mapped.forget(under: state.data.renderFolder(id)) }
+        let renders = expired.count
         let clips = await state.clips.sweep()
         state.chorus.cache.evict()
         if renders + clips > 0 {

@@ -3,7 +3,7 @@ import Foundation
 /// A token bucket per caller: `perMinute` requests a minute, refilled continuously, bursts up to a
 /// minute's worth. Buckets untouched for ten minutes are forgotten, so memory follows active callers.
 actor RateLimiter {
-    private let perMinute: Int
+    nonisolated let perMinute: Int
     private var buckets: [String: (tokens: Double, updated: Double)] = [:]
     private var lastSweep = 0.0
 

@@ -7,9 +7,10 @@ import Hummingbird
 import Logging
 
 /// Runs one render into its folder: audio (streamed to listeners as it is encoded), timeline and
-/// captions through the engine; then the waveform base from the stored audio (so every zoom equals
-/// `chorus waveform` on that file) and the ETag; `render.json` last. A failure leaves no audio and a
-/// failed record saying why.
+/// captions through the engine, the ETag, and `render.json` last — then answers everyone waiting, and
+/// only after that computes the waveform base from the stored audio (so every zoom equals `chorus
+/// waveform` on that file; until it exists, waveform requests decode the audio). A failure leaves no
+/// audio and a failed record saying why.
 struct RenderExecutor: Sendable {
     /// Frames per point of the stored waveform base; zooms that are multiples of it are derived from it.
     static let waveformBase = 32
@@ -35,13 +36,31 @@ struct RenderExecutor: Sendable {
             manifest.error = failure.body.error
             let stored = StoredRender(manifest: manifest, audioFile: "", etag: "", audioBytes: 0, createdAt: active.createdAt,
                                       expiresAt: active.expiresAt)
-            try? await store.save(stored)
+            try? store.save(stored)
             logger.warning("render failed", metadata: ["render": .string(active.id), "error": .string(failure.description)])
             result = .failure(failure)
         }
         metrics.rendered(outcome: (try? result.get()) == nil ? "failed" : "done", seconds: Date().timeIntervalSince(started))
         active.audio?.finish(throwing: (try? result.get()) == nil ? CancellationError() : nil)
         active.finish(result)
+        if case .success(let stored) = result { await addWaveformBase(to: stored) }
+    }
+
+    /// Peaks of the decoded stored audio at `waveformBase` frames per point, recorded in `render.json`.
+    private func addWaveformBase(to stored: StoredRender) async {
+        let folder = data.renderFolder(stored.manifest.id)
+        let audioURL = folder.appendingPathComponent(stored.audioFile)
+        do {
+            try await chorus.workerPool.run {
+                let peaks = try WaveformPeaks.compute(fileAt: audioURL, zoom: .samplesPerPixel(Self.waveformBase))
+                try DataDirectory.write(peaks.datData(bits: 16), to: folder.appendingPathComponent("waveform.dat"))
+            }
+            var updated = stored
+            updated.waveformBase = Self.waveformBase
+            if store.get(stored.manifest.id) != nil { try store.save(updated) }
+        } catch {
+            logger.warning("waveform base not stored", metadata: ["render": .string(stored.manifest.id), "error": .string("\(error)")])
+        }
     }
 
     private func render(_ active: ActiveRender) async throws -> StoredRender {
@@ -70,10 +89,8 @@ struct RenderExecutor: Sendable {
         _ = await forwarding.result
         let audioURL = folder.appendingPathComponent(audioName)
         let (etag, bytes) = try await chorus.workerPool.run {
-            let peaks = try WaveformPeaks.compute(fileAt: audioURL, zoom: .samplesPerPixel(Self.waveformBase))
-            try DataDirectory.write(peaks.datData(bits: 16), to: folder.appendingPathComponent("waveform.dat"))
             let audio = try Data(contentsOf: audioURL, options: .mappedIfSafe)
-            return ("\"" + SHA256.hash(data: audio).prefix(12).map { String(format: "%02x", $0) }.joined() + "\"", audio.count)
+            return ("\"" + Hex.string(SHA256.hash(data: audio).prefix(12)) + "\"", audio.count)
         }
         let timeline = result.timeline
         var manifest = RenderManifest(id: active.id, status: .done, createdAt: Timestamp.iso(active.createdAt), expiresAt: Timestamp.iso(active.expiresAt))
@@ -83,8 +100,8 @@ struct RenderExecutor: Sendable {
         manifest.sampleRate = timeline.sampleRate
         manifest.channels = timeline.channels
         let stored = StoredRender(manifest: manifest, audioFile: audioName, etag: etag, audioBytes: bytes, createdAt: active.createdAt,
-                                  expiresAt: active.expiresAt, waveformBase: Self.waveformBase)
-        try await store.save(stored)
+                                  expiresAt: active.expiresAt)
+        try store.save(stored)
         try? FileManager.default.removeItem(at: folder.appendingPathComponent("job.json"))
         return stored
     }

@@ -39,6 +39,6 @@ enum RenderIdentity {
             ]),
         ])
         let digest = SHA256.hash(data: Data(description.canonicalText.utf8))
-        return digest.prefix(length / 2).map { String(format: "%02x", $0) }.joined()
+        return Hex.string(digest.prefix(length / 2))
     }
 }

@@ -3,15 +3,27 @@ import Foundation
 
 /// Finished renders (done or failed), indexed in memory and kept on disk in each render's folder;
 /// `render.json` is written last, so a render without it never finished. On start, such folders are
-/// recorded as failed ("interrupted"), and expired renders are deleted.
-actor RenderStore {
+/// recorded as failed ("interrupted"), and expired renders are deleted. A lock rather than an actor:
+/// every audio request reads it, and a lookup should not cost a task switch.
+final class RenderStore: @unchecked Sendable {
     private let data: DataDirectory
+    private let lock = NSRecursiveLock()
     private var records: [String: StoredRender] = [:]
 
     init(data: DataDirectory) { self.data = data }
 
+    private func locked<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
     /// Reads every render folder; returns how many unfinished renders were marked failed.
     func load(now: Double = Date().timeIntervalSince1970, retention: Double) -> Int {
+        locked { loadLocked(now: now, retention: retention) }
+    }
+
+    private func loadLocked(now: Double, retention: Double) -> Int {
         var interrupted = 0
         let names = (try? FileManager.default.contentsOfDirectory(atPath: data.renders.path)) ?? []
         for name in names {
@@ -35,32 +47,40 @@ actor RenderStore {
     }
 
     func get(_ id: String, now: Double = Date().timeIntervalSince1970) -> StoredRender? {
-        guard let stored = records[id], stored.expiresAt > now else { return nil }
-        return stored
+        locked {
+            guard let stored = records[id], stored.expiresAt > now else { return nil }
+            return stored
+        }
     }
 
     /// Records a finished render (writing `render.json` last).
     func save(_ stored: StoredRender) throws {
         let folder = data.renderFolder(stored.manifest.id)
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try DataDirectory.write(JSONEncoder().encode(stored), to: folder.appendingPathComponent("render.json"))
-        records[stored.manifest.id] = stored
+        try locked {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try DataDirectory.write(JSONEncoder().encode(stored), to: folder.appendingPathComponent("render.json"))
+            records[stored.manifest.id] = stored
+        }
     }
 
     /// Deletes a render and its files; returns whether it existed.
     @discardableResult
     func remove(_ id: String) -> Bool {
-        let existed = records.removeValue(forKey: id) != nil
-        try? FileManager.default.removeItem(at: data.renderFolder(id))
-        return existed
+        locked {
+            let existed = records.removeValue(forKey: id) != nil
+            try? FileManager.default.removeItem(at: data.renderFolder(id))
+            return existed
+        }
     }
 
-    /// Deletes expired renders; returns how many.
-    func sweep(now: Double = Date().timeIntervalSince1970) -> Int {
-        let expired = records.filter { $0.value.expiresAt <= now }.map(\.key)
-        expired.forEach { remove($0) }
-        return expired.count
+    /// Deletes expired renders; returns their ids.
+    func sweep(now: Double = Date().timeIntervalSince1970) -> [String] {
+        locked {
+            let expired = records.filter { $0.value.expiresAt <= now }.map(\.key)
+            expired.forEach { remove($0) }
+            return expired
+        }
     }
 
-    var count: Int { records.count }
+    var count: Int { locked { records.count } }
 }

@@ -23,8 +23,8 @@ struct RendersController: Sendable {
         for method in [HTTPRequest.Method.get, .head] {
             table.add(method, "/v1/renders/{id}/audio", to: router) { request, context in
                 let stored = try await finished(try id(context))
-                let file = state.data.renderFolder(stored.manifest.id).appendingPathComponent(stored.audioFile)
-                return try await state.files.respond(to: request, context: context, file: file, size: stored.audioBytes,
+                let file = state.data.rendersPath + "/" + stored.manifest.id + "/" + stored.audioFile
+                return try await state.files.respond(to: request, context: context, path: file, size: stored.audioBytes,
                                                      contentType: OutputFileFormat(rawValue: stored.manifest.format ?? "")?.mimeType ?? "application/octet-stream",
                                                      etag: stored.etag, modified: Date(timeIntervalSince1970: stored.createdAt))
             }
@@ -46,7 +46,8 @@ struct RendersController: Sendable {
             switch try await state.lookup(try id(context)) {
             case .active: throw ServiceError(.conflict, "not_ready", "the render is still running; delete it when it has finished")
             case .stored(let stored):
-                await state.renders.remove(stored.manifest.id)
+                state.files.mapped.forget(under: state.data.renderFolder(stored.manifest.id))
+                state.renders.remove(stored.manifest.id)
                 return Response(status: .noContent)
             }
         }
@@ -76,12 +77,12 @@ struct RendersController: Sendable {
             throw ServiceError.badRequest("?stream=true needs mp3 or ogg output (\(resolved.format.rawValue) rewrites its header at the end)", field: "stream")
         }
         let locations: HTTPFields = [.init("X-Render-Id")!: resolved.id, .contentLocation: "/v1/renders/\(resolved.id)"]
-        if let stored = await state.renders.get(resolved.id) {
+        if let stored = state.renders.get(resolved.id) {
             if stored.isDone {
                 if streaming { return try await streamStored(stored, headers: locations, context: context) }
                 return try HTTPSupport.json(RenderResponses.manifest(stored, data: state.data, words: words), headers: locations)
             }
-            await state.renders.remove(resolved.id)   // failed before: try again
+            state.renders.remove(resolved.id)   // failed before: try again
         }
         let active = try await state.scheduler.submit(resolved, caller: context.caller?.id ?? "anonymous", retention: state.configuration.retentionSeconds)
         if streaming, let tap = active.audio {

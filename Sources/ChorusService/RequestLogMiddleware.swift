@@ -3,11 +3,12 @@ import Hummingbird
 import Logging
 
 /// Gives every request an id (`X-Request-Id`, and in the log), turns any error into the service's JSON
-/// error body, and writes one log line per request: method, path (secrets in the query removed),
+/// error body, counts it (`RequestMetrics`) and writes one log line per request: method, path (secrets in the query removed),
 /// status, duration and caller.
 struct RequestLogMiddleware: RouterMiddleware {
     typealias Context = ChorusRequestContext
     let logger: Logger
+    let metrics: RequestMetrics
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
@@ -26,10 +27,12 @@ struct RequestLogMiddleware: RouterMiddleware {
             failure = "internal"
         }
         response.headers[.init("X-Request-Id")!] = context.requestID
+        let elapsed = Date().timeIntervalSince(started)
+        metrics.record(method: request.method.rawValue, route: context.endpointPath ?? "unmatched", status: Int(response.status.code), seconds: elapsed)
         var metadata: Logger.Metadata = [
             "request_id": .string(context.requestID), "method": .string(request.method.rawValue),
             "path": .string(Self.loggable(path: request.uri.path, query: request.uri.query)), "status": .stringConvertible(response.status.code),
-            "ms": .stringConvertible(Int(Date().timeIntervalSince(started) * 1000)),
+            "ms": .stringConvertible(Int(elapsed * 1000)),
         ]
         if let caller = context.caller { metadata["caller"] = .string(caller.id) }
         if let failure { metadata["error"] = .string(failure) }
@@ -58,7 +61,5 @@ struct RequestLogMiddleware: RouterMiddleware {
         return path + "?" + parts.joined(separator: "&")
     }
 
-    static func newID() -> String {
-        (0..<8).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
-    }
+    static func newID() -> String { Hex.random(bytes: 8) }
 }

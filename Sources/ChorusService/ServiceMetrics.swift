@@ -2,7 +2,7 @@ import Foundation
 import Metrics
 import Prometheus
 
-/// The service's metrics: Hummingbird's per-route request counts and latencies, renders by outcome,
+/// The service's metrics: per-route request counts and latencies (`RequestMetrics`), renders by outcome,
 /// render seconds, queue depth, and the engine's provider requests, retries and cache hits by provider.
 /// One Prometheus registry per process (swift-metrics can be bootstrapped only once); `/metrics` prints it.
 struct ServiceMetrics: Sendable {
@@ -15,7 +15,10 @@ struct ServiceMetrics: Sendable {
         return registry
     }()
 
-    init() { _ = Self.registry }
+    /// Per-route request counts and latencies.
+    let requests = RequestMetrics(registry: ServiceMetrics.registry)
+
+    init() {}
 
     func rendered(outcome: String, seconds: Double) {
         Counter(label: "chorus_renders_total", dimensions: [("outcome", outcome)]).increment()

@@ -42,8 +42,8 @@ struct ServiceState: Sendable {
     /// A render by id: running or queued (`ActiveRender`), finished (`StoredRender`), or nothing (404).
     func lookup(_ id: String) async throws -> RenderLookup {
         guard let id = DataDirectory.validID(id, length: RenderIdentity.length) else { throw ServiceError.notFound("render \(id.prefix(40))") }
+        if let stored = renders.get(id) { return .stored(stored) }
         if let active = await scheduler.find(id) { return .active(active) }
-        if let stored = await renders.get(id) { return .stored(stored) }
         throw ServiceError.notFound("render \(id)")
     }
 }

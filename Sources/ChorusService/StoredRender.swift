@@ -20,9 +20,5 @@ struct StoredRender: Codable, Sendable {
 
 /// Timestamps as the manifests print them.
 enum Timestamp {
-    static func iso(_ seconds: Double) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: Date(timeIntervalSince1970: seconds))
-    }
+    static func iso(_ seconds: Double) -> String { DateText.iso(seconds) }
 }

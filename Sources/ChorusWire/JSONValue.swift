@@ -56,6 +56,8 @@ public enum JSONValue: Sendable, Hashable, Codable {
 
     /// A JSON string literal for `text` (the one quoting rule for every JSON Chorus writes by hand).
     public static func quote(_ text: String) -> String {
+        // Most strings need no escaping: check the bytes first.
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) { return "\"" + text + "\"" }
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {

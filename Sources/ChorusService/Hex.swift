@@ -1,0 +1,21 @@
+/// Lowercase hexadecimal without `String(format:)` (which goes through Foundation and costs microseconds).
+enum Hex {
+    private static let digits = Array("0123456789abcdef".utf8)
+
+    static func string<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
+        var out: [UInt8] = []
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `count` random bytes as hex.
+    static func random(bytes count: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        var bytes: [UInt8] = []
+        while bytes.count < count { withUnsafeBytes(of: generator.next()) { bytes += $0 } }
+        return string(bytes.prefix(count))
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+
+/// Standard output for log lines, buffered: lines are collected and written when 32 KB have gathered
+/// or a quarter of a second has passed, so logging every request does not cost a system call each.
+final class LogOutput: @unchecked Sendable {
+    static let standard = LogOutput()
+
+    private let lock = NSLock()
+    private var buffer: [UInt8] = []
+    private let timer: any DispatchSourceTimer
+
+    private init() {
+        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "chorus.log"))
+        timer.schedule(deadline: .now() + 0.25, repeating: 0.25)
+        timer.setEventHandler { [weak self] in self?.flush() }
+        timer.resume()
+        atexit { LogOutput.standard.flush() }
+    }
+
+    func write(_ line: String) {
+        lock.lock()
+        buffer.append(contentsOf: line.utf8)
+        buffer.append(10)
+        let full = buffer.count >= 32 * 1024
+        lock.unlock()
+        if full { flush() }
+    }
+
+    func flush() {
+        lock.lock()
+        let pending = buffer
+        buffer.removeAll(keepingCapacity: true)
+        lock.unlock()
+        guard !pending.isEmpty else { return }
+        pending.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let written = Foundation.write(STDOUT_FILENO, raw.baseAddress! + offset, raw.count - offset)
+                if written <= 0 { return }
+                offset += written
+            }
+        }
+    }
+}
