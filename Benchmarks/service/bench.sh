@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 CHORUS=.build/release/chorus
 HERE=Benchmarks/service
-WORK=$(mktemp -d /tmp/chorus-service-bench.XXXX)
+WORK=$(mktemp -d /tmp/chorus-service-bench.XXXX); chmod 755 "$WORK"   # nginx's workers read the stored file
 KEY=bench-key-0123456789abcdef
 STUB_PORT=18601; SERVICE_PORT=18602; NGINX_PORT=18603
 pids=()
@@ -51,6 +51,7 @@ SIZE=$SIZE KEY=$KEY wrk -t2 -c64 -d30s -s $HERE/ranges.lua "$URL/v1/renders/$ID/
 SIZE=$SIZE KEY= wrk -t2 -c64 -d30s -s $HERE/ranges.lua "http://127.0.0.1:$NGINX_PORT/audio.mp3" | grep RESULT | sed 's/^RESULT/nginx: /'
 
 echo "== 4. overload: 4 x (workers + queue) concurrent renders"
+echo "service memory before: $(awk '/VmRSS/ {print $2 " " $3}' /proc/$SERVICE/status) (peak so far $(awk '/VmHWM/ {print $2 " " $3}' /proc/$SERVICE/status))"
 WORKERS=$(nproc); QUEUE=64; N=$(( 4 * (WORKERS + QUEUE) ))
 seq $N | xargs -P 64 -I{} curl -s -o /dev/null -w "%{http_code}\n" -H "Authorization: Bearer $KEY" -H "Prefer: respond-async" \
   -d "{\"messages\": [{\"speaker\": \"A\", \"text\": \"Overload message {} for the queue test.\", \"voice\": \"espeak:en-us\"}]}" $URL/v1/renders \
@@ -59,5 +60,5 @@ for _ in $(seq 600); do
   depth=$(curl -s $URL/metrics | awk '/^chorus_render_queue_depth/ {print $2}'); [ "${depth:-0}" = "0" ] && break; sleep 0.5
 done
 sleep 2
-echo "service peak memory: $(awk '/VmHWM/ {print $2 " " $3}' /proc/$SERVICE/status)"
+echo "service memory after: $(awk '/VmRSS/ {print $2 " " $3}' /proc/$SERVICE/status), peak $(awk '/VmHWM/ {print $2 " " $3}' /proc/$SERVICE/status)"
 curl -s $URL/metrics | grep -E '^chorus_renders_total' | sed 's/^/metrics: /'

@@ -71,7 +71,9 @@ public final class StubServer: @unchecked Sendable {
         }
         socketDescriptor = descriptor
         port = Int(UInt16(bigEndian: address.sin_port))
-        let thread = Thread { [unowned self] in self.acceptLoop() }
+        // The loop holds the server weakly: releasing it (or `stop()`) closes the socket and ends the loop.
+        let reference = WeakServer(self)
+        let thread = Thread { Self.acceptLoop(descriptor, reference) }
         thread.start()
     }
 
@@ -87,11 +89,15 @@ public final class StubServer: @unchecked Sendable {
 
     public func setHandler(_ handler: @escaping @Sendable (Request) -> Response) { lock.withLocked { self.handler = handler } }
 
-    private func acceptLoop() {
+    private static func acceptLoop(_ descriptor: Int32, _ reference: WeakServer) {
         while true {
-            let client = accept(socketDescriptor, nil, nil)
+            let client = accept(descriptor, nil, nil)
             if client < 0 { return }
-            Thread { self.serve(client) }.start()
+            guard let current = reference.server else {
+                close(client)
+                return
+            }
+            Thread { current.serve(client) }.start()
         }
     }
 
@@ -157,6 +163,12 @@ public final class StubServer: @unchecked Sendable {
             }
         }
     }
+}
+
+/// The accept loop's hold on its server: weak, so releasing the server closes the socket and ends the loop.
+private final class WeakServer: @unchecked Sendable {
+    weak var server: StubServer?
+    init(_ server: StubServer) { self.server = server }
 }
 
 extension NSLock {

@@ -14,7 +14,7 @@ struct WaveformResponder: Sendable {
         if samplesPerPixel != nil && pixelsPerSecond != nil {
             throw ServiceError.badRequest("give samples_per_pixel or pixels_per_second, not both", field: "samples_per_pixel")
         }
-        let bits = try HTTPSupport.integer(request, "bits") ?? 16
+        let bits = try HTTPSupport.integer(request, "bits") ?? WaveformOptions.defaultBits
         let format = HTTPSupport.query(request, "format")?.lowercased() ?? "json"
         guard format == "json" || format == "dat" else { throw ServiceError.badRequest("format: use json or dat", field: "format") }
         let zoom: WaveformZoom = pixelsPerSecond.map { .pixelsPerSecond($0) }

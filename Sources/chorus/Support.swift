@@ -77,7 +77,7 @@ struct WaveformArguments: ParsableArguments {
     var pixelsPerSecond: Int?
 
     @Option(parsing: .unconditional, help: "Waveform resolution: 8 or 16 bits (peaks.js reads 8-bit only).")
-    var bits: Int = 16
+    var bits: Int = WaveformOptions.defaultBits
 
     func validate() throws {
         if samplesPerPixel != nil && pixelsPerSecond != nil {

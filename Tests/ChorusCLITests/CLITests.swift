@@ -2,6 +2,9 @@ import ChorusAudio
 import ChorusFixtures
 import ChorusTestSupport
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -217,5 +220,93 @@ struct InterruptTests {
         #expect(!names.contains { $0.hasSuffix(".partial") }, "\(names)")
         #expect(!names.contains("out.json"))
         #expect(try String(contentsOf: directory.appendingPathComponent("out.mp3"), encoding: .utf8) == "existing")
+    }
+}
+
+@Suite("chorus serve")
+struct ServeCommandTests {
+    /// A free TCP port on loopback.
+    static func freePort() throws -> Int {
+        let server = try StubServer { _ in .json(200, [:]) }
+        defer { server.stop() }
+        return server.port
+    }
+
+    static func get(_ url: String, key: String) -> (status: Int, body: Data)? {
+        var request = URLRequest(url: URL(string: url)!)
+        request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
+        let result = ResultBox()
+        URLSession.shared.dataTask(with: request) { data, response, _ in
+            result.set(((response as? HTTPURLResponse)?.statusCode ?? 0, data ?? Data()))
+        }.resume()
+        return result.wait(seconds: 30)
+    }
+
+    static func post(_ url: String, key: String, json: String, async: Bool) -> (status: Int, body: Data)? {
+        var request = URLRequest(url: URL(string: url)!)
+        request.httpMethod = "POST"
+        request.httpBody = Data(json.utf8)
+        request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
+        if async { request.setValue("respond-async", forHTTPHeaderField: "Prefer") }
+        let result = ResultBox()
+        URLSession.shared.dataTask(with: request) { data, response, _ in
+            result.set(((response as? HTTPURLResponse)?.statusCode ?? 0, data ?? Data()))
+        }.resume()
+        return result.wait(seconds: 30)
+    }
+
+    @Test("SIGTERM with renders in flight: they finish, the process exits 0, and the renders are stored")
+    func gracefulShutdown() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-serve-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let stub = try StubSpeech.openAIServer(latency: 0.5)
+        let port = try Self.freePort()
+        let key = "serve-test-key-0123456789"
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = ["serve", "--port", String(port), "--data-dir", directory.appendingPathComponent("data").path, "--concurrency", "1"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["CHORUS_API_KEYS"] = key
+        environment["OPENAI_API_KEY"] = "stub-key-0123456789"
+        environment["OPENAI_BASE_URL"] = stub.baseURL + "/v1"
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        var ready = false
+        for _ in 0..<100 where !ready {
+            Thread.sleep(forTimeInterval: 0.1)
+            ready = Self.get("http://127.0.0.1:\(port)/health", key: key)?.status == 200
+        }
+        try #require(ready, "the service did not start")
+        var ids: [String] = []
+        for index in 0..<3 {
+            let json = #"{"messages": [{"speaker": "A", "text": "Render \#(index), first.", "voice": "openai:nova"}, {"speaker": "B", "text": "Render \#(index), second.", "voice": "openai:nova"}]}"#
+            let response = try #require(Self.post("http://127.0.0.1:\(port)/v1/renders", key: key, json: json, async: true))
+            #expect(response.status == 202)
+            let manifest = try JSONSerialization.jsonObject(with: response.body) as! [String: Any]
+            ids.append(manifest["id"] as! String)
+        }
+        process.terminate()   // SIGTERM while six provider requests of 0.5 s are queued one at a time
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+        for id in ids {
+            let record = directory.appendingPathComponent("data/renders/\(id)/render.json")
+            let stored = try JSONSerialization.jsonObject(with: Data(contentsOf: record)) as! [String: Any]
+            #expect((stored["manifest"] as? [String: Any])?["status"] as? String == "done", "render \(id)")
+        }
+    }
+}
+
+/// A value handed from a callback to a waiting thread.
+final class ResultBox: @unchecked Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    private var value: (Int, Data)?
+    func set(_ value: (Int, Data)) { self.value = value; semaphore.signal() }
+    func wait(seconds: Double) -> (status: Int, body: Data)? {
+        guard semaphore.wait(timeout: .now() + seconds) == .success, let value else { return nil }
+        return (value.0, value.1)
     }
 }

@@ -109,14 +109,16 @@ public struct WaveformOptions: Sendable, Equatable {
     public static let defaultSamplesPerPixel = 256
     /// The smallest zoom audiowaveform accepts.
     public static let minimumSamplesPerPixel = 2
-    /// Resolutions: 8 bits (what peaks.js reads) or 16 (audiowaveform's default).
+    /// Resolutions: 8 bits (what peaks.js reads) or 16.
     public static let allowedBits = [8, 16]
+    /// audiowaveform's default resolution.
+    public static let defaultBits = 16
 
     public var zoom: WaveformZoom
     /// 8 or 16.
     public var bits: Int
 
-    public init(zoom: WaveformZoom = .samplesPerPixel(WaveformOptions.defaultSamplesPerPixel), bits: Int = 8) {
+    public init(zoom: WaveformZoom = .samplesPerPixel(WaveformOptions.defaultSamplesPerPixel), bits: Int = WaveformOptions.defaultBits) {
         self.zoom = zoom
         self.bits = bits
     }
