@@ -40,6 +40,7 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CEbur128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
         .systemLibrary(name: "CEspeakNG", providers: [.apt(["libespeak-ng-dev", "espeak-ng-data"])]),
+        .systemLibrary(name: "CFlite", providers: [.apt(["flite1-dev"])]),
 
         .target(name: "ChorusWire", swiftSettings: strictSettings),
         .target(
@@ -51,6 +52,7 @@ let package = Package(
             dependencies: [
                 "ChorusAudio",
                 "CEspeakNG",
+                "CFlite",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -41,12 +41,15 @@ public struct ServiceConfiguration: Sendable {
     public var environment: [String: String]
     /// The voice providers; `nil` builds the standard ones from `environment`.
     public var registry: VoiceRegistry?
+    /// Default voices for speakers without one.
+    public var voiceEngine = VoiceEngine.flite
     /// Log lines as JSON (the default when stdout is not a terminal).
     public var jsonLogs = isatty(STDOUT_FILENO) != 1
 
     /// Defaults, overridden by `CHORUS_HOST`, `CHORUS_PORT`, `CHORUS_DATA_DIR`, `CHORUS_API_KEYS` (comma-separated),
     /// `CHORUS_API_KEYS_FILE`, `CHORUS_RATE_LIMIT`, `CHORUS_KEY_RENDERS`, `CHORUS_WORKERS`, `CHORUS_QUEUE`,
-    /// `CHORUS_RETENTION` (`24h`, `90m`, `3600s`), `CHORUS_MAX_BODY_MB`, `CHORUS_SHUTDOWN_TIMEOUT` and `CHORUS_CONCURRENCY`.
+    /// `CHORUS_RETENTION` (`24h`, `90m`, `3600s`), `CHORUS_MAX_BODY_MB`, `CHORUS_SHUTDOWN_TIMEOUT`, `CHORUS_CONCURRENCY` and
+    /// `CHORUS_VOICE_ENGINE` (`flite` or `espeak`).
     /// - Throws: `ConfigurationError` naming the variable whose value is unusable.
     public init(environment: [String: String]) throws {
         self.environment = environment
@@ -69,6 +72,7 @@ public struct ServiceConfiguration: Sendable {
         maxBodyBytes = try value("CHORUS_MAX_BODY_MB") { Int($0).map { $0 * 1_048_576 } } ?? maxBodyBytes
         shutdownTimeoutSeconds = try value("CHORUS_SHUTDOWN_TIMEOUT", Self.seconds) ?? shutdownTimeoutSeconds
         providerConcurrency = try value("CHORUS_CONCURRENCY") { Int($0) } ?? providerConcurrency
+        voiceEngine = try value("CHORUS_VOICE_ENGINE") { VoiceEngine(rawValue: $0) } ?? voiceEngine
     }
 
     /// `$XDG_DATA_HOME/chorus`, else `~/.local/share/chorus`.

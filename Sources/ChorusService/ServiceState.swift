@@ -27,6 +27,7 @@ struct ServiceState: Sendable {
         var engine = Chorus.Configuration(registry: configuration.registry ?? .standard(environment: configuration.environment),
                                           cacheDirectory: data.cache, providerConcurrency: configuration.providerConcurrency)
         engine.workerThreads = configuration.workers
+        engine.voiceEngine = configuration.voiceEngine
         chorus = try Chorus(configuration: engine)
         clips = ClipStore(folder: data.clips, retention: configuration.retentionSeconds, maxSeconds: configuration.maxClipSeconds,
                           pool: chorus.workerPool)

@@ -19,7 +19,7 @@ public import Foundation
 public final class Chorus: Sendable {
     /// What a `Chorus` instance shares among its renders.
     public struct Configuration: Sendable {
-        /// Voice providers (default: espeak-ng, and ElevenLabs / OpenAI with keys from the environment).
+        /// Voice providers (default: Flite and espeak-ng, and ElevenLabs / OpenAI with keys from the environment).
         public var registry: VoiceRegistry
         /// The synthesis cache folder (default `SynthesisCache.defaultDirectory()`).
         public var cacheDirectory: URL
@@ -30,6 +30,8 @@ public final class Chorus: Sendable {
         public var retry: RetryPolicy
         /// Threads for decode, normalize and encode work (default: one per core).
         public var workerThreads: Int
+        /// Whose voices speak speakers without one (default: Flite's, then espeak-ng's).
+        public var voiceEngine: VoiceEngine = .flite
 
         /// Allowed per-provider concurrency.
         public static let concurrencyRange = 1...64
@@ -85,8 +87,8 @@ public final class Chorus: Sendable {
     }
 
     /// The voice of every message that will be synthesized (`nil` for recorded clips): a message's
-    /// own `voice`, else the `voices` map, else espeak-ng defaults in order of first appearance.
+    /// own `voice`, else the `voices` map, else the `voiceEngine`'s defaults in order of first appearance.
     public func voices(for conversation: Conversation) -> [VoiceID?] {
-        VoiceAssignment.voices(for: conversation)
+        VoiceAssignment.voices(for: conversation, defaults: configuration.voiceEngine.defaultVoices)
     }
 }

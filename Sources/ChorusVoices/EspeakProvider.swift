@@ -67,23 +67,11 @@ public struct EspeakProvider: VoiceProvider {
                                  words: Self.words(in: request.text, events: output, duration: duration))
     }
 
-    /// Word events carry 1-based character positions and a start time; a word ends where the next word
-    /// or clause starts.
+    /// Word events carry 1-based character positions and a start time; espeak-ng joins unstressed words to
+    /// the next one and misplaces some positions, so the events are anchors for `WordAligner`, which returns
+    /// every word of the text.
     static func words(in text: String, events: EspeakEngine.Output, duration: Double) -> [WordTiming] {
-        let scalars = Array(text.unicodeScalars)
-        let boundaries = (events.words.map(\.milliseconds) + events.clauseEnds).sorted()
-        var result: [WordTiming] = []
-        for event in events.words {
-            let start = max(0, event.position - 1)
-            let end = min(scalars.count, start + max(0, event.length))
-            guard start < end else { continue }
-            var word = String(String.UnicodeScalarView(scalars[start..<end]))
-            word = word.trimmingCharacters(in: .whitespacesAndNewlines.union(.punctuationCharacters))
-            guard !word.isEmpty else { continue }
-            let startTime = Double(event.milliseconds) / 1000
-            let next = boundaries.first { $0 > event.milliseconds }.map { Double($0) / 1000 } ?? duration
-            result.append(WordTiming(word: word, start: startTime, end: min(duration, max(startTime, next))))
-        }
-        return result
+        let anchors = events.words.map { (offset: max(0, $0.position - 1), time: Double($0.milliseconds) / 1000) }
+        return WordAligner.align(text, anchors: anchors, pauses: events.clauseEnds.map { Double($0) / 1000 }, duration: duration)
     }
 }

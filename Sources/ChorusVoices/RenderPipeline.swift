@@ -25,7 +25,7 @@ struct RenderPipeline: Sendable {
         guard !messages.isEmpty else {
             throw AudioError(.invalidConversation, subject: conversation.name, reason: "has no messages")
         }
-        let voices = VoiceAssignment.voices(for: conversation)
+        let voices = chorus.voices(for: conversation)
         let progress = JobProgress(RenderProgress(total: messages.count, toSynthesize: voices.compactMap { $0 }.count)) {
             emit(.progress($0))
         }

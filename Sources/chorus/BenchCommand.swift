@@ -44,6 +44,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "With --synthesis-latency: provider requests in flight at once.")
     var concurrency = Chorus.Configuration.defaultProviderConcurrency
 
+    @Option(name: .customLong("voice-speed"), help: "Instead, time each offline voice (Flite and espeak-ng defaults) speaking every text of this conversation file, one message at a time.")
+    var voiceSpeed: String?
+
     func validate() throws {
         if !(1...20_000).contains(messages) { throw ValidationError("--messages \(messages): must be between 1 and 20000") }
         if !(1...50).contains(runs) { throw ValidationError("--runs \(runs): must be between 1 and 50") }
@@ -54,10 +57,13 @@ struct BenchCommand: AsyncParsableCommand {
         if let synthesisLatency, !(0...60).contains(synthesisLatency) {
             throw ValidationError("--synthesis-latency \(synthesisLatency): must be between 0 and 60 seconds")
         }
-        if synthesisLatency != nil && compare { throw ValidationError("--compare needs recorded clips; drop --synthesis-latency") }
+        if (synthesisLatency != nil || voiceSpeed != nil) && compare { throw ValidationError("--compare needs recorded clips") }
     }
 
     func run() async throws {
+        if let voiceSpeed {
+            return try await reportingErrors { try await benchVoices(URL(fileURLWithPath: voiceSpeed)) }
+        }
         if let synthesisLatency {
             return try await reportingErrors { try await benchSynthesis(latency: synthesisLatency) }
         }
@@ -156,6 +162,31 @@ struct BenchCommand: AsyncParsableCommand {
         print(String(format: "  wall %.2f s (median of %d), floor %.2f s (%d rounds of requests); %.2f s beyond the floor",
                      wall, runs, floor, rounds, wall - floor))
         if let last { print("  output: \(formatDuration(last.timeline.duration)) of audio, \(last.timeline.segments.count) messages") }
+    }
+
+    /// Synthesis speed of each offline voice on one core: seconds of speech per second of work.
+    private func benchVoices(_ url: URL) async throws {
+        let texts = try Conversation.load(from: url).messages.compactMap(\.text)
+        print("chorus bench: offline voices speaking the \(texts.count) texts of \(url.lastPathComponent), one at a time (median of \(runs))")
+        let providers: [String: any VoiceProvider] = ["flite": FliteProvider(), "espeak": EspeakProvider()]
+        let voices = FliteProvider.defaultVoices.map { VoiceID(provider: "flite", voice: $0) } + [VoiceID(provider: "flite", voice: "kal")]
+            + EspeakProvider.defaultVoices.prefix(4).map { VoiceID(provider: "espeak", voice: $0) }
+        for voice in voices {
+            var walls: [Double] = []
+            var audio = 0.0
+            for _ in 1...runs {
+                audio = 0
+                let started = Date()
+                for text in texts {
+                    let speech = try await providers[voice.provider]!.synthesize(SynthesisRequest(voice: voice.voice, text: text, outputFormat: "pcm"))
+                    if case .pcm(let buffer) = speech.audio { audio += buffer.duration }
+                }
+                walls.append(Date().timeIntervalSince(started))
+            }
+            let wall = walls.sorted()[walls.count / 2]
+            print("  " + voice.description.padding(toLength: 40, withPad: " ", startingAt: 0)
+                  + String(format: "%6.1f s of speech in %5.2f s: %5.0f× real time", audio, wall, audio / wall))
+        }
     }
 
     private func report(synthetic: SyntheticConversation, chorus: (wall: Double, memory: Int, result: RenderResult),

@@ -154,6 +154,9 @@ struct VoiceArguments: ParsableArguments {
     @Option(name: .customLong("fallback-voice"), help: "Voice (provider:voice) for messages whose provider fails permanently.")
     var fallbackVoice: String?
 
+    @Option(name: .customLong("voice-engine"), help: "Default voices for speakers without one: flite (Flite's, then espeak-ng's) or espeak.")
+    var voiceEngine: String = VoiceEngine.flite.rawValue
+
     func validate() throws {
         if cacheMaxMB < 1 { throw ValidationError("--cache-max-mb \(cacheMaxMB): must be at least 1") }
         if !Chorus.Configuration.concurrencyRange.contains(concurrency) {
@@ -161,6 +164,9 @@ struct VoiceArguments: ParsableArguments {
         }
         if let fallbackVoice, VoiceID(fallbackVoice) == nil {
             throw ValidationError("--fallback-voice \(fallbackVoice): use provider:voice, e.g. espeak:en-us")
+        }
+        if VoiceEngine(rawValue: voiceEngine) == nil {
+            throw ValidationError("--voice-engine \(voiceEngine): use \(VoiceEngine.allCases.map(\.rawValue).joined(separator: " or "))")
         }
     }
 
@@ -170,6 +176,7 @@ struct VoiceArguments: ParsableArguments {
         if let cacheDirectory { configuration.cacheDirectory = URL(fileURLWithPath: cacheDirectory) }
         configuration.cacheMaxBytes = min(cacheMaxMB, Int.max / 1_048_576) * 1_048_576
         configuration.providerConcurrency = concurrency
+        configuration.voiceEngine = VoiceEngine(rawValue: voiceEngine) ?? .flite
         return try Chorus(configuration: configuration)
     }
 }

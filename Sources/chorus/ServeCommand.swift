@@ -1,5 +1,6 @@
 import ArgumentParser
 import ChorusService
+import ChorusVoices
 import Foundation
 
 struct ServeCommand: AsyncParsableCommand {
@@ -51,6 +52,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Provider requests in flight at once, per provider [CHORUS_CONCURRENCY]. Default 4.")
     var concurrency: Int?
 
+    @Option(name: .customLong("voice-engine"), help: "Default voices for speakers without one: flite or espeak [CHORUS_VOICE_ENGINE]. Default flite.")
+    var voiceEngine: String?
+
     func run() async throws {
         var configuration: ServiceConfiguration
         do {
@@ -73,6 +77,10 @@ struct ServeCommand: AsyncParsableCommand {
                 configuration.shutdownTimeoutSeconds = seconds
             }
             if let concurrency { configuration.providerConcurrency = concurrency }
+            if let voiceEngine {
+                guard let engine = VoiceEngine(rawValue: voiceEngine) else { throw ValidationError("--voice-engine \(voiceEngine): use flite or espeak") }
+                configuration.voiceEngine = engine
+            }
             try configuration.validate()
         } catch let error as ConfigurationError {
             throw ValidationError(error.description)

@@ -153,9 +153,15 @@ struct VoiceCLITests {
         #expect(second.stdout.contains("Voices: 2 synthesized, 2 from cache, 0 provider requests"), "\(second.stdout)")
         let timeline = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent("out.json"))) as! [String: Any]
         let segments = timeline["segments"] as! [[String: Any]]
-        #expect((segments[0]["voice"] as? String)?.hasPrefix("espeak:") == true)
+        #expect((segments[0]["voice"] as? String)?.hasPrefix("flite:") == true, "Flite speaks by default")
         #expect(segments[0]["voice"] as? String != segments[1]["voice"] as? String)
         #expect((segments[0]["words"] as? [[String: Any]])?.first?["word"] as? String == "Practice")
+        // The espeak-ng defaults as before Flite.
+        let espeak = try CLI.run(arguments + ["--voice-engine", "espeak"], in: directory)
+        #expect(espeak.status == 0, "\(espeak.stderr)")
+        let before = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent("out.json"))) as! [String: Any]
+        #expect(((before["segments"] as! [[String: Any]])[0]["voice"] as? String)?.hasPrefix("espeak:") == true)
+        #expect(try CLI.run(arguments + ["--voice-engine", "festival"], in: directory).status == 64)
     }
 
     @Test("a missing key fails naming the message, provider and variable; a fallback voice saves the render")

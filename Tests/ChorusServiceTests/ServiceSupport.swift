@@ -41,7 +41,7 @@ struct TestService {
         configuration.apiKeys = [serviceKey]
         configuration.port = 0
         configuration.workers = 2
-        var providers: [any VoiceProvider] = [EspeakProvider()]
+        var providers: [any VoiceProvider] = [FliteProvider(), EspeakProvider()]
         if let stub {
             providers.append(OpenAIProvider(baseURL: stub.baseURL + "/v1", apiKey: providerKey, timeoutSeconds: 30))
             providers.append(ElevenLabsProvider(baseURL: stub.baseURL, apiKey: providerKey, timeoutSeconds: 30))

@@ -9,22 +9,24 @@ import Testing
 struct EspeakTests {
     static let sentence = "The quick brown fox jumps over the lazy dog, and practice moved to half past four."
 
-    @Test("the default voices really differ: pitch or speaking rate, measured on the audio")
+    @Test("the default voices (Flite's, then espeak-ng's) really differ: pitch or speaking rate, measured on the audio")
     func defaultVoicesDiffer() async throws {
-        let provider = EspeakProvider()
+        let providers: [String: any VoiceProvider] = ["flite": FliteProvider(), "espeak": EspeakProvider()]
         var measured: [(voice: String, pitch: Double, duration: Double)] = []
-        for voice in EspeakProvider.defaultVoices {
-            let speech = try await provider.synthesize(SynthesisRequest(voice: voice, text: Self.sentence, outputFormat: "pcm"))
-            guard case .pcm(let buffer) = speech.audio else { Issue.record("espeak returned encoded audio"); return }
+        for voice in VoiceEngine.flite.defaultVoices {
+            let provider = try #require(providers[voice.provider])
+            let speech = try await provider.synthesize(SynthesisRequest(voice: voice.voice, text: Self.sentence, outputFormat: "pcm"))
+            guard case .pcm(let buffer) = speech.audio else { Issue.record("\(voice) returned encoded audio"); return }
             let range = SilenceTrimmer().soundRange(of: buffer)
             let spoken = buffer.frames(range)
-            measured.append((voice, medianPitch(spoken), spoken.duration))
+            measured.append((voice.description, medianPitch(spoken), spoken.duration))
+            guard voice.provider == "espeak" else { continue }
             // The variant suffix must have been applied, not silently dropped.
-            let name = String(voice.split(separator: "?")[0])
+            let name = String(voice.voice.split(separator: "?")[0])
             let identifier = try await EspeakEngine.shared.currentVoiceIdentifier(for: name)
             #expect(identifier.hasSuffix("+" + name.split(separator: "+")[1]), "\(name) resolved to \(identifier)")
         }
-        #expect(measured.count >= 6)
+        #expect(measured.count == 12)
         for (index, first) in measured.enumerated() {
             for second in measured[(index + 1)...] {
                 let pitchDifference = abs(first.pitch - second.pitch) / max(first.pitch, second.pitch)
@@ -71,7 +73,7 @@ struct EspeakTests {
     func assignment() throws {
         let directory = try TemporaryDirectory()
         let chat = try conversation(#"""
-            {"voices": {"Dad": "openai:onyx", "Mia": "espeak:en-us+f3?pitch=72&rate=172"},
+            {"voices": {"Dad": "openai:onyx", "Mia": "flite:rms"},
              "messages": [
               {"speaker": "Ann", "text": "a"}, {"speaker": "Ben", "text": "b"}, {"speaker": "Ann", "text": "c"},
               {"speaker": "Dad", "text": "d"}, {"speaker": "Mia", "text": "e"}, {"speaker": "Ben", "text": "f", "voice": "openai:nova"},
@@ -79,12 +81,12 @@ struct EspeakTests {
             """#, in: directory)
         let chorus = try makeChorus(server: nil, cache: directory.file("cache"))
         let voices = chorus.voices(for: chat).map { $0?.description }
-        let defaults = EspeakProvider.defaultVoices.map { "espeak:\($0)" }
+        let defaults = VoiceEngine.flite.defaultVoices.map(\.description)
         #expect(voices[0] == defaults[0])
         #expect(voices[1] == defaults[2], "defaults[1] is taken by Mia")
         #expect(voices[2] == voices[0])
         #expect(voices[3] == "openai:onyx")
-        #expect(voices[4] == "espeak:en-us+f3?pitch=72&rate=172")
+        #expect(voices[4] == "flite:rms")
         #expect(voices[5] == "openai:nova")
         #expect(voices[6] == nil)
         #expect(voices[7] == defaults[3])

@@ -66,7 +66,7 @@ enum StubAudio {
 /// A `Chorus` wired to the stub server (espeak-ng beside it), with a private cache and fast retries.
 func makeChorus(server: StubServer?, cache directory: URL, concurrency: Int = 4,
                 maxBytes: Int = 1 << 30, timeout: Int64 = 30) throws -> Chorus {
-    var providers: [any VoiceProvider] = [EspeakProvider()]
+    var providers: [any VoiceProvider] = [FliteProvider(), EspeakProvider()]
     if let server {
         providers.append(ElevenLabsProvider(baseURL: server.baseURL, apiKey: testKey, timeoutSeconds: timeout))
         providers.append(OpenAIProvider(baseURL: server.baseURL + "/v1", apiKey: testKey, timeoutSeconds: timeout))

@@ -1,0 +1,40 @@
+#ifndef CHORUS_CFLITE_SHIM_H
+#define CHORUS_CFLITE_SHIM_H
+#include <setjmp.h>
+#include <flite/flite.h>
+#include <flite/flite_version.h>
+
+/* The voices' registration functions: exported by their libraries, declared in no installed header. */
+cst_voice *register_cmu_us_slt(const char *voxdir);
+cst_voice *register_cmu_us_rms(const char *voxdir);
+cst_voice *register_cmu_us_awb(const char *voxdir);
+cst_voice *register_cmu_us_kal16(const char *voxdir);
+cst_voice *register_cmu_us_kal(const char *voxdir);
+
+static inline const char *chorus_flite_version(void) { return FLITE_PROJECT_VERSION; }
+
+/* Synthesizes `text` with per-utterance rate and pitch (feature names must outlive the utterance, so they
+   are literals here). Flite reports internal errors by longjmp through the global `cst_errjmp`, or exits
+   the process when it is unset: this catches them, so callers must not run two of these at once.
+   Returns NULL on failure (the half-built utterance is abandoned: Flite cannot free it safely). */
+static inline cst_utterance *chorus_flite_synth(const char *text, cst_voice *voice, float duration_stretch,
+                                                float f0_mean, float f0_stddev) {
+    jmp_buf env;
+    cst_utterance *volatile utterance = new_utterance();
+    utt_set_input_text(utterance, text);
+    if (duration_stretch > 0) feat_set_float(utterance->features, "duration_stretch", duration_stretch);
+    if (f0_mean > 0) feat_set_float(utterance->features, "int_f0_target_mean", f0_mean);
+    if (f0_stddev > 0) feat_set_float(utterance->features, "int_f0_target_stddev", f0_stddev);
+    cst_errjmp = &env;
+    if (setjmp(env) == 0) {
+        utterance = flite_do_synth(utterance, voice, utt_synth);
+    } else {
+        utterance = NULL;
+    }
+    cst_errjmp = NULL;
+    return utterance;
+}
+
+/* The name of an item (a macro in cst_item.h, which Swift cannot import). */
+static inline const char *chorus_flite_item_name(const cst_item *item) { return ffeature_string(item, "name"); }
+#endif
