@@ -41,11 +41,12 @@ let package = Package(
         .systemLibrary(name: "CEbur128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
         .systemLibrary(name: "CEspeakNG", providers: [.apt(["libespeak-ng-dev", "espeak-ng-data"])]),
         .systemLibrary(name: "CFlite", providers: [.apt(["flite1-dev"])]),
+        .systemLibrary(name: "CGD", pkgConfig: "gdlib", providers: [.apt(["libgd-dev", "fonts-dejavu-core"])]),
 
         .target(name: "ChorusWire", swiftSettings: strictSettings),
         .target(
             name: "ChorusAudio",
-            dependencies: ["ChorusWire", "CFFmpeg", "CLame", "CSndFile", "CEbur128"],
+            dependencies: ["ChorusWire", "CFFmpeg", "CLame", "CSndFile", "CEbur128", "CGD"],
             swiftSettings: strictSettings),
         .target(
             name: "ChorusVoices",
@@ -95,6 +96,7 @@ let package = Package(
             name: "ChorusTestSupport",
             dependencies: ["ChorusAudio", "ChorusFixtures"],
             path: "Tests/ChorusTestSupport",
+            exclude: ["png_columns.py"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ChorusAudioTests",

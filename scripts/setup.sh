@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs what Chorus needs on Debian 12 / Ubuntu, only what is missing; safe to run again.
-#   scripts/setup.sh            build and run: Swift's C libraries (FFmpeg 5.1, LAME, libsndfile, libebur128, espeak-ng, Flite)
+#   scripts/setup.sh            build and run: Swift's C libraries (FFmpeg 5.1, LAME, libsndfile, libebur128, espeak-ng, Flite, libgd)
 #   scripts/setup.sh --test     also the programs the tests use as independent referees (ffmpeg, ffprobe)
 set -euo pipefail
 
 packages=(pkg-config libavformat-dev libavcodec-dev libavutil-dev libswresample-dev
-          libsndfile1-dev libmp3lame-dev libebur128-dev libespeak-ng-dev espeak-ng-data flite1-dev)
+          libsndfile1-dev libmp3lame-dev libebur128-dev libespeak-ng-dev espeak-ng-data flite1-dev libgd-dev fonts-dejavu-core)
 if [[ "${1:-}" == "--test" ]]; then packages+=(ffmpeg); fi
 
 missing=()

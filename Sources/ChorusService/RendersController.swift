@@ -42,6 +42,11 @@ struct RendersController: Sendable {
         table.add(.get, "/v1/renders/{id}/waveform", to: router) { request, context in
             try await WaveformResponder(state: state).respond(to: request, stored: try await finished(try id(context)))
         }
+        for (path, svg) in [("/v1/renders/{id}/waveform.png", false), ("/v1/renders/{id}/waveform.svg", true)] {
+            table.add(.get, path, to: router) { request, context in
+                try await PictureResponder(state: state).respond(to: request, stored: try await finished(try id(context)), svg: svg)
+            }
+        }
         table.add(.delete, "/v1/renders/{id}", to: router) { _, context in
             switch try await state.lookup(try id(context)) {
             case .active: throw ServiceError(.conflict, "not_ready", "the render is still running; delete it when it has finished")

@@ -29,7 +29,8 @@ struct ChorusCommand: AsyncParsableCommand {
             64 for invalid command-line usage.
             """,
         version: "0.1.0",
-        subcommands: [RenderCommand.self, SpeakCommand.self, VoicesCommand.self, ProbeCommand.self, WaveformCommand.self, ServeCommand.self,
+        subcommands: [RenderCommand.self, SpeakCommand.self, VoicesCommand.self, ProbeCommand.self, WaveformCommand.self, ImageCommand.self,
+                      ServeCommand.self,
                       BenchCommand.self])
 }
 

@@ -8,7 +8,7 @@ enum FlagNames {
         "gap_ms": "--gap-ms", "sample_rate": "--sample-rate", "channels": "--channels", "loudness": "--loudness",
         "bitrate": "--bitrate", "quality": "--quality", "jobs": "--jobs", "bits": "--bits",
         "samples_per_pixel": "--samples-per-pixel", "pixels_per_second": "--pixels-per-second",
-        "concurrency": "--concurrency", "cache_max_mb": "--cache-max-mb",
+        "concurrency": "--concurrency", "cache_max_mb": "--cache-max-mb", "width": "--width", "height": "--height",
     ]
 
     /// Runs `body`; an out-of-range setting becomes a `ValidationError` (exit 64) naming the flag.

@@ -85,6 +85,13 @@ struct RenderRouteTests {
                         "?samples_per_pixel=300&pixels_per_second=10"] {
                 #expect(try await client.call(.get, base + "/waveform" + bad).status == .badRequest, "\(bad)")
             }
+            let png = try await client.call(.get, base + "/waveform.png?width=400&height=100&theme=dark")
+            #expect(png.status == .ok && png.headers[.contentType] == "image/png" && png.data.prefix(4) == Data([0x89, 0x50, 0x4E, 0x47]))
+            let svg = try await client.call(.get, base + "/waveform.svg")
+            #expect(svg.status == .ok && svg.text.hasPrefix("<svg") && svg.text.contains("width=\"1200\""))
+            for bad in ["?width=10", "?height=9999", "?theme=pink", "?width=abc"] {
+                #expect(try await client.call(.get, base + "/waveform.png" + bad).status == .badRequest, "\(bad)")
+            }
             #expect(try await client.call(.delete, base).status == .noContent)
             #expect(try await client.call(.get, base).status == .notFound)
             #expect(try await client.call(.get, base + "/audio").status == .notFound)

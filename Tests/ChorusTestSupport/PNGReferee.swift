@@ -1,0 +1,27 @@
+public import Foundation
+
+/// Reads a PNG with Python's standard library (`png_columns.py`), independently of libgd: its size and,
+/// per pixel column, the colours drawn (other than the background) between two rows and their extent.
+public enum PNGReferee {
+    public struct Columns: Decodable {
+        public var width: Int
+        public var height: Int
+        public var columns: [[String]]
+        public var extents: [[Int]?]
+        public var background: String
+    }
+
+    public static func columns(of png: URL, rows: ClosedRange<Int>) throws -> Columns {
+        var script = URL(fileURLWithPath: #filePath)
+        script.deleteLastPathComponent()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script.appendingPathComponent("png_columns.py").path, png.path, String(rows.lowerBound), String(rows.upperBound)]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return try JSONDecoder().decode(Columns.self, from: data)
+    }
+}
