@@ -8,7 +8,8 @@ let strictSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "Chorus",
-    platforms: [.macOS(.v14)],
+    // macOS for the service and tools; iOS for ChorusClient (and ChorusWire), which apps use.
+    platforms: [.macOS(.v14), .iOS(.v16)],
     products: [
         .library(name: "ChorusAudio", targets: ["ChorusAudio"]),
         .library(name: "ChorusVoices", targets: ["ChorusVoices"]),
@@ -17,6 +18,8 @@ let package = Package(
         // Test and benchmark scaffolding (signals, clip encoders, a stub HTTP server); not part of the engine's API.
         .library(name: "ChorusFixtures", targets: ["ChorusFixtures"]),
         .library(name: "ChorusService", targets: ["ChorusService"]),
+        // The Swift client for apps: Foundation only.
+        .library(name: "ChorusClient", targets: ["ChorusClient"]),
         .executable(name: "chorus", targets: ["chorus"]),
     ],
     dependencies: [
@@ -44,6 +47,7 @@ let package = Package(
         .systemLibrary(name: "CGD", pkgConfig: "gdlib", providers: [.apt(["libgd-dev", "fonts-dejavu-core"])]),
 
         .target(name: "ChorusWire", swiftSettings: strictSettings),
+        .target(name: "ChorusClient", dependencies: ["ChorusWire"], swiftSettings: strictSettings),
         .target(
             name: "ChorusAudio",
             dependencies: ["ChorusWire", "CFFmpeg", "CLame", "CSndFile", "CEbur128", "CGD"],
@@ -113,6 +117,13 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "ChorusClientTests",
+            dependencies: [
+                "ChorusClient", "ChorusService", "ChorusWire", "ChorusVoices", "ChorusFixtures",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: strictSettings),
         .testTarget(

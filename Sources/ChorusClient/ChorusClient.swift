@@ -1,0 +1,134 @@
+public import ChorusWire
+public import Foundation
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
+
+/// A client for the Chorus service, for apps (iOS 16+, macOS) and servers (Linux): typed requests and
+/// responses (the same `ChorusWire` types the service uses), errors from the service's error body, and
+/// render progress as an `AsyncThrowingStream` from its server-sent events. Foundation only.
+///
+/// ```swift
+/// let chorus = ChorusClient(baseURL: URL(string: "https://chorus.example.com")!, apiKey: key)
+/// let clip = try await chorus.uploadClip(voiceNote)
+/// let manifest = try await chorus.render(RenderRequest(messages: [.init(speaker: "Mom", clip: clip.id),
+///                                                                 .init(speaker: "Kid", text: "On my way!")]))
+/// ```
+public final class ChorusClient: Sendable {
+    public let baseURL: URL
+    private let apiKey: String?
+    private let session: URLSession
+
+    /// - Parameters:
+    ///   - baseURL: the service's address (`https://host` or `http://127.0.0.1:8080`).
+    ///   - apiKey: sent as `Authorization: Bearer …`; `nil` for a service without keys.
+    public init(baseURL: URL, apiKey: String?, session: URLSession = .shared) {
+        self.baseURL = baseURL
+        self.apiKey = apiKey
+        self.session = session
+    }
+
+    // MARK: Voices and clips
+
+    /// Every voice the service offers.
+    public func voices() async throws -> [VoiceList.Voice] {
+        try await get("/v1/voices", as: VoiceList.self).voices
+    }
+
+    /// Uploads a recording (any format the service decodes); the same bytes give the same id.
+    public func uploadClip(_ audio: Data) async throws -> ClipInfo {
+        try await send("POST", "/v1/clips", body: audio, contentType: "application/octet-stream", as: ClipInfo.self)
+    }
+
+    /// Clones a voice from uploaded clips (ElevenLabs); the result's `id` works as a message's `voice`.
+    public func clone(name: String, clips: [String], description: String? = nil) async throws -> VoiceCloneResponse {
+        try await send("POST", "/v1/voices/clone", json: VoiceCloneRequest(name: name, clips: clips, description: description),
+                       as: VoiceCloneResponse.self)
+    }
+
+    // MARK: Renders
+
+    /// Renders and waits for the result (or gets the existing one: renders are content-addressed).
+    public func render(_ request: RenderRequest) async throws -> RenderManifest {
+        try await send("POST", "/v1/renders", json: request, as: RenderManifest.self)
+    }
+
+    /// Starts a render and returns at once (`queued` or `running`, or `done` if it existed); follow it with `events(_:)`.
+    public func startRender(_ request: RenderRequest) async throws -> RenderManifest {
+        try await send("POST", "/v1/renders", json: request, headers: ["Prefer": "respond-async"], as: RenderManifest.self)
+    }
+
+    /// One message spoken as a render.
+    public func speech(_ text: String, voice: String, format: String? = nil) async throws -> RenderManifest {
+        try await send("POST", "/v1/speech", json: SpeechRequest(text: text, voice: voice, format: format), as: RenderManifest.self)
+    }
+
+    /// A render's manifest.
+    public func manifest(_ id: String) async throws -> RenderManifest { try await get("/v1/renders/\(id)", as: RenderManifest.self) }
+
+    /// A finished render's timeline.
+    public func timeline(_ id: String) async throws -> Timeline { try await get("/v1/renders/\(id)/timeline", as: Timeline.self) }
+
+    /// A finished render's waveform peaks (audiowaveform's JSON), e.g. 100 points per second at 8 bits for peaks.js.
+    public func waveform(_ id: String, pixelsPerSecond: Int, bits: Int = 8) async throws -> WaveformData {
+        try await get("/v1/renders/\(id)/waveform?pixels_per_second=\(pixelsPerSecond)&bits=\(bits)", as: WaveformData.self)
+    }
+
+    /// Deletes a render and its files.
+    public func delete(_ id: String) async throws {
+        _ = try await perform(request("DELETE", "/v1/renders/\(id)"))
+    }
+
+    /// The render's audio address, for `AVPlayer` (with `AVURLAssetHTTPHeaderFieldsKey` carrying `authorizationHeader`)
+    /// or any client that can send the header; ranges and ETags are served.
+    public func audioURL(_ id: String) -> URL { url("/v1/renders/\(id)/audio") }
+
+    /// `["Authorization": "Bearer …"]`, for players that take headers.
+    public var authorizationHeader: [String: String] { apiKey.map { ["Authorization": "Bearer \($0)"] } ?? [:] }
+
+    // MARK: Plumbing
+
+    func url(_ path: String) -> URL {
+        URL(string: baseURL.absoluteString.trimmingCharacters(in: CharacterSet(charactersIn: "/")) + path)!
+    }
+
+    func request(_ method: String, _ path: String, body: Data? = nil, contentType: String? = nil, headers: [String: String] = [:]) -> URLRequest {
+        var request = URLRequest(url: url(path))
+        request.httpMethod = method
+        request.httpBody = body
+        if let contentType { request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
+        for (name, value) in authorizationHeader.merging(headers, uniquingKeysWith: { $1 }) { request.setValue(value, forHTTPHeaderField: name) }
+        return request
+    }
+
+    private func get<T: Decodable>(_ path: String, as type: T.Type) async throws -> T {
+        try decode(type, from: try await perform(request("GET", path)))
+    }
+
+    private func send<T: Decodable>(_ method: String, _ path: String, json: some Encodable, headers: [String: String] = [:], as type: T.Type) async throws -> T {
+        try await send(method, path, body: JSONEncoder().encode(json), contentType: "application/json", headers: headers, as: type)
+    }
+
+    private func send<T: Decodable>(_ method: String, _ path: String, body: Data, contentType: String, headers: [String: String] = [:],
+                                    as type: T.Type) async throws -> T {
+        try decode(type, from: try await perform(request(method, path, body: body, contentType: contentType, headers: headers)))
+    }
+
+    private func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        do {
+            return try JSONDecoder().decode(type, from: data)
+        } catch {
+            throw ChorusClientError(status: 0, code: "invalid_response", message: "the service's answer is not a \(type): \(error)")
+        }
+    }
+
+    /// Sends `request`; a status of 400 or more becomes a `ChorusClientError` from the service's error body.
+    func perform(_ request: URLRequest) async throws -> Data {
+        let (data, response) = try await session.data(for: request)
+        guard let http = response as? HTTPURLResponse else {
+            throw ChorusClientError(status: 0, code: "invalid_response", message: "not an HTTP response")
+        }
+        guard http.statusCode < 400 else { throw ChorusClientError(response: http, body: data) }
+        return data
+    }
+}

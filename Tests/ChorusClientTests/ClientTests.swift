@@ -1,0 +1,120 @@
+import ChorusAudio
+import ChorusClient
+import ChorusFixtures
+import ChorusService
+import ChorusVoices
+import ChorusWire
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+/// The Swift client against a live service started in-process (not a mock).
+@Suite("ChorusClient against a live service")
+struct ClientTests {
+    static let key = "client-test-key-0123456789abcdef"
+
+    /// Runs `body` with a client talking to a fresh service over a real socket.
+    func withService(rateLimit: Int = 0, _ body: @Sendable (ChorusClient) async throws -> Void) async throws {
+        let directory = try TemporaryDirectory(prefix: "chorus-client")
+        var configuration = try ServiceConfiguration(environment: [:])
+        configuration.dataDirectory = directory.file("data")
+        configuration.apiKeys = [Self.key]
+        configuration.port = 0
+        configuration.jsonLogs = true
+        configuration.rateLimitPerMinute = rateLimit
+        configuration.registry = VoiceRegistry(providers: [FliteProvider(), EspeakProvider(), OpenAIProvider(apiKey: nil), ElevenLabsProvider(apiKey: nil)])
+        let server = try await ChorusServer(configuration: configuration, logger: .init(label: "test") { _ in JSONLogHandler(label: "test") { _ in } })
+        try await server.application.test(.live) { client in
+            try await body(ChorusClient(baseURL: URL(string: "http://127.0.0.1:\(client.port!)")!, apiKey: Self.key))
+        }
+    }
+
+    @Test("upload a voice note, render it with a text reply, read the timeline and waveform, fetch the audio with a range")
+    func renderFlow() async throws {
+        try await withService { chorus in
+            let voices = try await chorus.voices()
+            #expect(voices.contains { $0.id == "flite:slt" })
+            let note = try ClipEncoding.m4a.data(SignalGenerator.speechLike(fundamental: 170, seconds: 2, format: .speech, seed: 4))
+            let clip = try await chorus.uploadClip(note)
+            #expect(clip.samples == 88_200)
+            let manifest = try await chorus.render(RenderRequest(messages: [.init(speaker: "Mom", clip: clip.id), .init(speaker: "Kid", text: "On my way home now.")]))
+            #expect(manifest.status == .done && manifest.timeline?.segments.map(\.speaker) == ["Mom", "Kid"])
+            let timeline = try await chorus.timeline(manifest.id)
+            #expect(timeline == manifest.timeline)
+            let waveform = try await chorus.waveform(manifest.id, pixelsPerSecond: 50)
+            #expect(waveform.bits == 8 && waveform.samplesPerPixel == 882 && waveform.data.count == waveform.length * 2)
+            var request = URLRequest(url: chorus.audioURL(manifest.id))
+            for (name, value) in chorus.authorizationHeader { request.setValue(value, forHTTPHeaderField: name) }
+            request.setValue("bytes=0-1", forHTTPHeaderField: "Range")
+            let (bytes, response) = try await URLSession.shared.data(for: request)
+            #expect((response as? HTTPURLResponse)?.statusCode == 206 && bytes.count == 2)
+            try await chorus.delete(manifest.id)
+            await #expect(throws: ChorusClientError.self) { _ = try await chorus.manifest(manifest.id) }
+        }
+    }
+
+    @Test("start a render and follow its events: progress, every segment, then done")
+    func events() async throws {
+        try await withService { chorus in
+            let started = try await chorus.startRender(RenderRequest(messages: ["One thing.", "Another thing.", "A third thing."].map {
+                .init(speaker: "Ann", text: $0, voice: "espeak:en-us")
+            }))
+            var segments: [Timeline.Segment] = []
+            var done: RenderManifest?
+            var sawProgress = false
+            for try await update in chorus.events(started.id) {
+                switch update {
+                case .progress: sawProgress = true
+                case .segment(let segment): segments.append(segment)
+                case .done(let manifest): done = manifest
+                }
+            }
+            #expect(sawProgress && segments.map(\.index) == [0, 1, 2])
+            #expect(done?.status == .done && done?.timeline?.segments == segments)
+            let spoken = try await chorus.speech("Amen.", voice: "flite:slt")
+            #expect(spoken.timeline?.segments.first?.words?.map(\.word) == ["Amen"])
+        }
+    }
+
+    @Test("a rate-limited call surfaces Retry-After")
+    func retryAfter() async throws {
+        try await withService(rateLimit: 1) { chorus in
+            _ = try await chorus.voices()
+            do {
+                _ = try await chorus.voices()
+                Issue.record("expected 429")
+            } catch let error as ChorusClientError {
+                #expect(error.status == 429 && error.code == "rate_limited" && (error.retryAfter ?? 0) >= 1)
+            }
+        }
+    }
+
+    @Test("errors are typed from the service's error body: status, code, field")
+    func errors() async throws {
+        try await withService { chorus in
+            do {
+                _ = try await chorus.render(RenderRequest(messages: [.init(speaker: "A", text: "x")], output: OutputSettings(sampleRate: 7)))
+                Issue.record("expected an error")
+            } catch let error as ChorusClientError {
+                #expect(error.status == 422 && error.code == "invalid" && error.field == "output.sample_rate")
+            }
+            let stranger = ChorusClient(baseURL: chorus.baseURL, apiKey: "wrong-key-0123456789")
+            do {
+                _ = try await stranger.voices()
+                Issue.record("expected an error")
+            } catch let error as ChorusClientError {
+                #expect(error.status == 401 && error.code == "unauthorized")
+            }
+            do {
+                _ = try await chorus.clone(name: "Mom", clips: ["abc"])
+                Issue.record("expected an error")
+            } catch let error as ChorusClientError {
+                #expect(error.status == 409 && error.code == "provider_not_configured")
+            }
+        }
+    }
+}
