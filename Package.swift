@@ -100,7 +100,7 @@ let package = Package(
             name: "ChorusTestSupport",
             dependencies: ["ChorusAudio", "ChorusFixtures"],
             path: "Tests/ChorusTestSupport",
-            exclude: ["png_columns.py"],
+            exclude: ["png_columns.py", "player_check.py"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ChorusAudioTests",

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what Chorus needs on Debian 12 / Ubuntu, only what is missing; safe to run again.
 #   scripts/setup.sh            build and run: Swift's C libraries (FFmpeg 5.1, LAME, libsndfile, libebur128, espeak-ng, Flite, libgd)
-#   scripts/setup.sh --test     also the programs the tests use as independent referees (ffmpeg, ffprobe)
+#   scripts/setup.sh --test     also what the tests use as independent referees: ffmpeg/ffprobe, and headless
+#                               Chromium + chromedriver with Python's selenium (from PyPI) for the player page
 set -euo pipefail
 
 packages=(pkg-config libavformat-dev libavcodec-dev libavutil-dev libswresample-dev
           libsndfile1-dev libmp3lame-dev libebur128-dev libespeak-ng-dev espeak-ng-data flite1-dev libgd-dev fonts-dejavu-core)
-if [[ "${1:-}" == "--test" ]]; then packages+=(ffmpeg); fi
+if [[ "${1:-}" == "--test" ]]; then packages+=(ffmpeg chromium chromium-driver python3 python3-pip); fi
 
 missing=()
 for package in "${packages[@]}"; do
@@ -25,3 +26,10 @@ if ((${#missing[@]})); then
 fi
 
 command -v swift >/dev/null || { echo "setup: Swift 6.1 or newer is needed (https://www.swift.org/install/linux/)" >&2; exit 1; }
+
+if [[ "${1:-}" == "--test" ]] && ! python3 -c "import selenium" 2>/dev/null; then
+  echo "setup: installing selenium (PyPI) for the browser tests" >&2
+  # A Debian-managed Python refuses plain pip installs (PEP 668); the user site is enough for the tests.
+  python3 -m pip install --quiet --user selenium 2>/dev/null \
+    || python3 -m pip install --quiet --user --break-system-packages selenium
+fi

@@ -18,4 +18,16 @@ static inline int chorus_averror_eof(void) { return AVERROR_EOF; }
 static inline int64_t chorus_nopts_value(void) { return AV_NOPTS_VALUE; }
 static inline int chorus_averror_decoder_not_found(void) { return AVERROR_DECODER_NOT_FOUND; }
 
+
+// Appends a zeroed chapter to a muxer's list (the context frees it); NULL when out of memory.
+static inline AVChapter *chorus_add_chapter(AVFormatContext *s) {
+    AVChapter *chapter = av_mallocz(sizeof(AVChapter));
+    if (!chapter) return NULL;
+    if (av_dynarray_add_nofree(&s->chapters, (int *)&s->nb_chapters, chapter) < 0) {
+        av_free(chapter);
+        return NULL;
+    }
+    return chapter;
+}
+
 #endif

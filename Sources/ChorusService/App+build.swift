@@ -66,7 +66,7 @@ func buildRouter(state: ServiceState) -> (Router<ChorusRequestContext>, RouteTab
     router.add(middleware: RequestLogMiddleware(logger: state.logger, metrics: state.metrics.requests))
     SystemController(state: state).register(on: router, table: table)
     let v1 = router.group()
-        .add(middleware: AuthenticationMiddleware(keys: state.configuration.apiKeys))
+        .add(middleware: AuthenticationMiddleware(keys: state.configuration.apiKeys, signer: state.signer))
         .add(middleware: RateLimitMiddleware(limiter: RateLimiter(perMinute: state.configuration.rateLimitPerMinute)))
     let renders = RendersController(state: state)
     renders.register(on: v1, table: table)

@@ -11,7 +11,7 @@ import Foundation
 enum RenderIdentity {
     static let length = 32
     /// Bumped when the engine's output for the same input changes.
-    static let engineVersion = 1
+    static let engineVersion = 2
 
     static func id(conversation: Conversation, voices: [VoiceID?], clipHashes: [String?], options: RenderOptions,
                    format: OutputFileFormat, fallbackVoice: VoiceID?) -> String {
@@ -35,6 +35,7 @@ enum RenderIdentity {
                 "format": .string(format.rawValue), "sample_rate": .number(Double(output.sampleRate)), "channels": .number(Double(output.channels)),
                 "bitrate": .number(Double(format.isLossy ? options.bitRate : 0)), "loudness": .number(options.normalize ? options.targetLoudness : 0),
                 "normalize": .bool(options.normalize), "trim": .bool(options.trimSilence),
+                "chapters": .bool(options.chapters),
                 "fallback_voice": fallbackVoice.map { .string($0.description) } ?? .null,
             ]),
         ])

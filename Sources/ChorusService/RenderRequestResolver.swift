@@ -115,6 +115,7 @@ struct RenderRequestResolver: Sendable {
         options.targetLoudness = output?.loudness ?? options.targetLoudness
         options.normalize = output?.normalize ?? true
         options.trimSilence = output?.trim ?? true
+        options.chapters = output?.chapters ?? true
         options.jobs = configuration.workers
         try mapped("output") { try options.validate(for: format) }
         return (options, format)

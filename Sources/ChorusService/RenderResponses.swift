@@ -14,6 +14,7 @@ enum RenderResponses {
         manifest.timelineURL = base + "/timeline"
         manifest.waveformURL = base + "/waveform"
         manifest.captionsURL = base + "/captions.vtt"
+        manifest.playerURL = base + "/player"
         if let json = try? Data(contentsOf: data.renderFolder(manifest.id).appendingPathComponent("timeline.json")),
            var timeline = try? JSONDecoder().decode(Timeline.self, from: json) {
             if !words { timeline.segments = timeline.segments.map { var segment = $0; segment.words = nil; return segment } }

@@ -56,7 +56,7 @@ actor RenderScheduler {
             let executor = self.executor
             running[render.id] = Task {
                 await executor.execute(render)
-                await self.finished(render)
+                self.finished(render)
             }
         }
         executor.metrics.queue(depth: waiting.count)

@@ -47,6 +47,9 @@ struct RendersController: Sendable {
                 try await PictureResponder(state: state).respond(to: request, stored: try await finished(try id(context)), svg: svg)
             }
         }
+        table.add(.get, "/v1/renders/{id}/player", to: router) { request, context in
+            try PlayerResponder(state: state).respond(to: request, context: context, stored: try await finished(try id(context)))
+        }
         table.add(.delete, "/v1/renders/{id}", to: router) { _, context in
             switch try await state.lookup(try id(context)) {
             case .active: throw ServiceError(.conflict, "not_ready", "the render is still running; delete it when it has finished")

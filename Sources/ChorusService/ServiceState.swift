@@ -17,6 +17,8 @@ struct ServiceState: Sendable {
     let resolver: RenderRequestResolver
     let files: FileResponder
     let metrics: ServiceMetrics
+    /// Signs the links a player page uses (secret in `<data>/signing.key`).
+    let signer: URLSigner
     let logger: Logger
 
     init(configuration: ServiceConfiguration, logger: Logger) throws {
@@ -24,6 +26,7 @@ struct ServiceState: Sendable {
         self.logger = logger
         data = DataDirectory(root: configuration.dataDirectory)
         try data.prepare()
+        signer = URLSigner(secret: try URLSigner.secret(in: data.root))
         var engine = Chorus.Configuration(registry: configuration.registry ?? .standard(environment: configuration.environment),
                                           cacheDirectory: data.cache, providerConcurrency: configuration.providerConcurrency)
         engine.workerThreads = configuration.workers

@@ -29,7 +29,8 @@ struct RenderPipeline: Sendable {
         let progress = JobProgress(RenderProgress(total: messages.count, toSynthesize: voices.compactMap { $0 }.count)) {
             emit(.progress($0))
         }
-        let session = try RenderSession(options: options, gapMilliseconds: conversation.gapMilliseconds, outputs: outputs)
+        let session = try RenderSession(options: options, gapMilliseconds: conversation.gapMilliseconds, outputs: outputs,
+                                        chapterTitles: messages.map { ChapterTitle.make(speaker: $0.speaker, text: $0.text) })
         let synthesizer = chorus.synthesizer
         defer { synthesizer.cache.evict() }
         do {

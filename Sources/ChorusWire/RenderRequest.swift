@@ -70,11 +70,13 @@ public struct OutputSettings: Codable, Sendable, Equatable {
     public var loudness: Double?
     public var normalize: Bool?
     public var trim: Bool?
+    /// One chapter per message in the file (mp3, m4a, ogg); the service's default is `true`.
+    public var chapters: Bool?
     /// A voice for messages whose provider fails for good.
     public var fallbackVoice: String?
 
     public init(format: String? = nil, sampleRate: Int? = nil, channels: Int? = nil, bitrate: Int? = nil, loudness: Double? = nil,
-                normalize: Bool? = nil, trim: Bool? = nil, fallbackVoice: String? = nil) {
+                normalize: Bool? = nil, trim: Bool? = nil, chapters: Bool? = nil, fallbackVoice: String? = nil) {
         self.format = format
         self.sampleRate = sampleRate
         self.channels = channels
@@ -82,13 +84,14 @@ public struct OutputSettings: Codable, Sendable, Equatable {
         self.loudness = loudness
         self.normalize = normalize
         self.trim = trim
+        self.chapters = chapters
         self.fallbackVoice = fallbackVoice
     }
 
     enum CodingKeys: String, CodingKey {
         case format
         case sampleRate = "sample_rate"
-        case channels, bitrate, loudness, normalize, trim
+        case channels, bitrate, loudness, normalize, trim, chapters
         case fallbackVoice = "fallback_voice"
     }
 }

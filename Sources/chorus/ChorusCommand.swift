@@ -29,7 +29,7 @@ struct ChorusCommand: AsyncParsableCommand {
             64 for invalid command-line usage.
             """,
         version: "0.1.0",
-        subcommands: [RenderCommand.self, SpeakCommand.self, VoicesCommand.self, ProbeCommand.self, WaveformCommand.self, ImageCommand.self,
+        subcommands: [RenderCommand.self, SpeakCommand.self, VoicesCommand.self, ProbeCommand.self, WaveformCommand.self, ImageCommand.self, PlayerCommand.self,
                       ServeCommand.self,
                       BenchCommand.self])
 }

@@ -28,6 +28,9 @@ struct RenderArguments: ParsableArguments {
     @Flag(name: .customLong("no-normalize"), help: "Keep each message's own loudness.")
     var noNormalize = false
 
+    @Flag(help: "Write one chapter per message into the file (ID3v2 CHAP in .mp3, the MP4 chapter list in .m4a, CHAPTERxxx comments in .ogg).")
+    var chapters = false
+
     @Flag(name: .customLong("no-trim"), help: "Keep each message's leading and trailing silence.")
     var noTrim = false
 
@@ -73,6 +76,7 @@ struct RenderArguments: ParsableArguments {
         options.normalize = !noNormalize
         options.targetLoudness = loudness
         options.trimSilence = !noTrim
+        options.chapters = chapters
         options.bitRate = bitrate.bitsPerSecond
         options.mp3Quality = quality
         if let jobs { options.jobs = jobs }

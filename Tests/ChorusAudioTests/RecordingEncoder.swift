@@ -19,5 +19,5 @@ final class RecordingEncoder: AudioEncoder {
         self.pcm16 += pcm16
     }
 
-    func finish() throws { finished += 1 }
+    func finish(chapters: [ChapterMark]) throws { finished += 1 }
 }

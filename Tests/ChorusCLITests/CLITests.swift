@@ -78,6 +78,20 @@ struct CLITests {
         #expect(try String(contentsOf: file("out.vtt"), encoding: .utf8).contains("<v Marcus>Marcus"))
     }
 
+    @Test("render --chapters writes one chapter per message (ffprobe reads them); without it, none")
+    func chapters() throws {
+        try #require(Referee.available, "ffmpeg/ffprobe (the referee) is not installed")
+        let result = try CLI.run(["render", "chat.json", "-o", "out.m4a", "--timeline", "out.json", "--chapters"], in: directory)
+        #expect(result.status == 0, "\(result.stderr)")
+        let chapters = try Referee.chapters(file("out.m4a"))
+        #expect(chapters.map(\.title) == ["Sarah: Hi", "Marcus"])
+        let timeline = try JSONSerialization.jsonObject(with: Data(contentsOf: file("out.json"))) as! [String: Any]
+        let second = (timeline["segments"] as! [[String: Any]])[1]["start"] as! Double
+        #expect(chapters.count == 2 && abs(chapters[1].start - second) <= 0.0005)
+        #expect(try CLI.run(["render", "chat.json", "-o", "plain.m4a"], in: directory).status == 0)
+        #expect(try Referee.chapters(file("plain.m4a")).isEmpty)
+    }
+
     @Test("absurd parameters are usage errors (exit 64) naming the option", arguments: [
         (["--sample-rate", "0"], "--sample-rate 0"), (["--gap-ms", "-5"], "--gap-ms -5"), (["--channels", "3"], "--channels 3"),
         (["--loudness", "12"], "--loudness 12"), (["--bits", "12"], "--bits 12"), (["--samples-per-pixel", "1"], "--samples-per-pixel 1"),
@@ -190,6 +204,37 @@ struct VoiceCLITests {
         let list = try JSONSerialization.jsonObject(with: Data(voices.stdout.utf8)) as! [[String: String]]
         #expect(list.count > 20)
         #expect(list.first?["id"] == "espeak:en-us+m3?pitch=38&rate=165")
+    }
+
+    @Test("player writes one page that plays from any folder with no network; bad inputs name the file and write nothing")
+    func player() throws {
+        let rendered = try CLI.run(["render", "text.json", "-o", "out.ogg", "--timeline", "out.json", "--waveform", "out.dat", "--cache-dir", "cache"],
+                                   in: directory)
+        #expect(rendered.status == 0, "\(rendered.stderr)")
+        let made = try CLI.run(["player", "out.ogg", "--timeline", "out.json", "-o", "page.html", "--title", "Practice"], in: directory)
+        #expect(made.status == 0, "\(made.stderr)")
+        let elsewhere = directory.appendingPathComponent("moved/page.html")
+        try FileManager.default.createDirectory(at: elsewhere.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.moveItem(at: directory.appendingPathComponent("page.html"), to: elsewhere)
+        let report = try BrowserReferee.check(url: elsewhere.absoluteString, timeline: directory.appendingPathComponent("out.json"))
+        #expect(report.resources == 0, "everything is inside the page")
+        #expect(report.speakersSeen == ["Ann", "Ben"] && report.wordsSeen == 2)
+        #expect(try String(contentsOf: elsewhere, encoding: .utf8).contains("<title>Practice</title>"))
+        // Peaks given as a file instead of computed.
+        #expect(try CLI.run(["player", "out.ogg", "--timeline", "out.json", "--waveform", "out.dat", "-o", "peaks.html"], in: directory).status == 0)
+
+        // A timeline that is not this audio's, a missing file, audio that is not audio, a page name that is not .html.
+        #expect(try CLI.run(["speak", "Hi.", "--voice", "flite:slt", "-o", "short.wav", "--cache-dir", "cache"], in: directory).status == 0)
+        let mismatch = try CLI.run(["player", "short.wav", "--timeline", "out.json", "-o", "bad.html"], in: directory)
+        #expect(mismatch.status == 1 && mismatch.stderr.contains("out.json") && mismatch.stderr.contains("not this audio's timeline"), "\(mismatch.stderr)")
+        let missing = try CLI.run(["player", "out.ogg", "--timeline", "nothing.json", "-o", "bad.html"], in: directory)
+        #expect(missing.status == 1 && missing.stderr.contains("nothing.json: no such timeline JSON file"), "\(missing.stderr)")
+        let notAudio = try CLI.run(["player", "out.json", "--timeline", "out.json", "-o", "bad.html"], in: directory)
+        #expect(notAudio.status == 1 && notAudio.stderr.contains("is not MP3, WAV, FLAC, AIFF, M4A or Ogg audio"), "\(notAudio.stderr)")
+        let notTimeline = try CLI.run(["player", "out.ogg", "--timeline", "text.json", "-o", "bad.html"], in: directory)
+        #expect(notTimeline.status == 1 && notTimeline.stderr.contains("text.json: is not a timeline JSON file"), "\(notTimeline.stderr)")
+        #expect(try CLI.run(["player", "out.ogg", "--timeline", "out.json", "-o", "page.mp3"], in: directory).status == 64)
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("bad.html").path))
     }
 
     @Test("bad voice options are usage errors", arguments: [

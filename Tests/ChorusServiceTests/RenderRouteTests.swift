@@ -60,6 +60,31 @@ struct RenderRouteTests {
         }
     }
 
+    @Test("renders carry one chapter per message by default (ffprobe reads them from the served audio); output.chapters false → none")
+    func chapters() async throws {
+        try #require(Referee.available, "ffmpeg/ffprobe (the referee) is not installed")
+        let service = try TestService()
+        try await service.test { client in
+            for (format, chapters) in [("mp3", nil), ("m4a", nil), ("ogg", nil), ("mp3", false)] as [(String, Bool?)] {
+                let extra = chapters.map { #", "output": {"format": "\#(format)", "chapters": \#($0)}"# } ?? #", "output": {"format": "\#(format)"}"#
+                let created = try await client.call(.post, "/v1/renders", json: textRequest(["Practice moved to half past four.", "See you there."], extra: extra))
+                #expect(created.status == .created, "\(created.text.prefix(300))")
+                let manifest = try created.decode(RenderManifest.self)
+                let audio = try await client.call(.get, "/v1/renders/\(manifest.id)/audio")
+                let file = service.directory.file("served.\(format)")
+                try audio.data.write(to: file)
+                let read = try Referee.chapters(file)
+                if chapters == false {
+                    #expect(read.isEmpty)
+                } else {
+                    let segments = try #require(manifest.timeline?.segments)
+                    #expect(read.map(\.title) == ["S0: Practice moved to half past four.", "S1: See you there."], "\(format)")
+                    #expect(read.count == 2 && abs(read[1].start - segments[1].start) <= 0.0005, "\(format)")
+                }
+            }
+        }
+    }
+
     @Test("timeline, captions, waveform (derived zooms equal a direct computation on the stored audio), delete")
     func derivedRoutes() async throws {
         let service = try TestService()

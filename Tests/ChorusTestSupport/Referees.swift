@@ -37,6 +37,36 @@ public enum Referee {
         return Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }
 
+    /// One chapter as ffprobe reads it.
+    public struct Chapter: Sendable {
+        public var start: Double
+        public var end: Double
+        public var title: String
+    }
+
+    /// The chapters ffprobe reads from `url` (`-show_chapters`), in order.
+    public static func chapters(_ url: URL) throws -> [Chapter] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ffmpeg!.replacingOccurrences(of: "ffmpeg", with: "ffprobe"))
+        process.arguments = ["-v", "error", "-show_chapters", "-of", "json", url.path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        struct Report: Decodable {
+            struct Entry: Decodable {
+                var start_time: String
+                var end_time: String
+                var tags: [String: String]?
+            }
+            var chapters: [Entry]?
+        }
+        return try JSONDecoder().decode(Report.self, from: data).chapters?.map {
+            Chapter(start: Double($0.start_time) ?? -1, end: Double($0.end_time) ?? -1, title: $0.tags?["title"] ?? "")
+        } ?? []
+    }
+
     /// Frames ffmpeg decodes from `url`.
     public static func decodedFrames(_ url: URL, channels: Int) throws -> Int {
         try decodeS16(url).count / channels

@@ -7,8 +7,14 @@ public import Foundation
 package protocol AudioEncoder: AnyObject {
     var format: AudioFormat { get }
     func write(_ samples: UnsafeBufferPointer<Float>, pcm16: UnsafeBufferPointer<Int16>) throws
-    /// Flushes the encoder and completes its output. Must be called once, after the last `write`.
-    func finish() throws
+    /// Flushes the encoder and completes its output, with `chapters` where the format carries
+    /// them (their titles were `EncoderSettings.chapterTitles`). Must be called once, after the last `write`.
+    func finish(chapters: [ChapterMark]) throws
+}
+
+extension AudioEncoder {
+    /// Finishes without chapters.
+    package func finish() throws { try finish(chapters: []) }
 }
 
 /// Settings for writing one audio file.
@@ -19,13 +25,17 @@ public struct EncoderSettings: Sendable {
     public var bitRate: Int
     /// LAME's algorithm quality, 0 (best, slowest) … 9 (fastest).
     public var mp3Quality: Int
+    /// Titles of the chapters `finish` will mark, for formats that size a header by them (MP3's
+    /// ID3 tag, Ogg's comment header); empty for none. Formats without chapters ignore them.
+    public var chapterTitles: [String]
 
     public init(fileFormat: OutputFileFormat, format: AudioFormat, bitRate: Int = RenderOptions.defaultBitRate,
-                mp3Quality: Int = RenderOptions.defaultMP3Quality) {
+                mp3Quality: Int = RenderOptions.defaultMP3Quality, chapterTitles: [String] = []) {
         self.fileFormat = fileFormat
         self.format = format
         self.bitRate = bitRate
         self.mp3Quality = mp3Quality
+        self.chapterTitles = chapterTitles
     }
 }
 
@@ -35,7 +45,8 @@ enum EncoderFactory {
         try settings.fileFormat.validate(settings.format, bitRate: settings.bitRate)
         switch settings.fileFormat {
         case .mp3:
-            return try MP3Encoder(output: output, format: settings.format, bitRate: settings.bitRate, quality: settings.mp3Quality)
+            return try MP3Encoder(output: output, format: settings.format, bitRate: settings.bitRate, quality: settings.mp3Quality,
+                                  chapterTitles: settings.chapterTitles)
         case .wav:
             return try SndFileEncoder(output: output, format: settings.format, container: .wav)
         case .flac:
@@ -43,9 +54,11 @@ enum EncoderFactory {
         case .aiff:
             return try SndFileEncoder(output: output, format: settings.format, container: .aiff)
         case .m4a:
-            return try CodecEncoder(output: output, format: settings.format, codec: .aacInM4A, bitRate: settings.bitRate)
+            return try CodecEncoder(output: output, format: settings.format, codec: .aacInM4A, bitRate: settings.bitRate,
+                                    chapterTitles: settings.chapterTitles)
         case .ogg:
-            return try CodecEncoder(output: output, format: settings.format, codec: .opusInOgg, bitRate: settings.bitRate)
+            return try CodecEncoder(output: output, format: settings.format, codec: .opusInOgg, bitRate: settings.bitRate,
+                                    chapterTitles: settings.chapterTitles)
         }
     }
 }
@@ -78,13 +91,13 @@ public enum AudioFileWriter {
         return try output.finish() ?? Data()
     }
 
-    /// Feeds `buffer` to `encoder` and finishes it (the caller finishes the encoder's output).
-    package static func encode(_ buffer: AudioBuffer, with encoder: any AudioEncoder) throws {
+    /// Feeds `buffer` to `encoder` and, unless `finishing` is false, finishes it (the caller finishes the encoder's output).
+    package static func encode(_ buffer: AudioBuffer, with encoder: any AudioEncoder, finishing: Bool = true) throws {
         var pcm16: [Int16] = []
         try buffer.samples.withUnsafeBufferPointer { samples in
             PCM16.quantize(samples, into: &pcm16)
             try pcm16.withUnsafeBufferPointer { try encoder.write(samples, pcm16: $0) }
         }
-        try encoder.finish()
+        if finishing { try encoder.finish() }
     }
 }

@@ -6,6 +6,11 @@ import Foundation
 ///
 /// The muxers record encoder delay (MP4 edit list, Ogg Opus pre-skip) and the true end (last
 /// packet duration / granule position), so decoders yield exactly the samples written.
+///
+/// Chapters: MP4 takes them at the trailer (libavformat adds a chapter track and a `chpl` list);
+/// Ogg writes them into its comment header, so the header goes out with zero times and is
+/// rewritten at the end (`OggChapterTimes`); a stream, which cannot wait for the times, gets the
+/// same header pages without the chapter comments.
 /// One owner of the muxer, codec context, frame and packet (`deinit` frees them).
 package final class CodecEncoder: AudioEncoder {
     package struct Codec {
@@ -34,11 +39,21 @@ package final class CodecEncoder: AudioEncoder {
     private var pendingStart = 0
     private var nextPTS: Int64 = 0
     private var headerWritten = false
+    private let chapterTitles: [String]
+    /// Ogg: the header pages as first written, to rewrite with the chapter times.
+    private var headerPages: [UInt8] = []
     private var finished = false
 
-    package init(output: EncodedOutput, format: AudioFormat, codec: Codec, bitRate: Int) throws {
+    package init(output: EncodedOutput, format: AudioFormat, codec: Codec, bitRate: Int, chapterTitles: [String] = []) throws {
         _ = FFmpeg.quietLogs
         self.format = format
+        let inHeader = codec.muxer == "ogg"
+        // A streamed Ogg header leaves the chapters out, which needs the comment packet in one page
+        // (≈ 500 chapters); a stream alone keeps nothing to rewrite.
+        let streamable = output.keepsBytes && OggChapterTimes.commentBytes(titles: chapterTitles) < 60_000
+        let chapterTitles = inHeader && output.isStreaming && !streamable ? [] : chapterTitles
+        self.chapterTitles = chapterTitles
+        let holdBack = inHeader && !chapterTitles.isEmpty && output.isStreaming
         let subject = output.subject
         self.subject = subject
         let io = try MuxerOutput(output: output)
@@ -84,9 +99,24 @@ package final class CodecEncoder: AudioEncoder {
                 try FFmpeg.check(av_dict_set(&muxerOptions, "movie_timescale", String(format.sampleRate), 0), "av_dict_set",
                                  subject: subject, as: .encodingFailed)
             }
+            if inHeader {
+                try Self.addChapters(chapterTitles.map { ChapterMark(title: $0, frames: 0..<0) }, to: output!,
+                                     sampleRate: format.sampleRate, subject: subject)
+            }
             do {
-                try FFmpeg.check(avformat_write_header(output, &muxerOptions), "avformat_write_header", subject: subject,
-                                 reason: "cannot write the \(codec.muxer) header", as: .writeFailed)
+                if holdBack { io.output.reservePlaceholder(bytes: .max) }
+                let pages = try io.capture {
+                    try FFmpeg.check(avformat_write_header(output, &muxerOptions), "avformat_write_header", subject: subject,
+                                     reason: "cannot write the \(codec.muxer) header", as: .writeFailed)
+                }
+                if inHeader && !chapterTitles.isEmpty { headerPages = pages }
+                if holdBack {
+                    guard let plain = OggChapterTimes.withoutChapters(pages) else {
+                        throw AudioError(.encodingFailed, subject: subject, reason: "cannot stream the Ogg header without its chapters")
+                    }
+                    io.output.reservePlaceholder(bytes: pages.count)
+                    io.output.sendToStream(plain)
+                }
             } catch {
                 throw io.error(or: error)
             }
@@ -201,7 +231,23 @@ package final class CodecEncoder: AudioEncoder {
         }
     }
 
-    package func finish() throws {
+    /// Appends `chapters` to the muxer's list, times in frames.
+    private static func addChapters(_ chapters: [ChapterMark], to muxer: UnsafeMutablePointer<AVFormatContext>,
+                                    sampleRate: Int, subject: String) throws {
+        for (index, mark) in chapters.enumerated() {
+            guard let chapter = chorus_add_chapter(muxer) else {
+                throw AudioError(.encodingFailed, subject: subject, reason: "out of memory")
+            }
+            chapter.pointee.id = Int64(index + 1)
+            chapter.pointee.time_base = AVRational(num: 1, den: Int32(sampleRate))
+            chapter.pointee.start = Int64(mark.frames.lowerBound)
+            chapter.pointee.end = Int64(mark.frames.upperBound)
+            try FFmpeg.check(av_dict_set(&chapter.pointee.metadata, "title", mark.title, 0), "av_dict_set",
+                             subject: subject, as: .encodingFailed)
+        }
+    }
+
+    package func finish(chapters: [ChapterMark]) throws {
         guard !finished, let context else { return }
         finished = true
         let remaining = (pending.count - pendingStart) / format.channels
@@ -210,11 +256,23 @@ package final class CodecEncoder: AudioEncoder {
         }
         try FFmpeg.check(avcodec_send_frame(context, nil), "avcodec_send_frame", subject: subject, as: .encodingFailed)
         try drainPackets()
+        let marks = Array(chapters.prefix(chapterTitles.count))
+        if headerPages.isEmpty, let muxer, !marks.isEmpty {
+            try Self.addChapters(marks, to: muxer, sampleRate: format.sampleRate, subject: subject)
+        }
         do {
             try FFmpeg.check(av_write_trailer(muxer), "av_write_trailer", subject: subject, reason: "cannot finish the file", as: .writeFailed)
         } catch {
             throw io.error(or: error)
         }
         try io.flush()
+        if !headerPages.isEmpty {
+            let times = chapterTitles.indices.map { index in
+                OggChapterTimes.clock(milliseconds: index < marks.count
+                    ? ChapterMark.milliseconds(frames: marks[index].frames.lowerBound, sampleRate: format.sampleRate) : 0)
+            }
+            try OggChapterTimes.patch(&headerPages, times: times, subject: subject)
+            try headerPages.withUnsafeBytes { try io.output.overwrite($0, at: 0) }
+        }
     }
 }

@@ -35,10 +35,20 @@ package final class EncodedOutput {
 
     /// True when every destination can go back and overwrite (no stream).
     var isSeekable: Bool { stream == nil }
+    /// True when there is a stream.
+    var isStreaming: Bool { stream != nil }
+    /// True when the bytes are kept (a file or memory), not only streamed.
+    var keepsBytes: Bool { file != nil || memory != nil }
 
     /// Declares that the first `count` bytes written are a placeholder rewritten after the end.
     func reservePlaceholder(bytes count: Int) {
         placeholderBytes = count
+    }
+
+    /// Sends `bytes` to the stream alone, in place of the placeholder it skipped (a header the
+    /// stream gets in another form than the file: Ogg's, without chapter times).
+    func sendToStream(_ bytes: [UInt8]) {
+        stream?.write(Data(bytes))
     }
 
     /// Writes `bytes` at `position` (≤ `length`): appending at the end, overwriting before it.

@@ -5,7 +5,9 @@ import Foundation
 /// after the flush, so decoders drop encoder delay and padding and the decoded length is exact.
 ///
 /// LAME emits that first frame as a placeholder at the start and fills it in at the end; the
-/// output is told, so a stream (which cannot go back) leaves it out.
+/// output is told, so a stream (which cannot go back) leaves it out. With chapters, an ID3v2 tag
+/// (`ID3ChapterTag`) goes before that frame the same way: reserved at the start, rewritten with
+/// the final times at the end, left out of a stream.
 /// One owner of the `lame_global_flags` (`deinit` closes it).
 package final class MP3Encoder: AudioEncoder {
     package let format: AudioFormat
@@ -14,13 +16,15 @@ package final class MP3Encoder: AudioEncoder {
     private var buffer: [UInt8]
     private let writeTag: Bool
     private let tagFrameBytes: Int
+    private let chapterTag: ID3ChapterTag?
     private var finished = false
 
     /// - Parameters:
     ///   - vbr: variable bit rate (VBR "new", quality from `quality`); for test fixtures.
     ///   - writeTag: write the LAME/Xing tag (disable only to produce a tagless fixture).
+    ///   - chapterTitles: chapters to mark in an ID3v2 tag; empty for no tag.
     package init(output: EncodedOutput, format: AudioFormat, bitRate: Int, quality: Int = RenderOptions.defaultMP3Quality,
-                 vbr: Bool = false, writeTag: Bool = true) throws {
+                 vbr: Bool = false, writeTag: Bool = true, chapterTitles: [String] = []) throws {
         self.format = format
         self.output = output
         self.writeTag = writeTag
@@ -45,7 +49,13 @@ package final class MP3Encoder: AudioEncoder {
         try LAME.check(lame_set_bWriteVbrTag(flags, writeTag ? 1 : 0), "lame_set_bWriteVbrTag", subject: subject)
         try LAME.check(lame_init_params(flags), "lame_init_params", subject: subject, reason: rejected)
         tagFrameBytes = writeTag ? Self.tagFrameBytes(flags, vbr: vbr) : 0
-        output.reservePlaceholder(bytes: tagFrameBytes)
+        chapterTag = chapterTitles.isEmpty ? nil : try ID3ChapterTag(titles: chapterTitles)
+        let chapterBytes = chapterTag?.size ?? 0
+        output.reservePlaceholder(bytes: chapterBytes + tagFrameBytes)
+        if let chapterTag {
+            try output.append(chapterTag.bytes(milliseconds: Array(repeating: (0, 0), count: chapterTitles.count)),
+                              count: chapterBytes)
+        }
         buffer = [UInt8](repeating: 0, count: 16 * 1024)
     }
 
@@ -87,13 +97,22 @@ package final class MP3Encoder: AudioEncoder {
         }
     }
 
-    package func finish() throws {
+    package func finish(chapters: [ChapterMark]) throws {
         guard !finished else { return }
         finished = true
         if buffer.count < 7200 { buffer = [UInt8](repeating: 0, count: 7200) }
         let flushed = buffer.withUnsafeMutableBufferPointer { lame_encode_flush(lame, $0.baseAddress, Int32($0.count)) }
         try LAME.check(flushed, "lame_encode_flush", subject: output.subject, reason: "LAME failed to flush")
         try output.append(buffer, count: Int(flushed))
+        if let chapterTag {
+            let times = chapterTag.titles.indices.map { index -> (Int, Int) in
+                guard index < chapters.count else { return (0, 0) }
+                let frames = chapters[index].frames
+                return (ChapterMark.milliseconds(frames: frames.lowerBound, sampleRate: format.sampleRate),
+                        ChapterMark.milliseconds(frames: frames.upperBound, sampleRate: format.sampleRate))
+            }
+            try chapterTag.bytes(milliseconds: times).withUnsafeBytes { try output.overwrite($0, at: 0) }
+        }
         if tagFrameBytes > 0 {
             let size = buffer.withUnsafeMutableBufferPointer { lame_get_lametag_frame(lame, $0.baseAddress, $0.count) }
             if size == 0 { return }   // no audio frames at all: LAME has no tag to write
@@ -101,7 +120,9 @@ package final class MP3Encoder: AudioEncoder {
                 throw AudioError(.encodingFailed, subject: output.subject,
                                  reason: "LAME's tag frame is \(size) bytes, not the \(tagFrameBytes) reserved for it")
             }
-            try buffer.withUnsafeBytes { try output.overwrite(UnsafeRawBufferPointer(rebasing: $0.prefix(size)), at: 0) }
+            try buffer.withUnsafeBytes {
+                try output.overwrite(UnsafeRawBufferPointer(rebasing: $0.prefix(size)), at: chapterTag?.size ?? 0)
+            }
         }
     }
 }

@@ -8,6 +8,8 @@ final class MuxerOutput {
     private(set) var context: UnsafeMutablePointer<AVIOContext>?
     private let cursor: OutputCursor
     private static let bufferSize = 64 * 1024
+    /// Bytes written while capturing (see `capture`).
+    private var captured: [UInt8]?
 
     init(output: EncodedOutput) throws {
         self.output = output
@@ -45,11 +47,21 @@ final class MuxerOutput {
         }
     }
 
+    /// Runs `body` (which must only append: a muxer writing its header) and returns the bytes it wrote, flushed.
+    func capture(_ body: () throws -> Void) throws -> [UInt8] {
+        captured = []
+        defer { captured = nil }
+        try body()
+        try flush()
+        return captured ?? []
+    }
+
     /// The error to report for a failed FFmpeg call: ours from a callback if there was one.
     func error(or fallback: any Error) -> any Error { cursor.failure ?? fallback }
 
     private func write(_ bytes: UnsafeMutablePointer<UInt8>, count: Int) -> Int32 {
-        cursor.write(bytes, count: count).map { Int32($0) } ?? chorus_averror(EIO)
+        captured?.append(contentsOf: UnsafeBufferPointer(start: bytes, count: count))
+        return cursor.write(bytes, count: count).map { Int32($0) } ?? chorus_averror(EIO)
     }
 
     private func seek(_ offset: Int64, whence: Int32) -> Int64 {

@@ -50,7 +50,7 @@ package final class SndFileEncoder: AudioEncoder {
         try SndFile.check(written == frames, "sf_writef", handle: handle, subject: subject, reason: "cannot write")
     }
 
-    package func finish() throws {
+    package func finish(chapters: [ChapterMark]) throws {
         guard let handle else { return }
         self.handle = nil
         let closed = sf_close(handle)

@@ -63,6 +63,10 @@ public struct RenderOptions: Sendable {
     public var mp3Quality = RenderOptions.defaultMP3Quality
     /// Waveform peaks to compute, if any.
     public var waveform: WaveformOptions?
+    /// Write one chapter per message into the file (`ChapterTitle`): ID3v2 `CHAP`/`CTOC` in MP3, the
+    /// MP4 chapter list in M4A, `CHAPTERxxx` comments in Ogg (not in a streamed Ogg); WAV, FLAC
+    /// and AIFF have none.
+    public var chapters = false
     /// Messages decoded and normalized at once (the encoder runs beside them).
     public var jobs = RenderOptions.defaultJobs
 

@@ -24,10 +24,12 @@ package final class RenderSession: @unchecked Sendable {
     private var timings = StageTimings()
     private var warnings: [String] = []
     private var done = false
+    private let chapterTitles: [String]
 
     /// Validates `options`, `gapMilliseconds` and `outputs`, and opens the outputs.
+    /// - Parameter chapterTitles: one per message, in order (`ChapterTitle.make`); used when `options.chapters`.
     /// - Throws: `AudioError.invalidArgument` naming the field; `writeFailed` naming a file that cannot be created.
-    package init(options: RenderOptions, gapMilliseconds: Int, outputs: RenderOutputs) throws {
+    package init(options: RenderOptions, gapMilliseconds: Int, outputs: RenderOutputs, chapterTitles: [String] = []) throws {
         let fileFormat = try outputs.audioFormat()
         try options.validate(for: fileFormat)
         try RenderOptions.validate(gapMilliseconds: gapMilliseconds)
@@ -38,12 +40,15 @@ package final class RenderSession: @unchecked Sendable {
         self.gapMilliseconds = gapMilliseconds
         let format = options.outputFormat(for: fileFormat)
         self.format = format
+        let chapterTitles = options.chapters ? chapterTitles : []
+        self.chapterTitles = chapterTitles
         audioFile = try outputs.audio.map(AtomicOutput.init)
         sideFiles = try [outputs.timeline, outputs.waveform, outputs.captions].map { try $0.map(AtomicOutput.init) }
         do {
             encoded = try EncodedOutput(file: audioFile?.temporaryURL, memory: outputs.keepAudioInMemory, stream: outputs.stream,
                                         subject: outputs.audio?.path ?? "\(fileFormat.rawValue) output")
-            let settings = EncoderSettings(fileFormat: fileFormat, format: format, bitRate: options.bitRate, mp3Quality: options.mp3Quality)
+            let settings = EncoderSettings(fileFormat: fileFormat, format: format, bitRate: options.bitRate, mp3Quality: options.mp3Quality,
+                                           chapterTitles: chapterTitles)
             stitcher = try Stitcher(
                 encoder: EncoderFactory.make(settings, output: encoded),
                 waveform: options.waveform.map { try WaveformGenerator(sampleRate: format.sampleRate, channels: format.channels, zoom: $0.zoom) },
@@ -75,7 +80,7 @@ package final class RenderSession: @unchecked Sendable {
 
     /// Finishes the encoder, writes the side files and moves every file into place.
     package func finish() throws -> RenderResult {
-        let peaks = try stitcher.finish()
+        let peaks = try stitcher.finish(chapterTitles: chapterTitles)
         timings.merge(stitcher.timings)
         let audio = try encoded.finish()
         let timeline = Timeline(format: format, samples: stitcher.framesWritten, gapMs: gapMilliseconds, segments: segments)

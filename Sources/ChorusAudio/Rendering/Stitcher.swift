@@ -10,6 +10,8 @@ final class Stitcher {
     private var silence16: [Int16] = []
     private(set) var framesWritten = 0
     private(set) var messagesWritten = 0
+    /// Where each message starts, in frames.
+    private(set) var starts: [Int] = []
     private(set) var timings = StageTimings()
 
     init(encoder: any AudioEncoder, waveform: WaveformGenerator?, gapFrames: Int) {
@@ -24,6 +26,7 @@ final class Stitcher {
         if messagesWritten > 0 && gapFrames > 0 { try writeSilence(frames: gapFrames) }
         messagesWritten += 1
         let start = framesWritten
+        starts.append(start)
         try audio.samples.withUnsafeBufferPointer { samples in
             let chunk = 65_536 * channels
             var offset = 0
@@ -58,9 +61,11 @@ final class Stitcher {
         framesWritten += frames
     }
 
-    /// Finishes the encoder; returns the waveform peaks if they were asked for.
-    func finish() throws -> WaveformPeaks? {
-        try timings.measure(.encode) { try encoder.finish() }
+    /// Finishes the encoder, marking a chapter per message with `chapterTitles` (contiguous:
+    /// `ChapterMark.contiguous`); returns the waveform peaks if they were asked for.
+    func finish(chapterTitles: [String] = []) throws -> WaveformPeaks? {
+        let chapters = ChapterMark.contiguous(titles: chapterTitles, starts: starts, total: framesWritten)
+        try timings.measure(.encode) { try encoder.finish(chapters: chapters) }
         return waveform?.finish()
     }
 }

@@ -1,0 +1,61 @@
+public import Foundation
+
+/// Drives a player page in headless Chromium through selenium (`player_check.py`) and returns what it
+/// measured; every check on the page is made there. When the browser cannot start the error says so and
+/// the test fails: a browser test never skips.
+public enum BrowserReferee {
+    public struct Report: Decodable, Sendable {
+        /// Navigation start to the page being ready to use (timeline and peaks loaded, drawn, controls wired).
+        public var interactiveMs: Double
+        /// Navigation start to the audio's metadata (duration known, seeking possible).
+        public var audioReadyMs: Double
+        /// Navigation start to the waveform drawn from its peaks.
+        public var peaksMs: Double
+        public var duration: Double
+        public var played: [Double]
+        public var speakersSeen: [String]
+        public var wordsSeen: Int
+        public var resources: Int
+        public var screenshot: String?
+
+        enum CodingKeys: String, CodingKey {
+            case interactiveMs = "interactive_ms", audioReadyMs = "audio_ready_ms", peaksMs = "peaks_ms", duration, played
+            case speakersSeen = "speakers_seen", wordsSeen = "words_seen", resources, screenshot
+        }
+    }
+
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Opens `url`, plays, seeks through `timeline`'s messages checking the highlighted speaker, message and
+    /// word, clicks a speaker, uses the keyboard and speed buttons; `secrets` must appear nowhere the page
+    /// can see; `signed` asks that the page and every URL it loads carry a signature.
+    public static func check(url: String, timeline: URL, screenshot: URL? = nil, secrets: [String] = [], signed: Bool = false) throws -> Report {
+        var script = URL(fileURLWithPath: #filePath)
+        script.deleteLastPathComponent()
+        var arguments = ["python3", script.appendingPathComponent("player_check.py").path, url, timeline.path]
+        if let screenshot { arguments += ["--screenshot", screenshot.path] }
+        for secret in secrets { arguments += ["--secret", secret] }
+        if signed { arguments.append("--expect-signed") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        // Read both pipes to the end before waiting, so neither can fill and stall the browser.
+        final class Collected: @unchecked Sendable { var data = Data() }
+        let errorText = Collected(), done = DispatchSemaphore(value: 0)
+        Thread { errorText.data = errors.fileHandleForReading.readDataToEndOfFile(); done.signal() }.start()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        done.wait()
+        guard process.terminationStatus == 0 else {
+            throw Failure(description: "browser check failed (exit \(process.terminationStatus)): "
+                + String(decoding: errorText.data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        return try JSONDecoder().decode(Report.self, from: data)
+    }
+}
