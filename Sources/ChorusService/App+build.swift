@@ -63,7 +63,7 @@ public func buildApplication(configuration: ServiceConfiguration, logger: Logger
 func buildRouter(state: ServiceState) -> (Router<ChorusRequestContext>, RouteTable) {
     let router = Router(context: ChorusRequestContext.self)
     let table = RouteTable()
-    router.add(middleware: RequestLogMiddleware(logger: state.logger, metrics: state.metrics.requests))
+    router.add(middleware: RequestLogMiddleware(logger: state.logger, metrics: state.metrics.requests, routes: table))
     SystemController(state: state).register(on: router, table: table)
     let v1 = router.group()
         .add(middleware: AuthenticationMiddleware(keys: state.configuration.apiKeys, signer: state.signer))

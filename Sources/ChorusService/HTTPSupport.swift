@@ -25,9 +25,11 @@ enum HTTPSupport {
         }
     }
 
-    /// Decodes a JSON body, naming the field that is wrong (400 `invalid_request`).
-    static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+    /// Decodes a JSON body, naming the field that is wrong (400 `invalid_request`), after `budget`
+    /// has refused bodies whose structure would be expensive to build.
+    static func decode<T: Decodable>(_ type: T.Type, from data: Data, budget: JSONBudget = JSONBudget()) throws -> T {
         guard !data.isEmpty else { throw ServiceError.badRequest("the body is empty; send JSON") }
+        try budget.check(data)
         do {
             return try JSONDecoder().decode(type, from: data)
         } catch let error as DecodingError {
@@ -68,9 +70,13 @@ enum HTTPSupport {
     }
 
     /// `true`, `1` or `yes` (case-insensitive).
-    static func flag(_ request: Request, _ name: String) -> Bool {
+    /// A boolean query parameter: `true`/`1`/`yes` or `false`/`0`/`no`; absent is false.
+    /// - Throws: 400 naming the parameter for any other value.
+    static func flag(_ request: Request, _ name: String) throws -> Bool {
         guard let text = query(request, name)?.lowercased() else { return false }
-        return ["true", "1", "yes"].contains(text)
+        if ["true", "1", "yes"].contains(text) { return true }
+        if ["false", "0", "no"].contains(text) { return false }
+        throw ServiceError.badRequest("\(name): \"\(text.prefix(20))\" is not true or false", field: name)
     }
 
     /// An HTTP date (`Last-Modified`).

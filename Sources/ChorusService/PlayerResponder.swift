@@ -11,6 +11,12 @@ struct PlayerResponder: Sendable {
     func respond(to request: Request, context: ChorusRequestContext, stored: StoredRender) throws -> Response {
         let path = request.uri.path
         let query = request.uri.queryParameters
+        if let expires = query["exp"], expires.isEmpty || !expires.allSatisfy(\.isASCII) || Int64(String(expires)) == nil {
+            throw ServiceError.badRequest("exp: \"\(expires.prefix(20))\" is not a time in Unix seconds", field: "exp")
+        }
+        if let signature = query["sig"], signature.count != 64 || !signature.allSatisfy(\.isHexDigit) {
+            throw ServiceError.badRequest("sig: not a signature (64 hexadecimal digits)", field: "sig")
+        }
         guard query["sig"] != nil,
               state.signer.verify(path: path, expires: query["exp"].map(String.init), signature: query["sig"].map(String.init)) else {
             var headers = HTTPFields()

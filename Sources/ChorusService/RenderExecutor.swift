@@ -41,7 +41,7 @@ struct RenderExecutor: Sendable {
             result = .failure(failure)
         }
         metrics.rendered(outcome: (try? result.get()) == nil ? "failed" : "done", seconds: Date().timeIntervalSince(started))
-        active.audio?.finish(throwing: (try? result.get()) == nil ? CancellationError() : nil)
+        if case .failure(let failure) = result { active.audio?.finish(throwing: failure) } else { active.audio?.finish() }
         active.finish(result)
         if case .success(let stored) = result { await addWaveformBase(to: stored) }
     }
@@ -114,9 +114,15 @@ struct RenderExecutor: Sendable {
     }
 
     /// What a client is told about a failed render: the provider and message for provider failures (502),
-    /// the clip for unusable audio (422), never a key or a server path.
+    /// the voice for one that does not exist and the clip for unusable audio (422), never a key or a server path.
     static func serviceError(for error: any Error) -> ServiceError {
         switch error {
+        case let error as SynthesisError where error.underlying.kind == .voiceNotFound:
+            // The voice the request names does not exist: the request's fault, not the provider's.
+            return ServiceError(.unprocessableContent, "unknown_voice", error.description, field: "messages[\(error.index)].voice")
+        case let error as SynthesisError where error.underlying.kind == .configuration:
+            // A provider without its key: the service's setup, documented as 409, not an upstream failure.
+            return ServiceError(.conflict, "provider_not_configured", error.description, field: "messages[\(error.index)].voice")
         case let error as SynthesisError:
             return ServiceError(.badGateway, "provider_error", error.description, field: "messages[\(error.index)]")
         case let error as AudioError:

@@ -83,7 +83,7 @@ struct RenderRequestResolver: Sendable {
         }
         var total = 0
         for (index, message) in request.messages.enumerated() {
-            let count = message.text?.count ?? 0
+            let count = message.text?.unicodeScalars.count ?? 0   // as JSON Schema's maxLength counts
             if count > configuration.maxMessageCharacters {
                 throw ServiceError.tooLarge("messages[\(index)].text: \(count) characters; the limit is \(configuration.maxMessageCharacters)",
                                             field: "messages[\(index)].text")

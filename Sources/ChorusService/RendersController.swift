@@ -10,8 +10,9 @@ struct RendersController: Sendable {
 
     func register(on router: some RouterMethods<ChorusRequestContext>, table: RouteTable) {
         table.add(.post, "/v1/renders", to: router) { request, context in
-            let body = try HTTPSupport.decode(RenderRequest.self, from: try await HTTPSupport.body(of: request, limit: state.configuration.maxBodyBytes))
-            return try await start(body, mode: RenderMode(request), context: context)
+            let body = try HTTPSupport.decode(RenderRequest.self, from: try await HTTPSupport.body(of: request, limit: state.configuration.maxBodyBytes),
+                                              budget: JSONBudget(arrayKey: "messages", maxArrayElements: state.configuration.maxMessages))
+            return try await start(body, mode: try RenderMode(request), context: context)
         }
         table.add(.get, "/v1/renders/{id}", to: router) { _, context in
             switch try await state.lookup(try id(context)) {
@@ -96,9 +97,19 @@ struct RendersController: Sendable {
         if streaming, let tap = active.audio {
             var headers = locations
             headers[.contentType] = resolved.format.mimeType
-            let chunks = tap.listen()
+            // The status waits for the first audio bytes (they are what the client waits for anyway),
+            // so a render that fails before any audio — an unknown voice, a provider down for the
+            // first message — is a JSON error, not a 200 whose body breaks off.
+            let chunks = StreamCursor(tap.listen())
+            let first: Data?
+            do {
+                first = try await chunks.next()
+            } catch {
+                throw RenderExecutor.serviceError(for: error)
+            }
             return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-                for try await chunk in chunks { try await writer.write(ByteBuffer(bytes: chunk)) }
+                if let first { try await writer.write(ByteBuffer(bytes: first)) }
+                while let chunk = try await chunks.next() { try await writer.write(ByteBuffer(bytes: chunk)) }
                 try await writer.finish(nil)
             })
         }
@@ -119,7 +130,11 @@ struct RendersController: Sendable {
         var headers = headers
         headers[.contentType] = OutputFileFormat(rawValue: stored.manifest.format ?? "")?.mimeType
         let file = state.data.renderFolder(stored.manifest.id).appendingPathComponent(stored.audioFile)
-        return Response(status: .ok, headers: headers, body: try await state.files.fileIO.loadFile(path: file.path, context: context))
+        // Read before the status is sent (off the event loop), so a render deleted meanwhile is a 404, not a cut-off 200.
+        guard let audio = try? await state.chorus.workerPool.run({ try Data(contentsOf: file, options: .mappedIfSafe) }) else {
+            throw ServiceError(.notFound, "not_found", "render \(stored.manifest.id) is gone")
+        }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(data: audio)))
     }
 
     private func events(id: String) async throws -> Response {
@@ -149,8 +164,8 @@ enum RenderMode: Equatable {
     /// Send the audio as it is encoded (`?stream=true`).
     case stream
 
-    init(_ request: Request) {
-        if HTTPSupport.flag(request, "stream") {
+    init(_ request: Request) throws {
+        if try HTTPSupport.flag(request, "stream") {
             self = .stream
         } else if request.headers[.init("Prefer")!]?.lowercased().contains("respond-async") == true {
             self = .async
@@ -158,4 +173,14 @@ enum RenderMode: Equatable {
             self = .sync
         }
     }
+}
+
+/// One listener's position in a render's audio, handed from the request handler to the response
+/// body (which resumes where the handler stopped). Used by one task at a time.
+final class StreamCursor: @unchecked Sendable {
+    private var iterator: AsyncThrowingStream<Data, any Error>.AsyncIterator
+
+    init(_ stream: AsyncThrowingStream<Data, any Error>) { iterator = stream.makeAsyncIterator() }
+
+    func next() async throws -> Data? { try await iterator.next() }
 }

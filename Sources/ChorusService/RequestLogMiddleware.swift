@@ -4,11 +4,13 @@ import Logging
 
 /// Gives every request an id (`X-Request-Id`, and in the log), turns any error into the service's JSON
 /// error body, counts it (`RequestMetrics`) and writes one log line per request: method, path (secrets in the query removed),
-/// status, duration and caller.
+/// status, duration and caller. A method a known path does not take is `405` with `Allow`, not `404`.
 struct RequestLogMiddleware: RouterMiddleware {
     typealias Context = ChorusRequestContext
     let logger: Logger
     let metrics: RequestMetrics
+    /// The routes, to tell an unknown path (404) from a known path with another method (405).
+    let routes: RouteTable
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
@@ -19,8 +21,18 @@ struct RequestLogMiddleware: RouterMiddleware {
         do {
             response = try await next(request, context)
         } catch let error as any HTTPResponseError {
-            response = try Self.standardize(error).response(from: request, context: context)
-            failure = (error as? ServiceError)?.body.error.code
+            var standard = Self.standardize(error)
+            if error.status == .notFound, !(error is ServiceError) {
+                let allowed = routes.methods(for: request.uri.path)
+                if !allowed.isEmpty {
+                    var notAllowed = ServiceError(.methodNotAllowed, "method_not_allowed",
+                                                  "\(request.method.rawValue.prefix(20)) is not allowed here; use \(allowed.joined(separator: ", "))")
+                    notAllowed.headers[.allow] = allowed.joined(separator: ", ")
+                    standard = notAllowed
+                }
+            }
+            response = try standard.response(from: request, context: context)
+            failure = (standard as? ServiceError)?.body.error.code
         } catch {
             logger.error("unhandled error", metadata: ["request_id": .string(context.requestID), "error": .string(String(describing: error))])
             response = try ServiceError(.internalServerError, "internal", "the request failed inside the service").response(from: request, context: context)

@@ -12,4 +12,20 @@ final class RouteTable: @unchecked Sendable {
         let routerPath = RouterPath(path.replacingOccurrences(of: "{", with: ":").replacingOccurrences(of: "}", with: ""))
         router.on(routerPath, method: method, use: handler)
     }
+
+    /// The methods registered for a concrete `path` (`{name}` matches one non-empty segment), in
+    /// registration order; empty when no route has that path.
+    func methods(for path: String) -> [String] {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        var found: [String] = []
+        for route in routes {
+            let pattern = route.path.split(separator: "/", omittingEmptySubsequences: false)
+            guard pattern.count == segments.count else { continue }
+            let matches = zip(pattern, segments).allSatisfy { template, segment in
+                template.hasPrefix("{") ? !segment.isEmpty : template == segment
+            }
+            if matches && !found.contains(route.method.uppercased()) { found.append(route.method.uppercased()) }
+        }
+        return found
+    }
 }

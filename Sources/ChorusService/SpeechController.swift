@@ -25,7 +25,7 @@ struct SpeechController: Sendable {
             let body = try HTTPSupport.decode(SpeechRequest.self, from: try await HTTPSupport.body(of: request, limit: state.configuration.maxBodyBytes))
             let render = RenderRequest(messages: [.init(speaker: "Speaker", text: body.text, voice: body.voice)],
                                        output: OutputSettings(format: body.format))
-            return try await renders.start(render, mode: RenderMode(request), context: context, words: body.words ?? true)
+            return try await renders.start(render, mode: try RenderMode(request), context: context, words: body.words ?? true)
         }
         table.add(.post, "/v1/audio/speech", to: router) { request, context in
             let body = try HTTPSupport.decode(OpenAISpeechRequest.self, from: try await HTTPSupport.body(of: request, limit: state.configuration.maxBodyBytes))
@@ -52,7 +52,7 @@ struct SpeechController: Sendable {
                                    voiceSettings: settings.isEmpty ? nil : [voice.provider: .object(settings)],
                                    output: OutputSettings(format: format.rawValue, sampleRate: 24_000, channels: 1))
         let resolved = try await state.resolver.resolve(render)
-        let streaming = HTTPSupport.flag(request, "stream") || body.streamFormat?.lowercased() == "audio"
+        let streaming = try HTTPSupport.flag(request, "stream") || body.streamFormat?.lowercased() == "audio"
         if streaming && format.isStreamable && name != "pcm" {
             return try await renders.start(render, mode: .stream, context: context)
         }

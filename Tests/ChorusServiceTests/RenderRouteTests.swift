@@ -174,6 +174,28 @@ struct RenderRouteTests {
         }
     }
 
+    @Test("a voice that does not exist → 422 unknown_voice, also when streaming (the status waits for the first audio); a provider without its key → 409")
+    func unknownVoice() async throws {
+        let service = try TestService()
+        try await service.test(.live) { client in
+            for query in ["", "?stream=true"] {
+                let render = try await client.call(.post, "/v1/renders" + query, json: textRequest(["Hello."], voice: "espeak:0"))
+                #expect(render.status == .unprocessableContent, "\(query): \(render.status) \(render.text.prefix(300))")
+                let error = try render.decode(ErrorBody.self).error
+                #expect(error.code == "unknown_voice" && error.field == "messages[0].voice" && error.message.contains("espeak:0"))
+                let speech = try await client.call(.post, "/v1/speech" + query, json: #"{"text": "Hi.", "voice": "espeak:00"}"#)
+                #expect(speech.status == .unprocessableContent && speech.errorCode == "unknown_voice", "\(query): \(speech.text.prefix(300))")
+            }
+            // A provider without its key: 409 provider_not_configured (the service's setup), not a 502.
+            let unconfigured = try await client.call(.post, "/v1/renders", json: textRequest(["Hello."], voice: "openai:nova"))
+            #expect(unconfigured.status == .conflict && unconfigured.errorCode == "provider_not_configured", "\(unconfigured.text.prefix(300))")
+            // A good voice still streams: 200 and audio that decodes.
+            let streamed = try await client.call(.post, "/v1/speech?stream=true", json: #"{"text": "Streaming still works.", "voice": "espeak:en-us"}"#)
+            #expect(streamed.status == .ok && streamed.data.count > 1_000)
+            #expect(try AudioFileReader(data: streamed.data, name: "streamed speech").readAll().frameCount > 10_000)
+        }
+    }
+
     @Test("a provider that fails for good → 502 provider_error naming the provider and message, never a key")
     func providerFailure() async throws {
         let stub = try StubServer { _ in

@@ -1,0 +1,91 @@
+import Foundation
+
+/// A single linear pass over a JSON body before it is decoded, so a body that is small in bytes but
+/// expensive in structure (a million tiny messages, 100,000 levels of nesting, millions of empty
+/// objects) is refused at once instead of occupying a thread while `JSONDecoder` builds it.
+/// It only counts brackets outside strings; whether the JSON is valid is the decoder's business.
+struct JSONBudget {
+    /// Deepest nesting of objects and arrays.
+    var maxDepth = 64
+    /// Objects and arrays in the whole body.
+    var maxContainers = 100_000
+    /// Elements of the top-level `arrayKey` array, if given.
+    var arrayKey: String?
+    var maxArrayElements = Int.max
+
+    /// - Throws: `ServiceError` 413 naming `arrayKey` when it holds too many elements; 400 for too deep
+    ///   or too many containers. Stops at the first bound crossed.
+    func check(_ data: Data) throws {
+        let key = arrayKey.map { Array("\"\($0)\"".utf8) }
+        try data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
+            var depth = 0
+            var containers = 0
+            var inString = false
+            var escaped = false
+            var lastKeyStart = -1      // where the most recent string at depth 1 began
+            var lastKeyEnd = -1
+            var arrayDepth = -1        // depth inside the counted array, when in it
+            var elements = 0
+            var sawValue = false
+            var index = 0
+            let count = bytes.count
+            while index < count {
+                let byte = bytes[index]
+                if inString {
+                    if escaped { escaped = false } else if byte == 0x5C { escaped = true } else if byte == 0x22 {
+                        inString = false
+                        if depth == 1 { lastKeyEnd = index }
+                    }
+                    index += 1
+                    continue
+                }
+                switch byte {
+                case 0x22:   // "
+                    inString = true
+                    if depth == 1 { lastKeyStart = index }
+                    if depth == arrayDepth { sawValue = true }
+                case 0x7B, 0x5B:   // { [
+                    if depth == arrayDepth { sawValue = true }
+                    depth += 1
+                    containers += 1
+                    guard depth <= maxDepth else {
+                        throw ServiceError.badRequest("the JSON is nested deeper than \(maxDepth) levels")
+                    }
+                    guard containers <= maxContainers else {
+                        throw ServiceError.badRequest("the JSON has more than \(maxContainers) objects and arrays")
+                    }
+                    if byte == 0x5B, depth == 2, let key, arrayDepth < 0, lastKeyStart >= 0, lastKeyEnd > lastKeyStart,
+                       lastKeyEnd - lastKeyStart + 1 == key.count,
+                       key.indices.allSatisfy({ bytes[lastKeyStart + $0] == key[$0] }) {
+                        arrayDepth = 2
+                        elements = 0
+                        sawValue = false
+                    }
+                case 0x7D, 0x5D:   // } ]
+                    if depth == arrayDepth && byte == 0x5D {
+                        if sawValue { elements += 1 }
+                        arrayDepth = -2   // counted once
+                    }
+                    depth -= 1
+                case 0x2C:   // ,
+                    if depth == arrayDepth {
+                        elements += 1
+                        sawValue = false
+                        if elements >= maxArrayElements, let arrayKey {
+                            throw ServiceError.tooLarge("\(arrayKey): more than \(maxArrayElements) entries; the limit is \(maxArrayElements)",
+                                                        field: arrayKey)
+                        }
+                    }
+                case 0x20, 0x0A, 0x0D, 0x09, 0x3A:   // whitespace, :
+                    break
+                default:
+                    if depth == arrayDepth { sawValue = true }
+                }
+                index += 1
+            }
+            if elements > maxArrayElements, let arrayKey {
+                throw ServiceError.tooLarge("\(arrayKey): \(elements) entries; the limit is \(maxArrayElements)", field: arrayKey)
+            }
+        }
+    }
+}
