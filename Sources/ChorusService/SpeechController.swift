@@ -24,7 +24,7 @@ struct SpeechController: Sendable {
         table.add(.post, "/v1/speech", to: router) { request, context in
             let body = try HTTPSupport.decode(SpeechRequest.self, from: try await HTTPSupport.body(of: request, limit: state.configuration.maxBodyBytes))
             let render = RenderRequest(messages: [.init(speaker: "Speaker", text: body.text, voice: body.voice)],
-                                       output: OutputSettings(format: body.format))
+                                       output: OutputSettings(format: body.format, chapters: false))   // one utterance: no chapter
             return try await renders.start(render, mode: try RenderMode(request), context: context, words: body.words ?? true)
         }
         table.add(.post, "/v1/audio/speech", to: router) { request, context in
@@ -50,7 +50,7 @@ struct SpeechController: Sendable {
         }
         let render = RenderRequest(messages: [.init(speaker: "Speaker", text: body.input, voice: voice.description)],
                                    voiceSettings: settings.isEmpty ? nil : [voice.provider: .object(settings)],
-                                   output: OutputSettings(format: format.rawValue, sampleRate: 24_000, channels: 1))
+                                   output: OutputSettings(format: format.rawValue, sampleRate: 24_000, channels: 1, chapters: false))
         let resolved = try await state.resolver.resolve(render)
         let streaming = try HTTPSupport.flag(request, "stream") || body.streamFormat?.lowercased() == "audio"
         if streaming && format.isStreamable && name != "pcm" {

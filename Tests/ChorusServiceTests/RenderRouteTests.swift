@@ -82,6 +82,12 @@ struct RenderRouteTests {
                     #expect(read.count == 2 && abs(read[1].start - segments[1].start) <= 0.0005, "\(format)")
                 }
             }
+            // Speech is one utterance: no chapter.
+            let speech = try await client.call(.post, "/v1/audio/speech", json: #"{"model": "tts-1", "input": "One utterance.", "voice": "espeak:en-us"}"#)
+            let file = service.directory.file("speech.mp3")
+            try speech.data.write(to: file)
+            let speechChapters = try Referee.chapters(file)
+            #expect(speech.status == .ok && speechChapters.isEmpty)
         }
     }
 
