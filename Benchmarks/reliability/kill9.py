@@ -3,7 +3,7 @@
 
 Each round starts `chorus serve` on one data dir (kept across rounds), sets renders (espeak text, some
 repeated so the cache is hit, some new), clip uploads and downloads going, kills the process with SIGKILL
-after a random 0.05-4 s, restarts it and checks:
+after a random 0.05-6 s, restarts it and checks:
 
   - no temporary (`.partial`) file is left anywhere in the data dir once it is up again;
   - every render the service ever accepted (202) is `done` or `failed` (never stuck `queued`/`running`),
@@ -86,7 +86,9 @@ def main():
     random.seed(args.seed)
     root = tempfile.mkdtemp(prefix="chorus-kill9-")
     data = os.path.join(root, "data")
-    server = Server(os.path.abspath(args.chorus), data)
+    binary = os.path.join(root, "chorus")   # a copy: a rebuild meanwhile must not pull the file away
+    subprocess.run(["cp", os.path.abspath(args.chorus), binary], check=True)
+    server = Server(binary, data)
     accepted_renders, accepted_clips, checked_done = set(), set(), set()
     clip_bytes = wav()
     totals = dict(rounds=0, renders_accepted=0, clips_accepted=0, done=0, failed=0, partial_files=0, stuck=0,
@@ -113,6 +115,7 @@ def main():
                 if status in (200, 201, 202):
                     with lock:
                         accepted_renders.add(json.loads(body)["id"])
+                time.sleep(rng.uniform(0.1, 0.5))
 
         def clip_worker():
             while True:
@@ -142,7 +145,7 @@ def main():
         workers += [threading.Thread(target=clip_worker, daemon=True), threading.Thread(target=download_worker, daemon=True)]
         for worker in workers:
             worker.start()
-        time.sleep(random.uniform(0.05, 4.0))
+        time.sleep(random.uniform(0.05, 6.0))
         server.kill()
         for worker in workers:
             worker.join(timeout=15)
