@@ -25,7 +25,7 @@ struct ChapterMarkTests {
         #expect(ChapterMark.contiguous(titles: ["a", "b"], starts: [0], total: 10).count == 1)
         #expect(ChapterMark.milliseconds(frames: 22_050, sampleRate: 44_100) == 500)
         #expect(ChapterMark.milliseconds(frames: 66, sampleRate: 44_100) == 1)   // 1.497 ms
-        #expect(OggChapterTimes.clock(milliseconds: 3_723_004) == "01:02:03.004")
+        #expect(WebVTT.timestamp(milliseconds: 3_723_004) == "01:02:03.004")
     }
 
     @Test("more than 255 chapters in MP3: a top-level table of contents of child tables; ffprobe reads all, in order")

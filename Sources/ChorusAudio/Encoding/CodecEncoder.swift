@@ -268,7 +268,7 @@ package final class CodecEncoder: AudioEncoder {
         try io.flush()
         if !headerPages.isEmpty {
             let times = chapterTitles.indices.map { index in
-                OggChapterTimes.clock(milliseconds: index < marks.count
+                WebVTT.timestamp(milliseconds: index < marks.count
                     ? ChapterMark.milliseconds(frames: marks[index].frames.lowerBound, sampleRate: format.sampleRate) : 0)
             }
             try OggChapterTimes.patch(&headerPages, times: times, subject: subject)

@@ -148,17 +148,6 @@ enum OggChapterTimes {
         }
     }
 
-    /// `HH:MM:SS.mmm`, the form libavformat writes and reads.
-    static func clock(milliseconds: Int) -> String {
-        let hours = milliseconds / 3_600_000, minutes = milliseconds / 60_000 % 60
-        let seconds = milliseconds / 1000 % 60, rest = milliseconds % 1000
-        func padded(_ value: Int, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        return "\(padded(hours, 2)):\(padded(minutes, 2)):\(padded(seconds, 2)).\(padded(rest, 3))"
-    }
-
     /// The Ogg page checksum: CRC-32, polynomial 0x04C11DB7, not reflected, initial value 0.
     static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt32 {
         var crc: UInt32 = 0

@@ -36,7 +36,7 @@ public enum PlayerPage {
             .map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         // `</` cannot appear inside the script element.
         let safe = json.replacingOccurrences(of: "</", with: "<\\/")
-        return template.replacingOccurrences(of: "{{TITLE}}", with: WaveformPicture.escape(title))
+        return template.replacingOccurrences(of: "{{TITLE}}", with: MarkupText.escape(title, quotes: true))
             .replacingOccurrences(of: "{{CONFIG}}", with: safe)
     }
 

@@ -21,23 +21,9 @@ extension WaveformPicture {
         var x = 4
         for (index, name) in speakers.enumerated() {
             out += "\n" + #"<rect x="\#(x)" y="5" width="10" height="10" fill="\#(PictureTheme.hex(theme.speaker(index)))"/>"#
-            out += #"<text x="\#(x + 14)" y="14" font-family="sans-serif" font-size="12" fill="\#(PictureTheme.hex(theme.text))">\#(Self.escape(name))</text>"#
+            out += #"<text x="\#(x + 14)" y="14" font-family="sans-serif" font-size="12" fill="\#(PictureTheme.hex(theme.text))">\#(MarkupText.escape(name, quotes: true))</text>"#
             x += 24 + name.count * 7
         }
         return out + "\n</svg>\n"
-    }
-
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            default: out.append(character)
-            }
-        }
-        return out
     }
 }

@@ -16,14 +16,18 @@ public enum WebVTT {
         for (number, segment) in timeline.segments.enumerated() where segment.endSample > segment.startSample {
             let text = (segment.text?.isEmpty == false ? segment.text! : segment.speaker)
             out += "\n\(number + 1)\n\(timestamp(segment.start)) --> \(timestamp(segment.end))\n"
-            out += "<v \(escape(segment.speaker))>\(escape(singleParagraph(text)))\n"
+            out += "<v \(MarkupText.escape(segment.speaker, quotes: false))>\(MarkupText.escape(singleParagraph(text), quotes: false))\n"
         }
         return out
     }
 
     /// `hh:mm:ss.mmm`.
     public static func timestamp(_ seconds: Double) -> String {
-        let milliseconds = Int((seconds * 1000).rounded())
+        timestamp(milliseconds: Int((seconds * 1000).rounded()))
+    }
+
+    /// `hh:mm:ss.mmm` of a whole number of milliseconds (also the form of Vorbis `CHAPTERxxx` comments).
+    static func timestamp(milliseconds: Int) -> String {
         let hours = milliseconds / 3_600_000
         let minutes = milliseconds / 60_000 % 60
         let secs = milliseconds / 1000 % 60
@@ -33,19 +37,6 @@ public enum WebVTT {
             return String(repeating: "0", count: max(0, width - text.count)) + text
         }
         return "\(pad(hours, 2)):\(pad(minutes, 2)):\(pad(secs, 2)).\(pad(millis, 3))"
-    }
-
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            default: out.append(character)
-            }
-        }
-        return out
     }
 
     /// Cue text may not contain blank lines (they end the cue).
