@@ -126,12 +126,11 @@ struct HostileRequestTests {
             #expect(Self.status(deep) == 400, "\(deep.prefix(300))")
             let nestedField = #"{"messages": [{"speaker": "A", "text": "x", "voice_settings": "# + String(repeating: "{\"a\":", count: 50_000) + "1" + String(repeating: "}", count: 50_000) + "}]}"
             #expect(Self.status(try await exchange(Self.post("/v1/renders", body: Array(nestedField.utf8)))) == 400)
-            // A million tiny messages (16 MB, under the 25 MB body cap): 413 naming the message limit, quickly.
+            // A million tiny messages (16 MB, under the 25 MB body cap): 413 naming the message limit (the
+            // budget scan counts them before anything is decoded; how fast is the benchmarks' business).
             let million = #"{"messages": ["# + Array(repeating: #"{"speaker":"a"}"#, count: 1_000_000).joined(separator: ",") + "]}"
-            let started = Date()
             let many = try await exchange(Self.post("/v1/renders", body: Array(million.utf8)))
             #expect(Self.status(many) == 413 && many.contains("messages"), "\(many.prefix(300))")
-            #expect(Date().timeIntervalSince(started) < 30)
             // Declared larger than the cap: 413 before the body is read.
             let early = try await offload {
                 let declared = try RawConnection(port: port)

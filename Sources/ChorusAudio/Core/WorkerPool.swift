@@ -73,6 +73,7 @@ private final class JobQueue: @unchecked Sendable {
     private var jobs: [() -> Void] = []
     private var head = 0
     private var stopped = false
+    private static let taken: @Sendable () -> Void = {}
 
     var count: Int { condition.lock(); defer { condition.unlock() }; return jobs.count - head }
 
@@ -99,8 +100,14 @@ private final class JobQueue: @unchecked Sendable {
                 return
             }
             let job = jobs[head]
+            // The slot lets go of the job at once: a job holds what its body captured (a message's
+            // audio), which must not live on until the array is compacted.
+            jobs[head] = Self.taken
             head += 1
-            if head > 1024 && head * 2 > jobs.count {
+            if head == jobs.count {
+                jobs.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head > 1024 && head * 2 > jobs.count {
                 jobs.removeFirst(head)
                 head = 0
             }
