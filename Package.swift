@@ -95,6 +95,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings),
+        // Fuzzing (Fuzz/): the targets' bodies, which the tests replay over the committed corpus, and
+        // `chorus-fuzz`, a libFuzzer binary when scripts/fuzz.sh builds it (-sanitize=fuzzer,address
+        // -DFUZZING) and a replayer of files otherwise.
+        .target(
+            name: "ChorusFuzzing",
+            dependencies: ["ChorusAudio", "ChorusVoices", "ChorusService", "ChorusWire"],
+            path: "Fuzz/Sources/ChorusFuzzing",
+            swiftSettings: strictSettings),
+        .executableTarget(name: "chorus-fuzz", dependencies: ["ChorusFuzzing"], path: "Fuzz/Sources/chorus-fuzz"),
         // Referees and assertions the test targets share.
         .target(
             name: "ChorusTestSupport",
@@ -125,6 +134,10 @@ let package = Package(
                 "ChorusClient", "ChorusService", "ChorusWire", "ChorusVoices", "ChorusFixtures",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "ChorusFuzzingTests",
+            dependencies: ["ChorusFuzzing"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ChorusCLITests",

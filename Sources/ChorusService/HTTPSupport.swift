@@ -1,11 +1,11 @@
 import ChorusVoices
 import ChorusWire
-import Foundation
+package import Foundation
 import Hummingbird
 import NIOCore
 
 /// Small pieces every route uses: bounded bodies, JSON in and out, query values.
-enum HTTPSupport {
+package enum HTTPSupport {
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -27,7 +27,7 @@ enum HTTPSupport {
 
     /// Decodes a JSON body, naming the field that is wrong (400 `invalid_request`), after `budget`
     /// has refused bodies whose structure would be expensive to build.
-    static func decode<T: Decodable>(_ type: T.Type, from data: Data, budget: JSONBudget = JSONBudget()) throws -> T {
+    package static func decode<T: Decodable>(_ type: T.Type, from data: Data, budget: JSONBudget = JSONBudget()) throws -> T {
         guard !data.isEmpty else { throw ServiceError.badRequest("the body is empty; send JSON") }
         try budget.check(data)
         do {

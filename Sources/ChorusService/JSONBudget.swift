@@ -1,21 +1,28 @@
-import Foundation
+package import Foundation
 
 /// A single linear pass over a JSON body before it is decoded, so a body that is small in bytes but
 /// expensive in structure (a million tiny messages, 100,000 levels of nesting, millions of empty
 /// objects) is refused at once instead of occupying a thread while `JSONDecoder` builds it.
 /// It only counts brackets outside strings; whether the JSON is valid is the decoder's business.
-struct JSONBudget {
+package struct JSONBudget {
     /// Deepest nesting of objects and arrays.
-    var maxDepth = 64
+    package var maxDepth = 64
     /// Objects and arrays in the whole body.
-    var maxContainers = 100_000
+    package var maxContainers = 100_000
     /// Elements of the top-level `arrayKey` array, if given.
-    var arrayKey: String?
-    var maxArrayElements = Int.max
+    package var arrayKey: String?
+    package var maxArrayElements = Int.max
+
+    package init(maxDepth: Int = 64, maxContainers: Int = 100_000, arrayKey: String? = nil, maxArrayElements: Int = .max) {
+        self.maxDepth = maxDepth
+        self.maxContainers = maxContainers
+        self.arrayKey = arrayKey
+        self.maxArrayElements = maxArrayElements
+    }
 
     /// - Throws: `ServiceError` 413 naming `arrayKey` when it holds too many elements; 400 for too deep
     ///   or too many containers. Stops at the first bound crossed.
-    func check(_ data: Data) throws {
+    package func check(_ data: Data) throws {
         let key = arrayKey.map { Array("\"\($0)\"".utf8) }
         try data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
             var depth = 0
@@ -27,6 +34,18 @@ struct JSONBudget {
             var arrayDepth = -1        // depth inside the counted array, when in it
             var elements = 0
             var sawValue = false
+            /// A byte that can start a value, directly in the counted array: the first one after `[` or
+            /// a comma starts an element. (Counting values, not commas, agrees with the decoder when it
+            /// accepts a trailing comma: `[{…},]` is one element.)
+            func element() throws {
+                guard !sawValue else { return }
+                sawValue = true
+                elements += 1
+                if elements > maxArrayElements, let arrayKey {
+                    throw ServiceError.tooLarge("\(arrayKey): more than \(maxArrayElements) entries; the limit is \(maxArrayElements)",
+                                                field: arrayKey)
+                }
+            }
             var index = 0
             let count = bytes.count
             while index < count {
@@ -43,9 +62,9 @@ struct JSONBudget {
                 case 0x22:   // "
                     inString = true
                     if depth == 1 { lastKeyStart = index }
-                    if depth == arrayDepth { sawValue = true }
+                    if depth == arrayDepth { try element() }
                 case 0x7B, 0x5B:   // { [
-                    if depth == arrayDepth { sawValue = true }
+                    if depth == arrayDepth { try element() }
                     depth += 1
                     containers += 1
                     guard depth <= maxDepth else {
@@ -62,29 +81,16 @@ struct JSONBudget {
                         sawValue = false
                     }
                 case 0x7D, 0x5D:   // } ]
-                    if depth == arrayDepth && byte == 0x5D {
-                        if sawValue { elements += 1 }
-                        arrayDepth = -2   // counted once
-                    }
+                    if depth == arrayDepth && byte == 0x5D { arrayDepth = -2 }   // counted once
                     depth -= 1
                 case 0x2C:   // ,
-                    if depth == arrayDepth {
-                        elements += 1
-                        sawValue = false
-                        if elements >= maxArrayElements, let arrayKey {
-                            throw ServiceError.tooLarge("\(arrayKey): more than \(maxArrayElements) entries; the limit is \(maxArrayElements)",
-                                                        field: arrayKey)
-                        }
-                    }
+                    if depth == arrayDepth { sawValue = false }
                 case 0x20, 0x0A, 0x0D, 0x09, 0x3A:   // whitespace, :
                     break
                 default:
-                    if depth == arrayDepth { sawValue = true }
+                    if depth == arrayDepth { try element() }
                 }
                 index += 1
-            }
-            if elements > maxArrayElements, let arrayKey {
-                throw ServiceError.tooLarge("\(arrayKey): \(elements) entries; the limit is \(maxArrayElements)", field: arrayKey)
             }
         }
     }

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Coverage-guided fuzzing of the engine and the service's request decoding (libFuzzer + AddressSanitizer).
+#
+#   scripts/fuzz.sh [SECONDS=60] [TARGET…]      targets: decode conversation request waveform (default: all)
+#
+# Builds `chorus-fuzz` with -sanitize=fuzzer,address into .build-fuzz, then runs each target for SECONDS
+# starting from the committed seed corpus (Fuzz/corpus/TARGET) and the regression inputs
+# (Fuzz/regressions/TARGET); new coverage goes to .build-fuzz/corpus/TARGET. A crash, leak, out-of-memory
+# (2 GB) or hang (10 s per input) fails the script; its input is in .build-fuzz/artifacts/TARGET — add it to
+# Fuzz/regressions/TARGET with the fix, and the tests replay it from then on. One summary line per target.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-60}"
+shift || true
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=(decode conversation request waveform)
+scratch=.build-fuzz
+swift build --scratch-path "$scratch" --product chorus-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING 2>&1 \
+  | grep -E "error|Compiling chorus|Build" || true
+binary="$scratch/debug/chorus-fuzz"
+[ -x "$binary" ] || { echo "fuzz.sh: the fuzz build failed" >&2; exit 1; }
+export SWIFT_BACKTRACE=enable=no   # the backtracer reads its own stack in ways ASan reports
+export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:suppressions=$PWD/Fuzz/asan.supp"
+export LSAN_OPTIONS="suppressions=$PWD/Fuzz/lsan.supp:print_suppressions=0"
+status=0
+for target in "${targets[@]}"; do
+  mkdir -p "$scratch/corpus/$target" "$scratch/artifacts/$target"
+  log="$scratch/$target.log"
+  set +e
+  CHORUS_FUZZ_TARGET="$target" "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+    -print_final_stats=1 -artifact_prefix="$scratch/artifacts/$target/" \
+    "$scratch/corpus/$target" "Fuzz/corpus/$target" "Fuzz/regressions/$target" >"$log" 2>&1
+  code=$?
+  set -e
+  runs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log")
+  cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | awk '{print $2}')
+  corpus=$(ls "$scratch/corpus/$target" | wc -l)
+  crashes=$(ls "$scratch/artifacts/$target" | wc -l)
+  echo "$target: ${seconds} s, ${runs:-?} executions, coverage ${cov:-?} edges, corpus $corpus new inputs, exit $code, artifacts $crashes"
+  if [ "$code" != 0 ]; then
+    status=1
+    grep -E "ERROR|SUMMARY|Fatal error|fuzz invariant|Test unit written" "$log" | head -8 | sed 's/^/  /'
+  fi
+done
+exit $status
