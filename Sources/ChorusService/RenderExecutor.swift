@@ -116,6 +116,7 @@ struct RenderExecutor: Sendable {
     /// What a client is told about a failed render: the provider and message for provider failures (502),
     /// the voice for one that does not exist and the clip for unusable audio (422), never a key or a server path.
     static func serviceError(for error: any Error) -> ServiceError {
+        if let storage = ServiceError.storageFailure(error) { return storage }
         switch error {
         case let error as SynthesisError where error.underlying.kind == .voiceNotFound:
             // The voice the request names does not exist: the request's fault, not the provider's.

@@ -34,9 +34,15 @@ struct RequestLogMiddleware: RouterMiddleware {
             response = try standard.response(from: request, context: context)
             failure = (standard as? ServiceError)?.body.error.code
         } catch {
-            logger.error("unhandled error", metadata: ["request_id": .string(context.requestID), "error": .string(String(describing: error))])
-            response = try ServiceError(.internalServerError, "internal", "the request failed inside the service").response(from: request, context: context)
-            failure = "internal"
+            if let storage = ServiceError.storageFailure(error) {
+                logger.error("storage failure", metadata: ["request_id": .string(context.requestID), "error": .string(String(describing: error))])
+                response = try storage.response(from: request, context: context)
+                failure = storage.body.error.code
+            } else {
+                logger.error("unhandled error", metadata: ["request_id": .string(context.requestID), "error": .string(String(describing: error))])
+                response = try ServiceError(.internalServerError, "internal", "the request failed inside the service").response(from: request, context: context)
+                failure = "internal"
+            }
         }
         response.headers[.init("X-Request-Id")!] = context.requestID
         let elapsed = Date().timeIntervalSince(started)

@@ -1,3 +1,4 @@
+import ChorusAudio
 public import ChorusWire
 import Foundation
 public import Hummingbird
@@ -44,4 +45,27 @@ public struct ServiceError: HTTPResponseError, CustomStringConvertible {
         ServiceError(.serviceUnavailable, "overloaded", "the render queue is full; try again later", retryAfter: retryAfter)
     }
     static let shuttingDown = ServiceError(.serviceUnavailable, "shutting_down", "the service is shutting down", retryAfter: 5)
+
+    /// `507 insufficient_storage` when `error` is the service failing to write its own files (a full disk, a
+    /// quota, a read-only data dir): the server's condition, not the request's, and never a server path.
+    /// Stored renders keep being served meanwhile. `nil` for every other error.
+    static func storageFailure(_ error: any Error) -> ServiceError? {
+        let noSpace: Bool
+        switch error {
+        case let error as ChorusAudio.AudioError where error.code == .writeFailed:
+            noSpace = [error.underlying, error.reason].contains { $0?.localizedCaseInsensitiveContains("space") == true }
+        case let error as CocoaError where error.code == .fileWriteOutOfSpace:
+            noSpace = true
+        case let error as CocoaError where [.fileWriteUnknown, .fileWriteNoPermission, .fileWriteVolumeReadOnly].contains(error.code):
+            noSpace = false
+        case let error as POSIXError where [.ENOSPC, .EDQUOT, .EROFS, .EIO].contains(error.code):
+            noSpace = error.code == .ENOSPC || error.code == .EDQUOT
+        default:
+            return nil
+        }
+        return ServiceError(HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage"), "insufficient_storage",
+                            noSpace ? "the service's storage is full; stored renders still play — try again later"
+                                    : "the service cannot write to its storage; stored renders still play — try again later",
+                            retryAfter: 60)
+    }
 }

@@ -97,7 +97,19 @@ struct DecodingTests {
         await expectAudioError(.truncated, mentioning: ["truncated.mp3", "truncated", "header declares"]) {
             _ = try AudioFileReader(url: truncated).readAll()
         }
+
+        // A WAV header claiming 257 channels at 1,077,936,314 Hz (found by the decode fuzz target, which it
+        // crashed: the reader reserved 79 GB for it) is refused, naming what it declares.
+        var wav = Data("RIFF".utf8) + le32(36 + 800) + Data("WAVEfmt ".utf8) + le32(16)
+        wav += le16(1) + le16(257) + le32(1_077_936_314) + le32(8_000) + le16(514) + le16(16)
+        wav += Data("data".utf8) + le32(800) + Data(count: 800)
+        await expectAudioError(.unsupportedFormat, mentioning: ["absurd.wav", "257 channels", "1077936314 Hz"]) {
+            _ = try AudioFileReader(data: wav, name: "absurd.wav").readAll()
+        }
     }
+
+    private func le32(_ value: UInt32) -> Data { withUnsafeBytes(of: value.littleEndian) { Data($0) } }
+    private func le16(_ value: UInt16) -> Data { withUnsafeBytes(of: value.littleEndian) { Data($0) } }
 }
 
 @Suite("Resampling")

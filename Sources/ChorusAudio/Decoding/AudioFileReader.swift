@@ -68,10 +68,10 @@ public final class AudioFileReader {
     ///   as `readToEnd` judges.
     public func readAll() throws -> AudioBuffer {
         var samples: [Float] = []
-        // A header's length is only a hint: reserve for at most 10 minutes, so a lying header cannot
-        // make a short clip allocate gigabytes.
+        // A header's length is only a hint: reserve for at most 10 minutes and 64 MB, so a lying header
+        // cannot make a short clip allocate gigabytes (longer audio grows the array as it comes).
         if let duration = info.declaredDuration, duration.isFinite, duration > 0 {
-            samples.reserveCapacity(outputFormat.frames(seconds: min(duration, 600)) * outputFormat.channels + 8192)
+            samples.reserveCapacity(min(outputFormat.frames(seconds: min(duration, 600)) * outputFormat.channels + 8192, 16 << 20))
         }
         try readToEnd { samples.append(contentsOf: $0) }
         return AudioBuffer(format: outputFormat, samples: samples)

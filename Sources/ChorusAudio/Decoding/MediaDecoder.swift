@@ -6,6 +6,10 @@ import CFFmpeg
 /// `nextFrame()` returns `nil` at end of stream; real failures throw. Encoder delay and padding
 /// (LAME/Xing tag, MP4 edit lists, Opus pre-skip) are dropped by libavformat/libavcodec here.
 final class MediaDecoder {
+    /// Source sample rates and channel counts a stream may declare (the input's rule; outputs have
+    /// `RenderOptions.sampleRateRange` / `channelRange`).
+    static let sampleRates = 1_000...768_000
+    static let channelCounts = 1...64
     let subject: String
     let info: AudioStreamInfo
     /// True when the container's declared duration can be trusted to detect truncation.
@@ -63,6 +67,13 @@ final class MediaDecoder {
             let parameters = stream.pointee.codecpar!
             guard parameters.pointee.sample_rate > 0, parameters.pointee.ch_layout.nb_channels > 0 else {
                 throw AudioError(.unsupportedFormat, subject: subject, reason: "not a recognised audio file (no decodable audio stream)")
+            }
+            // A header can declare anything (found by fuzzing: a WAV of 257 channels at 1 GHz made the reader
+            // reserve 79 GB); no real recording is outside these.
+            guard Self.sampleRates.contains(Int(parameters.pointee.sample_rate)), Self.channelCounts.contains(Int(parameters.pointee.ch_layout.nb_channels)) else {
+                throw AudioError(.unsupportedFormat, subject: subject,
+                                 reason: "declares \(parameters.pointee.sample_rate) Hz and \(parameters.pointee.ch_layout.nb_channels) channels; "
+                                     + "Chorus reads \(Self.sampleRates.lowerBound)–\(Self.sampleRates.upperBound) Hz and up to \(Self.channelCounts.upperBound) channels")
             }
             guard let codec = avcodec_alloc_context3(decoder) else {
                 throw AudioError(.unreadable, subject: subject, reason: "out of memory")
