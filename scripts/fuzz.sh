@@ -34,8 +34,8 @@ for target in "${targets[@]}"; do
   set -e
   runs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log")
   cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | awk '{print $2}')
-  corpus=$(ls "$scratch/corpus/$target" 2>/dev/null | wc -l)
-  crashes=$(ls "$scratch/artifacts/$target" 2>/dev/null | wc -l)
+  corpus=$(ls -A "$scratch/corpus/$target" 2>/dev/null | wc -l || true)
+  crashes=$(ls -A "$scratch/artifacts/$target" 2>/dev/null | wc -l || true)
   echo "$target: ${seconds} s, ${runs:-?} executions, coverage ${cov:-?} edges, corpus $corpus new inputs, exit $code, artifacts $crashes"
   if [ "$code" != 0 ]; then
     status=1
