@@ -8,6 +8,7 @@
 # (Fuzz/regressions/TARGET); new coverage goes to .build-fuzz/corpus/TARGET. A crash, leak, out-of-memory
 # (2 GB) or hang (10 s per input) fails the script; its input is in .build-fuzz/artifacts/TARGET — add it to
 # Fuzz/regressions/TARGET with the fix, and the tests replay it from then on. One summary line per target.
+# FUZZ_SEED fixes libFuzzer's seed (CI sets it, so a run is the same sequence of inputs every time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
@@ -28,7 +29,7 @@ for target in "${targets[@]}"; do
   log="$scratch/$target.log"
   set +e
   CHORUS_FUZZ_TARGET="$target" "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-    -print_final_stats=1 -artifact_prefix="$scratch/artifacts/$target/" \
+    -print_final_stats=1 ${FUZZ_SEED:+-seed=$FUZZ_SEED} -artifact_prefix="$scratch/artifacts/$target/" \
     "$scratch/corpus/$target" "Fuzz/corpus/$target" "Fuzz/regressions/$target" >"$log" 2>&1
   code=$?
   set -e
@@ -39,7 +40,7 @@ for target in "${targets[@]}"; do
   echo "$target: ${seconds} s, ${runs:-?} executions, coverage ${cov:-?} edges, corpus $corpus new inputs, exit $code, artifacts $crashes"
   if [ "$code" != 0 ]; then
     status=1
-    grep -E "ERROR|SUMMARY|Fatal error|fuzz invariant|Test unit written" "$log" | head -8 | sed 's/^/  /'
+    grep -E "ERROR|SUMMARY|Fatal error|fuzz invariant|Test unit written" "$log" | head -8 | sed 's/^/  /'  || true
   fi
 done
 exit $status

@@ -108,6 +108,24 @@ struct DecodingTests {
         }
     }
 
+    @Test("a header declaring a huge chunk fails fast, without taking the memory it declares")
+    func hugeDeclaredChunk() throws {
+        // Found by the decode fuzz target: this WAV's LIST chunk claims 2.6 GB; FFmpeg's demuxer took 1.9 GB
+        // before failing, until FFmpeg's largest single allocation was capped (FFmpeg.maxAllocation).
+        let fuzzFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Fuzz/regressions/decode")
+        let bytes = try Data(contentsOf: fuzzFolder.appendingPathComponent("wav-list-chunk-2600mb.wav").standardized)
+        let before = Self.residentBytes()
+        #expect(throws: AudioError.self) { _ = try AudioFileReader(data: bytes, name: "list.wav").readAll() }
+        #expect(Self.residentBytes() - before < 512 << 20, "resident memory grew by \((Self.residentBytes() - before) >> 20) MB")
+    }
+
+    /// This process's resident memory (Linux: /proc/self/statm).
+    static func residentBytes() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let pages = text.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
     private func le32(_ value: UInt32) -> Data { withUnsafeBytes(of: value.littleEndian) { Data($0) } }
     private func le16(_ value: UInt16) -> Data { withUnsafeBytes(of: value.littleEndian) { Data($0) } }
 }

@@ -23,7 +23,15 @@ enum FFmpeg {
     }
 
     /// Keeps libav* quiet on stderr: every failure reaches the caller as an `AudioError` instead.
-    static let quietLogs: Void = { av_log_set_level(AV_LOG_QUIET) }()
+    /// FFmpeg's process-wide settings, applied once before its first use: no log output (its errors reach
+    /// callers through `check`), and no single allocation above `maxAllocation` — a header may declare anything
+    /// (found by fuzzing: a WAV whose LIST chunk claimed 2.6 GB made the demuxer take 1.9 GB of memory
+    /// before failing), while no real stream needs one block that large.
+    static let setUp: Void = {
+        av_log_set_level(AV_LOG_QUIET)
+        av_max_alloc(maxAllocation)
+    }()
+    static let maxAllocation = 64 << 20
 
     static func channelLayout(channels: Int) -> AVChannelLayout {
         var layout = AVChannelLayout()

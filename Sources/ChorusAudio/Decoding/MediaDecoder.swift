@@ -37,7 +37,7 @@ final class MediaDecoder {
     private var firstDecodeError: Int32 = 0
 
     init(input: MediaInput, subject: String) throws {
-        _ = FFmpeg.quietLogs
+        _ = FFmpeg.setUp
         self.input = input
         self.subject = subject
 

@@ -45,7 +45,7 @@ package final class CodecEncoder: AudioEncoder {
     private var finished = false
 
     package init(output: EncodedOutput, format: AudioFormat, codec: Codec, bitRate: Int, chapterTitles: [String] = []) throws {
-        _ = FFmpeg.quietLogs
+        _ = FFmpeg.setUp
         self.format = format
         let inHeader = codec.muxer == "ogg"
         // A streamed Ogg header leaves the chapters out, which needs the comment packet in one page
