@@ -25,7 +25,7 @@ export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:suppressions=$PW
 export LSAN_OPTIONS="suppressions=$PWD/Fuzz/lsan.supp:print_suppressions=0"
 status=0
 for target in "${targets[@]}"; do
-  mkdir -p "$scratch/corpus/$target" "$scratch/artifacts/$target"
+  mkdir -p "$scratch/corpus/$target" "$scratch/artifacts/$target" "Fuzz/regressions/$target"   # git keeps no empty folder
   log="$scratch/$target.log"
   set +e
   CHORUS_FUZZ_TARGET="$target" "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
@@ -33,8 +33,8 @@ for target in "${targets[@]}"; do
     "$scratch/corpus/$target" "Fuzz/corpus/$target" "Fuzz/regressions/$target" >"$log" 2>&1
   code=$?
   set -e
-  runs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log")
-  cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | awk '{print $2}')
+  runs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log" || true)
+  cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | awk '{print $2}' || true)
   corpus=$(ls -A "$scratch/corpus/$target" 2>/dev/null | wc -l || true)
   crashes=$(ls -A "$scratch/artifacts/$target" 2>/dev/null | wc -l || true)
   echo "$target: ${seconds} s, ${runs:-?} executions, coverage ${cov:-?} edges, corpus $corpus new inputs, exit $code, artifacts $crashes"
