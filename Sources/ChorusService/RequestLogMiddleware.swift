@@ -34,15 +34,12 @@ struct RequestLogMiddleware: RouterMiddleware {
             response = try standard.response(from: request, context: context)
             failure = (standard as? ServiceError)?.body.error.code
         } catch {
-            if let storage = ServiceError.storageFailure(error) {
-                logger.error("storage failure", metadata: ["request_id": .string(context.requestID), "error": .string(String(describing: error))])
-                response = try storage.response(from: request, context: context)
-                failure = storage.body.error.code
-            } else {
-                logger.error("unhandled error", metadata: ["request_id": .string(context.requestID), "error": .string(String(describing: error))])
-                response = try ServiceError(.internalServerError, "internal", "the request failed inside the service").response(from: request, context: context)
-                failure = "internal"
-            }
+            // A failed write of the service's own files is 507; anything else unexpected is 500.
+            let answer = ServiceError.storageFailure(error) ?? ServiceError(.internalServerError, "internal", "the request failed inside the service")
+            logger.error(answer.status.code == 507 ? "storage failure" : "unhandled error",
+                         metadata: ["request_id": .string(context.requestID), "error": .string(String(describing: error))])
+            response = try answer.response(from: request, context: context)
+            failure = answer.body.error.code
         }
         response.headers[.init("X-Request-Id")!] = context.requestID
         let elapsed = Date().timeIntervalSince(started)
