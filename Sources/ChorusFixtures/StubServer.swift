@@ -23,13 +23,18 @@ public final class StubServer: @unchecked Sendable {
         public var delay: Double = 0
         /// Close the connection without answering.
         public var drop = false
+        /// Send the head (with the whole body's length) and only this many bytes of the body, then close:
+        /// a connection reset mid-body.
+        public var truncateBody: Int?
 
-        public init(status: Int, headers: [String: String] = [:], body: Data = Data(), delay: Double = 0, drop: Bool = false) {
+        public init(status: Int, headers: [String: String] = [:], body: Data = Data(), delay: Double = 0, drop: Bool = false,
+                    truncateBody: Int? = nil) {
             self.status = status
             self.headers = headers
             self.body = body
             self.delay = delay
             self.drop = drop
+            self.truncateBody = truncateBody
         }
 
         public static func json(_ status: Int, _ object: Any, headers: [String: String] = [:]) -> Response {
@@ -153,7 +158,7 @@ public final class StubServer: @unchecked Sendable {
         for (name, value) in response.headers { text += "\(name): \(value)\r\n" }
         text += "\r\n"
         var output = Data(text.utf8)
-        output.append(response.body)
+        output.append(response.truncateBody.map { response.body.prefix($0) } ?? response.body)
         output.withUnsafeBytes { raw in
             var sent = 0
             while sent < raw.count {

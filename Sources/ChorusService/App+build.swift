@@ -2,6 +2,7 @@ import ChorusWire
 import Foundation
 public import Hummingbird
 public import Logging
+import NIOCore
 import ServiceLifecycle
 
 /// The Chorus HTTP service, built and ready to run (or to test in-process).
@@ -25,7 +26,11 @@ public struct ChorusServer: Sendable {
         let interrupted = state.renders.load(retention: configuration.retentionSeconds)
         let (router, routes) = buildRouter(state: state)
         self.routes = routes
-        application = Application(router: router,
+        // Hummingbird's idle timeout counts from the connection (or the last response) to the next complete
+        // request part, and is suspended while a response is being produced: a slowloris head or an idle
+        // keep-alive connection is closed, a long synchronous render is not.
+        let idleTimeout = TimeAmount.nanoseconds(Int64(configuration.idleTimeoutSeconds * 1e9))
+        application = Application(router: router, server: .http1(configuration: .init(idleTimeout: idleTimeout)),
                                   configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "chorus"),
                                   services: [RetentionSweeper(state: state)], logger: logger)
         var metadata: Logger.Metadata = ["host": .string(configuration.host), "port": .stringConvertible(configuration.port),

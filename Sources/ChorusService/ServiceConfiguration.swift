@@ -35,6 +35,10 @@ public struct ServiceConfiguration: Sendable {
     public var maxClipSeconds = 600.0
     /// Seconds in-flight renders get to finish on SIGTERM/SIGINT.
     public var shutdownTimeoutSeconds: Double = 30
+    /// Seconds a connection may take to send a complete request head, and may sit idle between requests,
+    /// before it is closed (slowloris, forgotten keep-alive connections). Never applies while a request's
+    /// body is arriving or its response is being produced (a synchronous render may take minutes).
+    public var idleTimeoutSeconds: Double = 60
     /// Provider requests in flight at once, per provider.
     public var providerConcurrency = Chorus.Configuration.defaultProviderConcurrency
     /// Provider keys and base URLs (`ELEVENLABS_API_KEY`, `OPENAI_API_KEY`, …).
@@ -48,7 +52,7 @@ public struct ServiceConfiguration: Sendable {
 
     /// Defaults, overridden by `CHORUS_HOST`, `CHORUS_PORT`, `CHORUS_DATA_DIR`, `CHORUS_API_KEYS` (comma-separated),
     /// `CHORUS_API_KEYS_FILE`, `CHORUS_RATE_LIMIT`, `CHORUS_KEY_RENDERS`, `CHORUS_WORKERS`, `CHORUS_QUEUE`,
-    /// `CHORUS_RETENTION` (`24h`, `90m`, `3600s`), `CHORUS_MAX_BODY_MB`, `CHORUS_SHUTDOWN_TIMEOUT`, `CHORUS_CONCURRENCY` and
+    /// `CHORUS_RETENTION` (`24h`, `90m`, `3600s`), `CHORUS_MAX_BODY_MB`, `CHORUS_SHUTDOWN_TIMEOUT`, `CHORUS_IDLE_TIMEOUT`, `CHORUS_CONCURRENCY` and
     /// `CHORUS_VOICE_ENGINE` (`flite` or `espeak`).
     /// - Throws: `ConfigurationError` naming the variable whose value is unusable.
     public init(environment: [String: String]) throws {
@@ -71,6 +75,7 @@ public struct ServiceConfiguration: Sendable {
         retentionSeconds = try value("CHORUS_RETENTION", Self.seconds) ?? retentionSeconds
         maxBodyBytes = try value("CHORUS_MAX_BODY_MB") { Int($0).map { $0 * 1_048_576 } } ?? maxBodyBytes
         shutdownTimeoutSeconds = try value("CHORUS_SHUTDOWN_TIMEOUT", Self.seconds) ?? shutdownTimeoutSeconds
+        idleTimeoutSeconds = try value("CHORUS_IDLE_TIMEOUT", Self.seconds) ?? idleTimeoutSeconds
         providerConcurrency = try value("CHORUS_CONCURRENCY") { Int($0) } ?? providerConcurrency
         voiceEngine = try value("CHORUS_VOICE_ENGINE") { VoiceEngine(rawValue: $0) } ?? voiceEngine
     }
@@ -100,6 +105,9 @@ public struct ServiceConfiguration: Sendable {
         return Double(text).flatMap { $0 > 0 ? $0 : nil }
     }
 
+    /// What `--idle-timeout` may be, seconds.
+    public static let idleTimeoutRange = 0.1...3_600.0
+
     /// True for `localhost`, `127.0.0.0/8` and `::1`.
     public var isLoopback: Bool {
         host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
@@ -121,6 +129,10 @@ public struct ServiceConfiguration: Sendable {
         ]
         for (name, value, range) in checks where !range.contains(value) {
             throw ConfigurationError(setting: name, value: String(value), reason: "must be between \(range.lowerBound) and \(range.upperBound)")
+        }
+        if !(Self.idleTimeoutRange ~= idleTimeoutSeconds) {
+            throw ConfigurationError(setting: "--idle-timeout", value: "\(idleTimeoutSeconds)s",
+                                     reason: "must be between \(Int(Self.idleTimeoutRange.lowerBound)) s and \(Int(Self.idleTimeoutRange.upperBound)) s")
         }
     }
 }

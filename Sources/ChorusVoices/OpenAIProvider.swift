@@ -64,6 +64,9 @@ public struct OpenAIProvider: VoiceProvider {
                                            headers: [("Authorization", "Bearer \(apiKey)")],
                                            json: Data(JSONValue.object(body).canonicalText.utf8))
         guard response.status == 200 else { throw error(for: response) }
+        if let type = response.nonAudioContentType {
+            throw VoiceError(.invalidResponse, provider: id, message: "the answer is \(type), not audio: \(http.redact(String(response.text.prefix(120))))")
+        }
         guard response.body.count >= 2 else { throw VoiceError(.invalidResponse, provider: id, message: "empty audio in the response") }
         let samples = PCM16.samples(littleEndian: response.body)
         return SynthesizedSpeech(audio: .pcm(AudioBuffer(format: AudioFormat(sampleRate: 24_000, channels: 1), samples: samples)),

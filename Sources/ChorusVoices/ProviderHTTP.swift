@@ -24,7 +24,25 @@ struct ProviderHTTP: Sendable {
         }
 
         var text: String { String(decoding: body.prefix(4_000), as: UTF8.self) }
+
+        /// The declared type when it is certainly not audio (`text/…`, JSON, XML, HTML): a proxy's error page or
+        /// a maintenance notice answered with 200. Audio types themselves are not checked (providers do not
+        /// document them for raw formats; the requested format decides the decoder).
+        var nonAudioContentType: String? {
+            guard let type = headers.first(name: "content-type")?.lowercased() else { return nil }
+            return ["text/", "json", "xml", "html"].contains { type.contains($0) } ? type : nil
+        }
     }
+
+    /// The one HTTP client of every provider, on AsyncHTTPClient's shared event loops. Connection
+    /// establishment is not retried inside the client: a refused or unreachable provider fails the attempt at
+    /// once and `RetryPolicy` decides (backoff, attempts, total time) — otherwise each attempt would wait out
+    /// the connect timeout, and a provider that is down would hold a render for minutes before its `502`.
+    static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
 
     let provider: String
     var timeoutSeconds: Int64 = 120
@@ -45,7 +63,7 @@ struct ProviderHTTP: Sendable {
             request.body = .bytes(ByteBuffer(data: body))
         }
         do {
-            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(timeoutSeconds))
+            let response = try await Self.client.execute(request, timeout: .seconds(timeoutSeconds))
             let body = try await response.body.collect(upTo: maxResponseBytes)
             return Response(status: Int(response.status.code), headers: response.headers, body: Data(buffer: body))
         } catch let error as NIOTooManyBytesError {

@@ -49,6 +49,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("shutdown-timeout"), help: "Time in-flight renders get to finish on SIGTERM: 30s [CHORUS_SHUTDOWN_TIMEOUT].")
     var shutdownTimeout: String?
 
+    @Option(name: .customLong("idle-timeout"), help: "Time a connection gets to send a request head, or may sit idle between requests: 60s [CHORUS_IDLE_TIMEOUT].")
+    var idleTimeout: String?
+
     @Option(parsing: .unconditional, help: "Provider requests in flight at once, per provider [CHORUS_CONCURRENCY]. Default 4.")
     var concurrency: Int?
 
@@ -67,15 +70,10 @@ struct ServeCommand: AsyncParsableCommand {
             if let keyRenders { configuration.rendersPerKey = keyRenders }
             if let workers { configuration.workers = workers }
             if let queue { configuration.queueLimit = queue }
-            if let retention {
-                guard let seconds = ServiceConfiguration.seconds(retention) else { throw ValidationError("--retention \(retention): use e.g. 24h, 90m or 3600s") }
-                configuration.retentionSeconds = seconds
-            }
+            if let retention { configuration.retentionSeconds = try Self.seconds("--retention", retention, example: "24h, 90m or 3600s") }
             if let maxBodyMB { configuration.maxBodyBytes = maxBodyMB * 1_048_576 }
-            if let shutdownTimeout {
-                guard let seconds = ServiceConfiguration.seconds(shutdownTimeout) else { throw ValidationError("--shutdown-timeout \(shutdownTimeout): use e.g. 30s") }
-                configuration.shutdownTimeoutSeconds = seconds
-            }
+            if let shutdownTimeout { configuration.shutdownTimeoutSeconds = try Self.seconds("--shutdown-timeout", shutdownTimeout, example: "30s") }
+            if let idleTimeout { configuration.idleTimeoutSeconds = try Self.seconds("--idle-timeout", idleTimeout, example: "60s") }
             if let concurrency { configuration.providerConcurrency = concurrency }
             if let voiceEngine {
                 guard let engine = VoiceEngine(rawValue: voiceEngine) else { throw ValidationError("--voice-engine \(voiceEngine): use flite or espeak") }
@@ -88,5 +86,11 @@ struct ServeCommand: AsyncParsableCommand {
         try await reportingErrors {
             try await ChorusServer(configuration: configuration).run()
         }
+    }
+
+    /// A duration flag (`90`, `90s`, `15m`, `24h`) as seconds, or a usage error naming the flag.
+    static func seconds(_ flag: String, _ text: String, example: String) throws -> Double {
+        guard let seconds = ServiceConfiguration.seconds(text) else { throw ValidationError("\(flag) \(text): use e.g. \(example)") }
+        return seconds
     }
 }

@@ -34,7 +34,7 @@ struct TestService {
     var configuration: ServiceConfiguration
     let logs = LogCapture()
 
-    init(stub: StubServer? = nil, edit: (inout ServiceConfiguration) -> Void = { _ in }) throws {
+    init(stub: StubServer? = nil, providerTimeout: Int64 = 30, edit: (inout ServiceConfiguration) -> Void = { _ in }) throws {
         directory = try TemporaryDirectory(prefix: "chorus-service")
         configuration = try ServiceConfiguration(environment: [:])
         configuration.dataDirectory = directory.file("data")
@@ -43,8 +43,8 @@ struct TestService {
         configuration.workers = 2
         var providers: [any VoiceProvider] = [FliteProvider(), EspeakProvider()]
         if let stub {
-            providers.append(OpenAIProvider(baseURL: stub.baseURL + "/v1", apiKey: providerKey, timeoutSeconds: 30))
-            providers.append(ElevenLabsProvider(baseURL: stub.baseURL, apiKey: providerKey, timeoutSeconds: 30))
+            providers.append(OpenAIProvider(baseURL: stub.baseURL + "/v1", apiKey: providerKey, timeoutSeconds: providerTimeout))
+            providers.append(ElevenLabsProvider(baseURL: stub.baseURL, apiKey: providerKey, timeoutSeconds: providerTimeout))
         } else {
             providers.append(OpenAIProvider(apiKey: nil))
             providers.append(ElevenLabsProvider(apiKey: nil))

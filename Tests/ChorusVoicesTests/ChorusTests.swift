@@ -117,7 +117,7 @@ struct ChorusTests {
             if case .segment = event { break }
         }
         var leftovers: [String] = []
-        for _ in 0..<40 {
+        for _ in 0..<200 {   // the cancelled render cleans up as it stops: soon, but later under a sanitizer
             leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0 != "cache" }
             if leftovers.isEmpty { break }
             try await Task.sleep(nanoseconds: 50_000_000)

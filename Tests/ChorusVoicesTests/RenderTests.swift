@@ -198,7 +198,7 @@ struct RenderTests {
 
 @Suite("Bad input never crashes, never leaves a partial file, never clobbers")
 struct RenderFailureTests {
-    static let original = Data("an existing output file".utf8)
+    static var original: Data { Data("an existing output file".utf8) }
 
     /// Renders a two-message conversation whose second clip is `bad`, expecting `code`.
     func expectFailure(_ code: AudioError.Code, clip: (TemporaryDirectory) throws -> String, mentioning: [String]) async throws {
