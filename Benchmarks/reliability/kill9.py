@@ -6,7 +6,8 @@ repeated so the cache is hit, some new), clip uploads and downloads going, kills
 after a random 0.05-6 s, restarts it and checks:
 
   - no temporary (`.partial`) file is left anywhere in the data dir once it is up again;
-  - every render the service ever accepted (202) is `done` or `failed` (never stuck `queued`/`running`),
+  - every render the service ever accepted (202) is `done` or `failed` (never stuck `queued`/`running`, never
+    unknown),
     and every `done` one serves audio whose bytes match its ETag-length and which ffmpeg (the referee)
     decodes to exactly the manifest's sample count;
   - every clip the service ever accepted (201) can still be used in a render, or is refused cleanly;
@@ -91,7 +92,7 @@ def main():
     server = Server(binary, data)
     accepted_renders, accepted_clips, checked_done = set(), set(), set()
     clip_bytes = wav()
-    totals = dict(rounds=0, renders_accepted=0, clips_accepted=0, done=0, failed=0, partial_files=0, stuck=0,
+    totals = dict(rounds=0, renders_accepted=0, clips_accepted=0, done=0, failed=0, lost=0, partial_files=0, stuck=0,
                   corrupt_served=0, cache_entries=0, cache_undecodable=0, clips_unusable=0)
     violations = []
     phrases = ["Dinner at seven.", "Who is picking up Maya?", "I will, after work.", "Bring the cake, please."]
@@ -161,6 +162,8 @@ def main():
             status, body, _ = call(port, "GET", f"/v1/renders/{render}")
             manifest = json.loads(body) if status == 200 else {}
             state = manifest.get("status")
+            if status == 404:
+                violations.append(f"round {round_number}: render {render} was accepted, now unknown (404)")
             if state in ("queued", "running"):
                 totals["stuck"] += 1
                 violations.append(f"round {round_number}: render {render} is {state} after a restart")
@@ -190,7 +193,9 @@ def main():
     for render in sorted(accepted_renders):
         status, body, _ = call(server.port, "GET", f"/v1/renders/{render}")
         state = json.loads(body).get("status") if status == 200 else None
-        totals["done" if state == "done" else "failed" if state == "failed" else "stuck" if state in ("queued", "running") else "failed"] += 1
+        totals["done" if state == "done" else "failed" if state == "failed" else "stuck" if state in ("queued", "running") else "lost"] += 1
+        if state not in ("done", "failed"):
+            violations.append(f"render {render} accepted, now {status} {state}")
     server.process.send_signal(signal.SIGTERM)
     server.process.wait()
     cache = [os.path.join(d, f) for d, _, files in os.walk(os.path.join(data, "cache")) for f in files

@@ -29,21 +29,40 @@ struct RenderExecutor: Sendable {
             result = .success(try await render(active))
         } catch {
             let failure = Self.serviceError(for: error)
-            try? clearFiles(of: active.id)
-            var manifest = active.manifest()
-            manifest.status = .failed
-            manifest.progress = nil
-            manifest.error = failure.body.error
-            let stored = StoredRender(manifest: manifest, audioFile: "", etag: "", audioBytes: 0, createdAt: active.createdAt,
-                                      expiresAt: active.expiresAt)
-            try? store.save(stored)
-            logger.warning("render failed", metadata: ["render": .string(active.id), "error": .string(failure.description)])
+            recordFailure(of: active, failure)
             result = .failure(failure)
         }
         metrics.rendered(outcome: (try? result.get()) == nil ? "failed" : "done", seconds: Date().timeIntervalSince(started))
         if case .failure(let failure) = result { active.audio?.finish(throwing: failure) } else { active.audio?.finish() }
         active.finish(result)
         if case .success(let stored) = result { await addWaveformBase(to: stored) }
+    }
+
+    /// Records that `active` was accepted — its folder and a `job.json` marker — before the client hears so:
+    /// if the process dies before the render finishes, the next start reports it failed ("interrupted")
+    /// instead of not knowing it.
+    /// - Throws: `ServiceError` 507 when the marker cannot be written (the render is then not accepted).
+    func accept(_ active: ActiveRender) throws {
+        let folder = data.renderFolder(active.id)
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try DataDirectory.write(Data(#"{"accepted":\#(active.createdAt)}"#.utf8), to: folder.appendingPathComponent("job.json"))
+        } catch {
+            throw Self.serviceError(for: error)
+        }
+    }
+
+    /// Records `active` as failed with `failure` (its files removed, `render.json` saying why).
+    func recordFailure(of active: ActiveRender, _ failure: ServiceError) {
+        try? clearFiles(of: active.id)
+        var manifest = active.manifest()
+        manifest.status = .failed
+        manifest.progress = nil
+        manifest.error = failure.body.error
+        let stored = StoredRender(manifest: manifest, audioFile: "", etag: "", audioBytes: 0, createdAt: active.createdAt,
+                                  expiresAt: active.expiresAt)
+        try? store.save(stored)
+        logger.warning("render failed", metadata: ["render": .string(active.id), "error": .string(failure.description)])
     }
 
     /// Peaks of the decoded stored audio at `waveformBase` frames per point, recorded in `render.json`.
@@ -64,10 +83,7 @@ struct RenderExecutor: Sendable {
     }
 
     private func render(_ active: ActiveRender) async throws -> StoredRender {
-        let folder = data.renderFolder(active.id)
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        // A marker that this render started: if the process dies now, the next start records it as interrupted.
-        try DataDirectory.write(Data(#"{"started":\#(active.createdAt)}"#.utf8), to: folder.appendingPathComponent("job.json"))
+        let folder = data.renderFolder(active.id)   // made by `accept`, with the job marker
         let format = active.resolved.format
         let audioName = "audio.\(format.rawValue)"
         var outputs = RenderOutputs(audio: folder.appendingPathComponent(audioName), timeline: folder.appendingPathComponent("timeline.json"),

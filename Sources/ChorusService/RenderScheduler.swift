@@ -4,7 +4,8 @@ import Logging
 /// Runs renders at most `workers` at a time, keeps at most `queueLimit` waiting (503 beyond), and at
 /// most `perCaller` queued or running per key (429 beyond). The same render requested again while it
 /// runs is joined, not repeated. On shutdown it stops taking renders and lets the running ones finish
-/// within the timeout; then they are cancelled (and recorded as failed).
+/// within the timeout; then they are cancelled, and they and the ones still waiting are recorded as failed.
+/// A render is on disk from the moment it is accepted (`RenderExecutor.accept`), so none is ever lost.
 actor RenderScheduler {
     private let workers: Int
     private let queueLimit: Int
@@ -42,6 +43,7 @@ actor RenderScheduler {
             throw ServiceError.overloaded(retryAfter: max(1, waiting.count / max(1, workers)))
         }
         let render = ActiveRender(resolved: resolved, caller: caller, createdAt: now, expiresAt: now + retention)
+        try executor.accept(render)
         active[render.id] = render
         perCallerCount[caller, default: 0] += 1
         waiting.append(render)
@@ -79,7 +81,10 @@ actor RenderScheduler {
         }
         for render in waiting {
             active.removeValue(forKey: render.id)
-            render.finish(.failure(.shuttingDown))
+            let failure = ServiceError(.serviceUnavailable, "shutting_down", "the service stopped before this render started; send the request again",
+                                       retryAfter: 5)
+            executor.recordFailure(of: render, failure)
+            render.finish(.failure(failure))
         }
         waiting.removeAll()
         for task in running.values { task.cancel() }

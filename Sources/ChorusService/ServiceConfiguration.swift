@@ -33,7 +33,8 @@ public struct ServiceConfiguration: Sendable {
     public var maxTotalCharacters = 50_000
     /// Longest clip accepted, seconds.
     public var maxClipSeconds = 600.0
-    /// Seconds in-flight renders get to finish on SIGTERM/SIGINT.
+    /// Seconds a shutdown (SIGTERM/SIGINT) may take: in-flight renders get this less about 2 s, then the rest are
+    /// cancelled and recorded failed, and the process exits.
     public var shutdownTimeoutSeconds: Double = 30
     /// Seconds a connection may take to send a complete request head, and may sit idle between requests,
     /// before it is closed (slowloris, forgotten keep-alive connections). Never applies while a request's

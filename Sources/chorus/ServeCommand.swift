@@ -46,7 +46,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-body-mb"), parsing: .unconditional, help: "Largest request body in MB [CHORUS_MAX_BODY_MB]. Default 25.")
     var maxBodyMB: Int?
 
-    @Option(name: .customLong("shutdown-timeout"), help: "Time in-flight renders get to finish on SIGTERM: 30s [CHORUS_SHUTDOWN_TIMEOUT].")
+    @Option(name: .customLong("shutdown-timeout"), help: "Time to finish in-flight renders and exit on SIGTERM: 30s [CHORUS_SHUTDOWN_TIMEOUT].")
     var shutdownTimeout: String?
 
     @Option(name: .customLong("idle-timeout"), help: "Time a connection gets to send a request head, or may sit idle between requests: 60s [CHORUS_IDLE_TIMEOUT].")

@@ -78,6 +78,32 @@ struct ServiceLoadTests {
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("job.json").path))
     }
 
+    @Test("an accepted render is on disk before its 202: queued at a crash → failed (interrupted) after the restart; queued at shutdown → failed")
+    func acceptedNeverLost() async throws {
+        let stub = try StubSpeech.openAIServer(latency: 3)
+        let service = try TestService(stub: stub) { $0.workers = 1 }
+        let server = try await service.server()
+        let (queued, alsoQueued) = try await server.application.test(.router) { client -> (String, String) in
+            func submit(_ text: String) async throws -> String {
+                let response = try await client.call(.post, "/v1/renders", json: textRequest([text], voice: "openai:nova"),
+                                                     headers: [.init("Prefer")!: "respond-async"])
+                #expect(response.status == .accepted, "\(response.text)")
+                return try response.decode(RenderManifest.self).id
+            }
+            _ = try await submit("Running first.")
+            return (try await submit("Waiting second."), try await submit("Waiting third."))
+        }
+        // A second service on the same data folder, as after a crash of the first: the queued render is known, and failed.
+        try await service.server().application.test(.router) { client in
+            let manifest = try await client.call(.get, "/v1/renders/\(queued)").decode(RenderManifest.self)
+            #expect(manifest.status == .failed && manifest.error?.code == "interrupted", "\(manifest)")
+        }
+        // The first one shutting down: what is still waiting is recorded failed, not forgotten.
+        await server.state.scheduler.shutdown(timeout: 0.1)
+        let stored = server.state.renders.get(alsoQueued)
+        #expect(stored?.manifest.status == .failed && stored?.manifest.error?.code == "shutting_down", "\(String(describing: stored?.manifest))")
+    }
+
     @Test("expired renders and clips are swept, files and all")
     func retention() async throws {
         let service = try TestService { $0.retentionSeconds = 1 }
