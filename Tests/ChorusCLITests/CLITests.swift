@@ -12,7 +12,13 @@ import Testing
 
 /// Runs the `chorus` binary built beside the tests.
 struct CLI {
+    /// The `chorus` of the same build as the running test executable (`.build/debug`, or `.build-asan/debug` for
+    /// a sanitized run — never a binary of another build).
     static let binary: URL = {
+        let tests = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")).map(URL.init(fileURLWithPath:))
+        if let beside = tests?.deletingLastPathComponent().appendingPathComponent("chorus"), FileManager.default.isExecutableFile(atPath: beside.path) {
+            return beside
+        }
         var directory = URL(fileURLWithPath: #filePath)
         while directory.lastPathComponent != "Tests" { directory.deleteLastPathComponent() }
         return directory.deletingLastPathComponent().appendingPathComponent(".build/debug/chorus")
