@@ -13,8 +13,8 @@ struct RenderDrain: Service, CustomStringConvertible {
         try? await gracefulShutdown()
         let depth = await state.scheduler.depth
         state.logger.info("shutting down", metadata: ["renders_running": .stringConvertible(depth.running), "renders_waiting": .stringConvertible(depth.waiting)])
-        // The timeout is the whole shutdown: renders get it less the ~1 s that cancelling the rest, answering
-        // their callers and closing connections takes (at least half of it), so the process exits within it.
+        // The timeout is the whole shutdown: renders get it less 2 s (at least half of it) for cancelling the rest,
+        // answering their callers and closing connections (about 1 s measured), so the process exits within it.
         let timeout = state.configuration.shutdownTimeoutSeconds
         await state.scheduler.shutdown(timeout: max(timeout / 2, timeout - 2))
     }

@@ -133,7 +133,7 @@ public struct ServiceConfiguration: Sendable {
         }
         if !(Self.idleTimeoutRange ~= idleTimeoutSeconds) {
             throw ConfigurationError(setting: "--idle-timeout", value: "\(idleTimeoutSeconds)s",
-                                     reason: "must be between \(Int(Self.idleTimeoutRange.lowerBound)) s and \(Int(Self.idleTimeoutRange.upperBound)) s")
+                                     reason: "must be between \(Self.idleTimeoutRange.lowerBound) s and \(Int(Self.idleTimeoutRange.upperBound)) s")
         }
     }
 }

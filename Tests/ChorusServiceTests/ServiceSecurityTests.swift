@@ -81,6 +81,12 @@ struct ServiceSecurityTests {
         #expect(fromEnvironment.apiKeys == ["first-key-0123456789", "second-key-0123456789"])
         #expect(fromEnvironment.retentionSeconds == 5_400 && fromEnvironment.rateLimitPerMinute == 0)
         #expect(throws: ConfigurationError.self) { _ = try ServiceConfiguration(environment: ["CHORUS_PORT": "eighty"]) }
+        // The idle timeout: a duration, within 0.1 s … 1 h, named when it is not.
+        var idle = try ServiceConfiguration(environment: ["CHORUS_IDLE_TIMEOUT": "2m"])
+        #expect(idle.idleTimeoutSeconds == 120)
+        idle.idleTimeoutSeconds = 0.01
+        #expect { try idle.validate() } throws: { ($0 as? ConfigurationError)?.description.contains("--idle-timeout") == true }
+        #expect(throws: ConfigurationError.self) { _ = try ServiceConfiguration(environment: ["CHORUS_IDLE_TIMEOUT": "soon"]) }
     }
 
     @Test("every request is logged once with its id (also in X-Request-Id); keys never appear in logs or responses")
