@@ -21,7 +21,10 @@ struct RenderExecutor: Sendable {
     let metrics: ServiceMetrics
     let logger: Logger
 
-    func execute(_ active: ActiveRender) async {
+    /// Runs `active` to its result and answers everyone waiting; returns the stored render when it is done, for
+    /// `addWaveformBase`, which the caller runs once the render has left the scheduler (so a `DELETE` meanwhile is
+    /// final, not answered by a render still listed as active).
+    func execute(_ active: ActiveRender) async -> StoredRender? {
         active.markRunning()
         let started = Date()
         let result: Result<StoredRender, ServiceError>
@@ -35,7 +38,7 @@ struct RenderExecutor: Sendable {
         metrics.rendered(outcome: (try? result.get()) == nil ? "failed" : "done", seconds: Date().timeIntervalSince(started))
         if case .failure(let failure) = result { active.audio?.finish(throwing: failure) } else { active.audio?.finish() }
         active.finish(result)
-        if case .success(let stored) = result { await addWaveformBase(to: stored) }
+        return try? result.get()
     }
 
     /// Records that `active` was accepted — its folder and a `job.json` marker — before the client hears so:
@@ -66,7 +69,7 @@ struct RenderExecutor: Sendable {
     }
 
     /// Peaks of the decoded stored audio at `waveformBase` frames per point, recorded in `render.json`.
-    private func addWaveformBase(to stored: StoredRender) async {
+    func addWaveformBase(to stored: StoredRender) async {
         let folder = data.renderFolder(stored.manifest.id)
         let audioURL = folder.appendingPathComponent(stored.audioFile)
         do {
@@ -76,7 +79,7 @@ struct RenderExecutor: Sendable {
             }
             var updated = stored
             updated.waveformBase = Self.waveformBase
-            if store.get(stored.manifest.id) != nil { try store.save(updated) }
+            try store.replace(updated)   // not if the render was deleted meanwhile
         } catch {
             logger.warning("waveform base not stored", metadata: ["render": .string(stored.manifest.id), "error": .string("\(error)")])
         }

@@ -57,8 +57,10 @@ actor RenderScheduler {
             let render = waiting.removeFirst()
             let executor = self.executor
             running[render.id] = Task {
-                await executor.execute(render)
+                let stored = await executor.execute(render)
                 self.finished(render)
+                // After the render has left the active set: its waveform base (worker pool, bounded like renders).
+                if let stored { await executor.addWaveformBase(to: stored) }
             }
         }
         executor.metrics.queue(depth: waiting.count)

@@ -63,6 +63,15 @@ final class RenderStore: @unchecked Sendable {
         }
     }
 
+    /// Saves `stored` over the render's record only if the render still exists (checked and saved under the one
+    /// lock, so a `DELETE` in between cannot be undone by a late update).
+    func replace(_ stored: StoredRender) throws {
+        try locked {
+            guard records[stored.manifest.id] != nil else { return }
+            try save(stored)
+        }
+    }
+
     /// Deletes a render and its files; returns whether it existed.
     @discardableResult
     func remove(_ id: String) -> Bool {
