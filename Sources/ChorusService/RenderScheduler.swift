@@ -43,6 +43,9 @@ actor RenderScheduler {
             throw ServiceError.overloaded(retryAfter: max(1, waiting.count / max(1, workers)))
         }
         let render = ActiveRender(resolved: resolved, caller: caller, createdAt: now, expiresAt: now + retention)
+        // A failed earlier attempt is replaced here, inside the actor: done in the route, a concurrent identical
+        // request could remove the folder of the attempt just accepted (lost at a crash; found by kill9.py).
+        if let earlier = executor.store.get(resolved.id), !earlier.isDone { executor.store.remove(resolved.id) }
         try executor.accept(render)
         active[render.id] = render
         perCallerCount[caller, default: 0] += 1

@@ -91,7 +91,7 @@ struct RendersController: Sendable {
                 if streaming { return try await streamStored(stored, headers: locations, context: context) }
                 return try HTTPSupport.json(RenderResponses.manifest(stored, data: state.data, words: words), headers: locations)
             }
-            state.renders.remove(resolved.id)   // failed before: try again
+            // Failed before: the scheduler replaces the failed record as it accepts the render again.
         }
         let active = try await state.scheduler.submit(resolved, caller: context.caller?.id ?? "anonymous", retention: state.configuration.retentionSeconds)
         if streaming, let tap = active.audio {
