@@ -19,25 +19,14 @@ Prints a summary line per round and the totals that docs/reliability.md quotes. 
 """
 import argparse, json, os, random, signal, socket, struct, subprocess, sys, tempfile, threading, time, urllib.request, urllib.error
 
+from harness import decoded_frames, free_port
+import harness
+
 KEY = "kill9-" + os.urandom(8).hex()
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def call(port, method, path, body=None, headers=None, timeout=30):
-    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method, data=body)
-    request.add_header("Authorization", f"Bearer {KEY}")
-    for name, value in (headers or {}).items():
-        request.add_header(name, value)
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return response.status, response.read(), dict(response.headers)
-    except urllib.error.HTTPError as error:
-        return error.code, error.read(), dict(error.headers)
+    return harness.call(KEY, port, method, path, body, headers, timeout)
 
 
 def wav(seconds=1.0, rate=16000, frequency=330.0):
@@ -46,11 +35,6 @@ def wav(seconds=1.0, rate=16000, frequency=330.0):
     samples = b"".join(struct.pack("<h", int(8000 * math.sin(2 * math.pi * frequency * n / rate))) for n in range(frames))
     return b"RIFF" + struct.pack("<I", 36 + len(samples)) + b"WAVEfmt " + struct.pack("<IHHIIHH", 16, 1, 1, rate, rate * 2, 2, 16) \
         + b"data" + struct.pack("<I", len(samples)) + samples
-
-
-def decoded_frames(path):
-    out = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-f", "s16le", "-ac", "1", "-"], capture_output=True)
-    return len(out.stdout) // 2 if out.returncode == 0 and not out.stderr.strip() else -1
 
 
 class Server:

@@ -22,31 +22,15 @@ Exit status 1 on any violation.
 """
 import argparse, json, os, signal, socket, subprocess, sys, tempfile, threading, time, urllib.error, urllib.request
 
+from harness import decoded_frames, free_port
+import harness
+
 KEY = "sigterm-" + os.urandom(8).hex()
 RENDERS = 20
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def call(port, method, path, body=None, headers=None, timeout=120):
-    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method, data=body)
-    request.add_header("Authorization", f"Bearer {KEY}")
-    for name, value in (headers or {}).items():
-        request.add_header(name, value)
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return response.status, response.read(), dict(response.headers)
-    except urllib.error.HTTPError as error:
-        return error.code, error.read(), dict(error.headers)
-
-
-def decoded_frames(path):
-    out = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-f", "s16le", "-ac", "1", "-"], capture_output=True)
-    return len(out.stdout) // 2 if out.returncode == 0 and not out.stderr.strip() else -1
+    return harness.call(KEY, port, method, path, body, headers, timeout)
 
 
 def render_body(round_number, index):
