@@ -60,6 +60,74 @@ struct LoudnessTests {
         #expect(abs(estimate - reference) < LoudnessNormalizer.meterMargin, "\(estimate) vs \(reference)")
     }
 
+    /// `channels` different voices interleaved, quiet passages included (so both gates matter), at `rate`.
+    private func multiVoice(rate: Int, channels: Int, seconds: Double) -> AudioBuffer {
+        let mono = AudioFormat(sampleRate: rate, channels: 1)
+        var voices: [AudioBuffer] = []
+        for channel in 0..<channels {
+            let level = 0.6 / Double(channel + 1)
+            let loud = SignalGenerator.speechLike(fundamental: 110 + 60 * Double(channel), seconds: seconds / 2, format: mono,
+                                                  seed: UInt64(channel + 1), amplitude: level)
+            let hum = SignalGenerator.tone(frequency: 40, amplitude: 0.002, seconds: seconds / 4, format: mono)   // far below the relative gate
+            let quiet = SignalGenerator.speechLike(fundamental: 90 + 70 * Double(channel), seconds: seconds / 4, format: mono,
+                                                   seed: UInt64(channel + 7), amplitude: 0.2)
+            voices.append(SignalGenerator.concatenate([loud, hum, quiet]))
+        }
+        let frames = voices.map { $0.frameCount }.min()!
+        var samples = [Float](repeating: 0, count: frames * channels)
+        for frame in 0..<frames { for channel in 0..<channels { samples[frame * channels + channel] = voices[channel].samples[frame] } }
+        return AudioBuffer(format: AudioFormat(sampleRate: rate, channels: channels), samples: samples)
+    }
+
+    @Test("integrated loudness agrees with libebur128 to 0.001 LU at every rate, mono to 5.1, fed in odd chunks",
+          arguments: [8_000, 11_025, 16_000, 22_050, 24_000, 32_000, 44_100, 48_000, 96_000])
+    func integratedAgreesWithLibebur128(rate: Int) throws {
+        for channels in [1, 2, 4, 5, 6] {
+            let clip = multiVoice(rate: rate, channels: channels, seconds: 4.3)
+            let reference = try LoudnessMeter(format: clip.format, truePeak: false)
+            try clip.samples.withUnsafeBufferPointer { try reference.add($0) }
+            var meter = IntegratedLoudness(format: clip.format)
+            clip.samples.withUnsafeBufferPointer { samples in
+                // Chunks that straddle the 100 ms segments in every way.
+                var start = 0
+                var size = 1
+                while start < clip.frameCount {
+                    let end = min(clip.frameCount, start + size)
+                    meter.add(UnsafeBufferPointer(rebasing: samples[(start * channels)..<(end * channels)]))
+                    start = end
+                    size = size * 3 % 7_919 + 1
+                }
+            }
+            // All at once: most of it filtered as eight stretches side by side.
+            var whole = IntegratedLoudness(format: clip.format)
+            clip.samples.withUnsafeBufferPointer { whole.add($0) }
+            let expected = try #require(try reference.integratedLoudness())
+            let measured = try #require(meter.loudness())
+            let measuredWhole = try #require(whole.loudness())
+            #expect(abs(measured - expected) < 0.001, "\(rate) Hz, \(channels) channels, in chunks: \(measured) vs libebur128 \(expected)")
+            #expect(abs(measuredWhole - expected) < 0.001, "\(rate) Hz, \(channels) channels, whole: \(measuredWhole) vs libebur128 \(expected)")
+        }
+    }
+
+    @Test("integrated loudness is nil, like libebur128's, for silence and for less than 400 ms")
+    func integratedGates() throws {
+        for clip in [SignalGenerator.silence(seconds: 2, format: .speech),
+                     SignalGenerator.tone(frequency: 1_000, amplitude: 0.5, seconds: 0.39, format: .speech),
+                     SignalGenerator.tone(frequency: 1_000, amplitude: 0.00001, seconds: 2, format: .speech)] {
+            var meter = IntegratedLoudness(format: clip.format)
+            clip.samples.withUnsafeBufferPointer { meter.add($0) }
+            let reference = try LoudnessMeter(format: clip.format, truePeak: false)
+            try clip.samples.withUnsafeBufferPointer { try reference.add($0) }
+            let expected = try reference.integratedLoudness()
+            #expect(meter.loudness() == nil && expected == nil, "\(clip.duration) s, peak \(clip.peak)")
+        }
+        // BS.1770's calibration: a 997 Hz sine of peak −20 dBFS (RMS −23.01 dB) reads −23.01 LUFS.
+        let sine = SignalGenerator.tone(frequency: 997, amplitude: 0.1, seconds: 3, format: AudioFormat(sampleRate: 48_000, channels: 1))
+        var meter = IntegratedLoudness(format: sine.format)
+        sine.samples.withUnsafeBufferPointer { meter.add($0) }
+        #expect(abs(try #require(meter.loudness()) - -23.01) < 0.05)
+    }
+
     @Test("trimming keeps at most 25 ms around the sound")
     func trimming() {
         let format = AudioFormat.speech

@@ -81,7 +81,9 @@ struct ServiceLoadTests {
 
     @Test("an accepted render is on disk before its 202: queued at a crash → failed (interrupted) after the restart; queued at shutdown → failed")
     func acceptedNeverLost() async throws {
-        let stub = try StubSpeech.openAIServer(latency: 3)
+        // The first render holds the only worker for 10 s: the others are still queued at the "crash" and at the
+        // shutdown however slowly this runs (3 s were not enough on a loaded machine under the full suite).
+        let stub = try StubSpeech.openAIServer(latency: 10)
         let service = try TestService(stub: stub) { $0.workers = 1 }
         let server = try await service.server()
         let (queued, alsoQueued) = try await server.application.test(.router) { client -> (String, String) in

@@ -123,6 +123,33 @@ struct RenderTests {
         }
     }
 
+    @Test("MP3 in pieces encoded in parallel and with one encoder: identical timelines, audio within the codec's noise",
+          .enabled(if: Referee.available, "needs ffmpeg as the referee decoder"))
+    func parallelEncodeMatchesSerial() async throws {
+        let fixture = try FixtureConversation(gapMs: 450)
+        var serial = RenderOptions()
+        serial.serialEncode = true
+        var parallel = RenderOptions()
+        parallel.jobs = 3
+        let one = try await fixture.render(to: "serial.mp3", options: serial)
+        let pieces = try await fixture.render(to: "pieces.mp3", options: parallel)
+        let oneJSON = try Data(contentsOf: fixture.directory.file("serial.mp3.timeline.json"))
+        let piecesJSON = try Data(contentsOf: fixture.directory.file("pieces.mp3.timeline.json"))
+        #expect(oneJSON == piecesJSON)
+        let a = try Referee.decodeS16(fixture.directory.file("serial.mp3"))
+        let b = try Referee.decodeS16(fixture.directory.file("pieces.mp3"))
+        try #require(a.count == one.timeline.samples && b.count == pieces.timeline.samples)
+        var squares = 0.0
+        var energy = 0.0
+        for index in a.indices {
+            let delta = Double(Int(a[index]) - Int(b[index]))
+            squares += delta * delta
+            energy += Double(a[index]) * Double(a[index])
+        }
+        // Two encodes of the same PCM differ by codec noise: far below the signal (here < −20 dB).
+        #expect(10 * log10(squares / energy) < -20, "difference \(10 * log10(squares / energy)) dB")
+    }
+
     @Test("timeline JSON and captions describe every message")
     func timelineAndCaptions() async throws {
         let fixture = try FixtureConversation()

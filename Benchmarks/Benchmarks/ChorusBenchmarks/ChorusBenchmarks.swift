@@ -81,7 +81,7 @@ let benchmarks: @Sendable () -> Void = {
             blackHole(try LoudnessNormalizer(targetLUFS: -16).normalize(&clip))
         }
     }
-    Benchmark("loudness measure only 60 s 44.1 kHz mono (libebur128 + true-peak estimate)") { benchmark in
+    Benchmark("loudness measure only 60 s 44.1 kHz mono (K-weighted gated loudness + true-peak estimate)") { benchmark in
         for _ in benchmark.scaledIterations { blackHole(try LoudnessMeasurement.measure(Fixtures.voice44)) }
     }
     Benchmark("stitch 50 in-memory WAV messages → WAV (no trim or normalize)") { benchmark in

@@ -18,6 +18,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case request
     /// audiowaveform `.dat` bytes through the reader, then written back and coarsened.
     case waveform
+    /// MP3 bytes through the parallel encoder's frame walker, and as the LAME tag frame it rewrites.
+    case mp3tag
 
     /// Runs the target on `bytes`.
     public func run(_ bytes: Data) {
@@ -26,6 +28,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .conversation: Self.conversation(bytes)
         case .request: Self.request(bytes)
         case .waveform: Self.waveform(bytes)
+        case .mp3tag: Self.mp3tag(bytes)
         }
     }
 
@@ -105,6 +108,60 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         if peaks.samplesPerPixel <= Int(Int32.max) / 3 {
             let coarse = peaks.coarsened(by: 3)
             check(coarse.length == (peaks.length + 2) / 3, "coarsened by 3: \(coarse.length) points from \(peaks.length)")
+        }
+    }
+
+    /// The first 8 bytes choose the stream the tag describes (frames, frame size, samples, bytes per frame);
+    /// the rest is both an MP3 stream for the frame walker and the template tag frame.
+    static func mp3tag(_ bytes: Data) {
+        let input = [UInt8](bytes)
+        let parameters = Array(input.prefix(8)) + [UInt8](repeating: 0, count: max(0, 8 - input.count))
+        let stream = Array(input.dropFirst(8))
+        do {
+            let frames = try MP3Stream.frames(in: stream, subject: "fuzz")
+            var offset = 0
+            stream.withUnsafeBufferPointer { buffer in
+                for frame in frames {
+                    check(frame.lowerBound == offset && MP3Stream.frameLength(buffer, at: offset) == frame.count, "frame \(frame) at \(offset)")
+                    offset = frame.upperBound
+                }
+            }
+            check(offset == stream.count, "frames cover \(offset) of \(stream.count) bytes")
+        } catch let error as AudioError {
+            check(error.code == .encodingFailed, "frame walker error \(error.code)")
+        } catch {
+            preconditionFailure("MP3Stream.frames threw \(type(of: error)): \(error)")
+        }
+        let frameCount = (Int(parameters[0]) | Int(parameters[1]) << 8) % 5_000
+        let samplesPerFrame = parameters[2] & 1 == 0 ? 1152 : 576
+        let samples = (Int(parameters[3]) | Int(parameters[4]) << 8 | Int(parameters[5]) << 16) % (frameCount * samplesPerFrame + 5_000)
+        let frameBytes = 24 + Int(parameters[6])
+        let crc = stream.withUnsafeBufferPointer { MP3Stream.crc16(UInt16(parameters[7]), $0) }
+        do {
+            let tag = try MP3Stream.lameTag(template: stream, frameOffsets: (0..<frameCount).map { $0 * frameBytes },
+                                            audioBytes: frameCount * frameBytes, samplesPerFrame: samplesPerFrame, samples: samples,
+                                            musicCRC: crc, subject: "fuzz")
+            check(tag.count == stream.count, "the tag changed size")
+            guard let start = (0..<max(0, tag.count - 156)).first(where: {
+                tag[$0..<($0 + 4)].elementsEqual("Info".utf8) || tag[$0..<($0 + 4)].elementsEqual("Xing".utf8)
+            }) else { preconditionFailure("a rewritten tag lost its header") }
+            func read32(_ at: Int) -> Int { (0..<4).reduce(0) { $0 << 8 | Int(tag[at + $1]) } }
+            check(read32(start + 8) == frameCount, "frame count \(read32(start + 8)), not \(frameCount)")
+            check(read32(start + 12) == frameCount * frameBytes + tag.count, "stream size")
+            let delay = Int(tag[start + 141]) << 4 | Int(tag[start + 142]) >> 4
+            let padding = Int(tag[start + 142] & 0xF) << 8 | Int(tag[start + 143])
+            check(frameCount * samplesPerFrame - delay - padding == samples, "delay \(delay) and padding \(padding) do not give \(samples) samples")
+            check(UInt16(tag[start + 152]) << 8 | UInt16(tag[start + 153]) == crc, "music CRC")
+            let tagCRC = tag.withUnsafeBufferPointer { MP3Stream.crc16(0, UnsafeBufferPointer(rebasing: $0[0..<(start + 154)])) }
+            check(UInt16(tag[start + 154]) << 8 | UInt16(tag[start + 155]) == tagCRC, "tag CRC")
+            check(zip(tag, stream).enumerated().allSatisfy { index, pair in
+                pair.0 == pair.1 || (start + 8..<start + 116).contains(index) || (start + 142...start + 143).contains(index)
+                    || (start + 148..<start + 156).contains(index)
+            }, "bytes outside the rewritten fields changed")
+        } catch let error as AudioError {
+            check(error.code == .encodingFailed, "tag rewrite error \(error.code)")
+        } catch {
+            preconditionFailure("MP3Stream.lameTag threw \(type(of: error)): \(error)")
         }
     }
 

@@ -1,4 +1,5 @@
-/// Accumulated time per stage, in seconds. Values from parallel workers add up (CPU time per stage).
+/// CPU time per stage, in seconds: each stage's work is timed on the thread's own CPU clock (so a stage
+/// that waits for a core is not charged for it), and values from parallel workers add up.
 public struct StageTimings: Sendable, Codable {
     public private(set) var seconds: [Stage: Double] = [:]
 
@@ -12,11 +13,11 @@ public struct StageTimings: Sendable, Codable {
         for (stage, value) in other.seconds { seconds[stage, default: 0] += value }
     }
 
-    /// Runs `body`, adding its duration to `stage`.
+    /// Runs `body` (synchronous, so on one thread), adding the CPU time it took to `stage`.
     @inline(__always)
     mutating func measure<T>(_ stage: Stage, _ body: () throws -> T) rethrows -> T {
-        let start = MonotonicClock.now
-        defer { add(stage, MonotonicClock.now - start) }
+        let start = MonotonicClock.threadCPU
+        defer { add(stage, MonotonicClock.threadCPU - start) }
         return try body()
     }
 }

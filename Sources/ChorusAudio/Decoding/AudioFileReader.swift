@@ -101,9 +101,7 @@ public final class AudioFileReader {
         guard !finished else { return false }
         let before = samples.count
         while samples.count == before {
-            let decodeStart = MonotonicClock.now
-            let frame = try decoder.nextFrame()
-            timings.add(.decode, MonotonicClock.now - decodeStart)
+            let frame = try timings.measure(.decode) { try decoder.nextFrame() }
             guard let frame else {
                 if let resampler {
                     try timings.measure(.resample) { try resampler.flush(into: &samples) }

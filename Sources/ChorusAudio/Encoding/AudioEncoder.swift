@@ -10,11 +10,15 @@ package protocol AudioEncoder: AnyObject {
     /// Flushes the encoder and completes its output, with `chapters` where the format carries
     /// them (their titles were `EncoderSettings.chapterTitles`). Must be called once, after the last `write`.
     func finish(chapters: [ChapterMark]) throws
+    /// CPU seconds the encoder spent on threads of its own (the caller times its calls; this is the rest).
+    var otherThreadsSeconds: Double { get }
 }
 
 extension AudioEncoder {
     /// Finishes without chapters.
     package func finish() throws { try finish(chapters: []) }
+
+    package var otherThreadsSeconds: Double { 0 }
 }
 
 /// Settings for writing one audio file.
@@ -28,14 +32,17 @@ public struct EncoderSettings: Sendable {
     /// Titles of the chapters `finish` will mark, for formats that size a header by them (MP3's
     /// ID3 tag, Ogg's comment header); empty for none. Formats without chapters ignore them.
     public var chapterTitles: [String]
+    /// MP3 pieces encoded at once (`ParallelMP3Encoder`); 1 for one encoder over the whole stream.
+    public var encoderJobs: Int
 
     public init(fileFormat: OutputFileFormat, format: AudioFormat, bitRate: Int = RenderOptions.defaultBitRate,
-                mp3Quality: Int = RenderOptions.defaultMP3Quality, chapterTitles: [String] = []) {
+                mp3Quality: Int = RenderOptions.defaultMP3Quality, chapterTitles: [String] = [], encoderJobs: Int = 1) {
         self.fileFormat = fileFormat
         self.format = format
         self.bitRate = bitRate
         self.mp3Quality = mp3Quality
         self.chapterTitles = chapterTitles
+        self.encoderJobs = encoderJobs
     }
 }
 
@@ -44,6 +51,12 @@ enum EncoderFactory {
     static func make(_ settings: EncoderSettings, output: EncodedOutput) throws -> any AudioEncoder {
         try settings.fileFormat.validate(settings.format, bitRate: settings.bitRate)
         switch settings.fileFormat {
+        case .mp3 where settings.encoderJobs > 1 && !output.isStreaming:
+            // A stream keeps one encoder: its frames leave as soon as they are encoded, where pieces would
+            // wait for the silence after them (a listener would wait for the next message's synthesis).
+            return try ParallelMP3Encoder(output: output, format: settings.format, bitRate: settings.bitRate,
+                                          quality: settings.mp3Quality, jobs: settings.encoderJobs,
+                                          chapterTitles: settings.chapterTitles)
         case .mp3:
             return try MP3Encoder(output: output, format: settings.format, bitRate: settings.bitRate, quality: settings.mp3Quality,
                                   chapterTitles: settings.chapterTitles)

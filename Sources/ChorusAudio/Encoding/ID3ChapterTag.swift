@@ -31,6 +31,23 @@ struct ID3ChapterTag {
         return Self.build(titles: titles, milliseconds: milliseconds)
     }
 
+    /// Appends the tag with zero times: the placeholder `write(chapters:sampleRate:into:)` fills in at the end.
+    func writePlaceholder(into output: EncodedOutput) throws {
+        try output.append(bytes(milliseconds: Array(repeating: (0, 0), count: titles.count)), count: size)
+    }
+
+    /// Rewrites the placeholder at the start of `output` with each chapter's times (chapters past the
+    /// marks get zero times).
+    func write(chapters: [ChapterMark], sampleRate: Int, into output: EncodedOutput) throws {
+        let times = titles.indices.map { index -> (Int, Int) in
+            guard index < chapters.count else { return (0, 0) }
+            let frames = chapters[index].frames
+            return (ChapterMark.milliseconds(frames: frames.lowerBound, sampleRate: sampleRate),
+                    ChapterMark.milliseconds(frames: frames.upperBound, sampleRate: sampleRate))
+        }
+        try bytes(milliseconds: times).withUnsafeBytes { try output.overwrite($0, at: 0) }
+    }
+
     private static func build(titles: [String], milliseconds: [(Int, Int)]) -> [UInt8] {
         var frames: [UInt8] = []
         let ids = titles.indices.map { "chp\($0)" }

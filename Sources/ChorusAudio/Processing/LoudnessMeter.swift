@@ -3,6 +3,9 @@ import Foundation
 
 /// An EBU R128 meter (libebur128): integrated loudness (gated, LUFS) and true peak (dBTP).
 ///
+/// Rendering measures with the faster `IntegratedLoudness` and `TruePeak.estimate`; this meter is the
+/// oversampling true-peak reference and the tests' referee for both.
+///
 /// Owns one `ebur128_state`; `deinit` destroys it. Feed it with `add(_:)`, then read the results.
 ///
 /// ```swift
@@ -76,25 +79,25 @@ public struct LoudnessMeasurement: Sendable, Codable, Equatable {
     public var truePeak: Double
     public var method: Method
 
-    /// Measures a clip: integrated loudness with libebur128 (falling back to the repeated-clip
+    /// Measures a clip: integrated loudness with `IntegratedLoudness` (falling back to the repeated-clip
     /// measurement below 400 ms) and true peak with `TruePeak.estimate`.
     public static func measure(_ buffer: AudioBuffer) throws -> LoudnessMeasurement {
         let truePeak = TruePeak.estimate(buffer)
         guard buffer.frameCount > 0, truePeak > -.infinity else {
             return LoudnessMeasurement(loudness: nil, truePeak: truePeak, method: .silent)
         }
-        let meter = try LoudnessMeter(format: buffer.format, truePeak: false)
+        var meter = IntegratedLoudness(format: buffer.format)
         let blockFrames = buffer.format.frames(milliseconds: 400)
         let shortClip = buffer.frameCount < blockFrames
         let target = shortClip ? buffer.format.frames(milliseconds: 1200) : buffer.frameCount
         var added = 0
-        try buffer.samples.withUnsafeBufferPointer { samples in
+        buffer.samples.withUnsafeBufferPointer { samples in
             repeat {
-                try meter.add(samples)
+                meter.add(samples)
                 added += buffer.frameCount
             } while added < target
         }
-        guard let loudness = try meter.integratedLoudness() else {
+        guard let loudness = meter.loudness() else {
             return LoudnessMeasurement(loudness: nil, truePeak: truePeak, method: .silent)
         }
         return LoudnessMeasurement(loudness: loudness, truePeak: truePeak, method: shortClip ? .shortClip : .integrated)

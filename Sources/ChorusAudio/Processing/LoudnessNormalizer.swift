@@ -64,8 +64,7 @@ public struct LoudnessNormalizer: Sendable {
         var current = measured
         var previous: (gain: Double, loudness: Double)?
         for _ in 0..<6 {
-            buffer.samples = original
-            Self.scale(&buffer.samples, by: gainDB)
+            Self.scale(original, by: gainDB, into: &buffer.samples)
             let limiter = PeakLimiter(format: buffer.format, ceiling: Float(pow(10, ceilingDB / 20)))
             limiterDB = buffer.samples.withUnsafeMutableBufferPointer { limiter.process($0) }
             current = try LoudnessMeasurement.measure(buffer)
@@ -95,6 +94,16 @@ public struct LoudnessNormalizer: Sendable {
 
     /// dB kept between the ceiling and `TruePeak.estimate`, covering its difference from libebur128's meter.
     static let meterMargin = 0.15
+
+    /// `output = source × gain`, in one pass (`output` has `source`'s length).
+    static func scale(_ source: [Float], by decibels: Double, into output: inout [Float]) {
+        let factor = Float(pow(10, decibels / 20))
+        source.withUnsafeBufferPointer { source in
+            output.withUnsafeMutableBufferPointer { output in
+                for index in source.indices { output[index] = source[index] * factor }
+            }
+        }
+    }
 
     static func scale(_ samples: inout [Float], by decibels: Double) {
         let factor = Float(pow(10, decibels / 20))

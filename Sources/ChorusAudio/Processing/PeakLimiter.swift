@@ -59,17 +59,19 @@ public struct PeakLimiter: Sendable {
         var head = 0
         var count = 0
         var next = 0
+        // Ring positions wrap by one comparison, not `%` (an integer division per step was most of this loop).
+        @inline(__always) func wrapped(_ position: Int) -> Int { position >= ringSize ? position - ringSize : position }
         for frame in 0..<frames {
             let end = min(frames, frame + window)
             while next < end {
                 let value = needed[next]
-                while count > 0 && needed[ring[(head + count - 1) % ringSize]] >= value { count -= 1 }
-                ring[(head + count) % ringSize] = next
+                while count > 0 && needed[ring[wrapped(head + count - 1)]] >= value { count -= 1 }
+                ring[wrapped(head + count)] = next
                 count += 1
                 next += 1
             }
             while ring[head] < frame {
-                head = (head + 1) % ringSize
+                head = wrapped(head + 1)
                 count -= 1
             }
             ahead[frame] = needed[ring[head]]

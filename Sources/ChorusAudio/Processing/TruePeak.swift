@@ -12,9 +12,10 @@ import Foundation
 public enum TruePeak {
     private static let halfWidth = 6
 
-    /// Interpolation weights, `[phase][tap]`, for positions `phase / factor` past a sample.
-    private static func kernel(factor: Int) -> [[Float]] {
-        (0..<factor).map { phase in
+    /// Interpolation weights, phase-major: `taps` weights for each position `phase / factor` past a sample,
+    /// tap `t` applying to the sample `t - (halfWidth - 1)` away.
+    private static func kernel(factor: Int) -> [Float] {
+        (0..<factor).flatMap { phase in
             let offset = Double(phase) / Double(factor)
             return (-(halfWidth - 1)...halfWidth).map { tap in
                 let distance = Double(tap) - offset
@@ -25,6 +26,7 @@ public enum TruePeak {
         }
     }
 
+    private static let taps = 2 * halfWidth
     private static let kernel4 = kernel(factor: 4)
     private static let kernel2 = kernel(factor: 2)
 
@@ -35,30 +37,37 @@ public enum TruePeak {
         let samplePeak = buffer.peak
         guard samplePeak > 0 else { return -.infinity }
         let factor = buffer.format.sampleRate >= 96_000 ? 2 : 4
-        let weights = factor == 4 ? kernel4 : kernel2
         let threshold = samplePeak * 0.5
         var highest = samplePeak
         buffer.samples.withUnsafeBufferPointer { samples in
-            for channel in 0..<channels {
-                var lastInterval = -1
-                for frame in 0..<frames where abs(samples[frame * channels + channel]) >= threshold {
-                    // The intervals on both sides of a loud sample: [frame-1, frame] and [frame, frame+1].
-                    let first = max(frame - 1, lastInterval + 1, 0)
-                    let last = min(frame, frames - 2)
-                    guard first <= last else { continue }
-                    for start in first...last {
-                        for phase in 1..<factor {
-                            var sum: Float = 0
-                            let tapWeights = weights[phase]
-                            for (tapIndex, tap) in (-(halfWidth - 1)...halfWidth).enumerated() {
-                                let source = start + tap
-                                if source >= 0 && source < frames {
-                                    sum += samples[source * channels + channel] * tapWeights[tapIndex]
+            (factor == 4 ? kernel4 : kernel2).withUnsafeBufferPointer { weights in
+                guard let base = samples.baseAddress, let kernel = weights.baseAddress else { return }
+                for channel in 0..<channels {
+                    var lastInterval = -1
+                    for frame in 0..<frames where abs(base[frame &* channels &+ channel]) >= threshold {
+                        // The intervals on both sides of a loud sample: [frame-1, frame] and [frame, frame+1].
+                        let first = max(frame - 1, lastInterval + 1, 0)
+                        let last = min(frame, frames - 2)
+                        guard first <= last else { continue }
+                        for start in first...last {
+                            let firstTap = start - (halfWidth - 1)
+                            let interior = firstTap >= 0 && start + halfWidth < frames
+                            for phase in 1..<factor {
+                                let phaseWeights = kernel + phase * taps
+                                var sum: Float = 0
+                                if interior {
+                                    let origin = base + firstTap * channels + channel
+                                    for tap in 0..<taps { sum += origin[tap &* channels] * phaseWeights[tap] }
+                                } else {
+                                    // Near the ends: taps outside the clip count as silence.
+                                    for tap in 0..<taps where firstTap + tap >= 0 && firstTap + tap < frames {
+                                        sum += base[(firstTap + tap) * channels + channel] * phaseWeights[tap]
+                                    }
                                 }
+                                highest = max(highest, abs(sum))
                             }
-                            highest = max(highest, abs(sum))
+                            lastInterval = start
                         }
-                        lastInterval = start
                     }
                 }
             }

@@ -48,7 +48,7 @@ package final class RenderSession: @unchecked Sendable {
             encoded = try EncodedOutput(file: audioFile?.temporaryURL, memory: outputs.keepAudioInMemory, stream: outputs.stream,
                                         subject: outputs.audio?.path ?? "\(fileFormat.rawValue) output")
             let settings = EncoderSettings(fileFormat: fileFormat, format: format, bitRate: options.bitRate, mp3Quality: options.mp3Quality,
-                                           chapterTitles: chapterTitles)
+                                           chapterTitles: chapterTitles, encoderJobs: options.serialEncode ? 1 : options.jobs)
             stitcher = try Stitcher(
                 encoder: EncoderFactory.make(settings, output: encoded),
                 waveform: options.waveform.map { try WaveformGenerator(sampleRate: format.sampleRate, channels: format.channels, zoom: $0.zoom) },

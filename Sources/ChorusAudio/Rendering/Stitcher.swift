@@ -66,6 +66,7 @@ final class Stitcher {
     func finish(chapterTitles: [String] = []) throws -> WaveformPeaks? {
         let chapters = ChapterMark.contiguous(titles: chapterTitles, starts: starts, total: framesWritten)
         try timings.measure(.encode) { try encoder.finish(chapters: chapters) }
+        timings.add(.encode, encoder.otherThreadsSeconds)
         return waveform?.finish()
     }
 }
