@@ -106,6 +106,24 @@ public final class StubServer: @unchecked Sendable {
         }
     }
 
+    /// Waits `seconds` before answering, but no longer than the caller does: returns false as soon as the client
+    /// hangs up (it timed out) or the server stops, so a stalled response never outlives the test that asked for it
+    /// (a thread still asleep at the process's exit holds its request, which LeakSanitizer reports).
+    private func stall(_ seconds: Double, client: Int32) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while true {
+            let left = deadline.timeIntervalSinceNow
+            if left <= 0 { return true }
+            if lock.withLocked({ stopped }) { return false }
+            var descriptor = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
+            if poll(&descriptor, 1, Int32(min(left, 0.1) * 1000) + 1) > 0 {
+                var byte: UInt8 = 0
+                if recv(client, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) <= 0 { return false }   // closed (or reset)
+                Thread.sleep(forTimeInterval: min(left, 0.1))   // more bytes from the caller: keep stalling
+            }
+        }
+    }
+
     private func serve(_ client: Int32) {
         defer { close(client) }
         var buffer = Data()
@@ -151,9 +169,9 @@ public final class StubServer: @unchecked Sendable {
         let response = currentHandler(request)
         // The delay counts from the request's arrival, so the time spent making the response is part of it.
         let wait = response.delay - Date().timeIntervalSince(received)
-        if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+        let callerWaits = wait <= 0 || stall(wait, client: client)
         lock.withLocked { inFlight -= 1 }
-        if response.drop { return }
+        if response.drop || !callerWaits { return }
         var text = "HTTP/1.1 \(response.status) Stub\r\nContent-Length: \(response.body.count)\r\nConnection: close\r\n"
         for (name, value) in response.headers { text += "\(name): \(value)\r\n" }
         text += "\r\n"
