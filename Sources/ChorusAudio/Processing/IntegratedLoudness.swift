@@ -39,7 +39,9 @@ public struct IntegratedLoudness: Sendable {
         switch channels {
         case 4: return [1, 1, 1.41, 1.41]
         case 5: return [1, 1, 1, 1.41, 1.41]
-        default: return (0..<channels).map { [1, 1, 1, 0, 1.41, 1.41][safe: $0] ?? 1 }
+        default:
+            let standard: [Double] = [1, 1, 1, 0, 1.41, 1.41]
+            return (0..<channels).map { $0 < standard.count ? standard[$0] : 1 }
         }
     }
 
@@ -320,8 +322,4 @@ struct Lanes8: FilterLanes {
     }
 
     mutating func accumulate(_ other: Lanes8) { self = self + other }
-}
-
-extension Array {
-    fileprivate subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
 }
