@@ -55,4 +55,56 @@ struct PeakLimiterTests {
         let reduction = samples.withUnsafeMutableBufferPointer { PeakLimiter(format: .speech, ceiling: 0.6).process($0) }
         #expect(reduction == 0 && samples == original)
     }
+
+    @Test("the region-by-region limiter equals the plain frame-by-frame computation", arguments: [1, 2])
+    func matchesPlainComputation(channels: Int) {
+        let format = AudioFormat(sampleRate: 44_100, channels: channels)
+        // Speech-like bursts boosted into the ceiling, separated by stretches long and short, so regions
+        // merge, stand alone, and release fully or partly between them.
+        var signal = SignalGenerator.concatenate([
+            SignalGenerator.speechLike(fundamental: 140, seconds: 1.3, format: format, seed: 3),
+            SignalGenerator.silence(seconds: 0.004, format: format),
+            SignalGenerator.speechLike(fundamental: 210, seconds: 0.7, format: format, seed: 4),
+            SignalGenerator.silence(seconds: 1.5, format: format),
+            SignalGenerator.speechLike(fundamental: 110, seconds: 0.9, format: format, seed: 5),
+        ]).samples
+        let loudest = signal.map { abs($0) }.max()!
+        for index in signal.indices { signal[index] *= 1.4 / loudest }
+        for spike in [10, 44_100 + 300, signal.count / channels - 1] { signal[spike * channels] = 2 }   // at both ends too
+        let limiter = PeakLimiter(format: format, ceiling: 0.8)
+        var fast = signal
+        let fastReduction = fast.withUnsafeMutableBufferPointer { limiter.process($0) }
+        var plain = signal
+        let plainReduction = plain.withUnsafeMutableBufferPointer { Self.plainLimit($0, limiter) }
+        #expect(abs(fastReduction - plainReduction) < 1e-4)
+        let worst = zip(fast, plain).map { abs($0 - $1) }.max()!
+        let at = zip(fast, plain).map { abs($0 - $1) }.firstIndex(of: worst)!
+        #expect(worst < 2e-6, "largest difference \(worst) at \(at): \(fast[at]) vs \(plain[at]), input \(signal[at])")
+        #expect(fast.allSatisfy { abs($0) <= 0.8 * 1.000_001 })
+    }
+
+    /// The limiter computed frame by frame over the whole clip, without regions: the reference.
+    static func plainLimit(_ samples: UnsafeMutableBufferPointer<Float>, _ limiter: PeakLimiter) -> Double {
+        let channels = limiter.format.channels
+        let frames = samples.count / channels
+        let window = max(1, limiter.format.frames(milliseconds: limiter.lookAheadMilliseconds))
+        let needed = (0..<frames).map { frame -> Float in
+            let peak = (0..<channels).map { abs(samples[frame * channels + $0]) }.max()!
+            return peak > limiter.ceiling ? limiter.ceiling / peak : 1
+        }
+        // The minimum of `needed` over the window ahead.
+        var ahead = [Float](repeating: 1, count: frames)
+        for frame in 0..<frames { for later in frame..<min(frames, frame + window) where needed[later] < ahead[frame] { ahead[frame] = needed[later] } }
+        let release = Float(exp(-1.0 / (Double(limiter.format.sampleRate) * Double(limiter.releaseMilliseconds) / 1000)))
+        var deficit: Float = 0   // 1 − gain
+        var deepest: Float = 1
+        var sum = Double(window)   // of `ahead` over the last `window` frames, 1 before the clip
+        for frame in 0..<frames {
+            sum += Double(ahead[frame]) - (frame >= window ? Double(ahead[frame - window]) : 1)
+            deficit = max(1 - Float(sum / Double(window)), deficit * release, 1 - needed[frame])
+            deepest = min(deepest, 1 - deficit)
+            for channel in 0..<channels { samples[frame * channels + channel] *= 1 - deficit }
+        }
+        return 20 * log10(Double(deepest))
+    }
 }

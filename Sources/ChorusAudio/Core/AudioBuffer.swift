@@ -30,13 +30,24 @@ public struct AudioBuffer: Sendable {
     }
 
     static func peak(of samples: UnsafeBufferPointer<Float>) -> Float {
-        var high: Float = 0
-        var low: Float = 0
-        for value in samples {
-            high = Swift.max(high, value)
-            low = Swift.min(low, value)
+        guard let base = samples.baseAddress else { return 0 }
+        // Four times eight lanes at a time, in independent chains (`Swift.max` on floats stays a scalar
+        // compare-and-select chain).
+        var lanes0 = SIMD8<Float>(repeating: 0), lanes1 = lanes0, lanes2 = lanes0, lanes3 = lanes0
+        var index = 0
+        while index + 32 <= samples.count {
+            lanes0 = lanes0.larger(SIMD8(loading: base, offset: index).magnitudes)
+            lanes1 = lanes1.larger(SIMD8(loading: base, offset: index + 8).magnitudes)
+            lanes2 = lanes2.larger(SIMD8(loading: base, offset: index + 16).magnitudes)
+            lanes3 = lanes3.larger(SIMD8(loading: base, offset: index + 24).magnitudes)
+            index += 32
         }
-        return Swift.max(high, -low)
+        var highest = lanes0.larger(lanes1).larger(lanes2.larger(lanes3)).largest
+        while index < samples.count {
+            highest = Swift.max(highest, abs(base[index]))
+            index += 1
+        }
+        return highest
     }
 
     /// A copy holding only the frames in `range`.

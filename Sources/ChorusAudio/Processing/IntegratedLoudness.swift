@@ -191,6 +191,12 @@ struct KWeighting: Sendable {
         e12 = Float(1 + c1 + c2)
     }
 
+    /// Added to every input sample with alternating sign (a tone at the Nyquist frequency, 10⁻¹⁸ of full
+    /// scale): in digital silence the filters' memories would otherwise decay into subnormal floats, which
+    /// the processor handles 20–100× slower (measured: 1.6 → 30 ns a sample on clips half silence). It
+    /// vanishes in the rounding of any sample above 10⁻¹⁰ and adds 10⁻³⁶ of full scale to the energy.
+    static let denormalGuard: Float = 1e-18
+
     /// One sample through the filter (`V` is `Float` for one channel, `Lanes8` for eight); returns the output.
     @inline(__always)
     func step<V: FilterLanes>(_ x: V, _ x1: inout V, _ x2: inout V, _ y1: inout V, _ y2: inout V, _ z1: inout V, _ d1: inout V) -> V {
@@ -211,12 +217,14 @@ struct KWeighting: Sendable {
         var s = state
         var total = 0.0
         var index = 0
+        var tiny = Self.denormalGuard
         while index < count {
             // Float sums over at most 64 samples, then double: rounding stays below 1e-5 however long the run.
             let end = min(count, index + 64)
             var sum: Float = 0
             while index < end {
-                let z = step(input[index * stride], &s.x1, &s.x2, &s.y1, &s.y2, &s.z1, &s.d1)
+                let z = step(input[index * stride] + tiny, &s.x1, &s.x2, &s.y1, &s.y2, &s.z1, &s.d1)
+                tiny = -tiny
                 sum += z * z
                 index += 1
             }
@@ -235,13 +243,16 @@ struct KWeighting: Sendable {
         let (p4, p5, p6, p7) = (input + starts[4], input + starts[5], input + starts[6], input + starts[7])
         var s = state
         var index = 0
+        var tiny = Self.denormalGuard
         while index < steps {
             let end = min(steps, index + 64)
             var sum = Lanes8(0)
             while index < end {
                 let at = index * stride
-                let z = step(Lanes8(p0[at], p1[at], p2[at], p3[at], p4[at], p5[at], p6[at], p7[at]),
+                let z = step(Lanes8(p0[at] + tiny, p1[at] + tiny, p2[at] + tiny, p3[at] + tiny,
+                                    p4[at] + tiny, p5[at] + tiny, p6[at] + tiny, p7[at] + tiny),
                              &s.x1, &s.x2, &s.y1, &s.y2, &s.z1, &s.d1)
+                tiny = -tiny
                 sum = sum + z * z
                 index += 1
             }

@@ -83,9 +83,14 @@ public struct LoudnessMeasurement: Sendable, Codable, Equatable {
     /// measurement below 400 ms) and true peak with `TruePeak.estimate`.
     public static func measure(_ buffer: AudioBuffer) throws -> LoudnessMeasurement {
         let truePeak = TruePeak.estimate(buffer)
-        guard buffer.frameCount > 0, truePeak > -.infinity else {
-            return LoudnessMeasurement(loudness: nil, truePeak: truePeak, method: .silent)
-        }
+        guard truePeak > -.infinity else { return LoudnessMeasurement(loudness: nil, truePeak: truePeak, method: .silent) }
+        let (loudness, method) = self.loudness(of: buffer)
+        return LoudnessMeasurement(loudness: loudness, truePeak: truePeak, method: method)
+    }
+
+    /// The loudness part of `measure`, without the true peak.
+    static func loudness(of buffer: AudioBuffer) -> (loudness: Double?, method: Method) {
+        guard buffer.frameCount > 0 else { return (nil, .silent) }
         var meter = IntegratedLoudness(format: buffer.format)
         let blockFrames = buffer.format.frames(milliseconds: 400)
         let shortClip = buffer.frameCount < blockFrames
@@ -97,10 +102,8 @@ public struct LoudnessMeasurement: Sendable, Codable, Equatable {
                 added += buffer.frameCount
             } while added < target
         }
-        guard let loudness = meter.loudness() else {
-            return LoudnessMeasurement(loudness: nil, truePeak: truePeak, method: .silent)
-        }
-        return LoudnessMeasurement(loudness: loudness, truePeak: truePeak, method: shortClip ? .shortClip : .integrated)
+        guard let loudness = meter.loudness() else { return (nil, .silent) }
+        return (loudness, shortClip ? .shortClip : .integrated)
     }
 }
 

@@ -57,7 +57,8 @@ public struct LoudnessNormalizer: Sendable {
         }
 
         // The gain alone would overshoot the ceiling: limit, re-measure, and correct. Limiting costs
-        // loudness, so the gain is searched (secant steps on measured loudness) until both hold.
+        // loudness, so the gain is searched (secant steps on measured loudness) until it is within 0.3 LU;
+        // only then is the true peak measured (it rarely needs a lower ceiling, and costs more than loudness).
         let original = buffer.samples
         var ceilingDB = safeCeiling - 0.3
         var limiterDB = 0.0
@@ -67,19 +68,42 @@ public struct LoudnessNormalizer: Sendable {
             Self.scale(original, by: gainDB, into: &buffer.samples)
             let limiter = PeakLimiter(format: buffer.format, ceiling: Float(pow(10, ceilingDB / 20)))
             limiterDB = buffer.samples.withUnsafeMutableBufferPointer { limiter.process($0) }
-            current = try LoudnessMeasurement.measure(buffer)
-            guard let reached = current.loudness else { break }
-            let peakExcess = current.truePeak - safeCeiling
+            current.truePeak = .infinity   // not measured yet
+            current.loudness = nil
+            guard let reached = LoudnessMeasurement.loudness(of: buffer).loudness else { break }
+            current.loudness = reached
             let shortfall = targetLUFS - reached
-            if peakExcess <= 0 && abs(shortfall) <= 0.3 { break }
-            if peakExcess > 0 { ceilingDB -= peakExcess + 0.1 }
-            if abs(shortfall) > 0.3 && gainDB < maxGainDB {
-                var step = shortfall
-                if let previous, abs(reached - previous.loudness) > 0.05 {
-                    step = shortfall * (gainDB - previous.gain) / (reached - previous.loudness)
+            if abs(shortfall) <= 0.3 || (shortfall > 0 && gainDB >= maxGainDB) {
+                current.truePeak = TruePeak.estimate(buffer)
+                let peakExcess = current.truePeak - safeCeiling
+                if peakExcess > 0 {
+                    ceilingDB -= peakExcess + 0.1
+                    continue
                 }
-                previous = (gainDB, reached)
-                gainDB = min(maxGainDB, gainDB + max(-6, min(12, step)))
+                // Done when the final plain gain (below) can close the gap under the ceiling.
+                if shortfall <= -peakExcess + 0.02 || gainDB >= maxGainDB { break }
+            }
+            // Limiting flattens the loudness curve: measured on speech, a dB of gain past the point where
+            // limiting costs `loss` dB of loudness adds about 1 / (1 + 0.8·loss) dB. The first step uses
+            // that slope; later ones the secant through the last two rounds.
+            let loss = max(0, gainDB - (reached - loudness))
+            var step = shortfall * (1 + 0.8 * loss)
+            if let previous, abs(reached - previous.loudness) > 0.05 {
+                step = shortfall * (gainDB - previous.gain) / (reached - previous.loudness)
+            }
+            previous = (gainDB, reached)
+            gainDB = min(maxGainDB, gainDB + max(-6, min(12, step)))
+        }
+        if current.truePeak == .infinity { current.truePeak = TruePeak.estimate(buffer) }
+        // The search stops within 0.3 LU; a plain gain for the rest lands on the target (integrated loudness and
+        // true peak both move by exactly that gain). Upwards it fits under the ceiling: the limiter left 0.3 dB.
+        if let reached = current.loudness, current.truePeak.isFinite {
+            var residual = targetLUFS - reached
+            if residual > 0 { residual = max(0, min(residual, safeCeiling - current.truePeak, maxGainDB - gainDB)) }
+            if abs(residual) >= 0.005 {
+                Self.scale(&buffer.samples, by: residual)
+                gainDB += residual
+                current.truePeak += residual
             }
         }
         if current.truePeak > safeCeiling {
