@@ -27,6 +27,41 @@ struct WaveformTests {
         #expect(dat.dropFirst(20).map { Int(Int8(bitPattern: $0)) } == expected.map { $0 / 256 })
     }
 
+    @Test("the 16-bit read (no float round trip where the decoder gives 16-bit or mono float) equals the float read quantized",
+          arguments: [(ClipEncoding.wav16, 1), (.wav16, 2), (.mp3, 1), (.mp3, 2), (.m4a, 2), (.wav24, 1), (.wavFloat, 2)])
+    func sixteenBitRead(encoding: ClipEncoding, channels: Int) throws {
+        let directory = try TemporaryDirectory()
+        let format = AudioFormat(sampleRate: 44_100, channels: channels)
+        let signal = SignalGenerator.speechLike(fundamental: 150, seconds: 1.5, format: format, seed: 8, amplitude: 0.7)
+        let url = directory.file("clip")
+        try encoding.write(signal, to: url)
+        var floats: [Float] = []
+        let floatFrames = try AudioFileReader(url: url).readToEnd { floats += $0 }
+        var sixteen: [Int16] = []
+        let sixteenFrames = try AudioFileReader(url: url).readToEnd16 { sixteen += $0 }
+        #expect(sixteenFrames == floatFrames && sixteen.count == floats.count)
+        #expect(sixteen == floats.map(PCM16.quantize), "\(encoding)")
+        // And through a resampler (another rate), the same again.
+        let other = AudioFormat(sampleRate: 16_000, channels: 1)
+        var resampled: [Float] = []
+        try AudioFileReader(url: url, outputFormat: other).readToEnd { resampled += $0 }
+        var resampled16: [Int16] = []
+        try AudioFileReader(url: url, outputFormat: other).readToEnd16 { resampled16 += $0 }
+        #expect(resampled16 == resampled.map(PCM16.quantize))
+    }
+
+    @Test("PCM16.quantize rounds half away from zero, clamps, and maps NaN to 0, at every half step of the range")
+    func quantizeEdges() {
+        for step in -65_540...65_540 {
+            let scaled = Float(step) / 2
+            let expected: Int16 = scaled >= 32_766.5 ? 32_767 : scaled <= -32_767.5 ? -32_768
+                : Int16(scaled + (scaled < 0 ? -0.5 : 0.5))
+            #expect(PCM16.quantize(scaled / 32_768) == expected, "\(scaled)")
+        }
+        #expect(PCM16.quantize(.nan) == 0 && PCM16.quantize(.infinity) == 32_767 && PCM16.quantize(-.infinity) == -32_768)
+        #expect(PCM16.quantize(0.2999) == 9_827 && PCM16.quantize(-0.2999) == -9_827)
+    }
+
     @Test("a zoom under 2 samples per pixel is refused")
     func minimumZoom() async {
         await expectAudioError(.invalidArgument, mentioning: ["pixels_per_second 30000", "minimum is 2"]) {

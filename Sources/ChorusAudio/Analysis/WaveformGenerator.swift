@@ -31,31 +31,50 @@ public final class WaveformGenerator {
     /// Adds interleaved 16-bit frames.
     public func process(_ samples: UnsafeBufferPointer<Int16>) {
         let frames = samples.count / channels
-        var low = minimum
-        var high = maximum
-        var counted = count
-        for frame in 0..<frames {
-            var value: Int32
-            if channels == 1 {
-                value = Int32(samples[frame])
-            } else {
-                var sum: Int32 = 0
-                for channel in 0..<channels { sum += Int32(samples[frame * channels + channel]) }
-                value = sum / Int32(channels)
+        guard frames > 0, let base = samples.baseAddress else { return }
+        var frame = 0
+        // Pixel by pixel: each span's minimum and maximum in a loop without branches, which the optimizer
+        // turns into vector min/max instructions.
+        while frame < frames {
+            let take = min(frames - frame, samplesPerPixel - count)
+            var low = minimum
+            var high = maximum
+            switch channels {
+            case 1:
+                var spanLow = Int16.max
+                var spanHigh = Int16.min
+                for index in frame..<frame + take {
+                    spanLow = min(spanLow, base[index])
+                    spanHigh = max(spanHigh, base[index])
+                }
+                low = min(low, Int32(spanLow))
+                high = max(high, Int32(spanHigh))
+            case 2:
+                for index in frame..<frame + take {
+                    let value = (Int32(base[2 &* index]) &+ Int32(base[2 &* index &+ 1])) / 2
+                    low = min(low, value)
+                    high = max(high, value)
+                }
+            default:
+                for index in frame..<frame + take {
+                    var sum: Int32 = 0
+                    for channel in 0..<channels { sum &+= Int32(base[index &* channels &+ channel]) }
+                    let value = sum / Int32(channels)
+                    low = min(low, value)
+                    high = max(high, value)
+                }
             }
-            if value < low { low = value }
-            if value > high { high = value }
-            counted += 1
-            if counted == samplesPerPixel {
-                emit(low, high)
-                low = Int32(Int16.max)
-                high = Int32(Int16.min)
-                counted = 0
+            minimum = low
+            maximum = high
+            count += take
+            frame += take
+            if count == samplesPerPixel {
+                emit(minimum, maximum)
+                minimum = Int32(Int16.max)
+                maximum = Int32(Int16.min)
+                count = 0
             }
         }
-        minimum = low
-        maximum = high
-        count = counted
     }
 
     /// Appends one (min, max) point.
@@ -100,11 +119,7 @@ extension WaveformPeaks {
         let reader = try AudioFileReader(url: url)
         let generator = try WaveformGenerator(sampleRate: reader.outputFormat.sampleRate,
                                               channels: reader.outputFormat.channels, zoom: zoom)
-        var pcm16: [Int16] = []
-        try reader.readToEnd { block in
-            PCM16.quantize(block, into: &pcm16)
-            pcm16.withUnsafeBufferPointer { generator.process($0) }
-        }
+        try reader.readToEnd16 { generator.process($0) }
         return generator.finish()
     }
 }

@@ -96,6 +96,70 @@ public final class AudioFileReader {
         return total
     }
 
+    /// `readToEnd` for 16-bit consumers (waveform peaks): frames the decoder already produces as 16-bit (or
+    /// float) samples at the output's rate and channel count are handed over without a resampler — no float
+    /// round trip for 16-bit WAV, no conversion pass for mono MP3 — and anything else is resampled as usual.
+    /// Every sample goes through `PCM16.quantize`, so the values equal `readToEnd`'s quantized.
+    /// - Returns: the frames delivered, in `outputFormat`.
+    @discardableResult
+    public func readToEnd16(_ body: (UnsafeBufferPointer<Int16>) throws -> Void) throws -> Int {
+        var block: [Float] = []
+        var pcm16: [Int16] = []
+        var total = 0
+        func deliver(_ floats: UnsafeBufferPointer<Float>) throws {
+            guard !floats.isEmpty else { return }
+            PCM16.quantize(floats, into: &pcm16)
+            try pcm16.withUnsafeBufferPointer(body)
+            total += floats.count / outputFormat.channels
+        }
+        func drainResampler() throws {
+            guard let old = resampler else { return }
+            try old.flush(into: &block)
+            resampler = nil
+            try block.withUnsafeBufferPointer(deliver)
+            block.removeAll(keepingCapacity: true)
+        }
+        while !finished {
+            let decodeStart = MonotonicClock.now
+            let decoded = try decoder.nextFrame()
+            timings.add(.decode, MonotonicClock.now - decodeStart)
+            guard let frame = decoded else {
+                try drainResampler()
+                finished = true
+                try checkCompleteness()
+                break
+            }
+            let frames = Int(frame.pointee.nb_samples)
+            sourceFramesDecoded += frames
+            let channels = Int(frame.pointee.ch_layout.nb_channels)
+            let format = AVSampleFormat(frame.pointee.format)
+            let interleaved = channels == 1 || (format != AV_SAMPLE_FMT_S16P && format != AV_SAMPLE_FMT_FLTP)
+            if interleaved && Int(frame.pointee.sample_rate) == outputFormat.sampleRate && channels == outputFormat.channels,
+               let data = frame.pointee.data.0,
+               format == AV_SAMPLE_FMT_S16 || format == AV_SAMPLE_FMT_S16P || format == AV_SAMPLE_FMT_FLT || format == AV_SAMPLE_FMT_FLTP {
+                try drainResampler()
+                if format == AV_SAMPLE_FMT_S16 || format == AV_SAMPLE_FMT_S16P {
+                    try data.withMemoryRebound(to: Int16.self, capacity: frames * channels) { try body(UnsafeBufferPointer(start: $0, count: frames * channels)) }
+                    total += frames
+                } else {
+                    try data.withMemoryRebound(to: Float.self, capacity: frames * channels) { try deliver(UnsafeBufferPointer(start: $0, count: frames * channels)) }
+                }
+                continue
+            }
+            let converter = try resampler(for: frame, flushingInto: &block)
+            let resampleStart = MonotonicClock.now
+            try converter.convert(frame, into: &block)
+            timings.add(.resample, MonotonicClock.now - resampleStart)
+            try block.withUnsafeBufferPointer(deliver)
+            block.removeAll(keepingCapacity: true)
+        }
+        framesRead += total
+        if total == 0 {
+            throw AudioError(.emptyAudio, subject: subject, reason: "contains no audio samples")
+        }
+        return total
+    }
+
     /// Appends the next decoded block to `samples`; returns `false` (appending nothing) at end of stream.
     func read(appendingTo samples: inout [Float]) throws -> Bool {
         guard !finished else { return false }
