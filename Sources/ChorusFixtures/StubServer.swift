@@ -84,21 +84,23 @@ public final class StubServer: @unchecked Sendable {
 
     deinit { stop() }
 
+    /// Stops accepting: shuts the listening socket down, which wakes the accept loop; the loop itself closes the
+    /// descriptor as it ends. (Closing it here could hand its number to another test's new socket while the loop
+    /// was between two `accept` calls — the loop would then take that server's connections and answer them with
+    /// this one's handler.)
     public func stop() {
         let wasStopped = lock.withLocked { () -> Bool in defer { stopped = true }; return stopped }
-        if !wasStopped {
-            shutdown(socketDescriptor, Int32(SHUT_RDWR))
-            close(socketDescriptor)
-        }
+        if !wasStopped { shutdown(socketDescriptor, Int32(SHUT_RDWR)) }
     }
 
     public func setHandler(_ handler: @escaping @Sendable (Request) -> Response) { lock.withLocked { self.handler = handler } }
 
     private static func acceptLoop(_ descriptor: Int32, _ reference: WeakServer) {
+        defer { close(descriptor) }
         while true {
             let client = accept(descriptor, nil, nil)
             if client < 0 { return }
-            guard let current = reference.server else {
+            guard let current = reference.server, !current.lock.withLocked({ current.stopped }) else {
                 close(client)
                 return
             }
