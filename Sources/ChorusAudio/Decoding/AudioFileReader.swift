@@ -83,88 +83,65 @@ public final class AudioFileReader {
     /// - Returns: the frames delivered, in `outputFormat`.
     @discardableResult
     public func readToEnd(_ body: (UnsafeBufferPointer<Float>) throws -> Void) throws -> Int {
-        var block: [Float] = []
-        var total = 0
-        while try read(appendingTo: &block) {
-            total += block.count / outputFormat.channels
-            try block.withUnsafeBufferPointer(body)
-            block.removeAll(keepingCapacity: true)
-        }
-        if total == 0 {
-            throw AudioError(.emptyAudio, subject: subject, reason: "contains no audio samples")
-        }
-        return total
+        try readToEnd(body) { _ in false }
     }
 
-    /// `readToEnd` for 16-bit consumers (waveform peaks): frames the decoder already produces as 16-bit (or
-    /// float) samples at the output's rate and channel count are handed over without a resampler — no float
-    /// round trip for 16-bit WAV, no conversion pass for mono MP3 — and anything else is resampled as usual.
-    /// Every sample goes through `PCM16.quantize`, so the values equal `readToEnd`'s quantized.
+    /// `readToEnd` for 16-bit consumers (waveform peaks), every sample through `PCM16.quantize`: the same values
+    /// as `readToEnd`'s quantized, but frames the decoder already gives as 16-bit or interleaved float at the
+    /// output's rate and channels skip the resampler (no float round trip for 16-bit WAV, no conversion pass
+    /// for mono MP3).
     /// - Returns: the frames delivered, in `outputFormat`.
     @discardableResult
     public func readToEnd16(_ body: (UnsafeBufferPointer<Int16>) throws -> Void) throws -> Int {
-        var block: [Float] = []
         var pcm16: [Int16] = []
-        var total = 0
-        func deliver(_ floats: UnsafeBufferPointer<Float>) throws {
-            guard !floats.isEmpty else { return }
+        func quantized(_ floats: UnsafeBufferPointer<Float>) throws {
             PCM16.quantize(floats, into: &pcm16)
             try pcm16.withUnsafeBufferPointer(body)
-            total += floats.count / outputFormat.channels
         }
-        func drainResampler() throws {
-            guard let old = resampler else { return }
-            try old.flush(into: &block)
-            resampler = nil
-            try block.withUnsafeBufferPointer(deliver)
-            block.removeAll(keepingCapacity: true)
-        }
-        while !finished {
-            let decodeStart = MonotonicClock.now
-            let decoded = try decoder.nextFrame()
-            timings.add(.decode, MonotonicClock.now - decodeStart)
-            guard let frame = decoded else {
-                try drainResampler()
-                finished = true
-                try checkCompleteness()
-                break
-            }
+        let output = outputFormat
+        return try readToEnd(quantized) { frame in
             let frames = Int(frame.pointee.nb_samples)
-            sourceFramesDecoded += frames
             let channels = Int(frame.pointee.ch_layout.nb_channels)
             let format = AVSampleFormat(frame.pointee.format)
-            let interleaved = channels == 1 || (format != AV_SAMPLE_FMT_S16P && format != AV_SAMPLE_FMT_FLTP)
-            if interleaved && Int(frame.pointee.sample_rate) == outputFormat.sampleRate && channels == outputFormat.channels,
-               let data = frame.pointee.data.0,
-               format == AV_SAMPLE_FMT_S16 || format == AV_SAMPLE_FMT_S16P || format == AV_SAMPLE_FMT_FLT || format == AV_SAMPLE_FMT_FLTP {
-                try drainResampler()
-                if format == AV_SAMPLE_FMT_S16 || format == AV_SAMPLE_FMT_S16P {
-                    try data.withMemoryRebound(to: Int16.self, capacity: frames * channels) { try body(UnsafeBufferPointer(start: $0, count: frames * channels)) }
-                    total += frames
-                } else {
-                    try data.withMemoryRebound(to: Float.self, capacity: frames * channels) { try deliver(UnsafeBufferPointer(start: $0, count: frames * channels)) }
-                }
-                continue
+            let count = frames * channels
+            guard Int(frame.pointee.sample_rate) == output.sampleRate, channels == output.channels,
+                  let data = frame.pointee.data.0 else { return false }
+            switch format {
+            case AV_SAMPLE_FMT_S16, AV_SAMPLE_FMT_S16P where channels == 1:
+                try data.withMemoryRebound(to: Int16.self, capacity: count) { try body(UnsafeBufferPointer(start: $0, count: count)) }
+            case AV_SAMPLE_FMT_FLT, AV_SAMPLE_FMT_FLTP where channels == 1:
+                try data.withMemoryRebound(to: Float.self, capacity: count) { try quantized(UnsafeBufferPointer(start: $0, count: count)) }
+            default:
+                return false
             }
-            let converter = try resampler(for: frame, flushingInto: &block)
-            let resampleStart = MonotonicClock.now
-            try converter.convert(frame, into: &block)
-            timings.add(.resample, MonotonicClock.now - resampleStart)
-            try block.withUnsafeBufferPointer(deliver)
+            return true
+        }
+    }
+
+    /// Takes a decoded frame as it is and returns true, or returns false to have it resampled.
+    private typealias FrameSink = (UnsafeMutablePointer<AVFrame>) throws -> Bool
+
+    private func readToEnd(_ body: (UnsafeBufferPointer<Float>) throws -> Void, passing direct: FrameSink) throws -> Int {
+        var block: [Float] = []
+        let start = framesRead
+        while try read(appendingTo: &block, passing: direct) {
+            if !block.isEmpty { try block.withUnsafeBufferPointer(body) }
             block.removeAll(keepingCapacity: true)
         }
-        framesRead += total
+        let total = framesRead - start
         if total == 0 {
             throw AudioError(.emptyAudio, subject: subject, reason: "contains no audio samples")
         }
         return total
     }
 
-    /// Appends the next decoded block to `samples`; returns `false` (appending nothing) at end of stream.
-    func read(appendingTo samples: inout [Float]) throws -> Bool {
+    /// Appends the next decoded block to `samples`, or hands a frame to `direct` (which may take frames only
+    /// while no resampler is running, so order holds); returns `false` (doing neither) at end of stream.
+    private func read(appendingTo samples: inout [Float], passing direct: FrameSink = { _ in false }) throws -> Bool {
         guard !finished else { return false }
         let before = samples.count
-        while samples.count == before {
+        var passed = 0
+        while samples.count == before && passed == 0 {
             // Per packet, the cheap monotonic clock: a thread-CPU clock read is a ~350 ns system call, ~10 % of
             // decoding a packet. (Coarser stages are timed on the thread's CPU clock: `StageTimings.measure`.)
             let decodeStart = MonotonicClock.now
@@ -180,12 +157,16 @@ public final class AudioFileReader {
                 return samples.count > before
             }
             sourceFramesDecoded += Int(frame.pointee.nb_samples)
+            if resampler == nil, try direct(frame) {
+                passed = Int(frame.pointee.nb_samples)
+                continue
+            }
             let converter = try resampler(for: frame, flushingInto: &samples)
             let resampleStart = MonotonicClock.now
             try converter.convert(frame, into: &samples)
             timings.add(.resample, MonotonicClock.now - resampleStart)
         }
-        framesRead += (samples.count - before) / outputFormat.channels
+        framesRead += (samples.count - before) / outputFormat.channels + passed
         return true
     }
 

@@ -62,20 +62,22 @@ public struct LoudnessNormalizer: Sendable {
         let original = buffer.samples
         var ceilingDB = safeCeiling - 0.3
         var limiterDB = 0.0
-        var current = measured
+        // What the last round reached; its true peak only once it has been measured.
+        var reached: Double?
+        var truePeak: Double?
         var previous: (gain: Double, loudness: Double)?
         for _ in 0..<6 {
             Self.scale(original, by: gainDB, into: &buffer.samples)
             let limiter = PeakLimiter(format: buffer.format, ceiling: Float(pow(10, ceilingDB / 20)))
             limiterDB = buffer.samples.withUnsafeMutableBufferPointer { limiter.process($0) }
-            current.truePeak = .infinity   // not measured yet
-            current.loudness = nil
-            guard let reached = LoudnessMeasurement.loudness(of: buffer).loudness else { break }
-            current.loudness = reached
+            truePeak = nil
+            reached = LoudnessMeasurement.loudness(of: buffer).loudness
+            guard let reached else { break }
             let shortfall = targetLUFS - reached
             if abs(shortfall) <= 0.3 || (shortfall > 0 && gainDB >= maxGainDB) {
-                current.truePeak = TruePeak.estimate(buffer)
-                let peakExcess = current.truePeak - safeCeiling
+                let peak = TruePeak.estimate(buffer)
+                truePeak = peak
+                let peakExcess = peak - safeCeiling
                 if peakExcess > 0 {
                     ceilingDB -= peakExcess + 0.1
                     continue
@@ -94,26 +96,25 @@ public struct LoudnessNormalizer: Sendable {
             previous = (gainDB, reached)
             gainDB = min(maxGainDB, gainDB + max(-6, min(12, step)))
         }
-        if current.truePeak == .infinity { current.truePeak = TruePeak.estimate(buffer) }
+        var peak = truePeak ?? TruePeak.estimate(buffer)
         // The search stops within 0.3 LU; a plain gain for the rest lands on the target (integrated loudness and
         // true peak both move by exactly that gain). Upwards it fits under the ceiling: the limiter left 0.3 dB.
-        if let reached = current.loudness, current.truePeak.isFinite {
+        if let reached, peak.isFinite {
             var residual = targetLUFS - reached
-            if residual > 0 { residual = max(0, min(residual, safeCeiling - current.truePeak, maxGainDB - gainDB)) }
+            if residual > 0 { residual = max(0, min(residual, safeCeiling - peak, maxGainDB - gainDB)) }
             if abs(residual) >= 0.005 {
                 Self.scale(&buffer.samples, by: residual)
                 gainDB += residual
-                current.truePeak += residual
+                peak += residual
             }
         }
-        if current.truePeak > safeCeiling {
-            let correction = safeCeiling - current.truePeak
+        if peak > safeCeiling {
+            let correction = safeCeiling - peak
             Self.scale(&buffer.samples, by: correction)
             gainDB += correction
-            current.truePeak += correction
+            peak += correction
         }
-        return NormalizationResult(measured: measured, gainDB: gainDB, limiterDB: limiterDB, truePeak: current.truePeak,
-                                   gainCapped: capped)
+        return NormalizationResult(measured: measured, gainDB: gainDB, limiterDB: limiterDB, truePeak: peak, gainCapped: capped)
     }
 
     /// dB kept between the ceiling and `TruePeak.estimate`, covering its difference from libebur128's meter.
