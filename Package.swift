@@ -78,6 +78,9 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             resources: [.copy("openapi.json")],
             swiftSettings: strictSettings),
@@ -109,7 +112,7 @@ let package = Package(
             name: "ChorusTestSupport",
             dependencies: ["ChorusAudio", "ChorusFixtures"],
             path: "Tests/ChorusTestSupport",
-            exclude: ["png_columns.py", "player_check.py"],
+            exclude: ["png_columns.py", "player_check.py", "s3_server.py"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ChorusAudioTests",

@@ -2,7 +2,8 @@
 # Installs what Chorus needs on Debian 12 / Ubuntu, only what is missing; safe to run again.
 #   scripts/setup.sh            build and run: Swift's C libraries (FFmpeg 5.1, LAME, libsndfile, libebur128, espeak-ng, Flite, libgd)
 #   scripts/setup.sh --test     also what the tests use as independent referees: ffmpeg/ffprobe, and headless
-#                               Chromium + chromedriver with Python's selenium (from PyPI) for the player page
+#                               Chromium + chromedriver with Python's selenium (from PyPI) for the player page, and
+#                               moto's S3-compatible server (from PyPI) for the object-storage tests
 set -euo pipefail
 
 packages=(pkg-config libavformat-dev libavcodec-dev libavutil-dev libswresample-dev
@@ -32,4 +33,10 @@ if [[ "${1:-}" == "--test" ]] && ! python3 -c "import selenium" 2>/dev/null; the
   # A Debian-managed Python refuses plain pip installs (PEP 668); the user site is enough for the tests.
   python3 -m pip install --quiet --user selenium 2>/dev/null \
     || python3 -m pip install --quiet --user --break-system-packages selenium
+fi
+
+if [[ "${1:-}" == "--test" ]] && ! python3 -c "import moto.server, flask_cors" 2>/dev/null; then
+  echo "setup: installing moto[server] (PyPI), the S3-compatible server of the storage tests" >&2
+  python3 -m pip install --quiet --user "moto[server]" 2>/dev/null \
+    || python3 -m pip install --quiet --user --break-system-packages "moto[server]"
 fi

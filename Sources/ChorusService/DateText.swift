@@ -26,4 +26,11 @@ enum DateText {
         let t = parts(seconds)
         return "\(days[Int(t.tm_wday)]), \(two(t.tm_mday)) \(months[Int(t.tm_mon)]) \(t.tm_year + 1900) \(two(t.tm_hour)):\(two(t.tm_min)):\(two(t.tm_sec)) GMT"
     }
+
+    /// `20261122T022445Z` and `20261122`: SigV4's request time and credential day.
+    static func amz(_ seconds: Double) -> (time: String, day: String) {
+        let t = parts(seconds)
+        let day = "\(t.tm_year + 1900)\(two(t.tm_mon + 1))\(two(t.tm_mday))"
+        return ("\(day)T\(two(t.tm_hour))\(two(t.tm_min))\(two(t.tm_sec))Z", day)
+    }
 }

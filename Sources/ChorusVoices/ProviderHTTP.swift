@@ -34,15 +34,8 @@ struct ProviderHTTP: Sendable {
         }
     }
 
-    /// The one HTTP client of every provider, on AsyncHTTPClient's shared event loops. Connection
-    /// establishment is not retried inside the client: a refused or unreachable provider fails the attempt at
-    /// once and `RetryPolicy` decides (backoff, attempts, total time) — otherwise each attempt would wait out
-    /// the connect timeout, and a provider that is down would hold a render for minutes before its `502`.
-    static let client: HTTPClient = {
-        var configuration = HTTPClient.Configuration()
-        configuration.connectionPool.retryConnectionEstablishment = false
-        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-    }()
+    /// The one HTTP client (`OutboundHTTP`).
+    static var client: HTTPClient { OutboundHTTP.client }
 
     let provider: String
     var timeoutSeconds: Int64 = 120

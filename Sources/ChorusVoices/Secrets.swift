@@ -1,9 +1,9 @@
 import Foundation
 
 /// Keeps API keys out of everything Chorus prints, logs, caches or writes.
-enum Secrets {
+public enum Secrets {
     /// `text` with every occurrence of each secret, and anything shaped like a provider key, replaced.
-    static func redact(_ text: String, secrets: [String]) -> String {
+    public static func redact(_ text: String, secrets: [String]) -> String {
         var result = text
         for secret in secrets where secret.count >= 4 {
             result = result.replacingOccurrences(of: secret, with: "[redacted]")

@@ -1,0 +1,85 @@
+import ChorusAudio
+import Foundation
+import NIOCore
+
+/// Blobs as files under a folder: written under a temporary name and renamed into place (`AtomicOutput`).
+struct FolderBlobStore: BlobStore {
+    let root: URL
+
+    var description: String { "folder \(root.path)" }
+
+    private func url(_ name: String) -> URL { root.appendingPathComponent(name) }
+
+    func put(_ data: Data, name: String, contentType: String) async throws {
+        do { try put(data, name: name) } catch {
+            throw StorageError(kind: .unavailable, operation: "put", key: name, reason: error.localizedDescription)
+        }
+    }
+
+    func store(file: URL, name: String, contentType: String) async throws {
+        let destination = url(name)
+        do {
+            try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+            // rename(2) replaces atomically on one file system; across file systems, copy in atomically.
+            if rename(file.path, destination.path) != 0 {
+                try put(Data(contentsOf: file), name: name)
+                try FileManager.default.removeItem(at: file)
+            }
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError(kind: .unavailable, operation: "store", key: name, reason: error.localizedDescription)
+        }
+    }
+
+    private func put(_ data: Data, name: String) throws {
+        try FileManager.default.createDirectory(at: url(name).deletingLastPathComponent(), withIntermediateDirectories: true)
+        let output = try AtomicOutput(destination: url(name))
+        defer { output.discard() }
+        try output.write(data)
+        try output.commit()
+    }
+
+    func read(_ name: String, range: ClosedRange<Int>?) async throws -> (size: Int, bytes: ByteBuffer)? {
+        guard let handle = FileHandle(forReadingAtPath: url(name).path) else { return nil }
+        defer { try? handle.close() }
+        do {
+            let size = Int(try handle.seekToEnd())
+            let wanted = range.map { $0.clamped(to: 0...max(0, size - 1)) } ?? (0...max(0, size - 1))
+            guard size > 0 else { return (0, ByteBuffer()) }
+            try handle.seek(toOffset: UInt64(wanted.lowerBound))
+            let data = try handle.read(upToCount: wanted.count) ?? Data()
+            return (size, ByteBuffer(data: data))
+        } catch {
+            throw StorageError(kind: .unavailable, operation: "read", key: name, reason: error.localizedDescription)
+        }
+    }
+
+    func size(_ name: String) async throws -> Int? {
+        var info = stat()
+        guard stat(url(name).path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int(info.st_size)
+    }
+
+    func delete(_ name: String) async throws {
+        guard FileManager.default.fileExists(atPath: url(name).path) else { return }
+        do { try FileManager.default.removeItem(at: url(name)) } catch {
+            throw StorageError(kind: .unavailable, operation: "delete", key: name, reason: error.localizedDescription)
+        }
+    }
+
+    func list(prefix: String) async throws -> [String] {
+        var names: [String] = []
+        let base = root.standardizedFileURL.path
+        let enumerator = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey])
+        while let item = enumerator?.nextObject() as? URL {
+            guard (try? item.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true else { continue }
+            let name = String(item.standardizedFileURL.path.dropFirst(base.count + 1))
+            // Temporary files of writes in progress are not blobs.
+            if name.hasPrefix(prefix) && !item.lastPathComponent.hasPrefix(".") { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    func presignedURL(_ name: String, expires: Int) -> String? { nil }
+}

@@ -1,0 +1,49 @@
+import Foundation
+
+/// The few fields Chorus reads from S3's XML answers (`UploadId`, `Key`, `Code`, …), without an XML parser:
+/// S3 documents are flat where these fields occur, and their text is escaped with the five predefined entities
+/// and numeric references.
+enum XMLFields {
+    /// The text of every `<tag>…</tag>` element, in order, unescaped.
+    static func values(_ tag: String, in document: String) -> [String] {
+        var results: [String] = []
+        let open = "<\(tag)>", close = "</\(tag)>"
+        var rest = document[...]
+        while let start = rest.range(of: open), let end = rest[start.upperBound...].range(of: close) {
+            results.append(unescape(String(rest[start.upperBound..<end.lowerBound])))
+            rest = rest[end.upperBound...]
+        }
+        return results
+    }
+
+    static func value(_ tag: String, in document: String) -> String? { values(tag, in: document).first }
+
+    /// `&amp;` `&lt;` `&gt;` `&quot;` `&apos;` and `&#N;` / `&#xN;` replaced by their characters.
+    static func unescape(_ text: String) -> String {
+        guard text.contains("&") else { return text }
+        var out = ""
+        var rest = text[...]
+        while let amp = rest.firstIndex(of: "&") {
+            out += rest[..<amp]
+            guard let semi = rest[amp...].firstIndex(of: ";") else { break }
+            let entity = rest[rest.index(after: amp)..<semi]
+            switch entity {
+            case "amp": out += "&"
+            case "lt": out += "<"
+            case "gt": out += ">"
+            case "quot": out += "\""
+            case "apos": out += "'"
+            default:
+                let number = entity.hasPrefix("#x") ? UInt32(entity.dropFirst(2), radix: 16) : entity.hasPrefix("#") ? UInt32(entity.dropFirst()) : nil
+                if let scalar = number.flatMap(Unicode.Scalar.init) { out.unicodeScalars.append(scalar) } else { out += rest[amp...semi] }
+            }
+            rest = rest[rest.index(after: semi)...]
+        }
+        return out + rest
+    }
+
+    /// `text` with `&`, `<`, `>` escaped, for the documents Chorus sends.
+    static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+    }
+}

@@ -1,0 +1,53 @@
+@testable import ChorusService
+import Foundation
+import Testing
+
+/// `--storage s3://…` and the AWS environment, read the way AWS's SDKs read them.
+@Suite("S3 location")
+struct S3LocationTests {
+    static let keys = ["AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "shh-secret"]
+
+    @Test("an endpoint means path-style requests to it; none means AWS's virtual-hosted style in the region")
+    func addressing() throws {
+        let local = try S3Location(url: "s3://audio-bucket/chorus/prod/", environment: Self.keys.merging(["AWS_ENDPOINT_URL_S3": "http://127.0.0.1:9000/"]) { $1 })
+        #expect(local.pathStyle && local.origin == "http://127.0.0.1:9000" && local.host == "127.0.0.1:9000")
+        #expect(local.prefix == "chorus/prod" && local.region == "us-east-1")
+        #expect(local.path(local.key("renders/a b.mp3")) == "/audio-bucket/chorus/prod/renders/a%20b.mp3")
+        #expect(local.path(nil) == "/audio-bucket")
+
+        let generic = try S3Location(url: "s3://audio-bucket", environment: Self.keys.merging(["AWS_ENDPOINT_URL": "https://xyz.supabase.co:443"]) { $1 })
+        #expect(generic.host == "xyz.supabase.co" && generic.origin == "https://xyz.supabase.co" && generic.prefix == "")
+        #expect(generic.path(generic.key("x")) == "/audio-bucket/x")
+
+        let aws = try S3Location(url: "s3://audio-bucket/p", environment: Self.keys.merging(["AWS_REGION": "eu-west-1"]) { $1 })
+        #expect(!aws.pathStyle && aws.host == "audio-bucket.s3.eu-west-1.amazonaws.com" && aws.origin == "https://audio-bucket.s3.eu-west-1.amazonaws.com")
+        #expect(aws.path(aws.key("x")) == "/p/x")
+        #expect(try S3Location(url: "s3://audio-bucket", environment: Self.keys.merging(["AWS_DEFAULT_REGION": "ap-south-1"]) { $1 }).region == "ap-south-1")
+    }
+
+    @Test("unusable settings name the flag or variable and the reason", arguments: [
+        ("http://bucket/x", [String: String](), "--storage"),
+        ("s3://Bad_Bucket", [:], "--storage"),
+        ("s3://ab", [:], "--storage"),
+        ("s3://bucket/a/../b", [:], "--storage"),
+        ("s3://bucket", ["AWS_ACCESS_KEY_ID": ""], "AWS_ACCESS_KEY_ID"),
+        ("s3://bucket", ["AWS_SECRET_ACCESS_KEY": ""], "AWS_SECRET_ACCESS_KEY"),
+        ("s3://bucket", ["AWS_ENDPOINT_URL_S3": "ftp://host"], "AWS_ENDPOINT_URL_S3"),
+        ("s3://bucket", ["AWS_ENDPOINT_URL": "http://host/path"], "AWS_ENDPOINT_URL"),
+    ])
+    func refused(url: String, overrides: [String: String], setting: String) {
+        #expect {
+            try S3Location(url: url, environment: Self.keys.merging(overrides) { $1 })
+        } throws: { error in
+            guard let error = error as? ConfigurationError else { return false }
+            return error.setting == setting && !error.description.contains("shh-secret")
+        }
+    }
+
+    @Test("the secret shows in no description of the location")
+    func secretHidden() throws {
+        let location = try S3Location(url: "s3://audio-bucket", environment: Self.keys)
+        #expect(!"\(location)".contains("shh-secret") && !String(reflecting: location).contains("shh-secret"))
+        #expect(location.description == "s3://audio-bucket")
+    }
+}

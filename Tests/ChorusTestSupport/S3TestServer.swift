@@ -1,0 +1,89 @@
+public import Foundation
+
+/// The tests' S3-compatible servers: moto's server mode (`s3_server.py`) on free loopback ports, one process each
+/// for the whole test run, stopped when the test process ends (their standard input closes). `checked` verifies
+/// every request's signature against an IAM key made at start; `open` accepts any request (moto cannot verify a
+/// presigned URL while it checks signatures). In CI (`CI=true`) a server that cannot start fails the tests that
+/// need it; elsewhere they are skipped, saying what is missing.
+public final class S3TestServer: Sendable {
+    public struct Unavailable: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    public let endpoint: String
+    public let accessKeyID: String
+    public let secretAccessKey: String
+    private let input: Pipe
+
+    public static let checked: Result<S3TestServer, Unavailable> = start(auth: true)
+    nonisolated(unsafe) private static var openServer: Result<S3TestServer, Unavailable>?
+    private static let lock = NSLock()
+    public static var open: Result<S3TestServer, Unavailable> {
+        lock.lock()
+        defer { lock.unlock() }
+        if let openServer { return openServer }
+        let started = start(auth: false)
+        openServer = started
+        return started
+    }
+
+    /// Whether tests that need the server should run: always in CI (where a missing server is a failure).
+    public static var shouldRun: Bool {
+        if ProcessInfo.processInfo.environment["CI"] == "true" { return true }
+        if case .failure(let reason) = checked {
+            print("skipping S3 tests: \(reason)")
+            return false
+        }
+        return true
+    }
+
+    /// The environment a `--storage s3://…` service reads, for this server.
+    public var environment: [String: String] {
+        ["AWS_ACCESS_KEY_ID": accessKeyID, "AWS_SECRET_ACCESS_KEY": secretAccessKey, "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL_S3": endpoint]
+    }
+
+    /// A bucket name no other test uses.
+    public static func uniqueBucket(_ label: String) -> String {
+        "chorus-\(label.lowercased().filter { $0.isLetter || $0.isNumber })-\(UUID().uuidString.prefix(8).lowercased())"
+    }
+
+    private init(endpoint: String, accessKeyID: String, secretAccessKey: String, input: Pipe) {
+        self.endpoint = endpoint
+        self.accessKeyID = accessKeyID
+        self.secretAccessKey = secretAccessKey
+        self.input = input
+    }
+
+    private struct Started: Decodable { var port: Int, key: String, secret: String }
+
+    private static func start(auth: Bool) -> Result<S3TestServer, Unavailable> {
+        var script = URL(fileURLWithPath: #filePath)
+        script.deleteLastPathComponent()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script.appendingPathComponent("s3_server.py").path] + (auth ? ["--auth"] : [])
+        let input = Pipe(), output = Pipe()
+        // Errors to a file, not a pipe nobody reads while the server runs (a full pipe would stall it).
+        let errorsFile = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-s3-server-\(getpid())-\(auth).log")
+        FileManager.default.createFile(atPath: errorsFile.path, contents: nil)
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = try? FileHandle(forWritingTo: errorsFile)
+        do { try process.run() } catch {
+            return .failure(Unavailable(description: "cannot start python3 (\(error))"))
+        }
+        var line = Data()
+        while let byte = try? output.fileHandleForReading.read(upToCount: 1), let first = byte.first, first != UInt8(ascii: "\n") {
+            line.append(first)
+        }
+        guard let started = try? JSONDecoder().decode(Started.self, from: line) else {
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+            let detail = (try? String(contentsOf: errorsFile, encoding: .utf8)) ?? ""
+            return .failure(Unavailable(description: "moto's S3 server did not start (pip install 'moto[server]'): \(detail.suffix(400))"))
+        }
+        // The pipe is held for the life of the test process: closing it stops the server.
+        return .success(S3TestServer(endpoint: "http://127.0.0.1:\(started.port)", accessKeyID: started.key,
+                                     secretAccessKey: started.secret, input: input))
+    }
+}
