@@ -16,12 +16,15 @@ actor ClipStore {
     private let retention: Double
     private let maxSeconds: Double
     private let pool: WorkerPool
+    /// Where clips are published for other instances, if anywhere.
+    private let shared: SharedStorage?
 
-    init(folder: URL, retention: Double, maxSeconds: Double, pool: WorkerPool) {
+    init(folder: URL, retention: Double, maxSeconds: Double, pool: WorkerPool, shared: SharedStorage? = nil) {
         self.folder = folder
         self.retention = retention
         self.maxSeconds = maxSeconds
         self.pool = pool
+        self.shared = shared
     }
 
     static func id(of data: Data) -> String { Hex.string(SHA256.hash(data: data)) }
@@ -35,12 +38,17 @@ actor ClipStore {
         let id = Self.id(of: data)
         if var record = lookup(id, now: now) {
             record.expiresAt = now + retention
-            try DataDirectory.write(JSONEncoder().encode(record), to: recordURL(id))
+            let encoded = try JSONEncoder().encode(record)
+            try await publish { try await $0.publishClipRecord(id, record: encoded) }
+            try DataDirectory.write(encoded, to: recordURL(id))
             return (record.info, false)
         }
         let info = try await probe(data, id: id, field: "body")
+        let encoded = try JSONEncoder().encode(Record(info: info, expiresAt: now + retention))
+        // Published before it is recorded here: once a client has the id, every instance can find the clip.
+        try await publish { try await $0.publishClip(id, audio: data, record: encoded) }
         try DataDirectory.write(data, to: audioURL(id))
-        try DataDirectory.write(JSONEncoder().encode(Record(info: info, expiresAt: now + retention)), to: recordURL(id))
+        try DataDirectory.write(encoded, to: recordURL(id))
         return (info, true)
     }
 
@@ -73,10 +81,26 @@ actor ClipStore {
         }
     }
 
-    /// The clip `id` if it exists and has not expired.
-    func get(_ id: String, now: Double = Date().timeIntervalSince1970) -> (url: URL, info: ClipInfo)? {
-        guard let id = DataDirectory.validID(id, length: 64), let record = lookup(id, now: now) else { return nil }
-        return (audioURL(id), record.info)
+    private func publish(_ body: (SharedStorage) async throws -> Void) async throws {
+        guard let shared else { return }
+        do { try await body(shared) } catch let error as StorageError { throw ServiceError.sharedStorage(error) }
+    }
+
+    /// The clip `id` if it exists and has not expired, here or (copied from there) in the shared storage.
+    /// - Throws: `ServiceError` 503 when the shared storage cannot be reached.
+    func get(_ id: String, now: Double = Date().timeIntervalSince1970) async throws -> (url: URL, info: ClipInfo)? {
+        guard let id = DataDirectory.validID(id, length: 64) else { return nil }
+        if let record = lookup(id, now: now) { return (audioURL(id), record.info) }
+        guard let shared else { return nil }
+        do {
+            guard let (audio, encoded) = try await shared.clip(id), let record = try? JSONDecoder().decode(Record.self, from: encoded),
+                  record.expiresAt > now, Self.id(of: audio) == id else { return nil }
+            try DataDirectory.write(audio, to: audioURL(id))
+            try DataDirectory.write(encoded, to: recordURL(id))
+            return (audioURL(id), record.info)
+        } catch let error as StorageError {
+            throw ServiceError.sharedStorage(error)
+        }
     }
 
     private func lookup(_ id: String, now: Double) -> Record? {

@@ -14,6 +14,18 @@ struct FileResponder: Sendable {
 
     func respond(to request: Request, context: ChorusRequestContext, path: String, size: Int, contentType: String, etag: String,
                  modified: Date) async throws -> Response {
+        try await respond(to: request, size: size, contentType: contentType, etag: etag, modified: modified) { bytes in
+            let file = try mapped.buffer(path)
+            guard file.readableBytes == size, let body = file.getSlice(at: file.readerIndex + bytes.lowerBound, length: bytes.count) else {
+                throw ServiceError(.internalServerError, "internal", "the stored audio changed size")
+            }
+            return body
+        }
+    }
+
+    /// The same, with the bytes from `read` (the shared storage, for audio this instance does not hold).
+    func respond(to request: Request, size: Int, contentType: String, etag: String, modified: Date,
+                 read: (ClosedRange<Int>) async throws -> ByteBuffer) async throws -> Response {
         var headers: HTTPFields = [
             .acceptRanges: "bytes", .eTag: etag, .lastModified: HTTPSupport.httpDate(modified), .contentType: contentType,
             .cacheControl: "public, max-age=\(maxAge), immutable",
@@ -43,10 +55,8 @@ struct FileResponder: Sendable {
         if request.method == .head || bytes == nil {
             return Response(status: status, headers: headers, body: .init())
         }
-        let file = try mapped.buffer(path)
-        guard file.readableBytes == size, let body = file.getSlice(at: file.readerIndex + bytes!.lowerBound, length: bytes!.count) else {
-            throw ServiceError(.internalServerError, "internal", "the stored audio changed size")
-        }
+        let body = try await read(bytes!)
+        guard body.readableBytes == bytes!.count else { throw ServiceError(.internalServerError, "internal", "the stored audio changed size") }
         return Response(status: status, headers: headers, body: .init(byteBuffer: body))
     }
 }

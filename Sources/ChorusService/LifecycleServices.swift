@@ -45,5 +45,16 @@ struct RetentionSweeper: Service, CustomStringConvertible {
         if renders + clips > 0 {
             state.logger.info("retention", metadata: ["renders_deleted": .stringConvertible(renders), "clips_deleted": .stringConvertible(clips)])
         }
+        guard let shared = state.shared else { return }
+        do {
+            let removed = try await shared.sweep()
+            if removed.renders + removed.clips > 0 {
+                state.logger.info("retention of the shared storage", metadata: [
+                    "renders_deleted": .stringConvertible(removed.renders), "clips_deleted": .stringConvertible(removed.clips),
+                ])
+            }
+        } catch {
+            state.logger.warning("retention of the shared storage failed", metadata: ["error": .string("\(error)")])
+        }
     }
 }

@@ -20,7 +20,7 @@ struct PictureResponder: Sendable {
             throw ServiceError.badRequest("\(error.subject)\(error.value.map { " \($0)" } ?? ""): \(error.reason)", field: error.subject)
         }
         let folder = state.data.renderFolder(stored.manifest.id)
-        let audio = folder.appendingPathComponent(stored.audioFile)
+        let audio = try await state.localAudio(stored)
         let timelineURL = folder.appendingPathComponent("timeline.json")
         let chosen = options
         let data = try await state.chorus.workerPool.run {

@@ -18,6 +18,7 @@ struct RenderExecutor: Sendable {
     let chorus: Chorus
     let data: DataDirectory
     let store: RenderStore
+    let shared: SharedStorage?
     let metrics: ServiceMetrics
     let logger: Logger
 
@@ -31,6 +32,9 @@ struct RenderExecutor: Sendable {
         do {
             result = .success(try await render(active))
         } catch {
+            if let error = error as? StorageError {
+                logger.error("shared storage failed", metadata: ["render": .string(active.id), "error": .string(error.description)])
+            }
             let failure = Self.serviceError(for: error)
             recordFailure(of: active, failure)
             result = .failure(failure)
@@ -80,6 +84,7 @@ struct RenderExecutor: Sendable {
             var updated = stored
             updated.waveformBase = Self.waveformBase
             try store.replace(updated)   // not if the render was deleted meanwhile
+            if let shared, store.get(stored.manifest.id) != nil { try await shared.publish(file: "waveform.dat", of: updated, from: folder) }
         } catch {
             logger.warning("waveform base not stored", metadata: ["render": .string(stored.manifest.id), "error": .string("\(error)")])
         }
@@ -120,6 +125,8 @@ struct RenderExecutor: Sendable {
         manifest.channels = timeline.channels
         let stored = StoredRender(manifest: manifest, audioFile: audioName, etag: etag, audioBytes: bytes, createdAt: active.createdAt,
                                   expiresAt: active.expiresAt)
+        // Published before it is recorded here: once a client hears the render is done, every instance finds it.
+        try await shared?.publish(stored, from: folder)
         try store.save(stored)
         try? FileManager.default.removeItem(at: folder.appendingPathComponent("job.json"))
         return stored
@@ -137,6 +144,8 @@ struct RenderExecutor: Sendable {
     static func serviceError(for error: any Error) -> ServiceError {
         if let storage = ServiceError.storageFailure(error) { return storage }
         switch error {
+        case let error as StorageError:
+            return ServiceError.sharedStorage(error)
         case let error as SynthesisError where error.underlying.kind == .voiceNotFound:
             // The voice the request names does not exist: the request's fault, not the provider's.
             return ServiceError(.unprocessableContent, "unknown_voice", error.description, field: "messages[\(error.index)].voice")

@@ -31,7 +31,7 @@ struct RenderRequestResolver: Sendable {
             var audio: Conversation.Audio?
             var hash: String?
             if let clip = message.clip {
-                guard let stored = await clips.get(clip) else {
+                guard let stored = try await clips.get(clip) else {
                     throw ServiceError.invalid("\(field).clip: no uploaded clip \(clip.prefix(80)) (clips expire with renders)",
                                                field: "\(field).clip", code: "clip_not_found")
                 }

@@ -24,10 +24,26 @@ struct RendersController: Sendable {
         for method in [HTTPRequest.Method.get, .head] {
             table.add(method, "/v1/renders/{id}/audio", to: router) { request, context in
                 let stored = try await finished(try id(context))
+                let contentType = OutputFileFormat(rawValue: stored.manifest.format ?? "")?.mimeType ?? "application/octet-stream"
+                let modified = Date(timeIntervalSince1970: stored.createdAt)
+                if let shared = state.shared {
+                    if let url = shared.audioRedirect(of: stored) {
+                        return Response(status: .found, headers: [.location: url, .cacheControl: "private, no-store"])
+                    }
+                    let file = state.data.rendersPath + "/" + stored.manifest.id + "/" + stored.audioFile
+                    if !FileManager.default.fileExists(atPath: file) {
+                        // Made by another instance: ranges straight from the shared storage.
+                        return try await state.files.respond(to: request, size: stored.audioBytes, contentType: contentType, etag: stored.etag,
+                                                             modified: modified) { range in
+                            do { return try await shared.audio(of: stored, range: range) } catch let error as StorageError {
+                                throw ServiceError.sharedStorage(error)
+                            }
+                        }
+                    }
+                }
                 let file = state.data.rendersPath + "/" + stored.manifest.id + "/" + stored.audioFile
                 return try await state.files.respond(to: request, context: context, path: file, size: stored.audioBytes,
-                                                     contentType: OutputFileFormat(rawValue: stored.manifest.format ?? "")?.mimeType ?? "application/octet-stream",
-                                                     etag: stored.etag, modified: Date(timeIntervalSince1970: stored.createdAt))
+                                                     contentType: contentType, etag: stored.etag, modified: modified)
             }
         }
         table.add(.get, "/v1/renders/{id}/timeline", to: router) { _, context in
@@ -55,6 +71,7 @@ struct RendersController: Sendable {
             switch try await state.lookup(try id(context)) {
             case .active: throw ServiceError(.conflict, "not_ready", "the render is still running; delete it when it has finished")
             case .stored(let stored):
+                do { try await state.shared?.remove(stored) } catch let error as StorageError { throw ServiceError.sharedStorage(error) }
                 state.files.mapped.forget(under: state.data.renderFolder(stored.manifest.id))
                 state.renders.remove(stored.manifest.id)
                 return Response(status: .noContent)
@@ -86,6 +103,9 @@ struct RendersController: Sendable {
             throw ServiceError.badRequest("?stream=true needs mp3 or ogg output (\(resolved.format.rawValue) rewrites its header at the end)", field: "stream")
         }
         let locations: HTTPFields = [.init("X-Render-Id")!: resolved.id, .contentLocation: "/v1/renders/\(resolved.id)"]
+        if state.shared != nil, state.renders.get(resolved.id) == nil, await state.scheduler.find(resolved.id) == nil {
+            _ = try await state.adopt(resolved.id)   // another instance may have made it
+        }
         if let stored = state.renders.get(resolved.id) {
             if stored.isDone {
                 if streaming { return try await streamStored(stored, headers: locations, context: context) }
@@ -129,7 +149,7 @@ struct RendersController: Sendable {
     private func streamStored(_ stored: StoredRender, headers: HTTPFields, context: ChorusRequestContext) async throws -> Response {
         var headers = headers
         headers[.contentType] = OutputFileFormat(rawValue: stored.manifest.format ?? "")?.mimeType
-        let file = state.data.renderFolder(stored.manifest.id).appendingPathComponent(stored.audioFile)
+        let file = try await state.localAudio(stored)
         // Read before the status is sent (off the event loop), so a render deleted meanwhile is a 404, not a cut-off 200.
         guard let audio = try? await state.chorus.workerPool.run({ try Data(contentsOf: file, options: .mappedIfSafe) }) else {
             throw ServiceError(.notFound, "not_found", "render \(stored.manifest.id) is gone")

@@ -48,13 +48,18 @@ public struct ServiceConfiguration: Sendable {
     public var registry: VoiceRegistry?
     /// Default voices for speakers without one.
     public var voiceEngine = VoiceEngine.flite
+    /// Blobs shared with other instances: `s3://bucket/prefix` (credentials and endpoint from `AWS_*` in
+    /// `environment`) or a folder every instance mounts; `nil` keeps everything in the data folder.
+    public var storage: String?
+    /// With `storage` in a bucket, answer audio requests with a `302` to a presigned URL (CDN-fronted deployments).
+    public var redirectAudio = false
     /// Log lines as JSON (the default when stdout is not a terminal).
     public var jsonLogs = isatty(STDOUT_FILENO) != 1
 
     /// Defaults, overridden by `CHORUS_HOST`, `CHORUS_PORT`, `CHORUS_DATA_DIR`, `CHORUS_API_KEYS` (comma-separated),
     /// `CHORUS_API_KEYS_FILE`, `CHORUS_RATE_LIMIT`, `CHORUS_KEY_RENDERS`, `CHORUS_WORKERS`, `CHORUS_QUEUE`,
     /// `CHORUS_RETENTION` (`24h`, `90m`, `3600s`), `CHORUS_MAX_BODY_MB`, `CHORUS_SHUTDOWN_TIMEOUT`, `CHORUS_IDLE_TIMEOUT`, `CHORUS_CONCURRENCY` and
-    /// `CHORUS_VOICE_ENGINE` (`flite` or `espeak`).
+    /// `CHORUS_VOICE_ENGINE` (`flite` or `espeak`), `CHORUS_STORAGE` and `CHORUS_REDIRECT_AUDIO` (`true`/`false`).
     /// - Throws: `ConfigurationError` naming the variable whose value is unusable.
     public init(environment: [String: String]) throws {
         self.environment = environment
@@ -79,6 +84,8 @@ public struct ServiceConfiguration: Sendable {
         idleTimeoutSeconds = try value("CHORUS_IDLE_TIMEOUT", Self.seconds) ?? idleTimeoutSeconds
         providerConcurrency = try value("CHORUS_CONCURRENCY") { Int($0) } ?? providerConcurrency
         voiceEngine = try value("CHORUS_VOICE_ENGINE") { VoiceEngine(rawValue: $0) } ?? voiceEngine
+        storage = try value("CHORUS_STORAGE") { $0 }
+        redirectAudio = try value("CHORUS_REDIRECT_AUDIO") { ["1", "true", "yes"].contains($0.lowercased()) ? true : ["0", "false", "no"].contains($0.lowercased()) ? false : nil } ?? false
     }
 
     /// `$XDG_DATA_HOME/chorus`, else `~/.local/share/chorus`.
@@ -131,6 +138,9 @@ public struct ServiceConfiguration: Sendable {
         for (name, value, range) in checks where !range.contains(value) {
             throw ConfigurationError(setting: name, value: String(value), reason: "must be between \(range.lowerBound) and \(range.upperBound)")
         }
+        if redirectAudio && storage?.hasPrefix("s3://") != true {
+            throw ConfigurationError(setting: "--redirect-audio", value: storage ?? "(no --storage)", reason: "needs --storage s3://bucket/prefix")
+        }
         if !(Self.idleTimeoutRange ~= idleTimeoutSeconds) {
             throw ConfigurationError(setting: "--idle-timeout", value: "\(idleTimeoutSeconds)s",
                                      reason: "must be between \(Self.idleTimeoutRange.lowerBound) s and \(Int(Self.idleTimeoutRange.upperBound)) s")
@@ -142,7 +152,8 @@ extension ServiceConfiguration: CustomStringConvertible, CustomReflectable {
     /// The settings without any key (API keys are counted, provider keys left out).
     public var description: String {
         "ServiceConfiguration(host: \(host), port: \(port), data: \(dataDirectory.path), api keys: \(apiKeys.count), workers: \(workers), "
-            + "queue: \(queueLimit), rate limit: \(rateLimitPerMinute)/min, renders per key: \(rendersPerKey), retention: \(Int(retentionSeconds)) s)"
+            + "queue: \(queueLimit), rate limit: \(rateLimitPerMinute)/min, renders per key: \(rendersPerKey), retention: \(Int(retentionSeconds)) s"
+            + (storage.map { ", storage: \($0)" } ?? "") + ")"
     }
 
     /// Reflection (`dump`, `String(reflecting:)`) shows the description only, never the keys.

@@ -46,6 +46,15 @@ public struct ServiceError: HTTPResponseError, CustomStringConvertible {
     }
     static let shuttingDown = ServiceError(.serviceUnavailable, "shutting_down", "the service is shutting down", retryAfter: 5)
 
+    /// The shared storage (`--storage`) failing: `503 storage_unavailable` with `Retry-After` when it cannot be
+    /// reached or answers with a server error, `502 storage_error` when it refuses (credentials, permissions). The
+    /// message names the operation, never the endpoint, a credential or a server path.
+    static func sharedStorage(_ error: StorageError) -> ServiceError {
+        error.isUnavailable
+            ? ServiceError(.serviceUnavailable, "storage_unavailable", "the shared storage is unavailable (\(error.operation) failed); try again shortly", retryAfter: 5)
+            : ServiceError(.badGateway, "storage_error", "the shared storage refused \(error.operation)")
+    }
+
     /// `507 insufficient_storage` when `error` is the service failing to write its own files (a full disk, a
     /// quota, a read-only data dir): the server's condition, not the request's, and never a server path.
     /// Stored renders keep being served meanwhile. `nil` for every other error.

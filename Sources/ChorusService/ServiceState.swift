@@ -13,6 +13,8 @@ struct ServiceState: Sendable {
     let data: DataDirectory
     let clips: ClipStore
     let renders: RenderStore
+    /// Blobs shared with other instances (`--storage`), if any.
+    let shared: SharedStorage?
     let scheduler: RenderScheduler
     let resolver: RenderRequestResolver
     let files: FileResponder
@@ -32,11 +34,14 @@ struct ServiceState: Sendable {
         engine.workerThreads = configuration.workers
         engine.voiceEngine = configuration.voiceEngine
         chorus = try Chorus(configuration: engine)
+        shared = try configuration.storage.map {
+            try SharedStorage.make($0, redirectAudio: configuration.redirectAudio, environment: configuration.environment)
+        }
         clips = ClipStore(folder: data.clips, retention: configuration.retentionSeconds, maxSeconds: configuration.maxClipSeconds,
-                          pool: chorus.workerPool)
+                          pool: chorus.workerPool, shared: shared)
         renders = RenderStore(data: data)
         metrics = ServiceMetrics()
-        let executor = RenderExecutor(chorus: chorus, data: data, store: renders, metrics: metrics, logger: logger)
+        let executor = RenderExecutor(chorus: chorus, data: data, store: renders, shared: shared, metrics: metrics, logger: logger)
         scheduler = RenderScheduler(workers: configuration.workers, queueLimit: configuration.queueLimit,
                                     perCaller: configuration.rendersPerKey, executor: executor)
         resolver = RenderRequestResolver(configuration: configuration, clips: clips, chorus: chorus)
@@ -48,7 +53,38 @@ struct ServiceState: Sendable {
         guard let id = DataDirectory.validID(id, length: RenderIdentity.length) else { throw ServiceError.notFound("render \(id.prefix(40))") }
         if let stored = renders.get(id) { return .stored(stored) }
         if let active = await scheduler.find(id) { return .active(active) }
+        if let stored = try await adopt(id) { return .stored(stored) }
         throw ServiceError.notFound("render \(id)")
+    }
+
+    /// A render another instance finished and published to the shared storage, recorded here (with its small
+    /// files; the audio is read from the shared storage until something needs it whole). `nil` without shared
+    /// storage or when no instance has it.
+    /// - Throws: `ServiceError` 503 when the shared storage cannot be reached.
+    func adopt(_ id: String) async throws -> StoredRender? {
+        guard let shared else { return nil }
+        do {
+            guard let stored = try await shared.record(id), stored.expiresAt > Date().timeIntervalSince1970 else { return nil }
+            if stored.isDone { try await shared.fetchFiles(of: stored, into: data.renderFolder(id)) }
+            try renders.save(stored)
+            return stored
+        } catch let error as StorageError {
+            throw ServiceError.sharedStorage(error)
+        }
+    }
+
+    /// The local path of a stored render's audio, copied from the shared storage first if this instance does not
+    /// have it (a render adopted from another instance), for work that needs the whole file.
+    func localAudio(_ stored: StoredRender) async throws -> URL {
+        let folder = data.renderFolder(stored.manifest.id)
+        let file = folder.appendingPathComponent(stored.audioFile)
+        guard let shared, !FileManager.default.fileExists(atPath: file.path) else { return file }
+        do {
+            try await shared.fetchAudio(of: stored, into: folder)
+        } catch let error as StorageError {
+            throw ServiceError.sharedStorage(error)
+        }
+        return file
     }
 }
 

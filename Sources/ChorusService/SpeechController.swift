@@ -60,7 +60,7 @@ struct SpeechController: Sendable {
         guard case .stored(let stored) = try await state.lookup(resolved.id), stored.isDone else {
             throw ServiceError(.internalServerError, "internal", "the speech was not stored")
         }
-        let audio = try Data(contentsOf: state.data.renderFolder(stored.manifest.id).appendingPathComponent(stored.audioFile))
+        let audio = try Data(contentsOf: try await state.localAudio(stored))
         if name == "pcm" { return HTTPSupport.bytes(try Self.pcm(fromWAV: audio), contentType: "audio/pcm") }
         let types = ["mp3": "audio/mpeg", "opus": "audio/ogg", "aac": "audio/mp4", "flac": "audio/flac", "wav": "audio/wav"]
         return HTTPSupport.bytes(audio, contentType: types[name] ?? format.mimeType)

@@ -29,7 +29,7 @@ struct VoiceCloner: Sendable {
         var samples: [VoiceSample] = []
         var total = 0.0
         for (index, id) in request.clips.enumerated() {
-            guard let clip = await state.clips.get(id) else {
+            guard let clip = try await state.clips.get(id) else {
                 throw ServiceError.invalid("clips[\(index)]: no uploaded clip \(id.prefix(80))", field: "clips[\(index)]", code: "clip_not_found")
             }
             total += clip.info.duration

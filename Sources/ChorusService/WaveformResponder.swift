@@ -29,13 +29,17 @@ struct WaveformResponder: Sendable {
         }
         let folder = state.data.renderFolder(stored.manifest.id)
         let base = stored.waveformBase
-        let peaks = try await state.chorus.workerPool.run {
-            if let base, spp % base == 0,
-               let data = try? Data(contentsOf: folder.appendingPathComponent("waveform.dat")),
-               let basePeaks = try? WaveformPeaks(datData: data), basePeaks.samplesPerPixel == base {
-                return basePeaks.coarsened(by: spp / base)
-            }
-            return try WaveformPeaks.compute(fileAt: folder.appendingPathComponent(stored.audioFile), zoom: .samplesPerPixel(spp))
+        let derived = try await state.chorus.workerPool.run { () -> WaveformPeaks? in
+            guard let base, spp % base == 0, let data = try? Data(contentsOf: folder.appendingPathComponent("waveform.dat")),
+                  let basePeaks = try? WaveformPeaks(datData: data), basePeaks.samplesPerPixel == base else { return nil }
+            return basePeaks.coarsened(by: spp / base)
+        }
+        let peaks: WaveformPeaks
+        if let derived {
+            peaks = derived
+        } else {
+            let audio = try await state.localAudio(stored)
+            peaks = try await state.chorus.workerPool.run { try WaveformPeaks.compute(fileAt: audio, zoom: .samplesPerPixel(spp)) }
         }
         return format == "dat"
             ? HTTPSupport.bytes(peaks.datData(bits: bits), contentType: "application/octet-stream")

@@ -58,6 +58,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("voice-engine"), help: "Default voices for speakers without one: flite or espeak [CHORUS_VOICE_ENGINE]. Default flite.")
     var voiceEngine: String?
 
+    @Option(help: "Blobs shared by several instances: s3://bucket/prefix (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL_S3) or a folder they all mount [CHORUS_STORAGE].")
+    var storage: String?
+
+    @Flag(name: .customLong("redirect-audio"), help: "With --storage s3://…, answer audio requests with a 302 to a presigned URL [CHORUS_REDIRECT_AUDIO].")
+    var redirectAudio = false
+
     func run() async throws {
         var configuration: ServiceConfiguration
         do {
@@ -75,6 +81,8 @@ struct ServeCommand: AsyncParsableCommand {
             if let shutdownTimeout { configuration.shutdownTimeoutSeconds = try Self.seconds("--shutdown-timeout", shutdownTimeout, example: "30s") }
             if let idleTimeout { configuration.idleTimeoutSeconds = try Self.seconds("--idle-timeout", idleTimeout, example: "60s") }
             if let concurrency { configuration.providerConcurrency = concurrency }
+            if let storage { configuration.storage = storage }
+            if redirectAudio { configuration.redirectAudio = true }
             if let voiceEngine {
                 guard let engine = VoiceEngine(rawValue: voiceEngine) else { throw ValidationError("--voice-engine \(voiceEngine): use flite or espeak") }
                 configuration.voiceEngine = engine

@@ -10,8 +10,8 @@ protocol BlobStore: Sendable {
     var description: String { get }
     /// Stores `data` under `name`, replacing any blob there.
     func put(_ data: Data, name: String, contentType: String) async throws
-    /// Stores a finished local file under `name`; the file is gone afterwards (moved in, or uploaded and removed).
-    func store(file: URL, name: String, contentType: String) async throws
+    /// Stores a copy of a finished local file under `name` (the file stays).
+    func upload(file: URL, name: String, contentType: String) async throws
     /// The blob's bytes (`range` of them if given) and size; `nil` if there is no such blob.
     func read(_ name: String, range: ClosedRange<Int>?) async throws -> (size: Int, bytes: ByteBuffer)?
     /// The blob's size, or `nil` if there is none.

@@ -16,19 +16,16 @@ struct FolderBlobStore: BlobStore {
         }
     }
 
-    func store(file: URL, name: String, contentType: String) async throws {
+    func upload(file: URL, name: String, contentType: String) async throws {
         let destination = url(name)
         do {
             try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
-            // rename(2) replaces atomically on one file system; across file systems, copy in atomically.
-            if rename(file.path, destination.path) != 0 {
-                try put(Data(contentsOf: file), name: name)
-                try FileManager.default.removeItem(at: file)
-            }
-        } catch let error as StorageError {
-            throw error
+            let output = try AtomicOutput(destination: destination)
+            defer { output.discard() }
+            try FileManager.default.copyItem(at: file, to: output.temporaryURL)
+            try output.commit()
         } catch {
-            throw StorageError(kind: .unavailable, operation: "store", key: name, reason: error.localizedDescription)
+            throw StorageError(kind: .unavailable, operation: "upload", key: name, reason: error.localizedDescription)
         }
     }
 

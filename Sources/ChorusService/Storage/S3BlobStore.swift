@@ -12,9 +12,8 @@ struct S3BlobStore: BlobStore {
         try await client.put(client.location.key(name), body: ByteBuffer(data: data), contentType: contentType)
     }
 
-    func store(file: URL, name: String, contentType: String) async throws {
+    func upload(file: URL, name: String, contentType: String) async throws {
         try await client.upload(file: file, to: client.location.key(name), contentType: contentType)
-        try? FileManager.default.removeItem(at: file)
     }
 
     func read(_ name: String, range: ClosedRange<Int>?) async throws -> (size: Int, bytes: ByteBuffer)? {

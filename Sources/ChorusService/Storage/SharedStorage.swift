@@ -1,0 +1,172 @@
+import ChorusAudio
+import Foundation
+import NIOCore
+
+/// The blobs several instances share (`--storage s3://bucket/prefix`, or a folder every instance mounts):
+/// finished renders and uploaded clips, under the same names as in the data folder. Each instance keeps its
+/// own data folder as a working area and a cache; what one instance finishes is published here, and any other
+/// finds it here when it is asked for an id it does not know.
+///
+/// Names: `renders/<id>/render.json` (published last: a render without it is not there), `renders/<id>/audio.<format>`,
+/// `timeline.json`, `captions.vtt`, `waveform.dat`; `clips/<id>.audio` and `clips/<id>.json` (the record last).
+struct SharedStorage: Sendable {
+    let blobs: any BlobStore
+    /// Answer audio requests with a `302` to a presigned URL of the bucket (when the store can make one).
+    let redirectAudio: Bool
+
+    /// The small files of a render, fetched whole when another instance adopts it.
+    static let renderFiles = ["timeline.json", "captions.vtt", "waveform.dat"]
+
+    /// The store a `--storage` value names: `s3://bucket/prefix` (credentials and endpoint from `environment`),
+    /// or an absolute folder path (`/mnt/chorus` or `file:///mnt/chorus`).
+    /// - Throws: `ConfigurationError` naming the setting that is unusable.
+    static func make(_ setting: String, redirectAudio: Bool, environment: [String: String]) throws -> SharedStorage {
+        if setting.hasPrefix("s3://") {
+            return SharedStorage(blobs: S3BlobStore(client: S3Client(location: try S3Location(url: setting, environment: environment))),
+                                 redirectAudio: redirectAudio)
+        }
+        let path = setting.hasPrefix("file://") ? String(setting.dropFirst(7)) : setting
+        guard path.hasPrefix("/") else {
+            throw ConfigurationError(setting: "--storage", value: setting, reason: "is neither s3://bucket/prefix nor an absolute folder path")
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            throw ConfigurationError(setting: "--storage", value: setting, reason: "cannot create the folder (\(error.localizedDescription))")
+        }
+        return SharedStorage(blobs: FolderBlobStore(root: URL(fileURLWithPath: path)), redirectAudio: redirectAudio)
+    }
+
+    private static func name(_ id: String, _ file: String) -> String { "renders/\(id)/\(file)" }
+
+    // MARK: renders
+
+    /// Publishes a finished render from its local folder: the audio and whichever small files exist, then `render.json`.
+    func publish(_ stored: StoredRender, from folder: URL) async throws {
+        let id = stored.manifest.id
+        try await blobs.upload(file: folder.appendingPathComponent(stored.audioFile), name: Self.name(id, stored.audioFile),
+                               contentType: OutputFileFormat(rawValue: stored.manifest.format ?? "")?.mimeType ?? "application/octet-stream")
+        for file in Self.renderFiles {
+            guard let data = try? Data(contentsOf: folder.appendingPathComponent(file)) else { continue }
+            try await blobs.put(data, name: Self.name(id, file), contentType: Self.contentType(file))
+        }
+        try await publishRecord(stored)
+    }
+
+    /// Publishes one small file of a render, then its record again (which now says the file exists).
+    func publish(file: String, of stored: StoredRender, from folder: URL) async throws {
+        try await blobs.put(try Data(contentsOf: folder.appendingPathComponent(file)), name: Self.name(stored.manifest.id, file),
+                            contentType: Self.contentType(file))
+        try await publishRecord(stored)
+    }
+
+    private func publishRecord(_ stored: StoredRender) async throws {
+        try await blobs.put(try JSONEncoder().encode(stored), name: Self.name(stored.manifest.id, "render.json"), contentType: "application/json")
+    }
+
+    /// The render's record, if some instance published it.
+    func record(_ id: String) async throws -> StoredRender? {
+        guard let data = try await blobs.read(Self.name(id, "render.json")) else { return nil }
+        return try? JSONDecoder().decode(StoredRender.self, from: Data(buffer: data))
+    }
+
+    /// Copies the render's small files that exist into `folder` (atomically each).
+    func fetchFiles(of stored: StoredRender, into folder: URL) async throws {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for file in Self.renderFiles {
+            guard let data = try await blobs.read(Self.name(stored.manifest.id, file)) else { continue }
+            try DataDirectory.write(Data(buffer: data), to: folder.appendingPathComponent(file))
+        }
+    }
+
+    /// Copies the render's audio into `folder`.
+    func fetchAudio(of stored: StoredRender, into folder: URL) async throws {
+        guard let data = try await blobs.read(Self.name(stored.manifest.id, stored.audioFile)) else {
+            throw StorageError(kind: .notFound, operation: "read", key: Self.name(stored.manifest.id, stored.audioFile), reason: "the audio is missing")
+        }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try DataDirectory.write(Data(buffer: data), to: folder.appendingPathComponent(stored.audioFile))
+    }
+
+    /// `range` of the render's audio.
+    func audio(of stored: StoredRender, range: ClosedRange<Int>) async throws -> ByteBuffer {
+        guard let (_, bytes) = try await blobs.read(Self.name(stored.manifest.id, stored.audioFile), range: range) else {
+            throw StorageError(kind: .notFound, operation: "read", key: Self.name(stored.manifest.id, stored.audioFile), reason: "the audio is missing")
+        }
+        return bytes
+    }
+
+    /// A presigned URL of the render's audio, valid an hour (or until the render expires, if sooner); `nil` when
+    /// audio is not redirected or the store cannot presign.
+    func audioRedirect(of stored: StoredRender, now: Double = Date().timeIntervalSince1970) -> String? {
+        guard redirectAudio else { return nil }
+        let expires = Int(min(3600, max(60, stored.expiresAt - now)))
+        return blobs.presignedURL(Self.name(stored.manifest.id, stored.audioFile), expires: expires)
+    }
+
+    /// Removes the render: its record first (so it is no longer found), then its files.
+    func remove(_ stored: StoredRender) async throws {
+        let id = stored.manifest.id
+        try await blobs.delete(Self.name(id, "render.json"))
+        for file in [stored.audioFile] + Self.renderFiles where !file.isEmpty { try await blobs.delete(Self.name(id, file)) }
+    }
+
+    /// Ids of every render that has files here.
+    func renderIDs() async throws -> Set<String> {
+        Set(try await blobs.list(prefix: "renders/").compactMap { name in name.split(separator: "/").dropFirst().first.map(String.init) })
+    }
+
+    // MARK: clips
+
+    func publishClip(_ id: String, audio: Data, record: Data) async throws {
+        try await blobs.put(audio, name: "clips/\(id).audio", contentType: "application/octet-stream")
+        try await blobs.put(record, name: "clips/\(id).json", contentType: "application/json")
+    }
+
+    func publishClipRecord(_ id: String, record: Data) async throws {
+        try await blobs.put(record, name: "clips/\(id).json", contentType: "application/json")
+    }
+
+    /// The clip's bytes and record, if some instance published it.
+    func clip(_ id: String) async throws -> (audio: Data, record: Data)? {
+        guard let record = try await blobs.read("clips/\(id).json"), let audio = try await blobs.read("clips/\(id).audio") else { return nil }
+        return (Data(buffer: audio), Data(buffer: record))
+    }
+
+    func removeClip(_ id: String) async throws {
+        try await blobs.delete("clips/\(id).json")
+        try await blobs.delete("clips/\(id).audio")
+    }
+
+    // MARK: retention
+
+    private struct Expiry: Decodable { var expiresAt: Double }
+
+    /// Removes every render and clip whose record says it has expired, whichever instance made it; returns how
+    /// many of each. Idempotent, so instances sweeping at once do no harm. Files published without their record
+    /// (an instance that died mid-publish) are left alone: they are never served.
+    func sweep(now: Double = Date().timeIntervalSince1970) async throws -> (renders: Int, clips: Int) {
+        var renders = 0, clips = 0
+        for id in try await renderIDs() {
+            guard let data = try await blobs.read(Self.name(id, "render.json")),
+                  let stored = try? JSONDecoder().decode(StoredRender.self, from: Data(buffer: data)), stored.expiresAt <= now else { continue }
+            try await remove(stored)
+            renders += 1
+        }
+        for name in try await blobs.list(prefix: "clips/") where name.hasSuffix(".json") {
+            guard let data = try await blobs.read(name), let expiry = try? JSONDecoder().decode(Expiry.self, from: Data(buffer: data)),
+                  expiry.expiresAt <= now else { continue }
+            try await removeClip(String(name.dropFirst("clips/".count).dropLast(".json".count)))
+            clips += 1
+        }
+        return (renders, clips)
+    }
+
+    static func contentType(_ file: String) -> String {
+        switch file {
+        case "timeline.json", "render.json": return "application/json"
+        case "captions.vtt": return "text/vtt; charset=utf-8"
+        default: return "application/octet-stream"
+        }
+    }
+}

@@ -1,0 +1,193 @@
+import AsyncHTTPClient
+import ChorusFixtures
+@testable import ChorusService
+import ChorusTestSupport
+import ChorusWire
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+/// Two service instances, each with its own data folder, sharing one storage (`--storage`): a folder both mount,
+/// or a bucket on a real S3-compatible server (moto, checking every request's signature).
+@Suite("Service: shared storage across instances", .enabled(if: S3TestServer.shouldRun, "needs moto's S3 server (pip install 'moto[server]')"))
+struct SharedStorageTests {
+    enum Backend: String, CaseIterable, Sendable { case folder, s3 }
+
+    /// A shared storage setting and the environment it needs, fresh for each test.
+    static func storage(_ backend: Backend, shared folder: TemporaryDirectory, server: Result<S3TestServer, S3TestServer.Unavailable> = S3TestServer.checked)
+        async throws -> (setting: String, environment: [String: String]) {
+        switch backend {
+        case .folder:
+            return (folder.file("shared").path, [:])
+        case .s3:
+            let environment = try server.get().environment
+            let setting = "s3://\(S3TestServer.uniqueBucket("shared"))/chorus"
+            try await S3Client(location: try S3Location(url: setting, environment: environment)).createBucket()
+            return (setting, environment)
+        }
+    }
+
+    static func instance(_ setting: String, _ environment: [String: String], redirect: Bool = false) throws -> TestService {
+        try TestService { configuration in
+            configuration.storage = setting
+            configuration.environment = environment
+            configuration.redirectAudio = redirect
+        }
+    }
+
+    @Test("a render finished on A is found, served in ranges, reused and deleted through B", arguments: Backend.allCases)
+    func renderAcrossInstances(backend: Backend) async throws {
+        let folder = try TemporaryDirectory()
+        let (setting, environment) = try await Self.storage(backend, shared: folder)
+        let a = try Self.instance(setting, environment), b = try Self.instance(setting, environment)
+        let request = textRequest(["Dinner is at seven tonight.", "I will bring the salad."])
+        let made = try await a.test { client in
+            let created = try await client.call(.post, "/v1/renders", json: request)
+            #expect(created.status == .created, "\(created.text)")
+            let manifest = try created.decode(RenderManifest.self)
+            let audio = try await client.call(.get, "/v1/renders/\(manifest.id)/audio")
+            let timeline = try await client.call(.get, "/v1/renders/\(manifest.id)/timeline")
+            let waveform = try await client.call(.get, "/v1/renders/\(manifest.id)/waveform?samples_per_pixel=512")
+            return (manifest, audio.data, audio.headers[.eTag], timeline.data, waveform.data)
+        }
+        let (manifest, audio, etag, timeline, waveform) = made
+        #expect(audio.count > 10_000 && etag != nil)
+
+        try await b.test { client in
+            let found = try await client.call(.get, "/v1/renders/\(manifest.id)")
+            #expect(found.status == .ok, "\(found.text)")
+            let foundManifest = try found.decode(RenderManifest.self)
+            #expect(foundManifest.status == .done && foundManifest.duration == manifest.duration && foundManifest.samples == manifest.samples)
+            let whole = try await client.call(.get, "/v1/renders/\(manifest.id)/audio")
+            #expect(whole.status == .ok && whole.data == audio && whole.headers[.eTag] == etag)
+            let first = try await client.call(.get, "/v1/renders/\(manifest.id)/audio", headers: [.range: "bytes=0-1"])
+            #expect(first.status == .partialContent && first.data == audio.prefix(2) && first.headers[.contentRange] == "bytes 0-1/\(audio.count)")
+            let suffix = try await client.call(.get, "/v1/renders/\(manifest.id)/audio", headers: [.range: "bytes=-1000"])
+            #expect(suffix.status == .partialContent && suffix.data == audio.suffix(1000))
+            let open = try await client.call(.get, "/v1/renders/\(manifest.id)/audio", headers: [.range: "bytes=5000-"])
+            #expect(open.status == .partialContent && open.data == audio.dropFirst(5000))
+            #expect(try await client.call(.get, "/v1/renders/\(manifest.id)/audio", headers: [.ifNoneMatch: etag!]).status == .notModified)
+            #expect(try await client.call(.get, "/v1/renders/\(manifest.id)/timeline").data == timeline)
+            #expect(try await client.call(.get, "/v1/renders/\(manifest.id)/waveform?samples_per_pixel=512").data == waveform)
+            // The same request on B: the existing render (200), not a new one (201).
+            let again = try await client.call(.post, "/v1/renders", json: request)
+            let againID = try again.decode(RenderManifest.self).id
+            #expect(again.status == .ok && againID == manifest.id)
+            #expect(try await client.call(.delete, "/v1/renders/\(manifest.id)").status == .noContent)
+        }
+        // Gone from the shared storage: a third instance does not find it.
+        let c = try Self.instance(setting, environment)
+        let missing = try await c.test { client in try await client.call(.get, "/v1/renders/\(manifest.id)").status }
+        #expect(missing == .notFound)
+        let store = try SharedStorage.make(setting, redirectAudio: false, environment: environment)
+        for file in ["render.json", "audio.mp3", "timeline.json", "captions.vtt", "waveform.dat"] {
+            #expect(try await store.blobs.size("renders/\(manifest.id)/\(file)") == nil)
+        }
+        for service in [a, b, c] { #expect(!service.logs.text.contains(environment["AWS_SECRET_ACCESS_KEY"] ?? "no secret here")) }
+    }
+
+    @Test("a clip uploaded to A is used by a render on B", arguments: Backend.allCases)
+    func clipAcrossInstances(backend: Backend) async throws {
+        let folder = try TemporaryDirectory()
+        let (setting, environment) = try await Self.storage(backend, shared: folder)
+        let a = try Self.instance(setting, environment), b = try Self.instance(setting, environment)
+        let note = try ClipAndVoiceRouteTests.voiceNote(seconds: 1.5)
+        let info = try await a.test { client in
+            let uploaded = try await client.call(.post, "/v1/clips", body: note)
+            #expect(uploaded.status == .created, "\(uploaded.text)")
+            return try uploaded.decode(ClipInfo.self)
+        }
+        try await b.test { client in
+            let render = try await client.call(.post, "/v1/renders", json: #"""
+                {"messages": [{"speaker": "Mom", "clip": "\#(info.id)"}, {"speaker": "Kid", "text": "Okay."}], "output": {"format": "wav"}}
+                """#)
+            #expect(render.status == .created, "\(render.text)")
+            let segments = try render.decode(RenderManifest.self).timeline!.segments
+            #expect(segments.first?.source == "clip:\(info.id)" && abs(segments[0].end - segments[0].start - 1.5) < 0.01)
+        }
+    }
+
+    /// moto's `open` server: it cannot verify presigned URLs while it checks signatures (SigV4Tests checks the signature).
+    @Test("--redirect-audio answers 302 to a presigned URL that serves the same bytes, after authentication")
+    func redirect() async throws {
+        let folder = try TemporaryDirectory()
+        let (setting, environment) = try await Self.storage(.s3, shared: folder, server: S3TestServer.open)
+        let service = try Self.instance(setting, environment, redirect: true)
+        try await service.test { client in
+            let created = try await client.call(.post, "/v1/renders", json: textRequest(["Redirected audio."]))
+            let manifest = try created.decode(RenderManifest.self)
+            #expect(try await client.call(.get, "/v1/renders/\(manifest.id)/audio", key: nil).status == .unauthorized)
+            let answer = try await client.call(.get, "/v1/renders/\(manifest.id)/audio")
+            #expect(answer.status == .found)
+            let location = try #require(answer.headers[.location])
+            #expect(location.contains("X-Amz-Signature=") && location.contains("X-Amz-Expires=3600") && !location.contains(environment["AWS_SECRET_ACCESS_KEY"]!))
+            let fetched = try await HTTPClient.shared.execute(HTTPClientRequest(url: location), timeout: .seconds(10))
+            #expect(fetched.status == .ok)
+            let bytes = Data(buffer: try await fetched.body.collect(upTo: 10 << 20))
+            let local = try Data(contentsOf: service.configuration.dataDirectory.appendingPathComponent("renders/\(manifest.id)/\(manifest.format == "mp3" ? "audio.mp3" : "audio.\(manifest.format!)")"))
+            #expect(bytes == local)
+        }
+    }
+
+    @Test("shared storage that cannot be reached: 503 storage_unavailable with Retry-After, nothing left behind, no secret told")
+    func unavailable() async throws {
+        let probe = try StubServer { _ in .init(status: 200) }
+        let port = probe.port
+        probe.stop()
+        let environment = ["AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "unreachable-secret-77", "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:\(port)"]
+        let service = try Self.instance("s3://down-bucket/chorus", environment)
+        try await service.test { client in
+            let render = try await client.call(.post, "/v1/renders", json: textRequest(["Nobody will hear this."]))
+            #expect(render.status == .serviceUnavailable && render.errorCode == "storage_unavailable" && render.headers[.retryAfter] != nil, "\(render.text)")
+            #expect(!render.text.contains("127.0.0.1") && !render.text.contains("unreachable-secret"))
+            let clip = try await client.call(.post, "/v1/clips", body: try ClipAndVoiceRouteTests.voiceNote(seconds: 1))
+            #expect(clip.status == .serviceUnavailable && clip.errorCode == "storage_unavailable")
+            let unknown = try await client.call(.get, "/v1/renders/\(String(repeating: "ab", count: RenderIdentity.length / 2))")
+            #expect(unknown.status == .serviceUnavailable)
+        }
+        // The failed render left no audio behind to be served later.
+        let renders = service.configuration.dataDirectory.appendingPathComponent("renders")
+        for id in (try? FileManager.default.contentsOfDirectory(atPath: renders.path)) ?? [] {
+            let files = try FileManager.default.contentsOfDirectory(atPath: renders.appendingPathComponent(id).path)
+            #expect(files == ["render.json"], "\(files)")
+        }
+        #expect(!service.logs.text.contains("unreachable-secret"))
+        #expect(service.logs.text.contains("cannot reach http://127.0.0.1:\(port)"))
+    }
+
+    /// On moto's `open` server: its signature check rejects a `/` in a query value, which every listing has
+    /// (boto3's own listing fails there the same way).
+    @Test("retention sweeps the shared storage of expired renders and clips, whichever instance made them", arguments: Backend.allCases)
+    func sweep(backend: Backend) async throws {
+        let folder = try TemporaryDirectory()
+        let (setting, environment) = try await Self.storage(backend, shared: folder, server: S3TestServer.open)
+        let shared = try SharedStorage.make(setting, redirectAudio: false, environment: environment)
+        let now = Date().timeIntervalSince1970
+        for (id, expiresAt) in [("aa", now - 1), ("bb", now + 3600)] {
+            let manifest = RenderManifest(id: id, status: .done, createdAt: "", expiresAt: "")
+            let stored = StoredRender(manifest: manifest, audioFile: "audio.mp3", etag: "\"x\"", audioBytes: 1, createdAt: now - 10, expiresAt: expiresAt)
+            try await shared.blobs.put(Data("a".utf8), name: "renders/\(id)/audio.mp3", contentType: "audio/mpeg")
+            try await shared.blobs.put(try JSONEncoder().encode(stored), name: "renders/\(id)/render.json", contentType: "application/json")
+            try await shared.publishClip(id, audio: Data("c".utf8), record: Data(#"{"expiresAt": \#(expiresAt)}"#.utf8))
+        }
+        try await shared.blobs.put(Data("orphan".utf8), name: "renders/cc/audio.mp3", contentType: "audio/mpeg")
+        let removed = try await shared.sweep(now: now)
+        #expect(removed.renders == 1 && removed.clips == 1)
+        #expect(try await shared.blobs.list(prefix: "") == ["clips/bb.audio", "clips/bb.json", "renders/bb/audio.mp3", "renders/bb/render.json", "renders/cc/audio.mp3"])
+    }
+
+    @Test("unusable storage settings are refused at start, naming the setting")
+    func configuration() throws {
+        var redirectOnly = try ServiceConfiguration(environment: [:])
+        redirectOnly.redirectAudio = true
+        #expect(throws: ConfigurationError.self) { try redirectOnly.validate() }
+        #expect { try SharedStorage.make("relative/folder", redirectAudio: false, environment: [:]) } throws: { error in
+            (error as? ConfigurationError)?.setting == "--storage"
+        }
+        #expect { try SharedStorage.make("s3://bucket-name", redirectAudio: false, environment: [:]) } throws: { error in
+            (error as? ConfigurationError)?.setting == "AWS_ACCESS_KEY_ID"
+        }
+    }
+}
