@@ -5,9 +5,13 @@
 #   3. random byte ranges of a stored 5-minute MP3, 64 connections for 30 s, side by side with nginx serving the same file
 #   4. overload: 4x (workers + queue) concurrent renders: 202 vs 503, and the service's peak memory
 # Needs: a release build (swift build -c release --product chorus), wrk, nginx, python3, ffmpeg (to make the long clip).
+#   Benchmarks/service/bench.sh [SECTION…]   e.g. `bench.sh 3` for the ranges only; all four by default.
+#   CHORUS=path/to/chorus bench.sh 3          measures another build of chorus (e.g. an earlier commit's)
 set -euo pipefail
+SECTIONS=" ${*:-1 2 3 4} "
+want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 cd "$(dirname "$0")/../.."
-CHORUS=.build/release/chorus
+CHORUS=${CHORUS:-.build/release/chorus}
 HERE=Benchmarks/service
 WORK=$(mktemp -d /tmp/chorus-service-bench.XXXX); chmod 755 "$WORK"   # nginx's workers read the stored file
 KEY=bench-key-0123456789abcdef
@@ -26,15 +30,22 @@ messages() { # $1 count, $2 voice, $3 tag
   python3 -c "import json,sys; n,v,t=int(sys.argv[1]),sys.argv[2],sys.argv[3]; print(json.dumps({'messages':[{'speaker':['Sarah','Marcus','Aisha','Dad'][i%4],'text':f'{t} message {i+1}: practice moved to half past four, and dinner is at seven tonight.','voice':v} for i in range(n)]}))" "$@"
 }
 
+if want 1; then
 echo "== 1. 50 text messages, stub provider answering after 1 s, concurrency 4 (floor: 13 rounds = 13.0 s)"
 BODY=$(messages 50 openai:nova first)
 curl -s -o "$WORK/m.json" -w "first request: %{http_code} in %{time_total} s\n" -H "Authorization: Bearer $KEY" -d "$BODY" $URL/v1/renders
 for run in 1 2 3; do curl -s -o /dev/null -w "identical request again: %{http_code} in %{time_total} s\n" -H "Authorization: Bearer $KEY" -d "$BODY" $URL/v1/renders; done
 
+fi
+
+if want 2; then
 echo "== 2. ?stream=true, time to the first audio byte"
 python3 $HERE/first_byte.py "$URL/v1/renders?stream=true" "$(messages 10 openai:nova streamed)" $KEY | sed 's/^/stub provider (1 s), 10 messages: /'
 python3 $HERE/first_byte.py "$URL/v1/renders?stream=true" "$(messages 10 espeak:en-us espeak)" $KEY | sed 's/^/espeak-ng, 10 messages: /'
 
+fi
+
+if want 3; then
 echo "== 3. random ranges of a stored 5-minute MP3, 64 connections, 30 s; chorus vs nginx on the same file"
 ffmpeg -v error -f lavfi -i "sine=frequency=220:duration=300" -ar 16000 -ac 1 "$WORK/long.wav"
 CLIP=$(curl -s -H "Authorization: Bearer $KEY" --data-binary @"$WORK/long.wav" $URL/v1/clips | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
@@ -50,6 +61,9 @@ echo "file: $SIZE bytes"
 SIZE=$SIZE KEY=$KEY wrk -t2 -c64 -d30s -s $HERE/ranges.lua "$URL/v1/renders/$ID/audio" | grep RESULT | sed 's/^RESULT/chorus:/'
 SIZE=$SIZE KEY= wrk -t2 -c64 -d30s -s $HERE/ranges.lua "http://127.0.0.1:$NGINX_PORT/audio.mp3" | grep RESULT | sed 's/^RESULT/nginx: /'
 
+fi
+
+if want 4; then
 echo "== 4. overload: 4 x (workers + queue) concurrent renders"
 echo "service memory before: $(awk '/VmRSS/ {print $2 " " $3}' /proc/$SERVICE/status) (peak so far $(awk '/VmHWM/ {print $2 " " $3}' /proc/$SERVICE/status))"
 WORKERS=$(nproc); QUEUE=64; N=$(( 4 * (WORKERS + QUEUE) ))
@@ -62,3 +76,4 @@ done
 sleep 2
 echo "service memory after: $(awk '/VmRSS/ {print $2 " " $3}' /proc/$SERVICE/status), peak $(awk '/VmHWM/ {print $2 " " $3}' /proc/$SERVICE/status)"
 curl -s $URL/metrics | grep -E '^chorus_renders_total' | sed 's/^/metrics: /'
+fi

@@ -30,7 +30,8 @@ public struct ChorusServer: Sendable {
         // request part, and is suspended while a response is being produced: a slowloris head or an idle
         // keep-alive connection is closed, a long synchronous render is not.
         let idleTimeout = TimeAmount.nanoseconds(Int64(configuration.idleTimeoutSeconds * 1e9))
-        application = Application(router: router, server: .http1(configuration: .init(idleTimeout: idleTimeout)),
+        let fastPath = AudioFastPath(state: state, authenticator: state.authenticator, limiter: state.limiter)
+        application = Application(router: router, server: FastPathHTTP1Channel.server(fastPath: fastPath, idleTimeout: idleTimeout),
                                   configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "chorus"),
                                   services: [RetentionSweeper(state: state)], logger: logger)
         var metadata: Logger.Metadata = ["host": .string(configuration.host), "port": .stringConvertible(configuration.port),
@@ -71,8 +72,8 @@ func buildRouter(state: ServiceState) -> (Router<ChorusRequestContext>, RouteTab
     router.add(middleware: RequestLogMiddleware(logger: state.logger, metrics: state.metrics.requests, routes: table))
     SystemController(state: state).register(on: router, table: table)
     let v1 = router.group()
-        .add(middleware: AuthenticationMiddleware(keys: state.configuration.apiKeys, signer: state.signer))
-        .add(middleware: RateLimitMiddleware(limiter: RateLimiter(perMinute: state.configuration.rateLimitPerMinute)))
+        .add(middleware: state.authenticator)
+        .add(middleware: RateLimitMiddleware(limiter: state.limiter))
     let renders = RendersController(state: state)
     renders.register(on: v1, table: table)
     ClipsController(state: state).register(on: v1, table: table)

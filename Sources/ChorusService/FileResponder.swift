@@ -6,43 +6,48 @@ import NIOCore
 /// `Last-Modified`, long-lived `Cache-Control`; `Range` (`a-b`, `a-`, `-n`) → 206 with `Content-Range`,
 /// unsatisfiable → 416, `If-None-Match` → 304, `If-Range` honoured, `HEAD` with headers only.
 /// Stored audio is served from memory (`MappedFiles`); other files are read by Hummingbird's `FileIO`.
+/// `plan` is the one decision of status, headers and bytes, for the router and the audio fast path alike.
 struct FileResponder: Sendable {
     let fileIO: FileIO
     let mapped = MappedFiles()
     /// `Cache-Control: max-age`, seconds.
     let maxAge: Int
+    private let cacheControl: String
+    private let modifiedTexts = ModifiedTexts()
 
-    func respond(to request: Request, context: ChorusRequestContext, path: String, size: Int, contentType: String, etag: String,
-                 modified: Date) async throws -> Response {
-        try await respond(to: request, size: size, contentType: contentType, etag: etag, modified: modified) { bytes in
-            let file = try mapped.buffer(path)
-            guard file.readableBytes == size, let body = file.getSlice(at: file.readerIndex + bytes.lowerBound, length: bytes.count) else {
-                throw ServiceError(.internalServerError, "internal", "the stored audio changed size")
-            }
-            return body
-        }
+    init(fileIO: FileIO, maxAge: Int) {
+        self.fileIO = fileIO
+        self.maxAge = maxAge
+        cacheControl = "public, max-age=\(maxAge), immutable"
     }
 
-    /// The same, with the bytes from `read` (the shared storage, for audio this instance does not hold).
-    func respond(to request: Request, size: Int, contentType: String, etag: String, modified: Date,
-                 read: (ClosedRange<Int>) async throws -> ByteBuffer) async throws -> Response {
+    /// What to answer: the status, the headers, and the bytes of the file to send (`nil`: no body).
+    struct Plan {
+        var status: HTTPResponse.Status
+        var headers: HTTPFields
+        var bytes: ClosedRange<Int>?
+    }
+
+    /// The answer to a `GET`/`HEAD` with `requestHeaders` for a file of `size` bytes.
+    func plan(method: HTTPRequest.Method, requestHeaders: HTTPFields, size: Int, contentType: String, etag: String, modified: Date) -> Plan {
         var headers: HTTPFields = [
-            .acceptRanges: "bytes", .eTag: etag, .lastModified: HTTPSupport.httpDate(modified), .contentType: contentType,
-            .cacheControl: "public, max-age=\(maxAge), immutable",
+            .acceptRanges: "bytes", .eTag: etag, .lastModified: modifiedTexts.text(modified), .contentType: contentType,
+            .cacheControl: cacheControl,
         ]
-        if let match = request.headers[.ifNoneMatch], match == "*" || match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
+        if let match = requestHeaders[.ifNoneMatch], match == "*" || match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
             headers[.contentType] = nil
-            return Response(status: .notModified, headers: headers)
+            return Plan(status: .notModified, headers: headers)
         }
-        var range = ByteRange(header: request.headers[.range], size: size)
-        if let ifRange = request.headers[.ifRange], ifRange != etag { range = .whole }
+        var range = ByteRange(header: requestHeaders[.range], size: size)
+        if let ifRange = requestHeaders[.ifRange], ifRange != etag { range = .whole }
         let status: HTTPResponse.Status
         let bytes: ClosedRange<Int>?
         switch range {
         case .unsatisfiable:
             headers[.contentRange] = "bytes */\(size)"
             headers[.contentType] = nil
-            return Response(status: .rangeNotSatisfiable, headers: headers, body: .init())
+            headers[.contentLength] = "0"
+            return Plan(status: .rangeNotSatisfiable, headers: headers)
         case .part(let part):
             status = .partialContent
             bytes = part
@@ -52,11 +57,51 @@ struct FileResponder: Sendable {
             bytes = size > 0 ? 0...(size - 1) : nil
         }
         headers[.contentLength] = String(bytes.map { $0.count } ?? 0)
-        if request.method == .head || bytes == nil {
-            return Response(status: status, headers: headers, body: .init())
+        return Plan(status: status, headers: headers, bytes: method == .head ? nil : bytes)
+    }
+
+    /// The slice `bytes` of a file held in memory, which must still be `size` bytes long.
+    static func slice(_ file: ByteBuffer, _ bytes: ClosedRange<Int>, size: Int) throws -> ByteBuffer {
+        guard file.readableBytes == size, let body = file.getSlice(at: file.readerIndex + bytes.lowerBound, length: bytes.count) else {
+            throw ServiceError(.internalServerError, "internal", "the stored audio changed size")
         }
-        let body = try await read(bytes!)
-        guard body.readableBytes == bytes!.count else { throw ServiceError(.internalServerError, "internal", "the stored audio changed size") }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: body))
+        return body
+    }
+
+    func respond(to request: Request, context: ChorusRequestContext, path: String, size: Int, contentType: String, etag: String,
+                 modified: Date) async throws -> Response {
+        try await respond(to: request, size: size, contentType: contentType, etag: etag, modified: modified) { bytes in
+            try Self.slice(try mapped.buffer(path), bytes, size: size)
+        }
+    }
+
+    /// The same, with the bytes from `read` (the shared storage, for audio this instance does not hold).
+    func respond(to request: Request, size: Int, contentType: String, etag: String, modified: Date,
+                 read: (ClosedRange<Int>) async throws -> ByteBuffer) async throws -> Response {
+        let plan = plan(method: request.method, requestHeaders: request.headers, size: size, contentType: contentType, etag: etag, modified: modified)
+        guard let bytes = plan.bytes else {
+            return Response(status: plan.status, headers: plan.headers, body: .init())
+        }
+        let body = try await read(bytes)
+        guard body.readableBytes == bytes.count else { throw ServiceError(.internalServerError, "internal", "the stored audio changed size") }
+        return Response(status: plan.status, headers: plan.headers, body: .init(byteBuffer: body))
+    }
+}
+
+/// `Last-Modified` values by time: the same few stored files are asked for over and over, and formatting a date
+/// costs more than the rest of a range request's headers.
+final class ModifiedTexts: @unchecked Sendable {
+    private let lock = NSLock()
+    private var texts: [Double: String] = [:]
+
+    func text(_ date: Date) -> String {
+        let seconds = date.timeIntervalSince1970
+        if let text = lock.withLock({ texts[seconds] }) { return text }
+        let text = HTTPSupport.httpDate(date)
+        lock.withLock {
+            if texts.count >= 4_096 { texts.removeAll(keepingCapacity: true) }
+            texts[seconds] = text
+        }
+        return text
     }
 }

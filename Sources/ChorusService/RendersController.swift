@@ -24,7 +24,7 @@ struct RendersController: Sendable {
         for method in [HTTPRequest.Method.get, .head] {
             table.add(method, "/v1/renders/{id}/audio", to: router) { request, context in
                 let stored = try await finished(try id(context))
-                let contentType = OutputFileFormat(rawValue: stored.manifest.format ?? "")?.mimeType ?? "application/octet-stream"
+                let contentType = stored.audioContentType
                 let modified = Date(timeIntervalSince1970: stored.createdAt)
                 if let shared = state.shared {
                     if let url = shared.audioRedirect(of: stored) {
@@ -148,7 +148,7 @@ struct RendersController: Sendable {
 
     private func streamStored(_ stored: StoredRender, headers: HTTPFields, context: ChorusRequestContext) async throws -> Response {
         var headers = headers
-        headers[.contentType] = OutputFileFormat(rawValue: stored.manifest.format ?? "")?.mimeType
+        headers[.contentType] = stored.audioContentType
         let file = try await state.localAudio(stored)
         // Read before the status is sent (off the event loop), so a render deleted meanwhile is a 404, not a cut-off 200.
         guard let audio = try? await state.chorus.workerPool.run({ try Data(contentsOf: file, options: .mappedIfSafe) }) else {

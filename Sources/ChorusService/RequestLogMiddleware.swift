@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Logging
 
@@ -41,18 +42,26 @@ struct RequestLogMiddleware: RouterMiddleware {
             response = try answer.response(from: request, context: context)
             failure = answer.body.error.code
         }
-        response.headers[.init("X-Request-Id")!] = context.requestID
-        let elapsed = Date().timeIntervalSince(started)
-        metrics.record(method: request.method.rawValue, route: context.endpointPath ?? "unmatched", status: Int(response.status.code), seconds: elapsed)
+        response.headers[Self.requestIDField] = context.requestID
+        Self.record(logger: logger, metrics: metrics, requestID: context.requestID, method: request.method.rawValue, route: context.endpointPath,
+                    path: request.uri.path, query: request.uri.query, status: response.status.code, elapsed: Date().timeIntervalSince(started),
+                    caller: context.caller, failure: failure)
+        return response
+    }
+
+    static let requestIDField = HTTPField.Name("X-Request-Id")!
+
+    /// Counts a request and writes its log line (the router's requests and the audio fast path's alike).
+    static func record(logger: Logger, metrics: RequestMetrics, requestID: String, method: String, route: String?, path: String, query: String?,
+                       status: Int, elapsed: Double, caller: Caller?, failure: String?) {
+        metrics.record(method: method, route: route ?? "unmatched", status: status, seconds: elapsed)
         var metadata: Logger.Metadata = [
-            "request_id": .string(context.requestID), "method": .string(request.method.rawValue),
-            "path": .string(Self.loggable(path: request.uri.path, query: request.uri.query)), "status": .stringConvertible(response.status.code),
-            "ms": .stringConvertible(Int(elapsed * 1000)),
+            "request_id": .string(requestID), "method": .string(method), "path": .string(loggable(path: path, query: query)),
+            "status": .stringConvertible(status), "ms": .stringConvertible(Int(elapsed * 1000)),
         ]
-        if let caller = context.caller { metadata["caller"] = .string(caller.id) }
+        if let caller { metadata["caller"] = .string(caller.id) }
         if let failure { metadata["error"] = .string(failure) }
         logger.info("request", metadata: metadata)
-        return response
     }
 
     /// Hummingbird's own errors (unknown route, body too large) in the service's error format.

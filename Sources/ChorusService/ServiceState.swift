@@ -21,6 +21,9 @@ struct ServiceState: Sendable {
     let metrics: ServiceMetrics
     /// Signs the links a player page uses (secret in `<data>/signing.key`).
     let signer: URLSigner
+    /// Who may call `/v1` (keys, signed links), and how often (per key).
+    let authenticator: AuthenticationMiddleware
+    let limiter: RateLimiter
     let logger: Logger
 
     init(configuration: ServiceConfiguration, logger: Logger) throws {
@@ -29,6 +32,8 @@ struct ServiceState: Sendable {
         data = DataDirectory(root: configuration.dataDirectory)
         try data.prepare()
         signer = URLSigner(secret: try URLSigner.secret(in: data.root))
+        authenticator = AuthenticationMiddleware(keys: configuration.apiKeys, signer: signer)
+        limiter = RateLimiter(perMinute: configuration.rateLimitPerMinute)
         var engine = Chorus.Configuration(registry: configuration.registry ?? .standard(environment: configuration.environment),
                                           cacheDirectory: data.cache, providerConcurrency: configuration.providerConcurrency)
         engine.workerThreads = configuration.workers

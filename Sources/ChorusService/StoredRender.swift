@@ -1,3 +1,4 @@
+import ChorusAudio
 import ChorusWire
 import Foundation
 
@@ -16,6 +17,9 @@ struct StoredRender: Codable, Sendable {
     var waveformBase: Int?
 
     var isDone: Bool { manifest.status == .done }
+
+    /// The audio's media type (`audio/mpeg`, …).
+    var audioContentType: String { OutputFileFormat(rawValue: manifest.format ?? "")?.mimeType ?? "application/octet-stream" }
 }
 
 /// Timestamps as the manifests print them.

@@ -1,4 +1,3 @@
-import ChorusAudio
 import Foundation
 import NIOCore
 
@@ -45,7 +44,7 @@ struct SharedStorage: Sendable {
     func publish(_ stored: StoredRender, from folder: URL) async throws {
         let id = stored.manifest.id
         try await blobs.upload(file: folder.appendingPathComponent(stored.audioFile), name: Self.name(id, stored.audioFile),
-                               contentType: OutputFileFormat(rawValue: stored.manifest.format ?? "")?.mimeType ?? "application/octet-stream")
+                               contentType: stored.audioContentType)
         for file in Self.renderFiles {
             guard let data = try? Data(contentsOf: folder.appendingPathComponent(file)) else { continue }
             try await blobs.put(data, name: Self.name(id, file), contentType: Self.contentType(file))

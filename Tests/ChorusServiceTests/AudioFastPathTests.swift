@@ -1,0 +1,133 @@
+import AsyncHTTPClient
+import ChorusFixtures
+@testable import ChorusService
+import ChorusWire
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+/// The audio fast path (`AudioFastPath`): which requests it takes (the plain ones) and which it leaves to the
+/// router (everything with an error or a detour to explain), and, over a real socket, that a connection served by
+/// it keeps Hummingbird's keep-alive, idle timeout and pipelining behaviour.
+@Suite("Service: the audio fast path")
+struct AudioFastPathTests {
+    /// A service with one finished render whose audio has been read once (so it is in memory).
+    static func prepared(_ edit: @escaping (inout ServiceConfiguration) -> Void = { _ in }) async throws -> (TestService, ChorusServer, StoredRender) {
+        let service = try TestService(edit: edit)
+        let server = try await service.server()
+        let stored = try await server.application.test(.router) { client in
+            let created = try await client.call(.post, "/v1/renders", json: textRequest(["A short one to seek in."]))
+            let id = try created.decode(RenderManifest.self).id
+            #expect(try await client.call(.get, "/v1/renders/\(id)/audio").status == .ok)
+            return try #require(server.state.renders.get(id))
+        }
+        return (service, server, stored)
+    }
+
+    static func request(_ path: String, method: HTTPRequest.Method = .get, key: String? = serviceKey, headers: HTTPFields = [:]) -> HTTPRequest {
+        var fields = headers
+        if let key { fields[.authorization] = "Bearer \(key)" }
+        return HTTPRequest(method: method, scheme: nil, authority: nil, path: path, headerFields: fields)
+    }
+
+    /// The status of an answer, its file closed.
+    static func status(_ answer: (HTTPResponse, AudioFastPath.Body?)?) -> HTTPResponse.Status? {
+        if case .file(let handle, _)? = answer?.1 { try? handle.close() }
+        return answer?.0.status
+    }
+
+    @Test("plain requests are answered as the router answers them; anything else is left to the router")
+    func decisions() async throws {
+        let (service, server, stored) = try await Self.prepared()
+        let fastPath = AudioFastPath(state: server.state, authenticator: server.state.authenticator, limiter: server.state.limiter)
+        let path = "/v1/renders/\(stored.manifest.id)/audio"
+        let audio = try Data(contentsOf: service.configuration.dataDirectory.appendingPathComponent("renders/\(stored.manifest.id)/\(stored.audioFile)"))
+
+        let (ranged, body) = try #require(fastPath.answer(Self.request(path, headers: [.range: "bytes=10-19"]), started: 0))
+        #expect(ranged.status == .partialContent && ranged.headerFields[.contentRange] == "bytes 10-19/\(audio.count)")
+        #expect(ranged.headerFields[.init("X-Request-Id")!] != nil)
+        guard case .file(let handle, let bytes)? = body else { Issue.record("no file in the answer"); return }
+        #expect(bytes == 10...19)
+        try handle.close()
+        let (head, headBody) = try #require(fastPath.answer(Self.request(path, method: .head), started: 0))
+        #expect(head.status == .ok && head.headerFields[.contentLength] == String(audio.count) && headBody == nil)
+        #expect(Self.status(fastPath.answer(Self.request(path, headers: [.ifNoneMatch: stored.etag]), started: 0)) == .notModified)
+        #expect(Self.status(fastPath.answer(Self.request(path, headers: [.range: "bytes=\(audio.count)-"]), started: 0)) == .rangeNotSatisfiable)
+        let signed = server.state.signer.sign(path)
+        #expect(Self.status(fastPath.answer(Self.request(signed, key: nil), started: 0)) == .ok)
+
+        // Left to the router, which explains or takes the long way.
+        #expect(fastPath.answer(Self.request(path, key: nil), started: 0) == nil)
+        #expect(fastPath.answer(Self.request(path, key: "wrong-key-0123456789"), started: 0) == nil)
+        #expect(fastPath.answer(Self.request(signed.replacingOccurrences(of: "sig=", with: "sig=0"), key: nil), started: 0) == nil)
+        #expect(fastPath.answer(Self.request(path + "?download=1"), started: 0) == nil)
+        #expect(fastPath.answer(Self.request(path, method: .delete), started: 0) == nil)
+        #expect(fastPath.answer(Self.request("/v1/renders/\(String(repeating: "0", count: RenderIdentity.length))/audio"), started: 0) == nil)
+        #expect(fastPath.answer(Self.request("/v1/renders/\(stored.manifest.id)/audio/"), started: 0) == nil)
+        let audioFile = server.state.data.renderFolder(stored.manifest.id).appendingPathComponent(stored.audioFile)
+        try Data(audio.prefix(100)).write(to: audioFile)
+        #expect(fastPath.answer(Self.request(path), started: 0) == nil, "a file of another size than recorded is left to the router")
+        try FileManager.default.removeItem(at: audioFile)
+        #expect(fastPath.answer(Self.request(path), started: 0) == nil, "a file gone is left to the router")
+        // Logged and counted like the router's requests, key never written.
+        #expect(service.logs.lines.filter { $0.contains(#""path":"\#(path)""#) && $0.contains(#""status":"206""#) }.count == 1)
+        #expect(!service.logs.text.contains(serviceKey))
+    }
+
+    @Test("the rate limit holds on the fast path: past it the router answers 429")
+    func rateLimit() async throws {
+        let (_, server, stored) = try await Self.prepared { $0.rateLimitPerMinute = 3 }
+        let path = "/v1/renders/\(stored.manifest.id)/audio"
+        let statuses = try await server.application.test(.live) { client in
+            let port = try #require(client.port)
+            var statuses: [Int] = []
+            for _ in 0..<5 {   // a burst: the bucket holds at most 3 tokens, and refills one per 20 s
+                let response = try await HTTPClient.shared.execute(LiveServiceTests.request(port, path, headers: [("Range", "bytes=0-9")]), timeout: .seconds(10))
+                statuses.append(Int(response.status.code))
+                if response.status == .tooManyRequests { #expect(response.headers.first(name: "retry-after") != nil) }
+            }
+            return statuses
+        }
+        #expect(statuses.filter { $0 == 206 }.count <= 3 && statuses.suffix(2) == [429, 429], "\(statuses)")
+    }
+
+    @Test("a connection served by the fast path keeps alive past the idle timeout while busy, closes when idle, and answers pipelined requests in order")
+    func connection() async throws {
+        let (_, server, stored) = try await Self.prepared { $0.idleTimeoutSeconds = 1 }
+        let path = "/v1/renders/\(stored.manifest.id)/audio"
+        let head = "HEAD \(path) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(serviceKey)\r\n\r\n"
+        try await server.application.test(.live) { client in
+            let port = try #require(client.port)
+            let results = try await offload { () -> (answers: [Bool], pipelined: String, closedWhenIdle: Bool, closed: String) in
+                let connection = try RawConnection(port: port, timeoutSeconds: 5)
+                var answers: [Bool] = []
+                for _ in 0..<8 {   // 3.2 s on one connection, idle timeout 1 s
+                    connection.send(head)
+                    answers.append(connection.read(until: "\r\n\r\n").hasPrefix("HTTP/1.1 200"))
+                    Thread.sleep(forTimeInterval: 0.4)
+                }
+                connection.send(head + "GET /health HTTP/1.1\r\nHost: x\r\n\r\n" + head)
+                let pipelined = connection.read(until: "HTTP/1.1 ", count: 3)
+                Thread.sleep(forTimeInterval: 0.3)
+                _ = connection.read(until: "\r\n\r\n", count: 3)   // the rest of the last answers, if any
+                let before = Date()
+                let after = connection.read()   // the server closes an idle connection
+                let closedWhenIdle = after.isEmpty && Date().timeIntervalSince(before) < 4
+                let closingStarted = Date()
+                let closing = try RawConnection.exchange(port: port, head.replacingOccurrences(of: "\r\n\r\n", with: "\r\nConnection: close\r\n\r\n"))
+                // Read to the end: the server closed the connection after the response, long before the read timeout.
+                return (answers, pipelined, closedWhenIdle, Date().timeIntervalSince(closingStarted) < 4 ? closing : "not closed")
+            }
+            #expect(results.answers == Array(repeating: true, count: 8))
+            let answers = results.pipelined.components(separatedBy: "HTTP/1.1 ").dropFirst()
+            #expect(answers.count >= 2)
+            #expect(answers.first?.lowercased().contains("accept-ranges: bytes") == true)
+            #expect(answers.dropFirst().first?.lowercased().contains("accept-ranges") == false, "the second answer is /health's")
+            #expect(results.closedWhenIdle)
+            #expect(results.closed.hasPrefix("HTTP/1.1 200") && results.closed.lowercased().contains("connection: close"))
+        }
+    }
+}
