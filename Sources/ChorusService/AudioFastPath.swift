@@ -28,6 +28,8 @@ struct AudioFastPath: Sendable {
     let limiter: RateLimiter
 
     static let route = "/v1/renders/{id}/audio"
+    /// `Date`, as Hummingbird sends it, formatted once a second.
+    private static let date = SecondText(DateText.http)
     private static let prefix = Array("/v1/renders/".utf8), suffix = Array("/audio".utf8)
 
     /// The response to `request`, or `nil` to leave it to the router.
@@ -53,7 +55,7 @@ struct AudioFastPath: Sendable {
         var body: Body?
         if let bytes = plan.bytes {
             // Opening a stored file is a metadata lookup, not audio work; one descriptor per answer, owned by it.
-            guard let handle = try? NIOFileHandle(_deprecatedPath: state.data.rendersPath + "/" + id + "/" + stored.audioFile) else { return nil }
+            guard let handle = try? NIOFileHandle(_deprecatedPath: state.audioPath(stored)) else { return nil }
             var info = stat()
             guard (try? handle.withUnsafeFileDescriptor { fstat($0, &info) }) == 0, Int(info.st_size) == stored.audioBytes else {
                 try? handle.close()
@@ -70,6 +72,8 @@ struct AudioFastPath: Sendable {
         var headers = plan.headers
         headers[RequestLogMiddleware.requestIDField] = requestID
         if request.headerFields[.connection]?.lowercased() == "close" { headers[.connection] = "close" }
+        headers[.date] = Self.date.now()
+        headers[.server] = "chorus"
         RequestLogMiddleware.record(logger: state.logger, metrics: state.metrics.requests, requestID: requestID, method: request.method.rawValue,
                                     route: Self.route, path: path, query: query.map(String.init), status: plan.status.code,
                                     elapsed: Date().timeIntervalSince1970 - started, caller: caller, failure: nil)
@@ -99,8 +103,10 @@ struct AudioFastPath: Sendable {
 
 /// The channel handler of `AudioFastPath`, placed after Hummingbird's connection-state handler (which so sees
 /// every request and response, and keeps its idle timeout and keep-alive right) and before its async channel.
-/// Pipelined requests keep their order: while a request passed on to the router has not been answered to its end,
-/// the ones after it are passed on too (the router answers in order).
+/// Order and pace as the router keeps them: while the router owes an answer, later requests go to it too; while an
+/// answer of the fast path is being sent, later request parts wait here (and the socket is not read), and the
+/// answer's end is written only once its bytes are out — so the idle timeout and a graceful shutdown, which count
+/// from an answer's end, never cut a slow download short.
 final class AudioFastPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -112,6 +118,10 @@ final class AudioFastPathHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private var answer: (HTTPResponse, AudioFastPath.Body?)?
     /// Requests passed on to the router whose responses have not ended yet.
     private var routerPending = 0
+    /// An answer's bytes are being sent; request parts arriving meanwhile wait in `waiting`.
+    private var sending = false
+    private var waiting: [NIOAny] = []
+    private var readHeld = false
     /// The HTTP/1 codec's context: a file region is written from there, in NIO's HTTP/1 types, which carry files.
     private var codec: ChannelHandlerContext?
 
@@ -121,16 +131,10 @@ final class AudioFastPathHandler: ChannelDuplexHandler, RemovableChannelHandler 
         codec = try? context.pipeline.syncOperations.context(handlerType: HTTP1ToHTTPServerCodec.self)
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) { discardAnswer() }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        discardAnswer()
-        context.fireChannelInactive()
-    }
-
-    private func discardAnswer() {
+    func handlerRemoved(context: ChannelHandlerContext) {
         if case .file(let handle, _)? = answer?.1 { try? handle.close() }
         answer = nil
+        waiting = []
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -138,7 +142,19 @@ final class AudioFastPathHandler: ChannelDuplexHandler, RemovableChannelHandler 
         context.write(data, promise: promise)
     }
 
+    func read(context: ChannelHandlerContext) {
+        if sending || !waiting.isEmpty { readHeld = true } else { context.read() }
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if sending || !waiting.isEmpty {
+            waiting.append(data)
+            return
+        }
+        process(context: context, data: data)
+    }
+
+    private func process(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let request):
             answer = routerPending == 0 && codec != nil ? fastPath.answer(request, started: Date().timeIntervalSince1970) : nil
@@ -154,21 +170,53 @@ final class AudioFastPathHandler: ChannelDuplexHandler, RemovableChannelHandler 
                 return
             }
             answer = nil
-            context.write(wrapOutboundOut(.head(response)), promise: nil)
-            if case .file(let handle, let bytes)? = body, let codec {
-                let region = FileRegion(fileHandle: handle, readerIndex: bytes.lowerBound, endIndex: bytes.upperBound + 1)
-                let written = context.eventLoop.makePromise(of: Void.self)
-                written.futureResult.whenComplete { _ in try? handle.close() }
-                codec.write(NIOAny(HTTPServerResponsePart.body(.fileRegion(region))), promise: written)
+            send(response, body, context: context)
+        }
+    }
+
+    private func send(_ response: HTTPResponse, _ body: AudioFastPath.Body?, context: ChannelHandlerContext) {
+        let closing = response.headerFields[.connection] == "close"
+        context.write(wrapOutboundOut(.head(response)), promise: nil)
+        guard case .file(let handle, let bytes)? = body, let codec else {
+            finish(closing: closing, context: context)
+            return
+        }
+        sending = true
+        let region = FileRegion(fileHandle: handle, readerIndex: bytes.lowerBound, endIndex: bytes.upperBound + 1)
+        let written = context.eventLoop.makePromise(of: Void.self)
+        codec.write(NIOAny(HTTPServerResponsePart.body(.fileRegion(region))), promise: written)
+        context.flush()
+        written.futureResult.assumeIsolated().whenComplete { result in
+            try? handle.close()
+            self.sending = false
+            switch result {
+            case .success:
+                self.finish(closing: closing, context: context)
+                self.resume(context: context)
+            case .failure:
+                self.waiting = []
+                context.close(promise: nil)
             }
-            if response.headerFields[.connection] == "close" {
-                // As Hummingbird does for such a request: close once the response is written.
-                let written = context.eventLoop.makePromise(of: Void.self)
-                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
-                written.futureResult.whenComplete { _ in context.close(promise: nil) }
-            } else {
-                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-            }
+        }
+    }
+
+    /// Writes the answer's end (and closes the connection after it when the request asked to).
+    private func finish(closing: Bool, context: ChannelHandlerContext) {
+        guard closing else {
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            return
+        }
+        let written = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
+        written.futureResult.whenComplete { _ in context.close(promise: nil) }
+    }
+
+    /// Handles the request parts that waited, then reads again.
+    private func resume(context: ChannelHandlerContext) {
+        while !sending, !waiting.isEmpty { process(context: context, data: waiting.removeFirst()) }
+        if !sending, waiting.isEmpty, readHeld {
+            readHeld = false
+            context.read()
         }
     }
 }

@@ -82,25 +82,19 @@ actor ClipStore {
     }
 
     private func publish(_ body: (SharedStorage) async throws -> Void) async throws {
-        guard let shared else { return }
-        do { try await body(shared) } catch let error as StorageError { throw ServiceError.sharedStorage(error) }
+        if let shared { try await body(shared) }
     }
 
     /// The clip `id` if it exists and has not expired, here or (copied from there) in the shared storage.
-    /// - Throws: `ServiceError` 503 when the shared storage cannot be reached.
+    /// - Throws: `StorageError` (503) when the shared storage cannot be reached.
     func get(_ id: String, now: Double = Date().timeIntervalSince1970) async throws -> (url: URL, info: ClipInfo)? {
         guard let id = DataDirectory.validID(id, length: 64) else { return nil }
         if let record = lookup(id, now: now) { return (audioURL(id), record.info) }
-        guard let shared else { return nil }
-        do {
-            guard let (audio, encoded) = try await shared.clip(id), let record = try? JSONDecoder().decode(Record.self, from: encoded),
-                  record.expiresAt > now, Self.id(of: audio) == id else { return nil }
-            try DataDirectory.write(audio, to: audioURL(id))
-            try DataDirectory.write(encoded, to: recordURL(id))
-            return (audioURL(id), record.info)
-        } catch let error as StorageError {
-            throw ServiceError.sharedStorage(error)
-        }
+        guard let shared, let (audio, encoded) = try await shared.clip(id), let record = try? JSONDecoder().decode(Record.self, from: encoded),
+              record.expiresAt > now, Self.id(of: audio) == id else { return nil }
+        try DataDirectory.write(audio, to: audioURL(id))
+        try DataDirectory.write(encoded, to: recordURL(id))
+        return (audioURL(id), record.info)
     }
 
     private func lookup(_ id: String, now: Double) -> Record? {

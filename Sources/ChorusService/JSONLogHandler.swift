@@ -73,11 +73,14 @@ public struct JSONLogHandler: LogHandler {
     public static let standardOutput: @Sendable (String) -> Void = { LogOutput.standard.write($0) }
 }
 
-/// `DateText.iso` of now, formatted once per second however many lines are written in it.
+/// Now as text (`DateText.iso` unless told otherwise), formatted once per second however often it is asked for.
 final class SecondText: @unchecked Sendable {
     private let lock = NSLock()
+    private let format: @Sendable (Double) -> String
     private var second = -1
     private var text = ""
+
+    init(_ format: @escaping @Sendable (Double) -> String = DateText.iso) { self.format = format }
 
     func now() -> String {
         let current = Int(Date().timeIntervalSince1970)
@@ -85,7 +88,7 @@ final class SecondText: @unchecked Sendable {
         defer { lock.unlock() }
         if current != second {
             second = current
-            text = DateText.iso(Double(current))
+            text = format(Double(current))
         }
         return text
     }

@@ -37,16 +37,6 @@ final class MappedFiles: @unchecked Sendable {
         return buffer
     }
 
-    /// The bytes of the file at `path` if they are already in memory (never reads: for the event loop).
-    func cached(_ path: String) -> ByteBuffer? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let entry = files[path] else { return nil }
-        clock += 1
-        files[path] = (entry.buffer, clock)
-        return entry.buffer
-    }
-
     /// Forgets every file under `folder` (a render being deleted).
     func forget(under folder: URL) {
         lock.lock()

@@ -127,7 +127,12 @@ struct RenderExecutor: Sendable {
                                   expiresAt: active.expiresAt)
         // Published before it is recorded here: once a client hears the render is done, every instance finds it.
         try await shared?.publish(stored, from: folder)
-        try store.save(stored)
+        do {
+            try store.save(stored)
+        } catch {
+            try? await shared?.remove(stored)   // recorded failed here: not done anywhere
+            throw error
+        }
         try? FileManager.default.removeItem(at: folder.appendingPathComponent("job.json"))
         return stored
     }

@@ -3,11 +3,14 @@ import Foundation
 
 /// Finished renders (done or failed), indexed in memory and kept on disk in each render's folder;
 /// `render.json` is written last, so a render without it never finished. On start, such folders are
-/// recorded as failed ("interrupted"), and expired renders are deleted. A lock rather than an actor:
-/// every audio request reads it, and a lookup should not cost a task switch.
+/// recorded as failed ("interrupted"), and expired renders are deleted. Locks rather than an actor: every
+/// audio request reads it (some on an event loop), and a lookup should cost neither a task switch nor a wait for
+/// disk: changes are serialized by one lock held while files are written, the index by another held only
+/// to read or update it.
 final class RenderStore: @unchecked Sendable {
     private let data: DataDirectory
     private let lock = NSRecursiveLock()
+    private let indexLock = NSLock()
     private var records: [String: StoredRender] = [:]
 
     init(data: DataDirectory) { self.data = data }
@@ -16,6 +19,12 @@ final class RenderStore: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return try body()
+    }
+
+    private func index<T>(_ body: (inout [String: StoredRender]) throws -> T) rethrows -> T {
+        indexLock.lock()
+        defer { indexLock.unlock() }
+        return try body(&records)
     }
 
     /// Reads every render folder; returns how many unfinished renders were marked failed.
@@ -30,7 +39,7 @@ final class RenderStore: @unchecked Sendable {
             guard let id = DataDirectory.validID(name, length: RenderIdentity.length) else { continue }
             let folder = data.renderFolder(id)
             if let stored = try? JSONDecoder().decode(StoredRender.self, from: Data(contentsOf: folder.appendingPathComponent("render.json"))) {
-                if stored.expiresAt <= now { try? FileManager.default.removeItem(at: folder) } else { records[id] = stored }
+                if stored.expiresAt <= now { try? FileManager.default.removeItem(at: folder) } else { index { $0[id] = stored } }
                 continue
             }
             // Started but never finished: keep the fact, not the files.
@@ -47,7 +56,7 @@ final class RenderStore: @unchecked Sendable {
     }
 
     func get(_ id: String, now: Double = Date().timeIntervalSince1970) -> StoredRender? {
-        locked {
+        index { records in
             guard let stored = records[id], stored.expiresAt > now else { return nil }
             return stored
         }
@@ -59,7 +68,7 @@ final class RenderStore: @unchecked Sendable {
         try locked {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             try DataDirectory.write(JSONEncoder().encode(stored), to: folder.appendingPathComponent("render.json"))
-            records[stored.manifest.id] = stored
+            index { $0[stored.manifest.id] = stored }
         }
     }
 
@@ -67,7 +76,7 @@ final class RenderStore: @unchecked Sendable {
     /// lock, so a `DELETE` in between cannot be undone by a late update).
     func replace(_ stored: StoredRender) throws {
         try locked {
-            guard records[stored.manifest.id] != nil else { return }
+            guard index({ $0[stored.manifest.id] }) != nil else { return }
             try save(stored)
         }
     }
@@ -76,7 +85,7 @@ final class RenderStore: @unchecked Sendable {
     @discardableResult
     func remove(_ id: String) -> Bool {
         locked {
-            let existed = records.removeValue(forKey: id) != nil
+            let existed = index { $0.removeValue(forKey: id) } != nil
             try? FileManager.default.removeItem(at: data.renderFolder(id))
             return existed
         }
@@ -85,11 +94,11 @@ final class RenderStore: @unchecked Sendable {
     /// Deletes expired renders; returns their ids.
     func sweep(now: Double = Date().timeIntervalSince1970) -> [String] {
         locked {
-            let expired = records.filter { $0.value.expiresAt <= now }.map(\.key)
+            let expired = index { $0.filter { $0.value.expiresAt <= now }.map(\.key) }
             expired.forEach { remove($0) }
             return expired
         }
     }
 
-    var count: Int { locked { records.count } }
+    var count: Int { index { $0.count } }
 }

@@ -27,22 +27,18 @@ struct RendersController: Sendable {
                 let contentType = stored.audioContentType
                 let modified = Date(timeIntervalSince1970: stored.createdAt)
                 if let shared = state.shared {
-                    if let url = shared.audioRedirect(of: stored) {
+                    // A signed link's expiry also bounds the presigned URL it leads to.
+                    let linkExpiry = request.uri.queryParameters["exp"].flatMap { Double(String($0)) }
+                    if let url = shared.audioRedirect(of: stored, until: linkExpiry) {
                         return Response(status: .found, headers: [.location: url, .cacheControl: "private, no-store"])
                     }
-                    let file = state.data.rendersPath + "/" + stored.manifest.id + "/" + stored.audioFile
-                    if !FileManager.default.fileExists(atPath: file) {
+                    if !state.hasLocalAudio(stored) {
                         // Made by another instance: ranges straight from the shared storage.
                         return try await state.files.respond(to: request, size: stored.audioBytes, contentType: contentType, etag: stored.etag,
-                                                             modified: modified) { range in
-                            do { return try await shared.audio(of: stored, range: range) } catch let error as StorageError {
-                                throw ServiceError.sharedStorage(error)
-                            }
-                        }
+                                                             modified: modified) { range in try await shared.audio(of: stored, range: range) }
                     }
                 }
-                let file = state.data.rendersPath + "/" + stored.manifest.id + "/" + stored.audioFile
-                return try await state.files.respond(to: request, context: context, path: file, size: stored.audioBytes,
+                return try await state.files.respond(to: request, context: context, path: state.audioPath(stored), size: stored.audioBytes,
                                                      contentType: contentType, etag: stored.etag, modified: modified)
             }
         }
@@ -71,7 +67,7 @@ struct RendersController: Sendable {
             switch try await state.lookup(try id(context)) {
             case .active: throw ServiceError(.conflict, "not_ready", "the render is still running; delete it when it has finished")
             case .stored(let stored):
-                do { try await state.shared?.remove(stored) } catch let error as StorageError { throw ServiceError.sharedStorage(error) }
+                try await state.shared?.remove(stored)
                 state.files.mapped.forget(under: state.data.renderFolder(stored.manifest.id))
                 state.renders.remove(stored.manifest.id)
                 return Response(status: .noContent)

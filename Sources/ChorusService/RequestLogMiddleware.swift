@@ -34,6 +34,9 @@ struct RequestLogMiddleware: RouterMiddleware {
             }
             response = try standard.response(from: request, context: context)
             failure = (standard as? ServiceError)?.body.error.code
+            if let storage = error as? StorageError {
+                logger.error("shared storage failed", metadata: ["request_id": .string(context.requestID), "error": .string(storage.description)])
+            }
         } catch {
             // A failed write of the service's own files is 507; anything else unexpected is 500.
             let answer = ServiceError.storageFailure(error) ?? ServiceError(.internalServerError, "internal", "the request failed inside the service")
@@ -67,6 +70,7 @@ struct RequestLogMiddleware: RouterMiddleware {
     /// Hummingbird's own errors (unknown route, body too large) in the service's error format.
     static func standardize(_ error: any HTTPResponseError) -> any HTTPResponseError {
         if error is ServiceError { return error }
+        if let storage = error as? StorageError { return ServiceError.sharedStorage(storage) }
         switch error.status {
         case .notFound: return ServiceError(.notFound, "not_found", "no such route")
         case .contentTooLarge: return ServiceError.tooLarge("the request body is too large")

@@ -50,9 +50,15 @@ public struct ServiceError: HTTPResponseError, CustomStringConvertible {
     /// reached or answers with a server error, `502 storage_error` when it refuses (credentials, permissions). The
     /// message names the operation, never the endpoint, a credential or a server path.
     static func sharedStorage(_ error: StorageError) -> ServiceError {
-        error.isUnavailable
-            ? ServiceError(.serviceUnavailable, "storage_unavailable", "the shared storage is unavailable (\(error.operation) failed); try again shortly", retryAfter: 5)
-            : ServiceError(.badGateway, "storage_error", "the shared storage refused \(error.operation)")
+        switch error.kind {
+        case .unavailable:
+            return ServiceError(.serviceUnavailable, "storage_unavailable", "the shared storage is unavailable (\(error.operation) failed); try again shortly",
+                                retryAfter: 5)
+        case .notFound:
+            return ServiceError(.notFound, "not_found", "the shared storage no longer has it (deleted or expired)")
+        case .denied, .invalid:
+            return ServiceError(.badGateway, "storage_error", "the shared storage refused \(error.operation)")
+        }
     }
 
     /// `507 insufficient_storage` when `error` is the service failing to write its own files (a full disk, a
@@ -76,5 +82,14 @@ public struct ServiceError: HTTPResponseError, CustomStringConvertible {
                             noSpace ? "the service's storage is full; stored renders still play — try again later"
                                     : "the service cannot write to its storage; stored renders still play — try again later",
                             retryAfter: 60)
+    }
+}
+
+/// A shared-storage failure that reaches a route answers as `ServiceError.sharedStorage` says.
+extension StorageError: HTTPResponseError {
+    var status: HTTPResponse.Status { ServiceError.sharedStorage(self).status }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        try ServiceError.sharedStorage(self).response(from: request, context: context)
     }
 }

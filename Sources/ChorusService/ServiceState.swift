@@ -65,30 +65,30 @@ struct ServiceState: Sendable {
     /// A render another instance finished and published to the shared storage, recorded here (with its small
     /// files; the audio is read from the shared storage until something needs it whole). `nil` without shared
     /// storage or when no instance has it.
-    /// - Throws: `ServiceError` 503 when the shared storage cannot be reached.
+    /// - Throws: `StorageError` (503 when the shared storage cannot be reached).
     func adopt(_ id: String) async throws -> StoredRender? {
-        guard let shared else { return nil }
-        do {
-            guard let stored = try await shared.record(id), stored.expiresAt > Date().timeIntervalSince1970 else { return nil }
-            if stored.isDone { try await shared.fetchFiles(of: stored, into: data.renderFolder(id)) }
-            try renders.save(stored)
-            return stored
-        } catch let error as StorageError {
-            throw ServiceError.sharedStorage(error)
+        guard let shared, let stored = try await shared.record(id), stored.expiresAt > Date().timeIntervalSince1970 else { return nil }
+        if stored.isDone {
+            // A record whose audio is not (or no longer) all there is not a render: a publish cut short, a delete half done.
+            guard try await shared.hasAudio(of: stored) else { return nil }
+            try await shared.fetchFiles(of: stored, into: data.renderFolder(id))
         }
+        try renders.save(stored)
+        return stored
     }
+
+    /// Where a stored render's audio is (or would be) in this instance's data folder.
+    func audioPath(_ stored: StoredRender) -> String { data.rendersPath + "/" + stored.manifest.id + "/" + stored.audioFile }
+
+    /// Whether this instance holds the render's audio itself (else it is in the shared storage).
+    func hasLocalAudio(_ stored: StoredRender) -> Bool { shared == nil || FileManager.default.fileExists(atPath: audioPath(stored)) }
 
     /// The local path of a stored render's audio, copied from the shared storage first if this instance does not
     /// have it (a render adopted from another instance), for work that needs the whole file.
     func localAudio(_ stored: StoredRender) async throws -> URL {
-        let folder = data.renderFolder(stored.manifest.id)
-        let file = folder.appendingPathComponent(stored.audioFile)
-        guard let shared, !FileManager.default.fileExists(atPath: file.path) else { return file }
-        do {
-            try await shared.fetchAudio(of: stored, into: folder)
-        } catch let error as StorageError {
-            throw ServiceError.sharedStorage(error)
-        }
+        let file = URL(fileURLWithPath: audioPath(stored))
+        guard let shared, !hasLocalAudio(stored) else { return file }
+        try await shared.fetchAudio(of: stored, into: data.renderFolder(stored.manifest.id))
         return file
     }
 }

@@ -130,4 +130,36 @@ struct AudioFastPathTests {
             #expect(results.closed.hasPrefix("HTTP/1.1 200") && results.closed.lowercased().contains("connection: close"))
         }
     }
+
+    @Test("a slow reader gets the whole file: the idle timeout counts from the end of the bytes, not of the writing")
+    func slowReader() async throws {
+        let service = try TestService { $0.idleTimeoutSeconds = 1 }
+        let server = try await service.server()
+        // Made in-process: no pooled client connection meets the 1 s idle timeout.
+        let manifest = try await server.application.test(.router) { client in
+            // A minute of audio as WAV (~5 MB): more than the kernel's socket buffers hold, so the sending takes as long as the reading.
+            let clip = try await client.call(.post, "/v1/clips", body: try ClipAndVoiceRouteTests.voiceNote(seconds: 60)).decode(ClipInfo.self)
+            return try await client.call(.post, "/v1/renders", json: #"""
+                {"messages": [{"speaker": "Mom", "clip": "\#(clip.id)"}], "output": {"format": "wav"}}
+                """#).decode(RenderManifest.self)
+        }
+        let size = try #require(server.state.renders.get(manifest.id)).audioBytes
+        #expect(size > 4_000_000)
+        try await server.application.test(.live) { client in
+            let port = try #require(client.port)
+            let received = try await offload { () -> Int in
+                let connection = try RawConnection(port: port, timeoutSeconds: 10, receiveBuffer: 4_096)
+                connection.send("GET \(manifest.audioURL!) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(serviceKey)\r\n\r\n")
+                var total = 0
+                while true {   // at most ~2.5 MB a second: the answer takes two idle timeouts or more to read
+                    let part = connection.read(bytes: 262_144)
+                    if part.isEmpty { break }
+                    total += part.count
+                    Thread.sleep(forTimeInterval: 0.1)
+                }
+                return total
+            }
+            #expect(received > size, "got \(received) bytes of a \(size)-byte file plus its head")
+        }
+    }
 }

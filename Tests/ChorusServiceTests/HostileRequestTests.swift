@@ -21,9 +21,11 @@ func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thro
 final class RawConnection: @unchecked Sendable {
     private let socket: Int32
 
-    init(port: Int, timeoutSeconds: Int = 20) throws {
+    /// - Parameter receiveBuffer: a small receive buffer makes a slow reader (the server cannot push ahead).
+    init(port: Int, timeoutSeconds: Int = 20, receiveBuffer: Int32? = nil) throws {
         socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw POSIXError(.EMFILE) }
+        if var size = receiveBuffer { setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
@@ -52,6 +54,18 @@ final class RawConnection: @unchecked Sendable {
 
     @discardableResult
     func send(_ text: String) -> Bool { send(Array(text.utf8)) }
+
+    /// Reads until `bytes` bytes have arrived, the peer closes, or the timeout; returns what arrived.
+    func read(bytes count: Int) -> [UInt8] {
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while received.count < count {
+            let got = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, min($0.count, count - received.count), 0) }
+            if got <= 0 { break }
+            received += chunk[0..<got]
+        }
+        return received
+    }
 
     /// Reads until the peer closes, `until` appears `count` times, or the timeout.
     func read(until marker: String? = nil, count: Int = 1) -> String {

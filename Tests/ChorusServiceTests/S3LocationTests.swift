@@ -15,9 +15,13 @@ struct S3LocationTests {
         #expect(local.path(local.key("renders/a b.mp3")) == "/audio-bucket/chorus/prod/renders/a%20b.mp3")
         #expect(local.path(nil) == "/audio-bucket")
 
-        let generic = try S3Location(url: "s3://audio-bucket", environment: Self.keys.merging(["AWS_ENDPOINT_URL": "https://xyz.supabase.co:443"]) { $1 })
-        #expect(generic.host == "xyz.supabase.co" && generic.origin == "https://xyz.supabase.co" && generic.prefix == "")
+        let generic = try S3Location(url: "s3://audio-bucket", environment: Self.keys.merging(["AWS_ENDPOINT_URL": "https://xyz.example.com:443"]) { $1 })
+        #expect(generic.host == "xyz.example.com" && generic.origin == "https://xyz.example.com" && generic.prefix == "")
         #expect(generic.path(generic.key("x")) == "/audio-bucket/x")
+        // Supabase Storage's S3 endpoint has a path of its own, in front of /bucket/key.
+        let supabase = try S3Location(url: "s3://audio-bucket/chats", environment: Self.keys.merging(["AWS_ENDPOINT_URL_S3": "https://abc.supabase.co/storage/v1/s3/"]) { $1 })
+        #expect(supabase.origin == "https://abc.supabase.co" && supabase.basePath == "/storage/v1/s3")
+        #expect(supabase.path(supabase.key("a.mp3")) == "/storage/v1/s3/audio-bucket/chats/a.mp3" && supabase.path(nil) == "/storage/v1/s3/audio-bucket")
 
         let aws = try S3Location(url: "s3://audio-bucket/p", environment: Self.keys.merging(["AWS_REGION": "eu-west-1"]) { $1 })
         #expect(!aws.pathStyle && aws.host == "audio-bucket.s3.eu-west-1.amazonaws.com" && aws.origin == "https://audio-bucket.s3.eu-west-1.amazonaws.com")
@@ -33,14 +37,15 @@ struct S3LocationTests {
         ("s3://bucket", ["AWS_ACCESS_KEY_ID": ""], "AWS_ACCESS_KEY_ID"),
         ("s3://bucket", ["AWS_SECRET_ACCESS_KEY": ""], "AWS_SECRET_ACCESS_KEY"),
         ("s3://bucket", ["AWS_ENDPOINT_URL_S3": "ftp://host"], "AWS_ENDPOINT_URL_S3"),
-        ("s3://bucket", ["AWS_ENDPOINT_URL": "http://host/path"], "AWS_ENDPOINT_URL"),
+        ("s3://bucket", ["AWS_ENDPOINT_URL": "http://host/path?x=1"], "AWS_ENDPOINT_URL"),
+        ("s3://bucket", ["AWS_ENDPOINT_URL_S3": "http://user:hunter2@host"], "AWS_ENDPOINT_URL_S3"),
     ])
     func refused(url: String, overrides: [String: String], setting: String) {
         #expect {
             try S3Location(url: url, environment: Self.keys.merging(overrides) { $1 })
         } throws: { error in
             guard let error = error as? ConfigurationError else { return false }
-            return error.setting == setting && !error.description.contains("shh-secret")
+            return error.setting == setting && !error.description.contains("shh-secret") && !error.description.contains("hunter2")
         }
     }
 

@@ -165,17 +165,17 @@ struct SharedStorageTests {
         let (setting, environment) = try await Self.storage(backend, shared: folder, server: S3TestServer.open)
         let shared = try SharedStorage.make(setting, redirectAudio: false, environment: environment)
         let now = Date().timeIntervalSince1970
-        for (id, expiresAt) in [("aa", now - 1), ("bb", now + 3600)] {
-            let manifest = RenderManifest(id: id, status: .done, createdAt: "", expiresAt: "")
-            let stored = StoredRender(manifest: manifest, audioFile: "audio.mp3", etag: "\"x\"", audioBytes: 1, createdAt: now - 10, expiresAt: expiresAt)
-            try await shared.blobs.put(Data("a".utf8), name: "renders/\(id)/audio.mp3", contentType: "audio/mpeg")
-            try await shared.blobs.put(try JSONEncoder().encode(stored), name: "renders/\(id)/render.json", contentType: "application/json")
-            try await shared.publishClip(id, audio: Data("c".utf8), record: Data(#"{"expiresAt": \#(expiresAt)}"#.utf8))
+        let (old, young, orphan) = (Self.id("a"), Self.id("b"), Self.id("c"))
+        let (oldClip, youngClip) = (String(repeating: "a", count: 64), String(repeating: "b", count: 64))
+        for (id, clip, expiresAt) in [(old, oldClip, now - 1), (young, youngClip, now + 3600)] {
+            try await Self.publish(id, in: shared, expiresAt: expiresAt, now: now)
+            try await shared.publishClip(clip, audio: Data("c".utf8), record: Data(#"{"expiresAt": \#(expiresAt)}"#.utf8))
         }
-        try await shared.blobs.put(Data("orphan".utf8), name: "renders/cc/audio.mp3", contentType: "audio/mpeg")
+        try await shared.blobs.put(Data("orphan".utf8), name: "renders/\(orphan)/audio.mp3", contentType: "audio/mpeg")
         let removed = try await shared.sweep(now: now)
         #expect(removed.renders == 1 && removed.clips == 1)
-        #expect(try await shared.blobs.list(prefix: "") == ["clips/bb.audio", "clips/bb.json", "renders/bb/audio.mp3", "renders/bb/render.json", "renders/cc/audio.mp3"])
+        #expect(try await shared.blobs.list(prefix: "") == ["clips/\(youngClip).audio", "clips/\(youngClip).json", "renders/\(young)/audio.mp3",
+                                                            "renders/\(young)/render.json", "renders/\(orphan)/audio.mp3"])
     }
 
     @Test("unusable storage settings are refused at start, naming the setting")
@@ -189,5 +189,44 @@ struct SharedStorageTests {
         #expect { try SharedStorage.make("s3://bucket-name", redirectAudio: false, environment: [:]) } throws: { error in
             (error as? ConfigurationError)?.setting == "AWS_ACCESS_KEY_ID"
         }
+    }
+
+    static func id(_ digit: Character) -> String { String(repeating: digit, count: RenderIdentity.length) }
+
+    /// A render record and its audio, as an instance publishes them.
+    static func publish(_ id: String, in shared: SharedStorage, expiresAt: Double, now: Double, audioFile: String = "audio.mp3",
+                        recordID: String? = nil) async throws {
+        var manifest = RenderManifest(id: recordID ?? id, status: .done, createdAt: "", expiresAt: "")
+        manifest.format = "mp3"
+        let stored = StoredRender(manifest: manifest, audioFile: audioFile, etag: "\"x\"", audioBytes: 1, createdAt: now - 10, expiresAt: expiresAt)
+        try await shared.blobs.put(Data("a".utf8), name: "renders/\(id)/audio.mp3", contentType: "audio/mpeg")
+        try await shared.blobs.put(try JSONEncoder().encode(stored), name: "renders/\(id)/render.json", contentType: "application/json")
+    }
+
+    @Test("records in the shared storage are not trusted as paths: a forged audio file or id, or missing audio, is no render")
+    func forgedRecords() async throws {
+        let folder = try TemporaryDirectory()
+        let (setting, environment) = try await Self.storage(.folder, shared: folder)
+        let shared = try SharedStorage.make(setting, redirectAudio: false, environment: environment)
+        let now = Date().timeIntervalSince1970
+        let (traversal, otherID, missing, good) = (Self.id("1"), Self.id("2"), Self.id("3"), Self.id("4"))
+        try await Self.publish(traversal, in: shared, expiresAt: now + 3600, now: now, audioFile: "../../signing.key")
+        try await Self.publish(otherID, in: shared, expiresAt: now + 3600, now: now, recordID: good)
+        try await Self.publish(missing, in: shared, expiresAt: now + 3600, now: now)
+        try await shared.blobs.delete("renders/\(missing)/audio.mp3")
+        try await Self.publish(good, in: shared, expiresAt: now + 3600, now: now)
+        let service = try Self.instance(setting, environment)
+        let statuses = try await service.test { client in
+            var statuses: [Int] = []
+            for id in [traversal, otherID, missing, good] { statuses.append(Int(try await client.call(.get, "/v1/renders/\(id)/audio").status.code)) }
+            return statuses
+        }
+        #expect(statuses == [404, 404, 404, 200], "\(statuses)")
+        // The folder store refuses names that would leave it.
+        let store = FolderBlobStore(root: folder.file("shared"))
+        await #expect(throws: StorageError.self) { try await store.put(Data("x".utf8), name: "../escaped", contentType: "text/plain") }
+        await #expect(throws: StorageError.self) { try await store.delete("renders/../../x") }
+        #expect(try await store.read("../shared/renders/\(good)/audio.mp3") == nil)
+        #expect(!FileManager.default.fileExists(atPath: folder.file("escaped").path))
     }
 }

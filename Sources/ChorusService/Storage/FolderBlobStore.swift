@@ -8,16 +8,28 @@ struct FolderBlobStore: BlobStore {
 
     var description: String { "folder \(root.path)" }
 
-    private func url(_ name: String) -> URL { root.appendingPathComponent(name) }
+    /// The file of a blob name, which must be relative with no empty, `.` or `..` segment (names can come from
+    /// stored records): reads of any other name find nothing, writes and deletes are refused.
+    private func url(_ name: String) -> URL? { Self.isSafe(name) ? root.appendingPathComponent(name) : nil }
+
+    private func writable(_ name: String, _ operation: String) throws -> URL {
+        guard let url = url(name) else { throw StorageError(kind: .invalid, operation: operation, key: name, reason: "not a blob name") }
+        return url
+    }
+
+    static func isSafe(_ name: String) -> Bool {
+        !name.isEmpty && !name.hasPrefix("/") && !name.split(separator: "/", omittingEmptySubsequences: false).contains { $0.isEmpty || $0 == "." || $0 == ".." }
+    }
 
     func put(_ data: Data, name: String, contentType: String) async throws {
-        do { try put(data, name: name) } catch {
+        let destination = try writable(name, "put")
+        do { try put(data, to: destination) } catch {
             throw StorageError(kind: .unavailable, operation: "put", key: name, reason: error.localizedDescription)
         }
     }
 
     func upload(file: URL, name: String, contentType: String) async throws {
-        let destination = url(name)
+        let destination = try writable(name, "upload")
         do {
             try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
             let output = try AtomicOutput(destination: destination)
@@ -29,16 +41,16 @@ struct FolderBlobStore: BlobStore {
         }
     }
 
-    private func put(_ data: Data, name: String) throws {
-        try FileManager.default.createDirectory(at: url(name).deletingLastPathComponent(), withIntermediateDirectories: true)
-        let output = try AtomicOutput(destination: url(name))
+    private func put(_ data: Data, to destination: URL) throws {
+        try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let output = try AtomicOutput(destination: destination)
         defer { output.discard() }
         try output.write(data)
         try output.commit()
     }
 
     func read(_ name: String, range: ClosedRange<Int>?) async throws -> (size: Int, bytes: ByteBuffer)? {
-        guard let handle = FileHandle(forReadingAtPath: url(name).path) else { return nil }
+        guard let path = url(name)?.path, let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
         do {
             let size = Int(try handle.seekToEnd())
@@ -54,13 +66,14 @@ struct FolderBlobStore: BlobStore {
 
     func size(_ name: String) async throws -> Int? {
         var info = stat()
-        guard stat(url(name).path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        guard let path = url(name)?.path, stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         return Int(info.st_size)
     }
 
     func delete(_ name: String) async throws {
-        guard FileManager.default.fileExists(atPath: url(name).path) else { return }
-        do { try FileManager.default.removeItem(at: url(name)) } catch {
+        let file = try writable(name, "delete")
+        guard FileManager.default.fileExists(atPath: file.path) else { return }
+        do { try FileManager.default.removeItem(at: file) } catch {
             throw StorageError(kind: .unavailable, operation: "delete", key: name, reason: error.localizedDescription)
         }
     }

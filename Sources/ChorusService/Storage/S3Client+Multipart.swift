@@ -45,9 +45,16 @@ extension S3Client {
             }
             let parts = etags.enumerated().map { "<Part><PartNumber>\($0.offset + 1)</PartNumber><ETag>\(XMLFields.escape($0.element))</ETag></Part>" }
             let body = ByteBuffer(string: "<CompleteMultipartUpload>\(parts.joined())</CompleteMultipartUpload>")
-            let (_, answer) = try await send("POST", key: key, query: [("uploadId", uploadID)], body: body,
+            let answer: ByteBuffer
+            do {
+                (_, answer) = try await send("POST", key: key, query: [("uploadId", uploadID)], body: body,
                                              payloadHash: Hex.string(SHA256.hash(data: body.readableBytesView)),
                                              operation: "complete upload", idempotent: true, expect: [200])
+            } catch let error as StorageError where error.kind == .notFound {
+                // A retry after an attempt that completed the upload but whose answer was lost: NoSuchUpload.
+                if let object = try? await head(key), object.size == size { return }
+                throw error
+            }
             // S3 may answer 200 and put the failure in the body.
             let document = String(buffer: answer)
             if document.contains("<Error>") {

@@ -20,6 +20,8 @@ struct S3Credentials: Sendable, CustomStringConvertible, CustomReflectable {
 struct S3Location: Sendable, CustomStringConvertible {
     /// `https://host[:port]` (no path).
     let origin: String
+    /// The endpoint's own path, before `/bucket/key` (Supabase Storage: `/storage/v1/s3`); empty for most.
+    let basePath: String
     /// The `Host` header (with a port unless it is the scheme's default).
     let host: String
     let bucket: String
@@ -57,17 +59,24 @@ struct S3Location: Sendable, CustomStringConvertible {
         let endpointVariable = environment["AWS_ENDPOINT_URL_S3"].map { _ in "AWS_ENDPOINT_URL_S3" } ?? "AWS_ENDPOINT_URL"
         if let endpoint = environment[endpointVariable], !endpoint.isEmpty {
             guard let parsed = URLComponents(string: endpoint), let scheme = parsed.scheme?.lowercased(), scheme == "http" || scheme == "https",
-                  let host = parsed.host, !host.isEmpty, parsed.path.isEmpty || parsed.path == "/", parsed.query == nil, parsed.user == nil else {
-                throw ConfigurationError(setting: endpointVariable, value: endpoint, reason: "is not an http(s)://host[:port] URL")
+                  let host = parsed.host, !host.isEmpty, parsed.query == nil, parsed.fragment == nil, parsed.user == nil, parsed.password == nil,
+                  !parsed.path.split(separator: "/").contains(where: { $0 == "." || $0 == ".." }) else {
+                // Never echo credentials written into the URL.
+                let shown = URLComponents(string: endpoint).map { "\($0.scheme ?? "?")://\($0.host ?? "?")…" } ?? "(unparsable)"
+                throw ConfigurationError(setting: endpointVariable, value: shown, reason: "is not an http(s)://host[:port][/path] URL without credentials or query")
             }
             let defaultPort = scheme == "https" ? 443 : 80
             let authority = parsed.port.map { $0 == defaultPort ? host : "\(host):\($0)" } ?? host
             origin = "\(scheme)://\(authority)"
             self.host = authority
+            var base = parsed.percentEncodedPath
+            while base.hasSuffix("/") { base.removeLast() }
+            basePath = base
             pathStyle = true
         } else {
             host = "\(bucket).s3.\(region).amazonaws.com"
             origin = "https://\(host)"
+            basePath = ""
             pathStyle = false
         }
         self.bucket = bucket
@@ -82,7 +91,7 @@ struct S3Location: Sendable, CustomStringConvertible {
     /// The encoded request path of an object key (or of the bucket for `nil`).
     func path(_ key: String?) -> String {
         let object = key.map { SigV4Signer.encodePath($0) } ?? "/"
-        return pathStyle ? "/\(bucket)\(key == nil ? "" : object)" : object
+        return pathStyle ? "\(basePath)/\(bucket)\(key == nil ? "" : object)" : object
     }
 
     /// `s3://bucket/prefix`, for messages.

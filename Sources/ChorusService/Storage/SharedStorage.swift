@@ -1,3 +1,4 @@
+import ChorusAudio
 import Foundation
 import NIOCore
 
@@ -41,32 +42,50 @@ struct SharedStorage: Sendable {
     // MARK: renders
 
     /// Publishes a finished render from its local folder: the audio and whichever small files exist, then `render.json`.
+    /// A publish that fails part-way removes what it wrote (as far as the storage lets it), so nothing is left that no
+    /// record names.
     func publish(_ stored: StoredRender, from folder: URL) async throws {
         let id = stored.manifest.id
-        try await blobs.upload(file: folder.appendingPathComponent(stored.audioFile), name: Self.name(id, stored.audioFile),
-                               contentType: stored.audioContentType)
-        for file in Self.renderFiles {
-            guard let data = try? Data(contentsOf: folder.appendingPathComponent(file)) else { continue }
-            try await blobs.put(data, name: Self.name(id, file), contentType: Self.contentType(file))
+        do {
+            try await blobs.upload(file: folder.appendingPathComponent(stored.audioFile), name: Self.name(id, stored.audioFile),
+                                   contentType: stored.audioContentType)
+            for file in Self.renderFiles {
+                guard let data = try? Data(contentsOf: folder.appendingPathComponent(file)) else { continue }
+                try await blobs.put(data, name: Self.name(id, file), contentType: Self.contentType(file))
+            }
+            try await publishRecord(stored)
+        } catch {
+            try? await remove(stored)
+            throw error
         }
-        try await publishRecord(stored)
     }
 
-    /// Publishes one small file of a render, then its record again (which now says the file exists).
+    /// Publishes one small file of a render, then its record again (which now says the file exists) — unless the
+    /// render was deleted meanwhile: its audio is checked just before, and adopters check it again.
     func publish(file: String, of stored: StoredRender, from folder: URL) async throws {
         try await blobs.put(try Data(contentsOf: folder.appendingPathComponent(file)), name: Self.name(stored.manifest.id, file),
                             contentType: Self.contentType(file))
+        guard try await hasAudio(of: stored) else { return }
         try await publishRecord(stored)
+    }
+
+    /// Whether the render's audio is in the storage, whole.
+    func hasAudio(of stored: StoredRender) async throws -> Bool {
+        try await blobs.size(Self.name(stored.manifest.id, stored.audioFile)) == stored.audioBytes
     }
 
     private func publishRecord(_ stored: StoredRender) async throws {
         try await blobs.put(try JSONEncoder().encode(stored), name: Self.name(stored.manifest.id, "render.json"), contentType: "application/json")
     }
 
-    /// The render's record, if some instance published it.
+    /// The render's record, if some instance published it and it is one this service could have written: its id is
+    /// the one asked for and its audio file is `audio.<format>` (names from the storage become paths here).
     func record(_ id: String) async throws -> StoredRender? {
-        guard let data = try await blobs.read(Self.name(id, "render.json")) else { return nil }
-        return try? JSONDecoder().decode(StoredRender.self, from: Data(buffer: data))
+        guard let data = try await blobs.read(Self.name(id, "render.json")),
+              let stored = try? JSONDecoder().decode(StoredRender.self, from: Data(buffer: data)), stored.manifest.id == id else { return nil }
+        let format = stored.manifest.format.flatMap(OutputFileFormat.init(rawValue:))
+        guard stored.isDone ? (format.map { stored.audioFile == "audio.\($0.rawValue)" } ?? false) : stored.audioFile.isEmpty else { return nil }
+        return stored
     }
 
     /// Copies the render's small files that exist into `folder` (atomically each).
@@ -80,7 +99,7 @@ struct SharedStorage: Sendable {
 
     /// Copies the render's audio into `folder`.
     func fetchAudio(of stored: StoredRender, into folder: URL) async throws {
-        guard let data = try await blobs.read(Self.name(stored.manifest.id, stored.audioFile)) else {
+        guard stored.audioBytes > 0, let (_, data) = try await blobs.read(Self.name(stored.manifest.id, stored.audioFile), range: 0...(stored.audioBytes - 1)) else {
             throw StorageError(kind: .notFound, operation: "read", key: Self.name(stored.manifest.id, stored.audioFile), reason: "the audio is missing")
         }
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -95,11 +114,11 @@ struct SharedStorage: Sendable {
         return bytes
     }
 
-    /// A presigned URL of the render's audio, valid an hour (or until the render expires, if sooner); `nil` when
-    /// audio is not redirected or the store cannot presign.
-    func audioRedirect(of stored: StoredRender, now: Double = Date().timeIntervalSince1970) -> String? {
+    /// A presigned URL of the render's audio, valid an hour, or until the render expires or `until` (a signed link's
+    /// expiry), if sooner; `nil` when audio is not redirected or the store cannot presign.
+    func audioRedirect(of stored: StoredRender, until: Double? = nil, now: Double = Date().timeIntervalSince1970) -> String? {
         guard redirectAudio else { return nil }
-        let expires = Int(min(3600, max(60, stored.expiresAt - now)))
+        let expires = Int(max(1, min(3600, stored.expiresAt - now, (until ?? .infinity) - now)))
         return blobs.presignedURL(Self.name(stored.manifest.id, stored.audioFile), expires: expires)
     }
 
@@ -146,16 +165,16 @@ struct SharedStorage: Sendable {
     /// (an instance that died mid-publish) are left alone: they are never served.
     func sweep(now: Double = Date().timeIntervalSince1970) async throws -> (renders: Int, clips: Int) {
         var renders = 0, clips = 0
-        for id in try await renderIDs() {
-            guard let data = try await blobs.read(Self.name(id, "render.json")),
-                  let stored = try? JSONDecoder().decode(StoredRender.self, from: Data(buffer: data)), stored.expiresAt <= now else { continue }
+        for id in try await renderIDs() where DataDirectory.validID(id, length: RenderIdentity.length) != nil {
+            guard let stored = try await record(id), stored.expiresAt <= now else { continue }
             try await remove(stored)
             renders += 1
         }
         for name in try await blobs.list(prefix: "clips/") where name.hasSuffix(".json") {
-            guard let data = try await blobs.read(name), let expiry = try? JSONDecoder().decode(Expiry.self, from: Data(buffer: data)),
-                  expiry.expiresAt <= now else { continue }
-            try await removeClip(String(name.dropFirst("clips/".count).dropLast(".json".count)))
+            let id = String(name.dropFirst("clips/".count).dropLast(".json".count))
+            guard DataDirectory.validID(id, length: 64) != nil, let data = try await blobs.read(name),
+                  let expiry = try? JSONDecoder().decode(Expiry.self, from: Data(buffer: data)), expiry.expiresAt <= now else { continue }
+            try await removeClip(id)
             clips += 1
         }
         return (renders, clips)
