@@ -11,7 +11,7 @@ import NIOHTTP1
 /// and 0.8 s apart); failures become `StorageError`s that name the operation and the key, never a credential.
 struct S3Client: Sendable {
     let location: S3Location
-    /// Seconds a request may take, plus one per MiB it sends.
+    /// Seconds a request may take, plus one per MiB it sends or asks for.
     var timeoutSeconds: Int64 = 15
     /// Bodies above this go up in parts of this size (S3's minimum part is 5 MiB).
     var partSize = 8 * 1_048_576
@@ -41,7 +41,7 @@ struct S3Client: Sendable {
         var headers: [(String, String)] = []
         if let range { headers.append(("range", "bytes=\(range.lowerBound)-\(range.upperBound)")) }
         let (head, body) = try await send("GET", key: key, headers: headers, operation: "get", idempotent: true,
-                                          expect: [200, 206, 404], maxBytes: maxBytes)
+                                          expect: [200, 206, 404], maxBytes: maxBytes, expectedBytes: range?.count ?? 0)
         guard head.status.code != 404 else { return nil }
         var object = Self.object(head.headers, size: body.readableBytes)
         if let total = head.headers.first(name: "content-range")?.split(separator: "/").last.flatMap({ Int($0) }) { object.size = total }
@@ -105,7 +105,7 @@ struct S3Client: Sendable {
     /// Signs and sends one request, retrying idempotent ones; answers only with a status in `expect`.
     func send(_ method: String, key: String?, query: [(String, String)] = [], headers: [(String, String)] = [], body: ByteBuffer? = nil,
               payloadHash: String = SigV4Signer.emptyPayloadHash, operation: String, idempotent: Bool, expect: Set<UInt>,
-              maxBytes: Int = 16 * 1_048_576) async throws -> (HTTPClientResponse, ByteBuffer) {
+              maxBytes: Int = 16 * 1_048_576, expectedBytes: Int = 0) async throws -> (HTTPClientResponse, ByteBuffer) {
         let name = key ?? location.bucket
         let attempts = idempotent ? 3 : 1
         var attempt = 0
@@ -113,7 +113,7 @@ struct S3Client: Sendable {
             attempt += 1
             do {
                 let (head, data) = try await sendOnce(method, key: key, query: query, headers: headers, body: body, payloadHash: payloadHash,
-                                                      operation: operation, maxBytes: maxBytes)
+                                                      operation: operation, maxBytes: maxBytes, expectedBytes: expectedBytes)
                 if expect.contains(head.status.code) { return (head, data) }
                 let error = StorageError(kind: Self.kind(head.status.code), operation: operation, key: name, reason: Self.reason(head.status.code, data))
                 guard error.isUnavailable, attempt < attempts else { throw error }
@@ -125,7 +125,7 @@ struct S3Client: Sendable {
     }
 
     private func sendOnce(_ method: String, key: String?, query: [(String, String)], headers: [(String, String)], body: ByteBuffer?,
-                          payloadHash: String, operation: String, maxBytes: Int) async throws -> (HTTPClientResponse, ByteBuffer) {
+                          payloadHash: String, operation: String, maxBytes: Int, expectedBytes: Int) async throws -> (HTTPClientResponse, ByteBuffer) {
         let path = location.path(key)
         let queryText = SigV4Signer.canonicalQuery(query)
         var request = HTTPClientRequest(url: location.origin + path + (queryText.isEmpty ? "" : "?" + queryText))
@@ -137,7 +137,7 @@ struct S3Client: Sendable {
         request.headers.replaceOrAdd(name: "host", value: location.host)
         if let body { request.body = .bytes(body) }
         let name = key ?? location.bucket
-        let timeout = timeoutSeconds + Int64((body?.readableBytes ?? 0) / 1_048_576)
+        let timeout = timeoutSeconds + Int64(((body?.readableBytes ?? 0) + expectedBytes) / 1_048_576)
         do {
             let response = try await OutboundHTTP.client.execute(request, timeout: .seconds(timeout))
             let data = method == "HEAD" ? ByteBuffer() : try await response.body.collect(upTo: maxBytes)
