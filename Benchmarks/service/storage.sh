@@ -13,7 +13,7 @@ pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$WORK"; }
 trap cleanup EXIT
 
-exec 3> >(python3 Tests/ChorusTestSupport/s3_server.py > "$WORK/s3.json")   # serves until this script ends
+exec 3> >(python3 Tests/ChorusTestSupport/s3_server.py > "$WORK/s3.json" 2> "$WORK/s3.log")   # serves until this script ends
 for _ in $(seq 100); do [ -s "$WORK/s3.json" ] && break; sleep 0.1; done
 S3_PORT=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["port"])' "$WORK/s3.json")
 export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench-secret AWS_REGION=us-east-1 AWS_ENDPOINT_URL_S3=http://127.0.0.1:$S3_PORT
