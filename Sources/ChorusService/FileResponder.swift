@@ -70,21 +70,39 @@ struct FileResponder: Sendable {
 
     func respond(to request: Request, context: ChorusRequestContext, path: String, size: Int, contentType: String, etag: String,
                  modified: Date) async throws -> Response {
-        try await respond(to: request, size: size, contentType: contentType, etag: etag, modified: modified) { bytes in
+        let mapped = mapped
+        return try await respond(to: request, size: size, contentType: contentType, etag: etag, modified: modified, chunkBytes: .max) { bytes in
             try Self.slice(try mapped.buffer(path), bytes, size: size)
         }
     }
 
-    /// The same, with the bytes from `read` (the shared storage, for audio this instance does not hold).
-    func respond(to request: Request, size: Int, contentType: String, etag: String, modified: Date,
-                 read: (ClosedRange<Int>) async throws -> ByteBuffer) async throws -> Response {
+    /// The same, with the bytes from `read` (the shared storage, for audio this instance does not hold), asked for
+    /// `chunkBytes` at a time and sent as they come, so a request holds at most one chunk in memory. The first chunk
+    /// is read before the status is sent: an object that is gone is an error answer, not a 200 cut short.
+    func respond(to request: Request, size: Int, contentType: String, etag: String, modified: Date, chunkBytes: Int = 1_048_576,
+                 read: @escaping @Sendable (ClosedRange<Int>) async throws -> ByteBuffer) async throws -> Response {
         let plan = plan(method: request.method, requestHeaders: request.headers, size: size, contentType: contentType, etag: etag, modified: modified)
         guard let bytes = plan.bytes else {
             return Response(status: plan.status, headers: plan.headers, body: .init())
         }
-        let body = try await read(bytes)
-        guard body.readableBytes == bytes.count else { throw ServiceError(.internalServerError, "internal", "the stored audio changed size") }
-        return Response(status: plan.status, headers: plan.headers, body: .init(byteBuffer: body))
+        @Sendable func chunk(from start: Int) async throws -> ByteBuffer {
+            let part = start...(start + min(chunkBytes, bytes.upperBound - start + 1) - 1)
+            let body = try await read(part)
+            guard body.readableBytes == part.count else { throw ServiceError(.internalServerError, "internal", "the stored audio changed size") }
+            return body
+        }
+        let first = try await chunk(from: bytes.lowerBound)
+        guard first.readableBytes < bytes.count else { return Response(status: plan.status, headers: plan.headers, body: .init(byteBuffer: first)) }
+        return Response(status: plan.status, headers: plan.headers, body: ResponseBody { writer in
+            try await writer.write(first)
+            var next = bytes.lowerBound + first.readableBytes
+            while next <= bytes.upperBound {
+                let part = try await chunk(from: next)
+                try await writer.write(part)
+                next += part.readableBytes
+            }
+            try await writer.finish(nil)
+        })
     }
 }
 

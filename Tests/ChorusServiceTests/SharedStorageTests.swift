@@ -229,4 +229,25 @@ struct SharedStorageTests {
         #expect(try await store.read("../shared/renders/\(good)/audio.mp3") == nil)
         #expect(!FileManager.default.fileExists(atPath: folder.file("escaped").path))
     }
+
+    @Test("a render of several MB is read through B a chunk at a time, byte for byte, whole and in a long range", arguments: Backend.allCases)
+    func largeAcrossInstances(backend: Backend) async throws {
+        let folder = try TemporaryDirectory()
+        let (setting, environment) = try await Self.storage(backend, shared: folder)
+        let a = try Self.instance(setting, environment), b = try Self.instance(setting, environment)
+        let (id, audio) = try await a.test { client in
+            let clip = try await client.call(.post, "/v1/clips", body: try ClipAndVoiceRouteTests.voiceNote(seconds: 40)).decode(ClipInfo.self)
+            let manifest = try await client.call(.post, "/v1/renders", json: #"""
+                {"messages": [{"speaker": "Mom", "clip": "\#(clip.id)"}], "output": {"format": "wav"}}
+                """#).decode(RenderManifest.self)
+            return (manifest.id, try await client.call(.get, "/v1/renders/\(manifest.id)/audio").data)
+        }
+        #expect(audio.count > 3 * 1_048_576)
+        try await b.test { client in
+            let whole = try await client.call(.get, "/v1/renders/\(id)/audio")
+            #expect(whole.status == .ok && whole.data == audio)
+            let long = try await client.call(.get, "/v1/renders/\(id)/audio", headers: [.range: "bytes=1000-2500000"])
+            #expect(long.status == .partialContent && long.data == audio[1000...2_500_000])
+        }
+    }
 }
