@@ -115,10 +115,9 @@ struct BlobStoreTests {
 
     @Test("an unreachable store fails as unavailable, naming the endpoint, after its retries")
     func unreachable() async throws {
-        // A port nothing listens on: bind one, then close it.
-        let probe = try StubServer { _ in .init(status: 200) }
-        let port = probe.port
-        probe.stop()
+        let refusing = try RefusingPort()   // connections refused, and the port kept from other tests' servers
+        let port = refusing.port
+        defer { _ = refusing }
         var environment = try S3TestServer.checked.get().environment
         environment["AWS_ENDPOINT_URL_S3"] = "http://127.0.0.1:\(port)"
         let store = S3BlobStore(client: S3Client(location: try S3Location(url: "s3://nowhere-bucket", environment: environment)))

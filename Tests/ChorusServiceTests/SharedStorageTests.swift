@@ -133,9 +133,9 @@ struct SharedStorageTests {
 
     @Test("shared storage that cannot be reached: 503 storage_unavailable with Retry-After, nothing left behind, no secret told")
     func unavailable() async throws {
-        let probe = try StubServer { _ in .init(status: 200) }
-        let port = probe.port
-        probe.stop()
+        let refusing = try RefusingPort()   // connections refused, and the port kept from other tests' servers
+        let port = refusing.port
+        defer { _ = refusing }
         let environment = ["AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "unreachable-secret-77", "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:\(port)"]
         let service = try Self.instance("s3://down-bucket/chorus", environment)
         try await service.test { client in
