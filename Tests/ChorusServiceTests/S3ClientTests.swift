@@ -91,6 +91,16 @@ struct S3ClientTests {
     }
 }
 
+@Suite("XML fields")
+struct XMLFieldsTests {
+    @Test("fields are found in order and unescaped; a bare & or an unknown entity is kept as it is")
+    func fields() {
+        let document = "<R><Key>a&amp;b &lt;c&gt; &#233;&#xE9;</Key><Key>x & y &bogus;</Key><Code>NoSuchKey</Code></R>"
+        #expect(XMLFields.values("Key", in: document) == ["a&b <c> éé", "x & y &bogus;"])
+        #expect(XMLFields.value("Code", in: document) == "NoSuchKey" && XMLFields.value("Missing", in: document) == nil)
+    }
+}
+
 /// A thread-safe counter for scripted servers.
 final class Counter: @unchecked Sendable {
     private let lock = NSLock()

@@ -25,7 +25,10 @@ enum XMLFields {
         var rest = text[...]
         while let amp = rest.firstIndex(of: "&") {
             out += rest[..<amp]
-            guard let semi = rest[amp...].firstIndex(of: ";") else { break }
+            guard let semi = rest[amp...].firstIndex(of: ";") else {
+                rest = rest[amp...]   // a bare `&`: kept as it is
+                break
+            }
             let entity = rest[rest.index(after: amp)..<semi]
             switch entity {
             case "amp": out += "&"
