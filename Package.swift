@@ -36,6 +36,9 @@ let package = Package(
         // Hummingbird's own dependencies, named for the audio fast path's channel handler (HTTP parts on NIO).
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.20.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        // Shared state of several instances (`--database postgres://…`), and TLS settings for it.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.25.0"),
     ],
     targets: [
         // System-library shims: module map + tiny header, nothing else.
@@ -88,6 +91,8 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             resources: [.copy("openapi.json")],
             swiftSettings: strictSettings),
@@ -119,7 +124,7 @@ let package = Package(
             name: "ChorusTestSupport",
             dependencies: ["ChorusAudio", "ChorusFixtures"],
             path: "Tests/ChorusTestSupport",
-            exclude: ["png_columns.py", "player_check.py", "s3_server.py"],
+            exclude: ["png_columns.py", "player_check.py", "s3_server.py", "pg_server.py", "tcp_proxy.py"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ChorusAudioTests",

@@ -3,12 +3,13 @@
 #   scripts/setup.sh            build and run: Swift's C libraries (FFmpeg 5.1, LAME, libsndfile, libebur128, espeak-ng, Flite, libgd)
 #   scripts/setup.sh --test     also what the tests use as independent referees: ffmpeg/ffprobe, and headless
 #                               Chromium + chromedriver with Python's selenium (from PyPI) for the player page, and
-#                               moto's S3-compatible server (from PyPI) for the object-storage tests
+#                               moto's S3-compatible server (from PyPI) for the object-storage tests, and PostgreSQL
+#                               (the tests start throwaway clusters of their own on loopback)
 set -euo pipefail
 
 packages=(pkg-config libavformat-dev libavcodec-dev libavutil-dev libswresample-dev
           libsndfile1-dev libmp3lame-dev libebur128-dev libespeak-ng-dev espeak-ng-data flite1-dev libgd-dev fonts-dejavu-core)
-if [[ "${1:-}" == "--test" ]]; then packages+=(ffmpeg chromium chromium-driver python3 python3-pip); fi
+if [[ "${1:-}" == "--test" ]]; then packages+=(ffmpeg chromium chromium-driver python3 python3-pip postgresql postgresql-client); fi
 
 missing=()
 for package in "${packages[@]}"; do

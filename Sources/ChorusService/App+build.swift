@@ -23,7 +23,10 @@ public struct ChorusServer: Sendable {
         try configuration.validate()
         let logger = logger ?? ChorusServer.logger(json: configuration.jsonLogs)
         state = try ServiceState(configuration: configuration, logger: logger)
-        let interrupted = state.renders.load(retention: configuration.retentionSeconds)
+        if let database = state.database, let url = configuration.database {
+            try await Database.prepare(database.location, url: url, logger: logger)
+        }
+        let interrupted = state.renders.load(retention: configuration.retentionSeconds, sharedJobs: state.jobs != nil)
         let (router, routes) = buildRouter(state: state)
         self.routes = routes
         // Hummingbird's idle timeout counts from the connection (or the last response) to the next complete
@@ -33,7 +36,7 @@ public struct ChorusServer: Sendable {
         let fastPath = AudioFastPath(state: state, authenticator: state.authenticator, limiter: state.limiter)
         application = Application(router: router, server: FastPathHTTP1Channel.server(fastPath: fastPath, idleTimeout: idleTimeout),
                                   configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "chorus"),
-                                  services: [RetentionSweeper(state: state)], logger: logger)
+                                  services: Self.services(state), logger: logger)
         var metadata: Logger.Metadata = ["host": .string(configuration.host), "port": .stringConvertible(configuration.port),
                                          "data_dir": .string(configuration.dataDirectory.path), "workers": .stringConvertible(configuration.workers)]
         if interrupted > 0 { metadata["renders_interrupted"] = .stringConvertible(interrupted) }
@@ -41,6 +44,16 @@ public struct ChorusServer: Sendable {
             logger.warning("no API keys configured: the service is open to anyone who can reach \(configuration.host) (loopback only)")
         }
         logger.info("chorus serve ready", metadata: metadata)
+    }
+
+    /// The background services: with a database, its pool first (stopped last), its listener and the claim loop.
+    static func services(_ state: ServiceState) -> [any Service] {
+        var services: [any Service] = []
+        if let database = state.database, let watcher = state.watcher {
+            services += [DatabaseService(database: database), JobListenService(database: database, watcher: watcher, logger: state.logger),
+                         JobClaimService(state: state)]
+        }
+        return services + [RetentionSweeper(state: state)]
     }
 
     /// Runs until SIGTERM or SIGINT, then drains renders (within the shutdown timeout) and stops.

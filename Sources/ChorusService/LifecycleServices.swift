@@ -47,7 +47,16 @@ struct RetentionSweeper: Service, CustomStringConvertible {
         }
         guard let shared = state.shared else { return }
         do {
-            let removed = try await shared.sweep()
+            let removed: (renders: Int, clips: Int)
+            if let jobs = state.jobs {
+                // With a database: its rows say what expired, and one instance at a time sweeps.
+                guard let swept = try await jobs.sweep(removeFiles: { id, record, format in
+                    try await shared.removeFiles(of: id, format: record?.manifest.format ?? format)
+                }, alsoLocked: { try await shared.sweepClips() }) else { return }
+                removed = (swept.renders, swept.other)
+            } else {
+                removed = try await shared.sweep()
+            }
             if removed.renders + removed.clips > 0 {
                 state.logger.info("retention of the shared storage", metadata: [
                     "renders_deleted": .stringConvertible(removed.renders), "clips_deleted": .stringConvertible(removed.clips),
@@ -55,6 +64,33 @@ struct RetentionSweeper: Service, CustomStringConvertible {
             }
         } catch {
             state.logger.warning("retention of the shared storage failed", metadata: ["error": .string("\(error)")])
+        }
+    }
+}
+
+/// With shared jobs (`--database`): claims queued jobs (and jobs whose instance's lease ran out) whenever a worker is
+/// free here — woken by the database's notifications and by renders finishing here, and looking every second anyway.
+struct JobClaimService: Service, CustomStringConvertible {
+    let state: ServiceState
+    var description: String { "JobClaimer" }
+
+    func run() async throws {
+        guard let watcher = state.watcher else { return }
+        await cancelWhenGracefulShutdown {
+            var failing = false
+            while !Task.isCancelled {
+                do {
+                    while try await state.scheduler.claimNext() {}
+                    if failing { state.logger.info("claiming renders from the database again") }
+                    failing = false
+                } catch {
+                    if !failing {
+                        state.logger.warning("cannot claim renders from the database", metadata: ["error": .string("\(error)")])
+                    }
+                    failing = true
+                }
+                await watcher.claims.wait(timeout: 1)
+            }
         }
     }
 }

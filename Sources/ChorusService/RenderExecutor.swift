@@ -62,13 +62,8 @@ struct RenderExecutor: Sendable {
     /// Records `active` as failed with `failure` (its files removed, `render.json` saying why).
     func recordFailure(of active: ActiveRender, _ failure: ServiceError) {
         try? clearFiles(of: active.id)
-        var manifest = active.manifest()
-        manifest.status = .failed
-        manifest.progress = nil
-        manifest.error = failure.body.error
-        let stored = StoredRender(manifest: manifest, audioFile: "", etag: "", audioBytes: 0, createdAt: active.createdAt,
-                                  expiresAt: active.expiresAt)
-        try? store.save(stored)
+        try? store.save(StoredRender.failure(id: active.id, format: active.resolved.format.rawValue, createdAt: active.createdAt,
+                                             expiresAt: active.expiresAt, error: failure.body.error))
         logger.warning("render failed", metadata: ["render": .string(active.id), "error": .string(failure.description)])
     }
 
@@ -151,6 +146,8 @@ struct RenderExecutor: Sendable {
         switch error {
         case let error as StorageError:
             return ServiceError.sharedStorage(error)
+        case let error as DatabaseError:
+            return error.serviceError
         case let error as SynthesisError where error.underlying.kind == .voiceNotFound:
             // The voice the request names does not exist: the request's fault, not the provider's.
             return ServiceError(.unprocessableContent, "unknown_voice", error.description, field: "messages[\(error.index)].voice")

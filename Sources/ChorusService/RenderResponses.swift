@@ -42,11 +42,23 @@ enum RenderResponses {
     }
 
     /// Replays a finished render as events: final progress, every segment, then `done` (or `error`).
+    /// A failed render's error as the service reports it.
+    static func failure(of stored: StoredRender) -> ServiceError {
+        ServiceError(.internalServerError, stored.manifest.error?.code ?? "failed", stored.manifest.error?.message ?? "the render failed",
+                     field: stored.manifest.error?.field)
+    }
+
+    /// The manifest of a shared job another instance has queued or runs.
+    static func manifest(_ job: RenderJobs.Job) -> RenderManifest {
+        var manifest = RenderManifest(id: job.id, status: job.status == .running ? .running : .queued, createdAt: Timestamp.iso(job.createdAt),
+                                      expiresAt: Timestamp.iso(job.expiresAt))
+        manifest.progress = job.progress
+        manifest.format = job.format
+        return manifest
+    }
+
     static func replay(_ stored: StoredRender, data: DataDirectory) -> [RenderFeedEvent] {
-        guard stored.isDone else {
-            let error = ServiceError(.internalServerError, stored.manifest.error?.code ?? "failed", stored.manifest.error?.message ?? "the render failed")
-            return [.failed(error)]
-        }
+        guard stored.isDone else { return [.failed(failure(of: stored))] }
         let timeline = manifest(stored, data: data).timeline
         let total = timeline?.segments.count ?? 0
         var events: [RenderFeedEvent] = [.progress(RenderProgressBody(synthesized: total, rendered: total, total: total))]

@@ -1,3 +1,4 @@
+import ChorusWire
 import Foundation
 import Logging
 
@@ -6,6 +7,11 @@ import Logging
 /// runs is joined, not repeated. On shutdown it stops taking renders and lets the running ones finish
 /// within the timeout; then they are cancelled, and they and the ones still waiting are recorded as failed.
 /// A render is on disk from the moment it is accepted (`RenderExecutor.accept`), so none is ever lost.
+///
+/// With shared jobs (`--database`), the queue is the database's: a render is queued there (once, however many
+/// instances are sent it), run at once here when a worker is free, else claimed by the first instance with one
+/// (`claimNext`, woken by the database's notifications); the limits per key and of the queue are counted there, and
+/// a render this instance stops before it finishes goes back to the queue for another.
 actor RenderScheduler {
     private let workers: Int
     private let queueLimit: Int
@@ -16,12 +22,34 @@ actor RenderScheduler {
     private var running: [String: Task<Void, Never>] = [:]
     private var perCallerCount: [String: Int] = [:]
     private var accepting = true
+    private let shared: SharedJobs?
+    /// Shared jobs being claimed (a worker is kept for each until it runs or the claim comes back empty).
+    private var claiming = 0
+    /// Shared jobs this instance stopped running without completing them (taken over, or given back at shutdown).
+    private var abandoned: Set<String> = []
 
-    init(workers: Int, queueLimit: Int, perCaller: Int, executor: RenderExecutor) {
+    /// What running shared jobs takes: the queue, its notifications, and how a queued request becomes a render.
+    struct SharedJobs: Sendable {
+        let jobs: RenderJobs
+        let watcher: JobWatcher
+        let resolve: @Sendable (RenderRequest) async throws -> ResolvedRender
+        let logger: Logger
+    }
+
+    /// How a submitted render goes on.
+    enum Submission: Sendable {
+        /// Running or queued here.
+        case local(ActiveRender)
+        /// Queued for, or running on, another instance (shared jobs only).
+        case remote(RenderJobs.Job)
+    }
+
+    init(workers: Int, queueLimit: Int, perCaller: Int, executor: RenderExecutor, shared: SharedJobs? = nil) {
         self.workers = workers
         self.queueLimit = queueLimit
         self.perCaller = perCaller
         self.executor = executor
+        self.shared = shared
     }
 
     /// The queued or running render `id`, if any.
@@ -72,9 +100,153 @@ actor RenderScheduler {
     private func finished(_ render: ActiveRender) {
         running.removeValue(forKey: render.id)
         active.removeValue(forKey: render.id)
+        if let shared {
+            shared.watcher.claims.wake()   // a worker is free
+            return
+        }
         perCallerCount[render.caller, default: 1] -= 1
         if perCallerCount[render.caller] == 0 { perCallerCount.removeValue(forKey: render.caller) }
         startWaiting()
+    }
+
+    // MARK: shared jobs
+
+    /// Queues `resolved` in the database (`request` is what runs it on any instance) unless it exists there, and
+    /// runs it here at once when a worker is free. Without shared jobs, `submit(_:caller:retention:)`.
+    /// - Throws: `ServiceError` 503 / 429 (limits, stopping), `DatabaseError`.
+    func submit(_ resolved: ResolvedRender, request: RenderRequest, caller: String, retention: Double,
+                now: Double = Date().timeIntervalSince1970) async throws -> Submission {
+        guard let shared else { return .local(try submit(resolved, caller: caller, retention: retention, now: now)) }
+        if let existing = active[resolved.id] { return .local(existing) }
+        guard accepting else { throw ServiceError.shuttingDown }
+        let enqueued = try await shared.jobs.enqueue(id: resolved.id, caller: caller, request: try JSONEncoder().encode(request),
+                                                     format: resolved.format.rawValue, createdAt: now, expiresAt: now + retention,
+                                                     perCaller: perCaller, queueLimit: queueLimit)
+        if case .existing(let job) = enqueued { return active[job.id].map { .local($0) } ?? .remote(job) }
+        if accepting, running.count + claiming < workers {
+            claiming += 1
+            defer { claiming -= 1 }
+            if let claim = try? await shared.jobs.claim(id: resolved.id), let render = await start(claim, resolved: resolved) {
+                return .local(render)
+            }
+        }
+        if let render = active[resolved.id] { return .local(render) }
+        return .remote(RenderJobs.Job(id: resolved.id, status: .queued, caller: caller, createdAt: now, expiresAt: now + retention, attempts: 0,
+                                      format: resolved.format.rawValue))
+    }
+
+    /// Claims the oldest claimable shared job and starts it, when a worker is free; returns whether it started one.
+    /// - Throws: `DatabaseError`.
+    func claimNext() async throws -> Bool {
+        guard let shared, accepting, running.count + claiming < workers else { return false }
+        claiming += 1
+        defer { claiming -= 1 }
+        guard let claim = try await shared.jobs.claim() else { return false }
+        _ = await start(claim, resolved: nil)
+        return true
+    }
+
+    /// Runs a claimed job here: resolves its request (unless the caller has), then renders it while renewing the lease.
+    /// A request that cannot be resolved here (a clip gone, a voice unknown) completes the job as failed.
+    private func start(_ claim: RenderJobs.Claim, resolved given: ResolvedRender?) async -> ActiveRender? {
+        guard let shared else { return nil }
+        let job = claim.job
+        shared.logger.info("render claimed", metadata: ["render": .string(job.id), "attempt": .stringConvertible(job.attempts),
+                                                        "waited_ms": .stringConvertible(Int(claim.waited * 1000))])
+        executor.metrics.claimed(waited: claim.waited)
+        var resolved: ResolvedRender
+        do {
+            if let given {
+                resolved = given
+            } else {
+                resolved = try await shared.resolve(try JSONDecoder().decode(RenderRequest.self, from: claim.request))
+            }
+        } catch {
+            let failure = RenderExecutor.serviceError(for: error)
+            let record = StoredRender.failure(id: job.id, format: job.format, createdAt: job.createdAt, expiresAt: job.expiresAt, error: failure.body.error)
+            _ = try? await shared.jobs.complete(job.id, record: record)
+            return nil
+        }
+        resolved.id = job.id
+        let render = ActiveRender(resolved: resolved, caller: job.caller, createdAt: job.createdAt, expiresAt: job.expiresAt)
+        if let earlier = executor.store.get(job.id), !earlier.isDone { executor.store.remove(job.id) }
+        do {
+            try executor.accept(render)
+        } catch {
+            _ = try? await shared.jobs.release(job.id)
+            return nil
+        }
+        active[render.id] = render
+        let executor = self.executor
+        running[render.id] = Task {
+            let lease = Task { await self.keepLease(of: render, shared: shared) }
+            let stored = await executor.execute(render)
+            lease.cancel()
+            await self.complete(render, stored: stored, shared: shared)
+            self.finished(render)
+            if let stored { await executor.addWaveformBase(to: stored) }
+        }
+        return render
+    }
+
+    /// Renews the lease of a running shared job every third of it, and records its progress (at most once a second);
+    /// stops the render when the job is no longer this instance's, or when the database could not be reached for a
+    /// whole lease (another instance may run it by then).
+    private nonisolated func keepLease(of render: ActiveRender, shared: SharedJobs) async {
+        let lease = shared.jobs.lease
+        var renewed = Date(), written = Date.distantPast
+        var progress: RenderProgressBody?
+        while !Task.isCancelled {
+            try? await Task.sleep(nanoseconds: UInt64(min(1, lease / 3) * 1e9))
+            if Task.isCancelled { return }
+            let current = render.manifest().progress
+            guard Date().timeIntervalSince(written) >= lease / 3 || current != progress else { continue }
+            do {
+                if try await shared.jobs.renew(render.id, progress: current) {
+                    renewed = Date()
+                    written = renewed
+                    progress = current
+                } else {
+                    await abandon(render.id, reason: "another instance took it over")
+                    return
+                }
+            } catch {
+                guard Date().timeIntervalSince(renewed) > lease else { continue }
+                await abandon(render.id, reason: "the database could not be reached for the whole lease")
+                return
+            }
+        }
+    }
+
+    private func abandon(_ id: String, reason: String) {
+        guard let task = running[id] else { return }
+        abandoned.insert(id)
+        shared?.logger.warning("render stopped here", metadata: ["render": .string(id), "reason": .string(reason)])
+        task.cancel()
+    }
+
+    /// Records a shared job's end in the database (retried for up to a lease while the database is unreachable; if it
+    /// stays so, the lease runs out and the job is run again, by whichever instance claims it).
+    private func complete(_ render: ActiveRender, stored: StoredRender?, shared: SharedJobs) async {
+        if abandoned.remove(render.id) != nil { return }
+        let record = stored ?? executor.store.get(render.id)
+            ?? StoredRender.failure(id: render.id, format: render.resolved.format.rawValue, createdAt: render.createdAt, expiresAt: render.expiresAt,
+                                    error: StoredRender.interrupted)
+        let deadline = Date().addingTimeInterval(shared.jobs.lease)
+        while true {
+            do {
+                if try await !shared.jobs.complete(render.id, record: record) {
+                    shared.logger.warning("render finished after another instance took it over", metadata: ["render": .string(render.id)])
+                }
+                return
+            } catch {
+                guard Date() < deadline else {
+                    shared.logger.error("render not recorded in the database", metadata: ["render": .string(render.id), "error": .string("\(error)")])
+                    return
+                }
+                try? await Task.sleep(nanoseconds: 500_000_000)
+            }
+        }
     }
 
     /// Stops taking renders; waits up to `timeout` seconds for accepted ones, then cancels what is left.
@@ -92,7 +264,13 @@ actor RenderScheduler {
             render.finish(.failure(failure))
         }
         waiting.removeAll()
+        // Shared jobs still running go back to the queue: another instance takes them over.
+        let unfinished = Array(running.keys)
+        if shared != nil { abandoned.formUnion(unfinished) }
         for task in running.values { task.cancel() }
         for task in running.values { await task.value }
+        if let shared {
+            for id in unfinished { try? await shared.jobs.release(id) }
+        }
     }
 }

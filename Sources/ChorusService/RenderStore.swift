@@ -28,11 +28,11 @@ final class RenderStore: @unchecked Sendable {
     }
 
     /// Reads every render folder; returns how many unfinished renders were marked failed.
-    func load(now: Double = Date().timeIntervalSince1970, retention: Double) -> Int {
-        locked { loadLocked(now: now, retention: retention) }
+    func load(now: Double = Date().timeIntervalSince1970, retention: Double, sharedJobs: Bool = false) -> Int {
+        locked { loadLocked(now: now, retention: retention, sharedJobs: sharedJobs) }
     }
 
-    private func loadLocked(now: Double, retention: Double) -> Int {
+    private func loadLocked(now: Double, retention: Double, sharedJobs: Bool) -> Int {
         var interrupted = 0
         let names = (try? FileManager.default.contentsOfDirectory(atPath: data.renders.path)) ?? []
         for name in names {
@@ -46,10 +46,9 @@ final class RenderStore: @unchecked Sendable {
             for file in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] {
                 try? FileManager.default.removeItem(at: folder.appendingPathComponent(file))
             }
-            var manifest = RenderManifest(id: id, status: .failed, createdAt: Timestamp.iso(now), expiresAt: Timestamp.iso(now + retention))
-            manifest.error = .init(code: "interrupted", message: "the service stopped before this render finished; send the request again")
-            let stored = StoredRender(manifest: manifest, audioFile: "", etag: "", audioBytes: 0, createdAt: now, expiresAt: now + retention)
-            try? save(stored)
+            // With shared jobs (`--database`) the job is not lost: another instance (or this one) takes it over.
+            guard !sharedJobs else { continue }
+            try? save(StoredRender.failure(id: id, format: nil, createdAt: now, expiresAt: now + retention, error: StoredRender.interrupted))
             interrupted += 1
         }
         return interrupted

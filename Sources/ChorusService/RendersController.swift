@@ -17,6 +17,7 @@ struct RendersController: Sendable {
         table.add(.get, "/v1/renders/{id}", to: router) { _, context in
             switch try await state.lookup(try id(context)) {
             case .active(let active): return try HTTPSupport.json(active.manifest())
+            case .remote(let job): return try HTTPSupport.json(RenderResponses.manifest(job))
             case .stored(let stored): return try HTTPSupport.json(RenderResponses.manifest(stored, data: state.data))
             }
         }
@@ -65,9 +66,12 @@ struct RendersController: Sendable {
         }
         table.add(.delete, "/v1/renders/{id}", to: router) { _, context in
             switch try await state.lookup(try id(context)) {
-            case .active: throw ServiceError(.conflict, "not_ready", "the render is still running; delete it when it has finished")
+            case .active, .remote: throw ServiceError(.conflict, "not_ready", "the render is still running; delete it when it has finished")
             case .stored(let stored):
+                // Files first, the row last: a failure in between leaves a row whose render is no longer found (and
+                // which the sweeper removes when it expires), never files that no row names.
                 try await state.shared?.remove(stored)
+                _ = try await state.jobs?.delete(stored.manifest.id)
                 state.files.mapped.forget(under: state.data.renderFolder(stored.manifest.id))
                 state.renders.remove(stored.manifest.id)
                 return Response(status: .noContent)
@@ -83,7 +87,7 @@ struct RendersController: Sendable {
     /// A render whose files exist (409 while it runs, 404 when unknown or failed-without-audio).
     private func finished(_ id: String) async throws -> StoredRender {
         switch try await state.lookup(id) {
-        case .active: throw ServiceError(.conflict, "not_ready", "the render is still running; follow GET /v1/renders/\(id)/events")
+        case .active, .remote: throw ServiceError(.conflict, "not_ready", "the render is still running; follow GET /v1/renders/\(id)/events")
         case .stored(let stored):
             guard stored.isDone else { throw ServiceError(.notFound, "render_failed", "render \(id) failed: \(stored.manifest.error?.message ?? "")") }
             return stored
@@ -99,17 +103,27 @@ struct RendersController: Sendable {
             throw ServiceError.badRequest("?stream=true needs mp3 or ogg output (\(resolved.format.rawValue) rewrites its header at the end)", field: "stream")
         }
         let locations: HTTPFields = [.init("X-Render-Id")!: resolved.id, .contentLocation: "/v1/renders/\(resolved.id)"]
-        if state.shared != nil, state.renders.get(resolved.id) == nil, await state.scheduler.find(resolved.id) == nil {
-            _ = try await state.adopt(resolved.id)   // another instance may have made it
+        if case .stored(let stored)? = try await state.existing(resolved.id), stored.isDone {
+            if streaming { return try await streamStored(stored, headers: locations, context: context) }
+            return try HTTPSupport.json(RenderResponses.manifest(stored, data: state.data, words: words), headers: locations)
         }
-        if let stored = state.renders.get(resolved.id) {
-            if stored.isDone {
-                if streaming { return try await streamStored(stored, headers: locations, context: context) }
-                return try HTTPSupport.json(RenderResponses.manifest(stored, data: state.data, words: words), headers: locations)
+        // Failed before: the scheduler replaces the failed record as it accepts the render again.
+        let active: ActiveRender
+        switch try await state.scheduler.submit(resolved, request: body, caller: context.caller?.id ?? "anonymous",
+                                                retention: state.configuration.retentionSeconds) {
+        case .local(let render):
+            active = render
+        case .remote(let job):
+            // Queued for or running on another instance (shared jobs): answered from the database and the shared storage.
+            if mode == .async {
+                var headers = locations
+                headers[.location] = "/v1/renders/\(resolved.id)"
+                return try HTTPSupport.json(RenderResponses.manifest(job), status: .accepted, headers: headers)
             }
-            // Failed before: the scheduler replaces the failed record as it accepts the render again.
+            let stored = try await state.finishedShared(job.id)
+            if streaming { return try await streamStored(stored, headers: locations, context: context) }
+            return try HTTPSupport.json(RenderResponses.manifest(stored, data: state.data, words: words), status: .created, headers: locations)
         }
-        let active = try await state.scheduler.submit(resolved, caller: context.caller?.id ?? "anonymous", retention: state.configuration.retentionSeconds)
         if streaming, let tap = active.audio {
             var headers = locations
             headers[.contentType] = resolved.format.mimeType
@@ -164,9 +178,58 @@ struct RendersController: Sendable {
                 for await event in feed { try await writer.write(RenderResponses.event(event, data: data)) }
                 try await writer.finish(nil)
             })
+        case .remote(let job):
+            let state = self.state
+            return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+                for await event in Self.remoteEvents(of: job, state: state) { try await writer.write(RenderResponses.event(event, data: data)) }
+                try await writer.finish(nil)
+            })
         case .stored(let stored):
             let events = RenderResponses.replay(stored, data: data).map { RenderResponses.event($0, data: data) }
             return Response(status: .ok, headers: headers, body: .init(contentsOf: events))
+        }
+    }
+
+    /// The events of a shared job another instance runs: its progress as that instance records it (each change the
+    /// database announces, or every 2 s), then, once it has finished, everything a finished render replays (or its
+    /// failure). If this instance ends up running it, its live events. A database or storage that cannot be reached
+    /// meanwhile is retried; the stream ends when the client goes.
+    static func remoteEvents(of job: RenderJobs.Job, state: ServiceState) -> AsyncStream<RenderFeedEvent> {
+        AsyncStream { continuation in
+            let task = Task {
+                guard let watcher = state.watcher else { return continuation.finish() }
+                await watcher.watching(job.id) { signal in
+                    var progress: RenderProgressBody?
+                    while !Task.isCancelled {
+                        let found: RenderLookup?
+                        do {
+                            found = try await state.existing(job.id)
+                        } catch {
+                            await signal.wait(timeout: 2)   // the database or storage could not be reached: try again
+                            continue
+                        }
+                        switch found {
+                        case .remote(let current)?:
+                            if let now = current.progress, now != progress {
+                                progress = now
+                                continuation.yield(.progress(now))
+                            }
+                            await signal.wait(timeout: 2)
+                        case .active(let active)?:
+                            for await event in active.listen() { continuation.yield(event) }
+                            return
+                        case .stored(let stored)?:
+                            RenderResponses.replay(stored, data: state.data).forEach { continuation.yield($0) }
+                            return
+                        case nil:
+                            continuation.yield(.failed(ServiceError.notFound("render \(job.id)")))
+                            return
+                        }
+                    }
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
         }
     }
 }

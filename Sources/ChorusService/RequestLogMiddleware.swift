@@ -37,6 +37,9 @@ struct RequestLogMiddleware: RouterMiddleware {
             if let storage = error as? StorageError {
                 logger.error("shared storage failed", metadata: ["request_id": .string(context.requestID), "error": .string(storage.description)])
             }
+            if let database = error as? DatabaseError {
+                logger.error("database failed", metadata: ["request_id": .string(context.requestID), "error": .string(database.description)])
+            }
         } catch {
             // A failed write of the service's own files is 507; anything else unexpected is 500.
             let answer = ServiceError.storageFailure(error) ?? ServiceError(.internalServerError, "internal", "the request failed inside the service")
@@ -71,6 +74,7 @@ struct RequestLogMiddleware: RouterMiddleware {
     static func standardize(_ error: any HTTPResponseError) -> any HTTPResponseError {
         if error is ServiceError { return error }
         if let storage = error as? StorageError { return ServiceError.sharedStorage(storage) }
+        if let database = error as? DatabaseError { return database.serviceError }
         switch error.status {
         case .notFound: return ServiceError(.notFound, "not_found", "no such route")
         case .contentTooLarge: return ServiceError.tooLarge("the request body is too large")

@@ -51,6 +51,12 @@ public struct ServiceConfiguration: Sendable {
     /// Blobs shared with other instances: `s3://bucket/prefix` (credentials and endpoint from `AWS_*` in
     /// `environment`) or a folder every instance mounts; `nil` keeps everything in the data folder.
     public var storage: String?
+    /// The PostgreSQL several instances share (`postgres://user:password@host:port/database?sslmode=…`): the render
+    /// index and job queue. Needs `storage` (where the instances share the renders' files). `nil`: this instance alone.
+    public var database: String?
+    /// Seconds a shared job's claim lasts unless its instance renews it (every third of it); an instance that dies
+    /// loses its jobs to the others after this long.
+    public var leaseSeconds: Double = 15
     /// With `storage` in a bucket, answer audio requests with a `302` to a presigned URL (CDN-fronted deployments).
     public var redirectAudio = false
     /// Log lines as JSON (the default when stdout is not a terminal).
@@ -59,7 +65,8 @@ public struct ServiceConfiguration: Sendable {
     /// Defaults, overridden by `CHORUS_HOST`, `CHORUS_PORT`, `CHORUS_DATA_DIR`, `CHORUS_API_KEYS` (comma-separated),
     /// `CHORUS_API_KEYS_FILE`, `CHORUS_RATE_LIMIT`, `CHORUS_KEY_RENDERS`, `CHORUS_WORKERS`, `CHORUS_QUEUE`,
     /// `CHORUS_RETENTION` (`24h`, `90m`, `3600s`), `CHORUS_MAX_BODY_MB`, `CHORUS_SHUTDOWN_TIMEOUT`, `CHORUS_IDLE_TIMEOUT`, `CHORUS_CONCURRENCY` and
-    /// `CHORUS_VOICE_ENGINE` (`flite` or `espeak`), `CHORUS_STORAGE` and `CHORUS_REDIRECT_AUDIO` (`true`/`false`).
+    /// `CHORUS_VOICE_ENGINE` (`flite` or `espeak`), `CHORUS_STORAGE` and `CHORUS_REDIRECT_AUDIO` (`true`/`false`), `CHORUS_DATABASE_URL`
+    /// and `CHORUS_LEASE` (`15s`).
     /// - Throws: `ConfigurationError` naming the variable whose value is unusable.
     public init(environment: [String: String]) throws {
         self.environment = environment
@@ -85,6 +92,8 @@ public struct ServiceConfiguration: Sendable {
         providerConcurrency = try value("CHORUS_CONCURRENCY") { Int($0) } ?? providerConcurrency
         voiceEngine = try value("CHORUS_VOICE_ENGINE") { VoiceEngine(rawValue: $0) } ?? voiceEngine
         storage = try value("CHORUS_STORAGE") { $0 }
+        database = try value("CHORUS_DATABASE_URL") { $0 }
+        leaseSeconds = try value("CHORUS_LEASE", Self.seconds) ?? leaseSeconds
         redirectAudio = try value("CHORUS_REDIRECT_AUDIO") { ["1", "true", "yes"].contains($0.lowercased()) ? true : ["0", "false", "no"].contains($0.lowercased()) ? false : nil } ?? false
     }
 
@@ -112,6 +121,9 @@ public struct ServiceConfiguration: Sendable {
         if let unit = text.last.flatMap({ units[$0] }) { return Double(text.dropLast()).map { $0 * unit }.flatMap { $0 > 0 ? $0 : nil } }
         return Double(text).flatMap { $0 > 0 ? $0 : nil }
     }
+
+    /// What `--lease` may be, seconds.
+    public static let leaseRange = 3.0...600.0
 
     /// What `--idle-timeout` may be, seconds.
     public static let idleTimeoutRange = 0.1...3_600.0
@@ -141,6 +153,17 @@ public struct ServiceConfiguration: Sendable {
         if redirectAudio && storage?.hasPrefix("s3://") != true {
             throw ConfigurationError(setting: "--redirect-audio", value: storage ?? "(no --storage)", reason: "needs --storage s3://bucket/prefix")
         }
+        if let database {
+            _ = try DatabaseLocation(url: database)
+            if storage == nil {
+                throw ConfigurationError(setting: "--database", value: DatabaseLocation.masked(database),
+                                         reason: "needs --storage (s3://bucket/prefix or a shared folder): the instances share the renders' files there")
+            }
+        }
+        if !(Self.leaseRange ~= leaseSeconds) {
+            throw ConfigurationError(setting: "--lease", value: "\(leaseSeconds)s",
+                                     reason: "must be between \(Int(Self.leaseRange.lowerBound)) s and \(Int(Self.leaseRange.upperBound)) s")
+        }
         if !(Self.idleTimeoutRange ~= idleTimeoutSeconds) {
             throw ConfigurationError(setting: "--idle-timeout", value: "\(idleTimeoutSeconds)s",
                                      reason: "must be between \(Self.idleTimeoutRange.lowerBound) s and \(Int(Self.idleTimeoutRange.upperBound)) s")
@@ -153,7 +176,8 @@ extension ServiceConfiguration: CustomStringConvertible, CustomReflectable {
     public var description: String {
         "ServiceConfiguration(host: \(host), port: \(port), data: \(dataDirectory.path), api keys: \(apiKeys.count), workers: \(workers), "
             + "queue: \(queueLimit), rate limit: \(rateLimitPerMinute)/min, renders per key: \(rendersPerKey), retention: \(Int(retentionSeconds)) s"
-            + (storage.map { ", storage: \($0)" } ?? "") + ")"
+            + (storage.map { ", storage: \($0)" } ?? "")
+            + (database.map { ", database: \(DatabaseLocation.masked($0))" } ?? "") + ")"
     }
 
     /// Reflection (`dump`, `String(reflecting:)`) shows the description only, never the keys.

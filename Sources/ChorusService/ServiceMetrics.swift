@@ -25,6 +25,11 @@ struct ServiceMetrics: Sendable {
         Timer(label: "chorus_render_seconds").recordNanoseconds(Int64(seconds * 1e9))
     }
 
+    /// A shared job claimed (`--database`): seconds from queued to claimed.
+    func claimed(waited: Double) {
+        Timer(label: "chorus_render_claim_wait_seconds").recordNanoseconds(Int64(max(0, waited) * 1e9))
+    }
+
     func queue(depth: Int) {
         Gauge(label: "chorus_render_queue_depth").record(depth)
     }

@@ -15,6 +15,11 @@ struct ServiceState: Sendable {
     let renders: RenderStore
     /// Blobs shared with other instances (`--storage`), if any.
     let shared: SharedStorage?
+    /// The database several instances share (`--database`), if any: its pool, the render index and job queue, and
+    /// what this instance hears of it.
+    let database: Database?
+    let jobs: RenderJobs?
+    let watcher: JobWatcher?
     let scheduler: RenderScheduler
     let resolver: RenderRequestResolver
     let files: FileResponder
@@ -46,20 +51,77 @@ struct ServiceState: Sendable {
                           pool: chorus.workerPool, shared: shared)
         renders = RenderStore(data: data)
         metrics = ServiceMetrics()
+        let resolver = RenderRequestResolver(configuration: configuration, clips: clips, chorus: chorus)
+        self.resolver = resolver
+        var sharedJobs: RenderScheduler.SharedJobs?
+        if let url = configuration.database {
+            let database = try Database(location: try DatabaseLocation(url: url), logger: logger)
+            let jobs = RenderJobs(database: database, instance: UUID().uuidString.lowercased(), lease: configuration.leaseSeconds)
+            let watcher = JobWatcher()
+            self.database = database
+            self.jobs = jobs
+            self.watcher = watcher
+            sharedJobs = RenderScheduler.SharedJobs(jobs: jobs, watcher: watcher, resolve: { try await resolver.resolve($0) }, logger: logger)
+        } else {
+            database = nil
+            jobs = nil
+            watcher = nil
+        }
         let executor = RenderExecutor(chorus: chorus, data: data, store: renders, shared: shared, metrics: metrics, logger: logger)
         scheduler = RenderScheduler(workers: configuration.workers, queueLimit: configuration.queueLimit,
-                                    perCaller: configuration.rendersPerKey, executor: executor)
-        resolver = RenderRequestResolver(configuration: configuration, clips: clips, chorus: chorus)
+                                    perCaller: configuration.rendersPerKey, executor: executor, shared: sharedJobs)
         files = FileResponder(fileIO: FileIO(), maxAge: Int(configuration.retentionSeconds))
     }
 
-    /// A render by id: running or queued (`ActiveRender`), finished (`StoredRender`), or nothing (404).
+    /// A render by id: running or queued (`ActiveRender`, or a shared job another instance runs), finished
+    /// (`StoredRender`), or nothing (404).
     func lookup(_ id: String) async throws -> RenderLookup {
-        guard let id = DataDirectory.validID(id, length: RenderIdentity.length) else { throw ServiceError.notFound("render \(id.prefix(40))") }
-        if let stored = renders.get(id) { return .stored(stored) }
+        guard let id = DataDirectory.validID(id, length: RenderIdentity.length), let found = try await existing(id) else {
+            throw ServiceError.notFound("render \(id.prefix(40))")
+        }
+        return found
+    }
+
+    /// Render `id` (a valid id) wherever it is, or `nil`. With shared jobs the database decides what exists: a render
+    /// done here stays valid (renders are immutable), anything else is read from the database.
+    /// - Throws: `DatabaseError`, `StorageError` (503 when they cannot be reached).
+    func existing(_ id: String) async throws -> RenderLookup? {
+        if let stored = renders.get(id), stored.isDone || jobs == nil { return .stored(stored) }
         if let active = await scheduler.find(id) { return .active(active) }
-        if let stored = try await adopt(id) { return .stored(stored) }
-        throw ServiceError.notFound("render \(id)")
+        guard let jobs else { return try await adopt(id).map { .stored($0) } }
+        guard let job = try await jobs.job(id) else { return nil }
+        switch job.status {
+        case .queued, .running:
+            return .remote(job)
+        case .failed:
+            return .stored(job.record ?? StoredRender.failure(id: id, format: job.format, createdAt: job.createdAt, expiresAt: job.expiresAt,
+                                                              error: StoredRender.interrupted))
+        case .done:
+            // Recorded done but not (or no longer) in the shared storage: being deleted.
+            return try await adopt(id).map { .stored($0) }
+        }
+    }
+
+    /// Waits until shared job `id` has finished, on whichever instance; returns it done.
+    /// - Throws: the render's failure as a `ServiceError`, 404 when it is gone, `DatabaseError`/`StorageError`.
+    func finishedShared(_ id: String) async throws -> StoredRender {
+        guard let watcher else { throw ServiceError.notFound("render \(id)") }
+        return try await watcher.watching(id) { signal in
+            while true {
+                try Task.checkCancellation()
+                switch try await existing(id) {
+                case .stored(let stored):
+                    guard stored.isDone else { throw RenderResponses.failure(of: stored) }
+                    return stored
+                case .active(let active):
+                    return try await active.completion().get()
+                case .remote:
+                    await signal.wait(timeout: 2)
+                case nil:
+                    throw ServiceError.notFound("render \(id)")
+                }
+            }
+        }
     }
 
     /// A render another instance finished and published to the shared storage, recorded here (with its small
@@ -96,4 +158,6 @@ struct ServiceState: Sendable {
 enum RenderLookup {
     case active(ActiveRender)
     case stored(StoredRender)
+    /// A shared job queued for, or running on, another instance.
+    case remote(RenderJobs.Job)
 }

@@ -18,6 +18,16 @@ struct StoredRender: Codable, Sendable {
 
     var isDone: Bool { manifest.status == .done }
 
+    static let interrupted = ErrorBody.Detail(code: "interrupted", message: "the service stopped before this render finished; send the request again")
+
+    /// The record of a render that failed with `error` (no audio).
+    static func failure(id: String, format: String?, createdAt: Double, expiresAt: Double, error: ErrorBody.Detail) -> StoredRender {
+        var manifest = RenderManifest(id: id, status: .failed, createdAt: Timestamp.iso(createdAt), expiresAt: Timestamp.iso(expiresAt))
+        manifest.format = format
+        manifest.error = error
+        return StoredRender(manifest: manifest, audioFile: "", etag: "", audioBytes: 0, createdAt: createdAt, expiresAt: expiresAt)
+    }
+
     /// The audio's media type (`audio/mpeg`, …).
     var audioContentType: String { OutputFileFormat(rawValue: manifest.format ?? "")?.mimeType ?? "application/octet-stream" }
 }

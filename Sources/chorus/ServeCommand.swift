@@ -64,6 +64,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(name: .customLong("redirect-audio"), help: "With --storage s3://…, answer audio requests with a 302 to a presigned URL [CHORUS_REDIRECT_AUDIO].")
     var redirectAudio = false
 
+    @Option(help: "PostgreSQL several instances share (render index and job queue): postgres://user:password@host:port/database?sslmode=require; needs --storage [CHORUS_DATABASE_URL].")
+    var database: String?
+
+    @Option(help: "How long a shared job's claim lasts unless renewed (every third of it); a dead instance's jobs move to another after it [CHORUS_LEASE]. Default 15s.")
+    var lease: String?
+
     func run() async throws {
         var configuration: ServiceConfiguration
         do {
@@ -83,6 +89,8 @@ struct ServeCommand: AsyncParsableCommand {
             if let concurrency { configuration.providerConcurrency = concurrency }
             if let storage { configuration.storage = storage }
             if redirectAudio { configuration.redirectAudio = true }
+            if let database { configuration.database = database }
+            if let lease { configuration.leaseSeconds = try Self.seconds("--lease", lease, example: "15s") }
             if let voiceEngine {
                 guard let engine = VoiceEngine(rawValue: voiceEngine) else { throw ValidationError("--voice-engine \(voiceEngine): use flite or espeak") }
                 configuration.voiceEngine = engine

@@ -357,6 +357,135 @@ struct ServeCommandTests {
     }
 }
 
+/// Two `chorus serve` processes sharing one PostgreSQL (a real server) and one storage folder, with a 3 s lease: the
+/// instance running a render dies (`kill -9`) or stalls (`SIGSTOP`) past its lease, and the other completes it.
+@Suite("chorus serve: jobs taken over", .serialized, .enabled(if: PostgresTestServer.shouldRun, "needs PostgreSQL (apt-get install postgresql)"))
+struct TakeoverTests {
+    static let key = "takeover-test-key-0123456789"
+
+    struct Instance {
+        let process: Process
+        let port: Int
+        let log: URL
+    }
+
+    static func start(database: String, directory: URL, name: String, stub: StubServer) async throws -> Instance {
+        let port = try ServeCommandTests.freePort()
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = ["serve", "--port", String(port), "--data-dir", directory.appendingPathComponent(name).path, "--concurrency", "1",
+                             "--workers", "1", "--lease", "3s", "--storage", directory.appendingPathComponent("shared").path, "--database", database]
+        var environment = ProcessInfo.processInfo.environment
+        environment["CHORUS_API_KEYS"] = key
+        environment["OPENAI_API_KEY"] = "stub-key-0123456789"
+        environment["OPENAI_BASE_URL"] = stub.baseURL + "/v1"
+        process.environment = environment
+        let log = directory.appendingPathComponent("\(name).log")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: log)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var ready = false
+        for _ in 0..<100 where !ready {
+            try await Task.sleep(nanoseconds: 100_000_000)
+            ready = await offPool { ServeCommandTests.get("http://127.0.0.1:\(port)/health", key: key)?.status == 200 }
+        }
+        try #require(ready, "instance \(name) did not start: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+        return Instance(process: process, port: port, log: log)
+    }
+
+    static func manifest(_ instance: Instance, _ id: String) async -> [String: Any]? {
+        guard let response = await offPool({ ServeCommandTests.get("http://127.0.0.1:\(instance.port)/v1/renders/\(id)", key: key) }), response.status == 200 else { return nil }
+        return try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]
+    }
+
+    /// Starts two instances, sends one a render of twelve messages (0.5 s each at the stub, one at a time), waits until
+    /// the instance that claimed it (either may) has synthesized one, does `interrupt` to that one, and waits for the
+    /// other to finish the render. Returns the render's id, the seconds from the interruption to done, and the
+    /// instances: `a` the one interrupted, `b` the other.
+    static func takeover(_ label: String, interrupt: (Instance) -> Void) async throws
+        -> (id: String, seconds: Double, url: String, server: PostgresTestServer, a: Instance, b: Instance, directory: URL) {
+        let server = try PostgresTestServer.shared.get()
+        let url = try server.database(label)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-takeover-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let stub = try StubSpeech.openAIServer(latency: 0.5)
+        let first = try await start(database: url, directory: directory, name: "first", stub: stub)
+        let second = try await start(database: url, directory: directory, name: "second", stub: stub)
+        let messages = (1...12).map { #"{"speaker": "S\#($0 % 2)", "text": "Message \#($0) of a render that an instance leaves.", "voice": "openai:nova"}"# }
+        let body = #"{"messages": [\#(messages.joined(separator: ","))]}"#
+        let response = try #require(await offPool { ServeCommandTests.post("http://127.0.0.1:\(first.port)/v1/renders", key: key, json: body, async: true) })
+        #expect(response.status == 202)
+        let id = try #require((try JSONSerialization.jsonObject(with: response.body) as? [String: Any])?["id"] as? String)
+        var started = false
+        for _ in 0..<600 where !started {
+            try await Task.sleep(nanoseconds: 100_000_000)
+            started = ((await manifest(first, id)?["progress"] as? [String: Any])?["synthesized"] as? Int ?? 0) >= 1
+        }
+        #expect(started, "the render did not start")
+        #expect(try server.psql(url, "SELECT status || ':' || attempts FROM chorus_renders WHERE id = '\(id)'") == "running:1")
+        let claimedByFirst = ((try? String(contentsOf: first.log, encoding: .utf8)) ?? "").contains("render claimed")
+        let (a, b) = claimedByFirst ? (first, second) : (second, first)
+        interrupt(a)
+        let interrupted = Date()
+        var done = false
+        while !done && Date().timeIntervalSince(interrupted) < 60 {
+            try await Task.sleep(nanoseconds: 200_000_000)
+            done = await manifest(b, id)?["status"] as? String == "done"
+        }
+        #expect(done, "the other instance did not complete the render")
+        return (id, Date().timeIntervalSince(interrupted), url, server, a, b, directory)
+    }
+
+    @Test("kill -9 of the instance running a render: the other takes it over once the lease runs out and completes it")
+    func killed() async throws {
+        let result = try await Self.takeover("killed") { kill($0.process.processIdentifier, SIGKILL) }
+        defer {
+            if result.b.process.isRunning { result.b.process.terminate() }
+            try? FileManager.default.removeItem(at: result.directory)
+        }
+        // Not before the lease (3 s) ran out; then within the render's own time (6 s) and a claim poll (slack for a loaded machine).
+        #expect(result.seconds > 2.5 && result.seconds < 30, "taken over after \(result.seconds) s")
+        let row = try result.server.psql(result.url, "SELECT status || ':' || attempts FROM chorus_renders WHERE id = '\(result.id)'")
+        #expect(row == "done:2", "\(row); A: \((try? String(contentsOf: result.a.log, encoding: .utf8)) ?? "") B: \((try? String(contentsOf: result.b.log, encoding: .utf8)) ?? "")")
+        let audio = result.directory.appendingPathComponent("shared/renders/\(result.id)/audio.mp3")
+        let manifest = try #require(await Self.manifest(result.b, result.id))
+        if Referee.available {
+            let frames = try Referee.decodedFrames(audio, channels: manifest["channels"] as? Int ?? 1)
+            #expect(abs(frames - (manifest["samples"] as? Int ?? 0)) <= 1_152, "decoded \(frames) of \(manifest["samples"] ?? 0)")
+        }
+    }
+
+    @Test("an instance stalled past its lease (SIGSTOP) loses the render to the other, and on waking neither renews nor completes it")
+    func stalled() async throws {
+        let result = try await Self.takeover("stalled") { kill($0.process.processIdentifier, SIGSTOP) }
+        defer {
+            for instance in [result.a, result.b] where instance.process.isRunning { kill(instance.process.processIdentifier, SIGKILL) }
+            try? FileManager.default.removeItem(at: result.directory)
+        }
+        kill(result.a.process.processIdentifier, SIGCONT)
+        var stopped = false
+        for _ in 0..<50 where !stopped {
+            try await Task.sleep(nanoseconds: 200_000_000)
+            let log = (try? String(contentsOf: result.a.log, encoding: .utf8)) ?? ""
+            stopped = log.contains("render stopped here") || log.contains("render finished after another instance took it over")
+        }
+        #expect(stopped, "A did not notice it had lost the render")
+        #expect(try result.server.psql(result.url, "SELECT status || ':' || attempts FROM chorus_renders WHERE id = '\(result.id)'") == "done:2")
+        // Done once: B's record stands (A completed nothing).
+        let log = (try? String(contentsOf: result.b.log, encoding: .utf8)) ?? ""
+        #expect(log.contains("render claimed"))
+    }
+}
+
+/// Runs blocking work (a semaphore, a process) on a Dispatch thread, not on one of the few threads that run every
+/// test's async work (blocking those starves the tests that wait on the network meanwhile).
+func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(returning: body()) }
+    }
+}
+
 /// A value handed from a callback to a waiting thread.
 final class ResultBox: @unchecked Sendable {
     private let semaphore = DispatchSemaphore(value: 0)

@@ -164,12 +164,25 @@ struct SharedStorage: Sendable {
     /// many of each. Idempotent, so instances sweeping at once do no harm. Files published without their record
     /// (an instance that died mid-publish) are left alone: they are never served.
     func sweep(now: Double = Date().timeIntervalSince1970) async throws -> (renders: Int, clips: Int) {
-        var renders = 0, clips = 0
+        var renders = 0
         for id in try await renderIDs() where DataDirectory.validID(id, length: RenderIdentity.length) != nil {
             guard let stored = try await record(id), stored.expiresAt <= now else { continue }
             try await remove(stored)
             renders += 1
         }
+        return (renders, try await sweepClips(now: now))
+    }
+
+    /// Removes render `id`'s files whatever state its record is in (`format`: its audio's, if known): the sweep of
+    /// shared jobs (`--database`), whose rows say what has expired.
+    func removeFiles(of id: String, format: String?) async throws {
+        try await blobs.delete(Self.name(id, "render.json"))
+        for file in (format.map { ["audio.\($0)"] } ?? []) + Self.renderFiles { try await blobs.delete(Self.name(id, file)) }
+    }
+
+    /// Removes every clip whose record says it has expired; returns how many.
+    func sweepClips(now: Double = Date().timeIntervalSince1970) async throws -> Int {
+        var clips = 0
         for name in try await blobs.list(prefix: "clips/") where name.hasSuffix(".json") {
             let id = String(name.dropFirst("clips/".count).dropLast(".json".count))
             guard DataDirectory.validID(id, length: 64) != nil, let data = try await blobs.read(name),
@@ -177,7 +190,7 @@ struct SharedStorage: Sendable {
             try await removeClip(id)
             clips += 1
         }
-        return (renders, clips)
+        return clips
     }
 
     static func contentType(_ file: String) -> String {

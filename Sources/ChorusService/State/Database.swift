@@ -1,0 +1,207 @@
+import Foundation
+import Hummingbird
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+
+/// A database operation that failed: `unavailable` when the server cannot be reached, stops answering within the
+/// deadline or is shutting down (the service answers `503` with `Retry-After`), `failed` for anything else. The
+/// description names the operation only: never the URL, the password or a query's values.
+struct DatabaseError: Error, CustomStringConvertible, Sendable {
+    enum Kind: Sendable { case unavailable, failed }
+    let kind: Kind
+    let operation: String
+    let reason: String
+
+    var description: String { "database \(operation): \(reason)" }
+}
+
+/// The PostgreSQL connection pool of one instance (`--database`), its schema, and the one place database errors
+/// are converted. Every operation has a deadline, so a database that stops answering is an error within seconds,
+/// never a request that hangs (the pool itself would wait for a connection forever).
+final class Database: Sendable {
+    let client: PostgresClient
+    let location: DatabaseLocation
+    /// Seconds an operation may take, connection included.
+    let deadline: Double
+    /// What the driver may log: nothing below critical (its debug lines carry queries and their values).
+    let logger: Logger
+
+    init(location: DatabaseLocation, deadline: Double = 5, maximumConnections: Int = 20, logger: Logger) throws {
+        self.location = location
+        self.deadline = deadline
+        var quiet = logger
+        quiet.logLevel = .critical   // errors surface through DatabaseError
+        self.logger = quiet
+        client = PostgresClient(configuration: try location.configuration(connectTimeout: max(1, Int(deadline)), maximumConnections: maximumConnections),
+                                backgroundLogger: quiet)
+    }
+
+    /// Runs `body` with the pool's connections within the deadline; converts what fails into `DatabaseError`.
+    func run<T: Sendable>(_ operation: String, deadline: Double? = nil, _ body: @escaping @Sendable (PostgresClient) async throws -> T) async throws -> T {
+        let seconds = deadline ?? self.deadline
+        let client = self.client
+        do {
+            return try await withThrowingTaskGroup(of: T?.self) { group in
+                group.addTask { try await body(client) }
+                group.addTask {
+                    try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let value = first else {
+                    throw DatabaseError(kind: .unavailable, operation: operation, reason: "no answer within \(Int(seconds)) s")
+                }
+                return value
+            }
+        } catch let error as PostgresTransactionError {
+            // The transaction's own failure first (a limit the body refused, or the query that failed).
+            let cause = error.closureError ?? error.beginError ?? error.commitError ?? error.rollbackError
+            if let cause = cause as? ServiceError { throw cause }
+            throw Self.converted(cause ?? error, operation: operation)
+        } catch let error as ServiceError {
+            throw error   // a limit the operation applied (429, 503)
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw Self.converted(error, operation: operation)
+        }
+    }
+
+    /// Any error of a database operation as a `DatabaseError`.
+    static func converted(_ error: any Error, operation: String) -> DatabaseError {
+        switch error {
+        case let error as DatabaseError: return error
+        case let error as PSQLError: return convert(error, operation: operation)
+        default: return DatabaseError(kind: .unavailable, operation: operation, reason: "the connection failed")
+        }
+    }
+
+    /// PostgreSQL's SQLSTATE classes 08 (connection), 53 (resources), 57 (operator intervention: shutdown) and 40001/
+    /// 40P01 (serialization, deadlock) are the server being unavailable for now; other server errors are failures.
+    static func convert(_ error: PSQLError, operation: String) -> DatabaseError {
+        if error.code == .server {
+            let state = error.serverInfo?[.sqlState] ?? ""
+            let message = error.serverInfo?[.message] ?? "server error"
+            let transient = ["08", "53", "57"].contains(String(state.prefix(2))) || ["40001", "40P01"].contains(state)
+            return DatabaseError(kind: transient ? .unavailable : .failed, operation: operation, reason: "\(state) \(message)")
+        }
+        switch error.code {
+        case .authMechanismRequiresPassword, .unsupportedAuthMechanism, .saslError:
+            return DatabaseError(kind: .failed, operation: operation, reason: "authentication failed")
+        case .sslUnsupported:
+            return DatabaseError(kind: .failed, operation: operation, reason: "the server does not offer TLS (sslmode)")
+        default:
+            return DatabaseError(kind: .unavailable, operation: operation, reason: "the connection failed")
+        }
+    }
+
+    // MARK: schema
+
+    /// Schema versions, each applied once, in order, in one transaction with the version recorded; a transaction-level
+    /// advisory lock makes instances starting at once apply them one after another (the second finds them applied).
+    static let migrations: [(version: Int, statements: [String])] = [
+        (1, [
+            """
+            CREATE TABLE chorus_renders (
+                id text PRIMARY KEY,
+                status text NOT NULL CHECK (status IN ('queued', 'running', 'done', 'failed')),
+                caller text NOT NULL,
+                request bytea,
+                format text,
+                created_at double precision NOT NULL,
+                expires_at double precision NOT NULL,
+                owner text,
+                lease_until timestamptz,
+                attempts integer NOT NULL DEFAULT 0,
+                progress text,
+                record text,
+                queued_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+                started_at timestamptz,
+                finished_at timestamptz
+            )
+            """,
+            "CREATE INDEX chorus_renders_claimable ON chorus_renders (queued_at) WHERE status IN ('queued', 'running')",
+            "CREATE INDEX chorus_renders_caller ON chorus_renders (caller) WHERE status IN ('queued', 'running')",
+            "CREATE INDEX chorus_renders_expiry ON chorus_renders (expires_at)",
+        ]),
+    ]
+
+    static let migrationLock = 0x43_68_6F_72_75_73   // "Chorus"
+
+    /// Migrates the database at `location` through a pool of its own, at start, before the service takes requests.
+    /// - Throws: `ConfigurationError` naming `--database` (masked) and why.
+    static func prepare(_ location: DatabaseLocation, url: String, logger: Logger) async throws {
+        let database = try Database(location: location, deadline: 60, maximumConnections: 1, logger: logger)
+        do {
+            let applied = try await withThrowingTaskGroup(of: [Int]?.self) { group in
+                group.addTask {
+                    await database.client.run()
+                    return nil
+                }
+                defer { group.cancelAll() }
+                return try await database.migrate()
+            }
+            if !applied.isEmpty { logger.info("database schema migrated", metadata: ["versions": .string(applied.map(String.init).joined(separator: ","))]) }
+        } catch {
+            throw ConfigurationError(setting: "--database", value: DatabaseLocation.masked(url),
+                                     reason: "cannot be used: \(Database.converted(error, operation: "migrate"))")
+        }
+    }
+
+    /// Brings the schema to the latest version; returns the versions applied.
+    @discardableResult
+    func migrate() async throws -> [Int] {
+        let logger = self.logger
+        return try await run("migrate", deadline: max(deadline, 60)) { client in
+            try await client.withTransaction(logger: logger) { connection in
+                try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: logger)
+                try await connection.query("CREATE TABLE IF NOT EXISTS chorus_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+                                           logger: logger)
+                var current = 0
+                for try await version in try await connection.query("SELECT coalesce(max(version), 0) FROM chorus_schema", logger: logger).decode(Int.self) {
+                    current = version
+                }
+                var applied: [Int] = []
+                for migration in Self.migrations where migration.version > current {
+                    for statement in migration.statements {
+                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                    try await connection.query("INSERT INTO chorus_schema (version) VALUES (\(migration.version))", logger: logger)
+                    applied.append(migration.version)
+                }
+                return applied
+            }
+        }
+    }
+}
+
+/// Runs the pool's connections for the life of the service.
+struct DatabaseService: Service, CustomStringConvertible {
+    let database: Database
+    var description: String { "Database" }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await database.client.run() }
+    }
+}
+
+/// A database failure that reaches a route: `503 database_unavailable` with `Retry-After` when it cannot be reached,
+/// `500 database_error` otherwise; the message names the operation only.
+extension DatabaseError: HTTPResponseError {
+    var serviceError: ServiceError {
+        switch kind {
+        case .unavailable:
+            return ServiceError(.serviceUnavailable, "database_unavailable", "the database is unavailable (\(operation) failed); try again shortly",
+                                retryAfter: 5)
+        case .failed:
+            return ServiceError(.internalServerError, "database_error", "the database refused \(operation)")
+        }
+    }
+
+    var status: HTTPResponse.Status { serviceError.status }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        try serviceError.response(from: request, context: context)
+    }
+}

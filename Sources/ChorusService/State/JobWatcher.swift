@@ -1,0 +1,131 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+
+/// What this instance hears of the shared jobs (`LISTEN chorus_renders`): requests waiting for a render another
+/// instance runs are told when its row changes, and the claim loop is woken when a job is queued. Notifications are
+/// hints, not the truth: whoever is woken reads the row, and everyone also looks again every second or two, so a
+/// notification lost while the listening connection was down delays, never loses, anything.
+final class JobWatcher: @unchecked Sendable {
+    private let lock = NSLock()
+    private var waiters: [String: [UUID: Signal]] = [:]
+    let claims = Signal()
+
+    /// Calls `body` with a signal woken whenever render `id`'s row may have changed (registered before `body` runs,
+    /// so a change between reading the row and waiting is not missed).
+    func watching<T>(_ id: String, _ body: (Signal) async throws -> T) async rethrows -> T {
+        let signal = Signal(), token = UUID()
+        lock.withLock { waiters[id, default: [:]][token] = signal }
+        defer {
+            lock.withLock {
+                waiters[id]?.removeValue(forKey: token)
+                if waiters[id]?.isEmpty == true { waiters.removeValue(forKey: id) }
+            }
+        }
+        return try await body(signal)
+    }
+
+    /// A notification's payload: `<id> <status>`.
+    func dispatch(_ payload: String) {
+        let parts = payload.split(separator: " ", maxSplits: 1)
+        guard let id = parts.first.map(String.init) else { return }
+        if parts.count > 1, parts[1] == "queued" { claims.wake() }
+        let current = lock.withLock { waiters[id].map { Array($0.values) } ?? [] }
+        current.forEach { $0.wake() }
+    }
+
+    /// Every waiter (the listening connection came back: anything may have changed meanwhile).
+    func wakeAll() {
+        let current = lock.withLock { waiters.values.flatMap(\.values) }
+        current.forEach { $0.wake() }
+        claims.wake()
+    }
+}
+
+/// A wake-up with a timeout for one waiting task; a wake with nobody waiting is kept for the next wait.
+final class Signal: @unchecked Sendable {
+    private let lock = NSLock()
+    private var pending = false
+    private var waiter: CheckedContinuation<Void, Never>?
+    private var generation = 0
+
+    func wake() {
+        lock.lock()
+        guard let waiter else {
+            pending = true
+            lock.unlock()
+            return
+        }
+        self.waiter = nil
+        lock.unlock()
+        waiter.resume()
+    }
+
+    /// Returns when woken or after `timeout` seconds, whichever is first.
+    func wait(timeout: Double) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            lock.lock()
+            if pending {
+                pending = false
+                lock.unlock()
+                continuation.resume()
+                return
+            }
+            generation += 1
+            let mine = generation
+            waiter = continuation
+            lock.unlock()
+            Task {
+                try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
+                self.timeOut(mine)
+            }
+        }
+    }
+
+    private func timeOut(_ generation: Int) {
+        lock.lock()
+        guard self.generation == generation, let waiter else {
+            lock.unlock()
+            return
+        }
+        self.waiter = nil
+        lock.unlock()
+        waiter.resume()
+    }
+}
+
+/// Keeps one connection listening on `chorus_renders` for the life of the service, reconnecting after a second when
+/// it is lost.
+struct JobListenService: Service, CustomStringConvertible {
+    let database: Database
+    let watcher: JobWatcher
+    let logger: Logger
+    var description: String { "JobListener" }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            var failures = 0
+            while !Task.isCancelled {
+                do {
+                    try await database.client.withConnection { connection in
+                        try await connection.listen(on: RenderJobs.channel) { notifications in
+                            if failures > 0 { logger.info("listening to the database again") }
+                            failures = 0
+                            watcher.wakeAll()
+                            for try await notification in notifications { watcher.dispatch(notification.payload) }
+                        }
+                    }
+                } catch {
+                    if Task.isCancelled { return }
+                    if failures == 0 {
+                        logger.warning("database notifications lost; renders of other instances are polled meanwhile",
+                                       metadata: ["error": .string("\(Database.converted(error, operation: "listen"))")])
+                    }
+                    failures += 1
+                }
+                try? await Task.sleep(nanoseconds: 1_000_000_000)
+            }
+        }
+    }
+}

@@ -1,0 +1,97 @@
+public import Foundation
+
+/// The tests' PostgreSQL: a throwaway cluster (`pg_server.py`: initdb in a temporary folder, the server on a free
+/// loopback port, password authentication, run as `nobody` when the tests run as root), one for the whole test run,
+/// stopped and deleted when the test process ends (its standard input closes). Each test takes a database of its own
+/// (`database(_:)`). In CI (`CI=true`) a server that cannot start fails the tests that need it; elsewhere they are
+/// skipped, saying what is missing.
+public final class PostgresTestServer: Sendable {
+    public struct Unavailable: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    public let port: Int
+    public let user: String
+    public let password: String
+    private let input: Pipe
+
+    public static let shared: Result<PostgresTestServer, Unavailable> = start()
+
+    /// Whether tests that need the server should run: always in CI (where a missing server is a failure).
+    public static var shouldRun: Bool {
+        if ProcessInfo.processInfo.environment["CI"] == "true" { return true }
+        if case .failure(let reason) = shared {
+            print("skipping PostgreSQL tests: \(reason)")
+            return false
+        }
+        return true
+    }
+
+    /// The URL of database `name` (not created).
+    public func url(_ name: String) -> String { "postgres://\(user):\(password)@127.0.0.1:\(port)/\(name)?sslmode=disable" }
+
+    /// A new, empty database no other test uses; returns its URL.
+    public func database(_ label: String) throws -> String {
+        let name = "chorus_\(label.lowercased().filter { $0.isLetter || $0.isNumber })_\(UUID().uuidString.prefix(8).lowercased())"
+        try psql(url("postgres"), "CREATE DATABASE \(name)")
+        return url(name)
+    }
+
+    /// Runs `sql` with `psql` (an independent client: the tests' referee of what the service stored); returns its
+    /// output, unaligned, tuples only, fields separated by `|`.
+    @discardableResult
+    public func psql(_ url: String, _ sql: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql]
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let text = output.fileHandleForReading.readDataToEndOfFile()
+        let errorText = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Unavailable(description: "psql failed: \(String(decoding: errorText, as: UTF8.self).prefix(400))")
+        }
+        return String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private init(port: Int, user: String, password: String, input: Pipe) {
+        self.port = port
+        self.user = user
+        self.password = password
+        self.input = input
+    }
+
+    private struct Started: Decodable { var port: Int, user: String, password: String }
+
+    private static func start() -> Result<PostgresTestServer, Unavailable> {
+        var script = URL(fileURLWithPath: #filePath)
+        script.deleteLastPathComponent()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script.appendingPathComponent("pg_server.py").path]
+        let input = Pipe(), output = Pipe()
+        // Errors and the server's log to a file, not a pipe nobody reads while the server runs.
+        let errorsFile = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-pg-server-\(getpid()).log")
+        FileManager.default.createFile(atPath: errorsFile.path, contents: nil)
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = try? FileHandle(forWritingTo: errorsFile)
+        do { try process.run() } catch {
+            return .failure(Unavailable(description: "cannot start python3 (\(error))"))
+        }
+        var line = Data()
+        while let byte = try? output.fileHandleForReading.read(upToCount: 1), let first = byte.first, first != UInt8(ascii: "\n") {
+            line.append(first)
+        }
+        guard let started = try? JSONDecoder().decode(Started.self, from: line) else {
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+            let detail = (try? String(contentsOf: errorsFile, encoding: .utf8)) ?? ""
+            return .failure(Unavailable(description: "PostgreSQL did not start (apt-get install postgresql): \(detail.suffix(400))"))
+        }
+        return .success(PostgresTestServer(port: started.port, user: started.user, password: started.password, input: input))
+    }
+}
