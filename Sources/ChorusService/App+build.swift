@@ -86,7 +86,7 @@ func buildRouter(state: ServiceState) -> (Router<ChorusRequestContext>, RouteTab
     SystemController(state: state).register(on: router, table: table)
     let v1 = router.group()
         .add(middleware: state.authenticator)
-        .add(middleware: RateLimitMiddleware(limiter: state.limiter))
+        .add(middleware: RateLimitMiddleware(limiter: state.limiter, shared: state.rateLimits))
     let renders = RendersController(state: state)
     renders.register(on: v1, table: table)
     ClipsController(state: state).register(on: v1, table: table)

@@ -49,6 +49,8 @@ struct AudioFastPath: Sendable {
         guard let caller = try? authenticator.authenticate(method: request.method, path: path, authorization: request.headerFields[.authorization],
                                                             query: { items[$0] }) else { return nil }
         if let shared = state.shared, shared.redirectAudio { return nil }
+        // A limit counted in the database takes a round trip: the router's middleware does it.
+        if state.rateLimits != nil && limiter.perMinute > 0 { return nil }
         let plan = state.files.plan(method: request.method, requestHeaders: request.headerFields, size: stored.audioBytes,
                                     contentType: stored.audioContentType,
                                     etag: stored.etag, modified: Date(timeIntervalSince1970: stored.createdAt))

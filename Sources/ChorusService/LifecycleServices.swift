@@ -52,7 +52,10 @@ struct RetentionSweeper: Service, CustomStringConvertible {
                 // With a database: its rows say what expired, and one instance at a time sweeps.
                 guard let swept = try await jobs.sweep(removeFiles: { id, record, format in
                     try await shared.removeFiles(of: id, format: record?.manifest.format ?? format)
-                }, alsoLocked: { try await shared.sweepClips() }) else { return }
+                }, alsoLocked: {
+                    try await state.rateLimits?.sweep()
+                    return try await shared.sweepClips()
+                }) else { return }
                 removed = (swept.renders, swept.other)
             } else {
                 removed = try await shared.sweep()

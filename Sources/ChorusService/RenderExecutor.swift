@@ -25,7 +25,8 @@ struct RenderExecutor: Sendable {
     /// Runs `active` to its result and answers everyone waiting; returns the stored render when it is done, for
     /// `addWaveformBase`, which the caller runs once the render has left the scheduler (so a `DELETE` meanwhile is
     /// final, not answered by a render still listed as active).
-    func execute(_ active: ActiveRender) async -> StoredRender? {
+    /// `record` runs with the result before anyone waiting for it hears it (shared jobs record it in the database).
+    func execute(_ active: ActiveRender, record: @Sendable (Result<StoredRender, ServiceError>) async -> Void = { _ in }) async -> StoredRender? {
         active.markRunning()
         let started = Date()
         let result: Result<StoredRender, ServiceError>
@@ -40,6 +41,7 @@ struct RenderExecutor: Sendable {
             result = .failure(failure)
         }
         metrics.rendered(outcome: (try? result.get()) == nil ? "failed" : "done", seconds: Date().timeIntervalSince(started))
+        await record(result)
         if case .failure(let failure) = result { active.audio?.finish(throwing: failure) } else { active.audio?.finish() }
         active.finish(result)
         return try? result.get()

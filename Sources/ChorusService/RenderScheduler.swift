@@ -101,6 +101,7 @@ actor RenderScheduler {
         running.removeValue(forKey: render.id)
         active.removeValue(forKey: render.id)
         if let shared {
+            abandoned.remove(render.id)
             shared.watcher.claims.wake()   // a worker is free
             return
         }
@@ -110,6 +111,9 @@ actor RenderScheduler {
     }
 
     // MARK: shared jobs
+
+    /// Whether it still takes renders (false once shutting down).
+    var isAccepting: Bool { accepting }
 
     /// Queues `resolved` in the database (`request` is what runs it on any instance) unless it exists there, and
     /// runs it here at once when a worker is free. Without shared jobs, `submit(_:caller:retention:)`.
@@ -123,11 +127,15 @@ actor RenderScheduler {
                                                      format: resolved.format.rawValue, createdAt: now, expiresAt: now + retention,
                                                      perCaller: perCaller, queueLimit: queueLimit)
         if case .existing(let job) = enqueued { return active[job.id].map { .local($0) } ?? .remote(job) }
-        if accepting, running.count + claiming < workers {
+        if accepting, !reconciling, running.count + claiming < workers {
             claiming += 1
             defer { claiming -= 1 }
-            if let claim = try? await shared.jobs.claim(id: resolved.id), let render = await start(claim, resolved: resolved) {
-                return .local(render)
+            do {
+                if let claim = try await shared.jobs.claim(id: resolved.id), case .started(let render) = await start(claim, resolved: resolved) {
+                    return .local(render)
+                }
+            } catch {
+                lostClaims = true   // the claim may have been made without this instance hearing of it
             }
         }
         if let render = active[resolved.id] { return .local(render) }
@@ -135,22 +143,58 @@ actor RenderScheduler {
                                       format: resolved.format.rawValue))
     }
 
-    /// Claims the oldest claimable shared job and starts it, when a worker is free; returns whether it started one.
+    /// A claim whose answer was lost (an error after the database made it): the next claim first gives back whatever
+    /// this instance holds but does not run.
+    private var lostClaims = false
+    private var reconciling = false
+
+    /// Claims the oldest claimable shared job and starts it, when a worker is free; returns whether to claim again.
     /// - Throws: `DatabaseError`.
     func claimNext() async throws -> Bool {
-        guard let shared, accepting, running.count + claiming < workers else { return false }
+        guard let shared, accepting, !reconciling, running.count + claiming < workers else { return false }
+        if lostClaims && claiming == 0 {
+            reconciling = true
+            defer { reconciling = false }
+            try await shared.jobs.releaseUnknown(running: Array(running.keys))
+            lostClaims = false
+        }
         claiming += 1
         defer { claiming -= 1 }
-        guard let claim = try await shared.jobs.claim() else { return false }
-        _ = await start(claim, resolved: nil)
-        return true
+        let claim: RenderJobs.Claim?
+        do {
+            claim = try await shared.jobs.claim()
+        } catch {
+            lostClaims = true
+            throw error
+        }
+        guard let claim else { return false }
+        switch await start(claim, resolved: nil) {
+        case .started, .failed: return true
+        case .skipped: return false
+        }
+    }
+
+    /// What became of a claimed job here.
+    private enum Start {
+        case started(ActiveRender)
+        /// Its request could not be resolved here: completed as failed.
+        case failed
+        /// Not run here (already running here, stopping, or its folder could not be made): given back or kept as it was.
+        case skipped
     }
 
     /// Runs a claimed job here: resolves its request (unless the caller has), then renders it while renewing the lease.
     /// A request that cannot be resolved here (a clip gone, a voice unknown) completes the job as failed.
-    private func start(_ claim: RenderJobs.Claim, resolved given: ResolvedRender?) async -> ActiveRender? {
-        guard let shared else { return nil }
+    private func start(_ claim: RenderJobs.Claim, resolved given: ResolvedRender?) async -> Start {
+        guard let shared else { return .skipped }
         let job = claim.job
+        // This instance's own job whose lease ran out while it still runs it (renewals failing): the claim renewed
+        // the lease; the run under way completes it.
+        if active[job.id] != nil { return .skipped }
+        guard accepting else {
+            _ = try? await shared.jobs.release(job.id)
+            return .skipped
+        }
         shared.logger.info("render claimed", metadata: ["render": .string(job.id), "attempt": .stringConvertible(job.attempts),
                                                         "waited_ms": .stringConvertible(Int(claim.waited * 1000))])
         executor.metrics.claimed(waited: claim.waited)
@@ -165,7 +209,11 @@ actor RenderScheduler {
             let failure = RenderExecutor.serviceError(for: error)
             let record = StoredRender.failure(id: job.id, format: job.format, createdAt: job.createdAt, expiresAt: job.expiresAt, error: failure.body.error)
             _ = try? await shared.jobs.complete(job.id, record: record)
-            return nil
+            return .failed
+        }
+        guard active[job.id] == nil, accepting else {   // checked again: resolving awaited
+            if !accepting { _ = try? await shared.jobs.release(job.id) }
+            return .skipped
         }
         resolved.id = job.id
         let render = ActiveRender(resolved: resolved, caller: job.caller, createdAt: job.createdAt, expiresAt: job.expiresAt)
@@ -174,24 +222,27 @@ actor RenderScheduler {
             try executor.accept(render)
         } catch {
             _ = try? await shared.jobs.release(job.id)
-            return nil
+            return .skipped
         }
         active[render.id] = render
         let executor = self.executor
         running[render.id] = Task {
             let lease = Task { await self.keepLease(of: render, shared: shared) }
-            let stored = await executor.execute(render)
-            lease.cancel()
-            await self.complete(render, stored: stored, shared: shared)
+            // Recorded in the database before anyone waiting here hears the result: a client told "done" finds it done
+            // on every instance. In a task of its own, so that a shutdown's cancellation cannot cut it short.
+            let stored = await executor.execute(render) { result in
+                lease.cancel()
+                await Task { await self.complete(render, result: result, shared: shared) }.value
+            }
             self.finished(render)
             if let stored { await executor.addWaveformBase(to: stored) }
         }
-        return render
+        return .started(render)
     }
 
     /// Renews the lease of a running shared job every third of it, and records its progress (at most once a second);
-    /// stops the render when the job is no longer this instance's, or when the database could not be reached for a
-    /// whole lease (another instance may run it by then).
+    /// stops the render when the job is no longer this instance's, or when no renewal has succeeded for two thirds of
+    /// the lease (counted from when the last successful one was sent), before another instance may claim it.
     private nonisolated func keepLease(of render: ActiveRender, shared: SharedJobs) async {
         let lease = shared.jobs.lease
         var renewed = Date(), written = Date.distantPast
@@ -201,18 +252,20 @@ actor RenderScheduler {
             if Task.isCancelled { return }
             let current = render.manifest().progress
             guard Date().timeIntervalSince(written) >= lease / 3 || current != progress else { continue }
+            let sent = Date()
             do {
                 if try await shared.jobs.renew(render.id, progress: current) {
-                    renewed = Date()
-                    written = renewed
+                    renewed = sent
+                    written = sent
                     progress = current
                 } else {
+                    if Task.isCancelled { return }
                     await abandon(render.id, reason: "another instance took it over")
                     return
                 }
             } catch {
-                guard Date().timeIntervalSince(renewed) > lease else { continue }
-                await abandon(render.id, reason: "the database could not be reached for the whole lease")
+                guard !Task.isCancelled, Date().timeIntervalSince(renewed) > lease * 2 / 3 else { continue }
+                await abandon(render.id, reason: "the database could not be reached for two thirds of the lease")
                 return
             }
         }
@@ -225,13 +278,20 @@ actor RenderScheduler {
         task.cancel()
     }
 
-    /// Records a shared job's end in the database (retried for up to a lease while the database is unreachable; if it
-    /// stays so, the lease runs out and the job is run again, by whichever instance claims it).
-    private func complete(_ render: ActiveRender, stored: StoredRender?, shared: SharedJobs) async {
-        if abandoned.remove(render.id) != nil { return }
-        let record = stored ?? executor.store.get(render.id)
-            ?? StoredRender.failure(id: render.id, format: render.resolved.format.rawValue, createdAt: render.createdAt, expiresAt: render.expiresAt,
-                                    error: StoredRender.interrupted)
+    /// Records a shared job's end in the database, retried while the database is unreachable for up to a lease (if it
+    /// stays so, the lease runs out and the job is run again by whichever instance claims it). A finished render is
+    /// always offered (only the lease holder's completion counts); a failure is not recorded when this instance gave
+    /// the job up (taken over, or given back at shutdown: the cancellation is not the render's failure).
+    private func complete(_ render: ActiveRender, result: Result<StoredRender, ServiceError>, shared: SharedJobs) async {
+        let record: StoredRender
+        switch result {
+        case .success(let stored):
+            record = stored
+        case .failure(let failure):
+            guard !abandoned.contains(render.id) else { return }
+            record = StoredRender.failure(id: render.id, format: render.resolved.format.rawValue, createdAt: render.createdAt,
+                                          expiresAt: render.expiresAt, error: failure.body.error)
+        }
         let deadline = Date().addingTimeInterval(shared.jobs.lease)
         while true {
             do {
@@ -264,7 +324,8 @@ actor RenderScheduler {
             render.finish(.failure(failure))
         }
         waiting.removeAll()
-        // Shared jobs still running go back to the queue: another instance takes them over.
+        // Shared jobs still running go back to the queue: another instance takes them over. (`release` changes only a
+        // job this instance still holds as running: one recorded done meanwhile stays done.)
         let unfinished = Array(running.keys)
         if shared != nil { abandoned.formUnion(unfinished) }
         for task in running.values { task.cancel() }

@@ -68,8 +68,9 @@ struct RendersController: Sendable {
             switch try await state.lookup(try id(context)) {
             case .active, .remote: throw ServiceError(.conflict, "not_ready", "the render is still running; delete it when it has finished")
             case .stored(let stored):
-                // Files first, the row last: a failure in between leaves a row whose render is no longer found (and
-                // which the sweeper removes when it expires), never files that no row names.
+                // The row expires first, then the files go, then the row: a failure in between leaves an expired row
+                // (not found, replaced by a new request, finished by the sweep), never files that no row names.
+                _ = try await state.jobs?.expire(stored.manifest.id)
                 try await state.shared?.remove(stored)
                 _ = try await state.jobs?.delete(stored.manifest.id)
                 state.files.mapped.forget(under: state.data.renderFolder(stored.manifest.id))
@@ -115,7 +116,7 @@ struct RendersController: Sendable {
             active = render
         case .remote(let job):
             // Queued for or running on another instance (shared jobs): answered from the database and the shared storage.
-            if mode == .async {
+            if mode == .async && (job.status == .queued || job.status == .running) {
                 var headers = locations
                 headers[.location] = "/v1/renders/\(resolved.id)"
                 return try HTTPSupport.json(RenderResponses.manifest(job), status: .accepted, headers: headers)
@@ -152,6 +153,11 @@ struct RendersController: Sendable {
         case .success(let stored):
             return try HTTPSupport.json(RenderResponses.manifest(stored, data: state.data, words: words), status: .created, headers: locations)
         case .failure(let error):
+            // A shared job this instance gave up (another instance took it over): that instance's result.
+            if state.jobs != nil, case .remote? = try? await state.existing(resolved.id) {
+                let stored = try await state.finishedShared(resolved.id)
+                return try HTTPSupport.json(RenderResponses.manifest(stored, data: state.data, words: words), status: .created, headers: locations)
+            }
             throw error
         }
     }
@@ -193,19 +199,31 @@ struct RendersController: Sendable {
     /// The events of a shared job another instance runs: its progress as that instance records it (each change the
     /// database announces, or every 2 s), then, once it has finished, everything a finished render replays (or its
     /// failure). If this instance ends up running it, its live events. A database or storage that cannot be reached
-    /// meanwhile is retried; the stream ends when the client goes.
+    /// meanwhile is retried for about 10 s, then reported (`failed`, 503); a shutdown ends the stream too.
     static func remoteEvents(of job: RenderJobs.Job, state: ServiceState) -> AsyncStream<RenderFeedEvent> {
         AsyncStream { continuation in
             let task = Task {
                 guard let watcher = state.watcher else { return continuation.finish() }
                 await watcher.watching(job.id) { signal in
                     var progress: RenderProgressBody?
+                    var failures = 0
                     while !Task.isCancelled {
+                        guard await state.scheduler.isAccepting else {
+                            continuation.yield(.failed(ServiceError.shuttingDown))
+                            return
+                        }
                         let found: RenderLookup?
                         do {
                             found = try await state.existing(job.id)
+                            failures = 0
                         } catch {
-                            await signal.wait(timeout: 2)   // the database or storage could not be reached: try again
+                            // The database or storage could not be reached: tried again for about 10 s, then told.
+                            failures += 1
+                            if failures >= 5 {
+                                continuation.yield(.failed(RenderExecutor.serviceError(for: error)))
+                                return
+                            }
+                            await signal.wait(timeout: 2)
                             continue
                         }
                         switch found {

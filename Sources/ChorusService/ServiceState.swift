@@ -20,6 +20,8 @@ struct ServiceState: Sendable {
     let database: Database?
     let jobs: RenderJobs?
     let watcher: JobWatcher?
+    /// The per-key request limit counted in the database (`--database`), else `limiter` counts per instance.
+    let rateLimits: SharedRateLimits?
     let scheduler: RenderScheduler
     let resolver: RenderRequestResolver
     let files: FileResponder
@@ -43,10 +45,11 @@ struct ServiceState: Sendable {
                                           cacheDirectory: data.cache, providerConcurrency: configuration.providerConcurrency)
         engine.workerThreads = configuration.workers
         engine.voiceEngine = configuration.voiceEngine
-        chorus = try Chorus(configuration: engine)
         shared = try configuration.storage.map {
             try SharedStorage.make($0, redirectAudio: configuration.redirectAudio, environment: configuration.environment)
         }
+        engine.sharedCache = shared?.cacheTier
+        chorus = try Chorus(configuration: engine)
         clips = ClipStore(folder: data.clips, retention: configuration.retentionSeconds, maxSeconds: configuration.maxClipSeconds,
                           pool: chorus.workerPool, shared: shared)
         renders = RenderStore(data: data)
@@ -61,11 +64,13 @@ struct ServiceState: Sendable {
             self.database = database
             self.jobs = jobs
             self.watcher = watcher
+            rateLimits = SharedRateLimits(database: database, perMinute: configuration.rateLimitPerMinute)
             sharedJobs = RenderScheduler.SharedJobs(jobs: jobs, watcher: watcher, resolve: { try await resolver.resolve($0) }, logger: logger)
         } else {
             database = nil
             jobs = nil
             watcher = nil
+            rateLimits = nil
         }
         let executor = RenderExecutor(chorus: chorus, data: data, store: renders, shared: shared, metrics: metrics, logger: logger)
         scheduler = RenderScheduler(workers: configuration.workers, queueLimit: configuration.queueLimit,
@@ -109,6 +114,7 @@ struct ServiceState: Sendable {
         return try await watcher.watching(id) { signal in
             while true {
                 try Task.checkCancellation()
+                guard await scheduler.isAccepting else { throw ServiceError.shuttingDown }
                 switch try await existing(id) {
                 case .stored(let stored):
                     guard stored.isDone else { throw RenderResponses.failure(of: stored) }

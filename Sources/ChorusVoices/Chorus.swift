@@ -25,6 +25,8 @@ public final class Chorus: Sendable {
         public var cacheDirectory: URL
         /// Cache size limit in bytes; least recently used entries go first.
         public var cacheMaxBytes: Int
+        /// A cache tier shared with other processes (the service's `--storage`), if any.
+        public var sharedCache: (any SharedCacheStore)?
         /// Requests in flight at once per provider, across all renders.
         public var providerConcurrency: Int
         public var retry: RetryPolicy
@@ -64,7 +66,7 @@ public final class Chorus: Sendable {
         }
         self.configuration = configuration
         pool = WorkerPool(threads: configuration.workerThreads)
-        let cache = try SynthesisCache(directory: configuration.cacheDirectory, maxBytes: configuration.cacheMaxBytes)
+        let cache = try SynthesisCache(directory: configuration.cacheDirectory, maxBytes: configuration.cacheMaxBytes, shared: configuration.sharedCache)
         synthesizer = MessageSynthesizer(registry: configuration.registry, cache: cache, concurrency: configuration.providerConcurrency,
                                          retry: configuration.retry, pool: pool)
     }

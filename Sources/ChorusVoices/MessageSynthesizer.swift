@@ -123,6 +123,15 @@ final class MessageSynthesizer: Sendable {
                     return Piece(key: candidate, entry: entry, pcm: nil, fromCache: true)
                 }
             }
+            // Then what another process stored in the shared tier, if there is one.
+            for format in formatsToTry where cache.shared != nil && !provider.isLocal {
+                let candidate = key(format)
+                if let entry = await cache.lookupShared(candidate) {
+                    progress.update { $0.cacheHits += 1 }
+                    ProviderMetrics.cacheHit(provider.id)
+                    return Piece(key: candidate, entry: entry, pcm: nil, fromCache: true)
+                }
+            }
         }
         var formatIndex = min(await formats.start(for: provider.id), formatsToTry.count - 1)
         let gate = gates[provider.id] ?? ConcurrencyGate(limit: 1)
@@ -143,6 +152,7 @@ final class MessageSynthesizer: Sendable {
                 let stored = key(request.outputFormat)
                 do {
                     let entry = try await pool.run { [cache] in try cache.store(stored, speech: speech, voice: "\(provider.id):\(voice)") }
+                    if !provider.isLocal { await cache.publishShared(stored) }
                     if case .pcm(let buffer) = speech.audio { return Piece(key: stored, entry: entry, pcm: buffer, fromCache: false) }
                     return Piece(key: stored, entry: entry, pcm: nil, fromCache: false)
                 } catch let error as AudioError {

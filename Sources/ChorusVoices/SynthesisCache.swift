@@ -14,6 +14,13 @@ public import Foundation
 /// ```swift
 /// let cache = try SynthesisCache(directory: SynthesisCache.defaultDirectory(), maxBytes: 1 << 30)
 /// ```
+/// A second tier several processes share (the service's `--storage`): whole files by name, `nil` when absent.
+/// Reads and writes may fail (it is remote); the cache then behaves as if the tier were not there.
+public protocol SharedCacheStore: Sendable {
+    func read(_ name: String) async throws -> Data?
+    func write(_ name: String, _ data: Data) async throws
+}
+
 public final class SynthesisCache: Sendable {
     /// A stored clip.
     public struct Entry: Sendable {
@@ -28,6 +35,9 @@ public final class SynthesisCache: Sendable {
     static let formatVersion = 1
     public let directory: URL
     public let maxBytes: Int
+    /// Entries other processes stored (`cache/v1/<key>.json` and its audio), fetched on a local miss; entries stored
+    /// here are published to it.
+    public let shared: (any SharedCacheStore)?
 
     /// `CHORUS_CACHE_DIR`, else `$XDG_CACHE_HOME/chorus`, else `~/.cache/chorus`.
     public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
@@ -39,9 +49,10 @@ public final class SynthesisCache: Sendable {
 
     /// Opens (creating if needed) a cache folder.
     /// - Throws: `AudioError.writeFailed` when the folder cannot be created.
-    public init(directory: URL, maxBytes: Int = 1024 * 1_048_576) throws {
+    public init(directory: URL, maxBytes: Int = 1024 * 1_048_576, shared: (any SharedCacheStore)? = nil) throws {
         self.directory = directory.appendingPathComponent("v\(Self.formatVersion)")
         self.maxBytes = maxBytes
+        self.shared = shared
         do {
             try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
         } catch {
@@ -135,6 +146,55 @@ public final class SynthesisCache: Sendable {
         try output.write(JSONEncoder().encode(metadata))
         try output.commit()
         return Entry(audio: folder.appendingPathComponent(name), words: speech.words, frames: frames, sampleRate: rate)
+    }
+
+    // MARK: the shared tier
+
+    private static func sharedName(_ file: String) -> String { "cache/v\(formatVersion)/\(file)" }
+
+    /// Whether `name` is a name this cache could have given the audio of `key` (`<key>.<extension>`): a name read
+    /// from the shared tier becomes a path here.
+    private static func isAudioName(_ name: String, of key: String) -> Bool {
+        guard name.hasPrefix(key + ".") else { return false }
+        let fileExtension = name.dropFirst(key.count + 1)
+        return (1...5).contains(fileExtension.count) && fileExtension.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
+    }
+
+    /// The entry for `key` from the shared tier, copied here first (audio, then metadata, each atomically); `nil` when
+    /// there is no tier, it does not have it, it cannot be reached, or what it holds is unusable.
+    public func lookupShared(_ key: String) async -> Entry? {
+        guard let shared, key.count == 64, key.allSatisfy(\.isHexDigit),
+              let metadataData = try? await shared.read(Self.sharedName(key + ".json")),
+              let metadata = try? JSONDecoder().decode(Metadata.self, from: metadataData), Self.isAudioName(metadata.audio, of: key),
+              metadata.frames != nil, metadata.sample_rate != nil,
+              let audio = try? await shared.read(Self.sharedName(metadata.audio)), !audio.isEmpty else { return nil }
+        do {
+            let folder = folder(for: key)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            for (data, destination) in [(audio, folder.appendingPathComponent(metadata.audio)), (metadataData, metadataURL(for: key))] {
+                let output = try AtomicOutput(destination: destination)
+                defer { output.discard() }
+                try output.write(data)
+                try output.commit()
+            }
+        } catch {
+            return nil
+        }
+        return lookup(key)
+    }
+
+    /// Publishes entry `key` (stored here) to the shared tier: audio first, metadata last, so a reader never finds
+    /// metadata without its audio. Best effort: a failure leaves the entry local only.
+    public func publishShared(_ key: String) async {
+        guard let shared, let metadataData = try? Data(contentsOf: metadataURL(for: key)),
+              let metadata = try? JSONDecoder().decode(Metadata.self, from: metadataData),
+              let audio = try? Data(contentsOf: folder(for: key).appendingPathComponent(metadata.audio)) else { return }
+        do {
+            try await shared.write(Self.sharedName(metadata.audio), audio)
+            try await shared.write(Self.sharedName(key + ".json"), metadataData)
+        } catch {
+            return
+        }
     }
 
     /// Deletes least-recently-used entries until the cache holds at most `maxBytes`.

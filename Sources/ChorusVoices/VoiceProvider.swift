@@ -117,8 +117,12 @@ public protocol VoiceProvider: Sendable {
     func audioAffectingSettings(_ settings: [String: JSONValue]) -> [String: JSONValue]
     /// Synthesizes one request; throws `VoiceError`.
     func synthesize(_ request: SynthesisRequest) async throws -> SynthesizedSpeech
+    /// Whether it synthesizes on this machine (espeak-ng, Flite): faster than fetching the result from a shared
+    /// cache tier and free, so its clips are cached locally only.
+    var isLocal: Bool { get }
 }
 
 extension VoiceProvider {
     public func supportsContext(settings: [String: JSONValue]) -> Bool { false }
+    public var isLocal: Bool { false }
 }

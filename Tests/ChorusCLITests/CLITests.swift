@@ -374,7 +374,7 @@ struct TakeoverTests {
         let process = Process()
         process.executableURL = CLI.binary
         process.arguments = ["serve", "--port", String(port), "--data-dir", directory.appendingPathComponent(name).path, "--concurrency", "1",
-                             "--workers", "1", "--lease", "3s", "--storage", directory.appendingPathComponent("shared").path, "--database", database]
+                             "--workers", "1", "--lease", "3s", "--rate-limit", "0", "--storage", directory.appendingPathComponent("shared").path, "--database", database]
         var environment = ProcessInfo.processInfo.environment
         environment["CHORUS_API_KEYS"] = key
         environment["OPENAI_API_KEY"] = "stub-key-0123456789"
@@ -424,8 +424,13 @@ struct TakeoverTests {
         }
         #expect(started, "the render did not start")
         #expect(try server.psql(url, "SELECT status || ':' || attempts FROM chorus_renders WHERE id = '\(id)'") == "running:1")
-        let claimedByFirst = ((try? String(contentsOf: first.log, encoding: .utf8)) ?? "").contains("render claimed")
-        let (a, b) = claimedByFirst ? (first, second) : (second, first)
+        // The instance running it says so in its log (written a quarter second at a time: looked for until it is there).
+        var runner: Instance?
+        for _ in 0..<50 where runner == nil {
+            runner = [first, second].first { ((try? String(contentsOf: $0.log, encoding: .utf8)) ?? "").contains("render claimed") }
+            if runner == nil { try await Task.sleep(nanoseconds: 100_000_000) }
+        }
+        let a = try #require(runner), b = a.port == first.port ? second : first
         interrupt(a)
         let interrupted = Date()
         var done = false

@@ -41,235 +41,278 @@ struct SharedJobsTests {
 
     @Test("two instances starting at once migrate the schema once")
     func concurrentMigrations() async throws {
-        let server = try Self.server()
-        let url = try server.database("migrate")
-        let folder = try TemporaryDirectory()
-        let a = try Self.instance(url, shared: folder), b = try Self.instance(url, shared: folder)
-        async let first = a.server()
-        async let second = b.server()
-        _ = try await (first, second)
-        #expect(try server.psql(url, "SELECT string_agg(version::text, ',') FROM chorus_schema") == Database.migrations.map { String($0.version) }.joined(separator: ","))
-        #expect(try server.psql(url, "SELECT count(*) FROM chorus_renders") == "0")
-        // Started again: nothing to apply.
-        _ = try await a.server()
-        #expect(try server.psql(url, "SELECT count(*) FROM chorus_schema") == String(Database.migrations.count))
+        try await withinTimeLimit(180, "concurrentMigrations") {
+            let server = try Self.server()
+            let url = try server.database("migrate")
+            let folder = try TemporaryDirectory()
+            let a = try Self.instance(url, shared: folder), b = try Self.instance(url, shared: folder)
+            async let first = a.server()
+            async let second = b.server()
+            _ = try await (first, second)
+            #expect(try server.psql(url, "SELECT string_agg(version::text, ',' ORDER BY version) FROM chorus_schema")
+                    == Database.migrations.map { String($0.version) }.joined(separator: ","))
+            #expect(try server.psql(url, "SELECT count(*) FROM chorus_renders") == "0")
+            // Started again: nothing to apply.
+            _ = try await a.server()
+            #expect(try server.psql(url, "SELECT count(*) FROM chorus_schema") == String(Database.migrations.count))
+        }
     }
 
     @Test("a render queued on A while A is busy runs on B; manifest, events and audio are the same through either; progress crosses")
     func queuedAcrossInstances() async throws {
-        let server = try Self.server()
-        let url = try server.database("queue")
-        let folder = try TemporaryDirectory()
-        let stub = try StubSpeech.openAIServer(latency: 0.4)
-        let a = try Self.instance(url, shared: folder, stub: stub), b = try Self.instance(url, shared: folder, stub: stub)
-        let first = textRequest(["First render, one.", "First render, two.", "First render, three."], voice: "openai:nova")
-        let second = textRequest(["Second render, one.", "Second render, two.", "Second render, three.", "Second render, four."], voice: "openai:nova")
-        try await a.test { clientA in
-            try await b.test { clientB in
-                let busy = try await clientA.call(.post, "/v1/renders", json: first, headers: [.init("Prefer")!: "respond-async"])
-                #expect(busy.status == .accepted, "\(busy.text)")
-                let queued = try await clientA.call(.post, "/v1/renders", json: second, headers: [.init("Prefer")!: "respond-async"])
-                #expect(queued.status == .accepted, "\(queued.text)")
-                let firstID = try Self.manifest(busy).id, secondID = try Self.manifest(queued).id
-                // The second is B's (A's one worker is busy): two different owners while both run.
-                var owners = ""
-                for _ in 0..<50 {
-                    owners = try server.psql(url, "SELECT count(DISTINCT owner) FROM chorus_renders WHERE status = 'running'")
-                    if owners == "2" { break }
-                    try await Task.sleep(nanoseconds: 50_000_000)
+        try await withinTimeLimit(180, "queuedAcrossInstances") {
+            let server = try Self.server()
+            let url = try server.database("queue")
+            let folder = try TemporaryDirectory()
+            let stub = try StubSpeech.openAIServer(latency: 0.4)
+            let a = try Self.instance(url, shared: folder, stub: stub), b = try Self.instance(url, shared: folder, stub: stub)
+            let first = textRequest((1...6).map { "First render, message \($0)." }, voice: "openai:nova")
+            let second = textRequest((1...6).map { "Second render, message \($0)." }, voice: "openai:nova")
+            try await a.test { clientA in
+                try await b.test { clientB in
+                    let busy = try await clientA.call(.post, "/v1/renders", json: first, headers: [.init("Prefer")!: "respond-async"])
+                    #expect(busy.status == .accepted, "\(busy.text)")
+                    let queued = try await clientA.call(.post, "/v1/renders", json: second, headers: [.init("Prefer")!: "respond-async"])
+                    #expect(queued.status == .accepted, "\(queued.text)")
+                    let firstID = try Self.manifest(busy).id, secondID = try Self.manifest(queued).id
+                    // The second is B's (A's one worker is busy): two different owners while both run.
+                    var owners = ""
+                    for _ in 0..<100 {
+                        owners = try server.psql(url, "SELECT count(DISTINCT owner) FROM chorus_renders WHERE status = 'running'")
+                        if owners == "2" { break }
+                        try await Task.sleep(nanoseconds: 50_000_000)
+                    }
+                    #expect(owners == "2")
+                    // Events through A of the render B runs: progress recorded by B, then the segments and done.
+                    let events = try await clientA.call(.get, "/v1/renders/\(secondID)/events")
+                    let names = events.text.split(separator: "\n").filter { $0.hasPrefix("event: ") }.map { String($0.dropFirst(7)) }
+                    #expect(names.last == "done", "\(events.text)")
+                    #expect(names.filter { $0 == "segment" }.count == 6)
+                    #expect(names.filter { $0 == "progress" }.count >= 2, "progress from B while it ran, then the final one: \(names)")
+                    for id in [firstID, secondID] {
+                        let doneA = try await Self.waitDone(clientA, id), doneB = try await Self.waitDone(clientB, id)
+                        #expect(doneA.status == .done && doneB.status == .done && doneA.duration == doneB.duration && doneA.samples == doneB.samples)
+                        let audioA = try await clientA.call(.get, "/v1/renders/\(id)/audio"), audioB = try await clientB.call(.get, "/v1/renders/\(id)/audio")
+                        #expect(audioA.status == .ok && audioA.data.count > 10_000 && audioA.data == audioB.data)
+                    }
+                    #expect(try server.psql(url, "SELECT string_agg(status || ':' || attempts, ',') FROM chorus_renders") == "done:1,done:1")
                 }
-                #expect(owners == "2")
-                // Events through A of the render B runs: progress recorded by B, then the segments and done.
-                let events = try await clientA.call(.get, "/v1/renders/\(secondID)/events")
-                let names = events.text.split(separator: "\n").filter { $0.hasPrefix("event: ") }.map { String($0.dropFirst(7)) }
-                #expect(names.last == "done", "\(events.text)")
-                #expect(names.filter { $0 == "segment" }.count == 4)
-                #expect(names.filter { $0 == "progress" }.count >= 2, "progress from B while it ran, then the final one: \(names)")
-                for id in [firstID, secondID] {
-                    let doneA = try await Self.waitDone(clientA, id), doneB = try await Self.waitDone(clientB, id)
-                    #expect(doneA.status == .done && doneB.status == .done && doneA.duration == doneB.duration && doneA.samples == doneB.samples)
-                    let audioA = try await clientA.call(.get, "/v1/renders/\(id)/audio"), audioB = try await clientB.call(.get, "/v1/renders/\(id)/audio")
-                    #expect(audioA.status == .ok && audioA.data.count > 10_000 && audioA.data == audioB.data)
-                }
-                #expect(try server.psql(url, "SELECT string_agg(status || ':' || attempts, ',') FROM chorus_renders") == "done:1,done:1")
             }
-        }
-        // Seven messages, seven provider requests: nothing rendered twice.
-        #expect(stub.requests.count == 7)
-        // Callers are stored as digests, never as keys; no log line holds the database password or a key.
-        #expect(try server.psql(url, "SELECT count(*) FROM chorus_renders WHERE caller LIKE '%' || 'SECRET' || '%'") == "0")
-        for service in [a, b] {
-            #expect(!service.logs.text.contains(server.password) && !service.logs.text.contains(serviceKey))
+            // Twelve messages, twelve provider requests: nothing rendered twice.
+            #expect(stub.requests.count == 12)
+            // Callers are stored as digests, never as keys; no log line holds the database password or a key.
+            #expect(try server.psql(url, "SELECT count(*) FROM chorus_renders WHERE caller LIKE '%' || 'SECRET' || '%'") == "0")
+            for service in [a, b] {
+                #expect(!service.logs.text.contains(server.password) && !service.logs.text.contains(serviceKey))
+            }
         }
     }
 
     @Test("the same request sent to A and B at the same moment renders once, and both callers get it")
     func sameRequestOnce() async throws {
-        let server = try Self.server()
-        let url = try server.database("dedupe")
-        let folder = try TemporaryDirectory()
-        let stub = try StubSpeech.openAIServer(latency: 0.3)
-        let a = try Self.instance(url, shared: folder, stub: stub), b = try Self.instance(url, shared: folder, stub: stub)
-        let request = textRequest(["Both of you asked.", "Only one renders it."], voice: "openai:nova")
-        try await a.test { clientA in
-            try await b.test { clientB in
-                async let fromA = clientA.call(.post, "/v1/renders", json: request)
-                async let fromB = clientB.call(.post, "/v1/renders", json: request)
-                let (answerA, answerB) = try await (fromA, fromB)
-                #expect([answerA.status, answerB.status].allSatisfy { $0 == .created || $0 == .ok }, "\(answerA.text) \(answerB.text)")
-                let manifestA = try Self.manifest(answerA), manifestB = try Self.manifest(answerB)
-                #expect(manifestA.id == manifestB.id && manifestA.status == .done && manifestB.status == .done && manifestA.samples == manifestB.samples)
+        try await withinTimeLimit(180, "sameRequestOnce") {
+            let server = try Self.server()
+            let url = try server.database("dedupe")
+            let folder = try TemporaryDirectory()
+            let stub = try StubSpeech.openAIServer(latency: 0.3)
+            let a = try Self.instance(url, shared: folder, stub: stub), b = try Self.instance(url, shared: folder, stub: stub)
+            let request = textRequest(["Both of you asked.", "Only one renders it."], voice: "openai:nova")
+            try await a.test { clientA in
+                try await b.test { clientB in
+                    async let fromA = clientA.call(.post, "/v1/renders", json: request)
+                    async let fromB = clientB.call(.post, "/v1/renders", json: request)
+                    let (answerA, answerB) = try await (fromA, fromB)
+                    #expect([answerA.status, answerB.status].allSatisfy { $0 == .created || $0 == .ok }, "\(answerA.text) \(answerB.text)")
+                    let manifestA = try Self.manifest(answerA), manifestB = try Self.manifest(answerB)
+                    #expect(manifestA.id == manifestB.id && manifestA.status == .done && manifestB.status == .done && manifestA.samples == manifestB.samples)
+                }
             }
+            #expect(stub.requests.count == 2)
+            #expect(try server.psql(url, "SELECT count(*) || ':' || max(attempts) FROM chorus_renders") == "1:1")
+            let claims = (a.logs.lines + b.logs.lines).filter { $0.contains("render claimed") }.count
+            #expect(claims == 1)
         }
-        #expect(stub.requests.count == 2)
-        #expect(try server.psql(url, "SELECT count(*) || ':' || max(attempts) FROM chorus_renders") == "1:1")
-        let claims = (a.logs.lines + b.logs.lines).filter { $0.contains("render claimed") }.count
-        #expect(claims == 1)
     }
 
     @Test("renders per key are counted across instances")
     func perKeyAcrossInstances() async throws {
-        let server = try Self.server()
-        let url = try server.database("limits")
-        let folder = try TemporaryDirectory()
-        let stub = try StubSpeech.openAIServer(latency: 0.5)
-        let a = try Self.instance(url, shared: folder, stub: stub) { $0.rendersPerKey = 1 }
-        let b = try Self.instance(url, shared: folder, stub: stub) { $0.rendersPerKey = 1 }
-        try await a.test { clientA in
-            try await b.test { clientB in
-                let running = try await clientA.call(.post, "/v1/renders", json: textRequest(["One.", "Two."], voice: "openai:nova"),
-                                                     headers: [.init("Prefer")!: "respond-async"])
-                #expect(running.status == .accepted)
-                let refused = try await clientB.call(.post, "/v1/renders", json: textRequest(["Three.", "Four."], voice: "openai:nova"),
-                                                     headers: [.init("Prefer")!: "respond-async"])
-                #expect(refused.status == .tooManyRequests && refused.errorCode == "too_many_renders" && refused.headers[.retryAfter] != nil)
-                _ = try await Self.waitDone(clientA, try Self.manifest(running).id)
-                let later = try await clientB.call(.post, "/v1/renders", json: textRequest(["Three.", "Four."], voice: "openai:nova"),
-                                                   headers: [.init("Prefer")!: "respond-async"])
-                #expect(later.status == .accepted)
-                _ = try await Self.waitDone(clientB, try Self.manifest(later).id)
+        try await withinTimeLimit(180, "perKeyAcrossInstances") {
+            let server = try Self.server()
+            let url = try server.database("limits")
+            let folder = try TemporaryDirectory()
+            let stub = try StubSpeech.openAIServer(latency: 0.5)
+            let a = try Self.instance(url, shared: folder, stub: stub) { $0.rendersPerKey = 1 }
+            let b = try Self.instance(url, shared: folder, stub: stub) { $0.rendersPerKey = 1 }
+            try await a.test { clientA in
+                try await b.test { clientB in
+                    let running = try await clientA.call(.post, "/v1/renders", json: textRequest(["One.", "Two."], voice: "openai:nova"),
+                                                         headers: [.init("Prefer")!: "respond-async"])
+                    #expect(running.status == .accepted)
+                    let refused = try await clientB.call(.post, "/v1/renders", json: textRequest(["Three.", "Four."], voice: "openai:nova"),
+                                                         headers: [.init("Prefer")!: "respond-async"])
+                    #expect(refused.status == .tooManyRequests && refused.errorCode == "too_many_renders" && refused.headers[.retryAfter] != nil)
+                    _ = try await Self.waitDone(clientA, try Self.manifest(running).id)
+                    let later = try await clientB.call(.post, "/v1/renders", json: textRequest(["Three.", "Four."], voice: "openai:nova"),
+                                                       headers: [.init("Prefer")!: "respond-async"])
+                    #expect(later.status == .accepted)
+                    _ = try await Self.waitDone(clientB, try Self.manifest(later).id)
+                }
             }
         }
     }
 
-    @Test("the database going away: 503 with Retry-After within seconds, finished renders still served, a running render still recorded, recovery on its own")
-    func databaseGoesAway() async throws {
-        let server = try Self.server()
-        let url = try server.database("outage")
-        let proxy = try TCPProxy(to: server.port)
-        let proxied = url.replacingOccurrences(of: ":\(server.port)/", with: ":\(proxy.port)/")
-        let folder = try TemporaryDirectory()
-        let stub = try StubSpeech.openAIServer(latency: 0.4)
-        let a = try Self.instance(proxied, shared: folder, stub: stub)
-        try await a.test { client in
-            let made = try await client.call(.post, "/v1/renders", json: textRequest(["Made before the outage."], voice: "openai:nova"))
-            #expect(made.status == .created)
-            let madeID = try Self.manifest(made).id
-            // A render running when the database goes away for two seconds is still recorded done when it returns.
-            let running = try await client.call(.post, "/v1/renders", json: textRequest(["Running", "through", "the", "outage."], voice: "openai:nova"),
-                                                headers: [.init("Prefer")!: "respond-async"])
-            #expect(running.status == .accepted)
-            let runningID = try Self.manifest(running).id
-            proxy.down()
-            let started = Date()
-            let refused = try await client.call(.post, "/v1/renders", json: textRequest(["Sent during the outage."], voice: "openai:nova"))
-            let waited = Date().timeIntervalSince(started)
-            #expect(refused.status == .serviceUnavailable && refused.errorCode == "database_unavailable" && refused.headers[.retryAfter] == "5",
-                    "\(refused.status) \(refused.text)")
-            #expect(waited < 8, "answered after \(waited) s")
-            // What this instance finished is still served.
-            #expect(try await client.call(.get, "/v1/renders/\(madeID)").status == .ok)
-            #expect(try await client.call(.get, "/v1/renders/\(madeID)/audio").status == .ok)
-            try await Task.sleep(nanoseconds: 2_000_000_000)
-            proxy.up()
-            var recovered: TestResponse?
-            for _ in 0..<40 {
-                let answer = try await client.call(.post, "/v1/renders", json: textRequest(["Sent during the outage."], voice: "openai:nova"))
-                if answer.status == .created {
-                    recovered = answer
-                    break
+    @Test("the per-minute request limit is counted in the database: four requests a minute across A and B, not four each")
+    func rateLimitAcrossInstances() async throws {
+        try await withinTimeLimit(180, "rateLimitAcrossInstances") {
+            let server = try Self.server()
+            let url = try server.database("rate")
+            let folder = try TemporaryDirectory()
+            let a = try Self.instance(url, shared: folder) { $0.rateLimitPerMinute = 4 }
+            let b = try Self.instance(url, shared: folder) { $0.rateLimitPerMinute = 4 }
+            let missing = "/v1/renders/" + String(repeating: "0", count: 32)
+            try await a.test { clientA in
+                try await b.test { clientB in
+                    for index in 0..<4 {
+                        let answer = try await (index % 2 == 0 ? clientA : clientB).call(.get, missing)
+                        #expect(answer.status == .notFound, "request \(index): \(answer.status)")
+                    }
+                    for client in [clientA, clientB] {
+                        let refused = try await client.call(.get, missing)
+                        #expect(refused.status == .tooManyRequests && refused.errorCode == "rate_limited")
+                        let wait = Int(refused.headers[.retryAfter] ?? "") ?? 0
+                        #expect((1...15).contains(wait), "Retry-After \(wait)")
+                    }
                 }
-                try await Task.sleep(nanoseconds: 500_000_000)
             }
-            #expect(recovered != nil, "no recovery within 20 s")
-            #expect(try await Self.waitDone(client, runningID).status == .done)
-            #expect(try server.psql(url, "SELECT status || ':' || attempts FROM chorus_renders WHERE id = '\(runningID)'") == "done:1")
+            #expect(try server.psql(url, "SELECT count(*) FROM chorus_rate_limits WHERE caller LIKE '%SECRET%'") == "0")
+            #expect(try server.psql(url, "SELECT count(*) FROM chorus_rate_limits") == "1")
         }
-        #expect(!a.logs.text.contains(server.password))
+    }
+
+    @Test("the database unreachable (packets dropped): 503 with Retry-After within seconds, finished renders still served, a running render still recorded, recovery on its own")
+    func databaseGoesAway() async throws {
+        try await withinTimeLimit(180, "databaseGoesAway") {
+            let server = try Self.server()
+            let url = try server.database("outage")
+            let proxy = try TCPProxy(to: server.port)
+            let proxied = url.replacingOccurrences(of: ":\(server.port)/", with: ":\(proxy.port)/")
+            let folder = try TemporaryDirectory()
+            let stub = try StubSpeech.openAIServer(latency: 0.4)
+            let a = try Self.instance(proxied, shared: folder, stub: stub)
+            try await a.test { client in
+                let made = try await client.call(.post, "/v1/renders", json: textRequest(["Made before the outage."], voice: "openai:nova"))
+                #expect(made.status == .created)
+                let madeID = try Self.manifest(made).id
+                // A render running when the database goes away for two seconds is still recorded done when it returns.
+                let running = try await client.call(.post, "/v1/renders", json: textRequest(["Running", "through", "the", "outage."], voice: "openai:nova"),
+                                                    headers: [.init("Prefer")!: "respond-async"])
+                #expect(running.status == .accepted)
+                let runningID = try Self.manifest(running).id
+                proxy.hang()   // nothing passes and nothing is closed: only the service's own deadlines end the wait
+                let started = Date()
+                let refused = try await client.call(.post, "/v1/renders", json: textRequest(["Sent during the outage."], voice: "openai:nova"))
+                let waited = Date().timeIntervalSince(started)
+                #expect(refused.status == .serviceUnavailable && refused.errorCode == "database_unavailable" && refused.headers[.retryAfter] == "5",
+                        "\(refused.status) \(refused.text)")
+                #expect(waited < 8, "answered after \(waited) s")
+                // What this instance finished is still served.
+                #expect(try await client.call(.get, "/v1/renders/\(madeID)").status == .ok)
+                #expect(try await client.call(.get, "/v1/renders/\(madeID)/audio").status == .ok)
+                try await Task.sleep(nanoseconds: 2_000_000_000)
+                proxy.up()
+                var recovered: TestResponse?
+                for _ in 0..<40 {
+                    let answer = try await client.call(.post, "/v1/renders", json: textRequest(["Sent during the outage."], voice: "openai:nova"))
+                    if answer.status == .created {
+                        recovered = answer
+                        break
+                    }
+                    try await Task.sleep(nanoseconds: 500_000_000)
+                }
+                #expect(recovered != nil, "no recovery within 20 s")
+                #expect(try await Self.waitDone(client, runningID).status == .done)
+                #expect(try server.psql(url, "SELECT status || ':' || attempts FROM chorus_renders WHERE id = '\(runningID)'") == "done:1")
+            }
+            #expect(!a.logs.text.contains(server.password))
+        }
     }
 
     @Test("claims with SKIP LOCKED: four claimers on two pools take forty jobs, each exactly once")
     func claimsAreExclusive() async throws {
-        let server = try Self.server()
-        let url = try server.database("claims")
-        let logger = Logger(label: "test")
-        let location = try DatabaseLocation(url: url)
-        let pools = try [Database(location: location, logger: logger), Database(location: location, logger: logger)]
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for pool in pools { group.addTask { await pool.client.run() } }
-            defer { group.cancelAll() }
-            try await pools[0].migrate()
-            let jobs = pools.enumerated().map { RenderJobs(database: $0.element, instance: "instance-\($0.offset)", lease: 15) }
-            let now = Date().timeIntervalSince1970
-            for index in 0..<40 {
-                let id = String(format: "%032x", index)
-                _ = try await jobs[index % 2].enqueue(id: id, caller: "caller-\(index)", request: Data("{}".utf8), format: "mp3", createdAt: now,
-                                                      expiresAt: now + 60, perCaller: 10, queueLimit: 1_000)
-            }
-            let claimed = try await withThrowingTaskGroup(of: [String].self) { claimers in
-                for claimer in 0..<4 {
-                    claimers.addTask {
-                        var mine: [String] = []
-                        while let claim = try await jobs[claimer % 2].claim() {
-                            mine.append(claim.job.id)
-                            let record = StoredRender.failure(id: claim.job.id, format: "mp3", createdAt: now, expiresAt: now + 60,
-                                                              error: .init(code: "test", message: "done by the test"))
-                            #expect(try await jobs[claimer % 2].complete(claim.job.id, record: record))
-                        }
-                        return mine
-                    }
+        try await withinTimeLimit(180, "claimsAreExclusive") {
+            let server = try Self.server()
+            let url = try server.database("claims")
+            let logger = Logger(label: "test")
+            let location = try DatabaseLocation(url: url)
+            let pools = try [Database(location: location, logger: logger), Database(location: location, logger: logger)]
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for pool in pools { group.addTask { await pool.client.run() } }
+                defer { group.cancelAll() }
+                try await pools[0].migrate()
+                let jobs = pools.enumerated().map { RenderJobs(database: $0.element, instance: "instance-\($0.offset)", lease: 15) }
+                let now = Date().timeIntervalSince1970
+                for index in 0..<40 {
+                    let id = String(format: "%032x", index)
+                    _ = try await jobs[index % 2].enqueue(id: id, caller: "caller-\(index)", request: Data("{}".utf8), format: "mp3", createdAt: now,
+                                                          expiresAt: now + 60, perCaller: 10, queueLimit: 1_000)
                 }
-                return try await claimers.reduce(into: []) { $0 += $1 }
+                let claimed = try await withThrowingTaskGroup(of: [String].self) { claimers in
+                    for claimer in 0..<4 {
+                        claimers.addTask {
+                            var mine: [String] = []
+                            while let claim = try await jobs[claimer % 2].claim() {
+                                mine.append(claim.job.id)
+                                let record = StoredRender.failure(id: claim.job.id, format: "mp3", createdAt: now, expiresAt: now + 60,
+                                                                  error: .init(code: "test", message: "done by the test"))
+                                #expect(try await jobs[claimer % 2].complete(claim.job.id, record: record))
+                            }
+                            return mine
+                        }
+                    }
+                    return try await claimers.reduce(into: []) { $0 += $1 }
+                }
+                #expect(claimed.count == 40 && Set(claimed).count == 40)
+                #expect(try server.psql(url, "SELECT count(*) FROM chorus_renders WHERE status = 'failed' AND attempts = 1") == "40")
             }
-            #expect(claimed.count == 40 && Set(claimed).count == 40)
-            #expect(try server.psql(url, "SELECT count(*) FROM chorus_renders WHERE status = 'failed' AND attempts = 1") == "40")
         }
     }
 
     @Test("a lease that runs out is claimed again, and the first owner can then neither renew nor complete it")
     func leaseTakeover() async throws {
-        let server = try Self.server()
-        let url = try server.database("lease")
-        let logger = Logger(label: "test")
-        let database = try Database(location: try DatabaseLocation(url: url), logger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await database.client.run() }
-            defer { group.cancelAll() }
-            try await database.migrate()
-            let first = RenderJobs(database: database, instance: "first", lease: 1), second = RenderJobs(database: database, instance: "second", lease: 1)
-            let now = Date().timeIntervalSince1970
-            let id = String(repeating: "ab", count: 16)
-            _ = try await first.enqueue(id: id, caller: "c", request: Data("{}".utf8), format: "mp3", createdAt: now, expiresAt: now + 60, perCaller: 1,
-                                        queueLimit: 10)
-            #expect(try await first.claim()?.job.id == id)
-            #expect(try await second.claim() == nil)   // leased
-            try await Task.sleep(nanoseconds: 1_300_000_000)
-            let taken = try await second.claim()
-            #expect(taken?.job.id == id && taken?.job.attempts == 2)
-            #expect(try await first.renew(id, progress: nil) == false)
-            let record = StoredRender.failure(id: id, format: "mp3", createdAt: now, expiresAt: now + 60, error: .init(code: "x", message: "y"))
-            #expect(try await first.complete(id, record: record) == false)
-            #expect(try await second.complete(id, record: record) == true)
-            // A job whose instances keep dying is failed after three claims, not tried forever.
-            let poison = String(repeating: "cd", count: 16)
-            _ = try await first.enqueue(id: poison, caller: "c", request: Data("{}".utf8), format: "mp3", createdAt: now, expiresAt: now + 60, perCaller: 5,
-                                        queueLimit: 10)
-            for _ in 0..<RenderJobs.maxAttempts {
-                #expect(try await first.claim()?.job.id == poison)
-                try await Task.sleep(nanoseconds: 1_200_000_000)
+        try await withinTimeLimit(180, "leaseTakeover") {
+            let server = try Self.server()
+            let url = try server.database("lease")
+            let logger = Logger(label: "test")
+            let database = try Database(location: try DatabaseLocation(url: url), logger: logger)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await database.client.run() }
+                defer { group.cancelAll() }
+                try await database.migrate()
+                let first = RenderJobs(database: database, instance: "first", lease: 2), second = RenderJobs(database: database, instance: "second", lease: 2)
+                let now = Date().timeIntervalSince1970
+                let id = String(repeating: "ab", count: 16)
+                _ = try await first.enqueue(id: id, caller: "c", request: Data("{}".utf8), format: "mp3", createdAt: now, expiresAt: now + 60, perCaller: 1,
+                                            queueLimit: 10)
+                #expect(try await first.claim()?.job.id == id)
+                #expect(try await second.claim() == nil)   // leased
+                try await Task.sleep(nanoseconds: 2_300_000_000)
+                let taken = try await second.claim()
+                #expect(taken?.job.id == id && taken?.job.attempts == 2)
+                #expect(try await first.renew(id, progress: nil) == false)
+                let record = StoredRender.failure(id: id, format: "mp3", createdAt: now, expiresAt: now + 60, error: .init(code: "x", message: "y"))
+                #expect(try await first.complete(id, record: record) == false)
+                #expect(try await second.complete(id, record: record) == true)
+                // A job whose instances keep dying is failed after three claims, not tried forever.
+                let poison = String(repeating: "cd", count: 16)
+                _ = try await first.enqueue(id: poison, caller: "c", request: Data("{}".utf8), format: "mp3", createdAt: now, expiresAt: now + 60, perCaller: 5,
+                                            queueLimit: 10)
+                for _ in 0..<RenderJobs.maxAttempts {
+                    #expect(try await first.claim()?.job.id == poison)
+                    try await Task.sleep(nanoseconds: 2_300_000_000)
+                }
+                #expect(try await second.claim() == nil)
+                #expect(try await second.job(poison)?.status == .failed)
             }
-            #expect(try await second.claim() == nil)
-            #expect(try await second.job(poison)?.status == .failed)
         }
     }
 }

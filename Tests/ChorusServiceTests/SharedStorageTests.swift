@@ -250,4 +250,40 @@ struct SharedStorageTests {
             #expect(long.status == .partialContent && long.data == audio[1000...2_500_000])
         }
     }
+
+    @Test("the synthesis cache is shared: messages synthesized on A are cache hits on B, with no provider request", arguments: Backend.allCases)
+    func sharedSynthesisCache(backend: Backend) async throws {
+        let folder = try TemporaryDirectory()
+        // The open server: the test lists the bucket (moto's signature check refuses a `/` in a listing's prefix).
+        let (setting, environment) = try await Self.storage(backend, shared: folder, server: S3TestServer.open)
+        let stub = try StubSpeech.openAIServer(latency: 0)
+        let instance = { try TestService(stub: stub) { configuration in
+            configuration.storage = setting
+            configuration.environment = environment
+        } }
+        let a = try instance(), b = try instance()
+        let texts = ["The cache is shared.", "Between the instances.", "Through the storage."]
+        let madeOnA = try await a.test { client in
+            try await client.call(.post, "/v1/renders", json: textRequest(texts, voice: "openai:nova"))
+        }
+        #expect(madeOnA.status == .created)
+        #expect(stub.requests.count == 3)
+        // Another render (WAV, so another id) of the same messages on B: every message from the shared tier.
+        let madeOnB = try await b.test { client in
+            try await client.call(.post, "/v1/renders", json: textRequest(texts, voice: "openai:nova", format: "wav"))
+        }
+        #expect(madeOnB.status == .created, "\(madeOnB.text)")
+        #expect(stub.requests.count == 3, "B asked the provider again")
+        let manifestA = try madeOnA.decode(RenderManifest.self), manifestB = try madeOnB.decode(RenderManifest.self)
+        #expect(manifestA.id != manifestB.id && manifestA.duration != nil && manifestB.duration != nil
+                && abs(manifestA.duration! - manifestB.duration!) < 0.05)
+        // Nothing in the shared tier holds the provider key.
+        let store = try SharedStorage.make(setting, redirectAudio: false, environment: environment)
+        let names = try await store.blobs.list(prefix: "cache/")
+        #expect(names.count == 6, "\(names)")
+        for name in names where name.hasSuffix(".json") {
+            let text = String(buffer: try #require(try await store.blobs.read(name)))
+            #expect(!text.contains(providerKey))
+        }
+    }
 }

@@ -41,6 +41,9 @@ public final class TCPProxy: @unchecked Sendable {
     /// Cuts every connection and refuses new ones (returns once done).
     public func down() { command("down") }
 
+    /// Keeps every connection open but passes nothing (and leaves new ones waiting): a network that drops packets.
+    public func hang() { command("hang") }
+
     /// Forwards again.
     public func up() { command("up") }
 

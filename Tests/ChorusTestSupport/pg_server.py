@@ -2,6 +2,7 @@
 port, password authentication (scram-sha-256) for a user made here. PostgreSQL refuses to run as root: as root,
 the cluster is made and run as the unprivileged user `nobody`. Prints one JSON line {"port", "user", "password"},
 then serves until its standard input closes (the test process ended); then stops the server and deletes the folder.
+Extra server settings (benchmarks): PG_SERVER_SETTINGS="name=value name=value".
 """
 import glob
 import json
@@ -53,7 +54,8 @@ subprocess.run([tool("initdb"), "-D", data, "-U", user, "--pwfile", password_fil
 port = free_port()
 server = subprocess.Popen([tool("postgres"), "-D", data, "-p", str(port), "-k", root, "-c", "listen_addresses=127.0.0.1",
                            "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-                           "-c", "max_connections=200"],
+                           "-c", "max_connections=200"]
+                          + [arg for setting in os.environ.get("PG_SERVER_SETTINGS", "").split() for arg in ("-c", setting)],
                           preexec_fn=demote, env=environment, stdout=subprocess.DEVNULL, cwd=root)
 deadline = time.time() + 30
 while time.time() < deadline:

@@ -1,11 +1,13 @@
 """A TCP proxy on 127.0.0.1 (a free port) to TARGET_PORT, which the tests cut and restore to make a server go away
-and come back: reads lines on standard input, `down` (every connection is closed and new ones are closed at once)
-and `up`. Prints one JSON line {"port"}; ends when its standard input closes.
+and come back: reads lines on standard input, `down` (every connection is closed and new ones are closed at once),
+`hang` (connections stay open but nothing passes, new ones are accepted and left waiting: a network that drops
+packets) and `up`. Prints one JSON line {"port"}; ends when its standard input closes.
 """
 import json
 import socket
 import sys
 import threading
+import time
 
 target = int(sys.argv[1])
 listener = socket.socket()
@@ -13,7 +15,7 @@ listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 listener.bind(("127.0.0.1", 0))
 listener.listen(128)
 lock = threading.Lock()
-state = {"up": True, "open": set()}
+state = {"mode": "up", "open": set()}
 
 
 def close(sock):
@@ -24,12 +26,19 @@ def close(sock):
     sock.close()
 
 
+def mode():
+    with lock:
+        return state["mode"]
+
+
 def pump(source, sink):
     try:
         while True:
             data = source.recv(65536)
             if not data:
                 break
+            while mode() == "hang":
+                time.sleep(0.05)
             sink.sendall(data)
     except OSError:
         pass
@@ -42,9 +51,9 @@ def pump(source, sink):
 def accept():
     while True:
         client, _ = listener.accept()
-        with lock:
-            up = state["up"]
-        if not up:
+        while mode() == "hang":
+            time.sleep(0.05)
+        if mode() == "down":
             close(client)
             continue
         try:
@@ -63,7 +72,7 @@ print(json.dumps({"port": listener.getsockname()[1]}), flush=True)
 for line in sys.stdin:
     command = line.strip()
     with lock:
-        state["up"] = command == "up"
+        state["mode"] = command
         victims = list(state["open"]) if command == "down" else []
         if command == "down":
             state["open"].clear()

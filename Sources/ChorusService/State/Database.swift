@@ -37,22 +37,31 @@ final class Database: Sendable {
                                 backgroundLogger: quiet)
     }
 
-    /// Runs `body` with the pool's connections within the deadline; converts what fails into `DatabaseError`.
+    /// Runs `body` with the pool's connections within the deadline; converts what fails into `DatabaseError`. The body
+    /// runs in a task of its own that the caller does not wait for past the deadline: the driver does not give up a
+    /// query when its task is cancelled, so a server that stops answering without closing the connection would
+    /// otherwise hold the caller until TCP notices (hours). The abandoned body is cancelled and ends when the
+    /// connection does; its connection is not handed out meanwhile.
     func run<T: Sendable>(_ operation: String, deadline: Double? = nil, _ body: @escaping @Sendable (PostgresClient) async throws -> T) async throws -> T {
         let seconds = deadline ?? self.deadline
         let client = self.client
+        let outcome = Outcome<T>()
         do {
-            return try await withThrowingTaskGroup(of: T?.self) { group in
-                group.addTask { try await body(client) }
-                group.addTask {
-                    try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
-                    return nil
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                    outcome.set(continuation)
+                    let work = Task {
+                        do { outcome.finish(.success(try await body(client))) } catch { outcome.finish(.failure(error)) }
+                    }
+                    outcome.onAbandon { work.cancel() }
+                    outcome.setTimer(Task {
+                        try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+                        if Task.isCancelled { return }
+                        outcome.finish(.failure(DatabaseError(kind: .unavailable, operation: operation, reason: "no answer within \(Int(seconds)) s")))
+                    })
                 }
-                defer { group.cancelAll() }
-                guard let first = try await group.next(), let value = first else {
-                    throw DatabaseError(kind: .unavailable, operation: operation, reason: "no answer within \(Int(seconds)) s")
-                }
-                return value
+            } onCancel: {
+                outcome.finish(.failure(CancellationError()))
             }
         } catch let error as PostgresTransactionError {
             // The transaction's own failure first (a limit the body refused, or the query that failed).
@@ -68,6 +77,65 @@ final class Database: Sendable {
         }
     }
 
+    /// The first of an operation's result, its deadline and its caller's cancellation; the others are ignored, and the
+    /// work is cancelled if it was not first.
+    private final class Outcome<T: Sendable>: @unchecked Sendable {
+        private let lock = NSLock()
+        private var continuation: CheckedContinuation<T, any Error>?
+        private var early: Result<T, any Error>?
+        private var done = false
+        private var abandon: (@Sendable () -> Void)?
+        private var timer: Task<Void, Never>?
+
+        func setTimer(_ task: Task<Void, Never>) {
+            lock.lock()
+            let cancelNow = done
+            timer = task
+            lock.unlock()
+            if cancelNow { task.cancel() }
+        }
+
+        func set(_ continuation: CheckedContinuation<T, any Error>) {
+            lock.lock()
+            if let early {
+                lock.unlock()
+                continuation.resume(with: early)
+                return
+            }
+            self.continuation = continuation
+            lock.unlock()
+        }
+
+        func onAbandon(_ action: @escaping @Sendable () -> Void) {
+            lock.lock()
+            let finishedFirst = done && !succeeded
+            abandon = action
+            lock.unlock()
+            if finishedFirst { action() }
+        }
+
+        private var succeeded = false
+
+        func finish(_ result: Result<T, any Error>) {
+            lock.lock()
+            guard !done else {
+                lock.unlock()
+                return
+            }
+            done = true
+            if case .success = result { succeeded = true }
+            let continuation = self.continuation
+            self.continuation = nil
+            if continuation == nil { early = result }
+            let abandon = succeeded ? nil : self.abandon
+            let timer = self.timer
+            lock.unlock()
+            continuation?.resume(with: result)
+            abandon?()
+            timer?.cancel()
+        }
+    }
+
     /// Any error of a database operation as a `DatabaseError`.
     static func converted(_ error: any Error, operation: String) -> DatabaseError {
         switch error {
@@ -77,13 +145,15 @@ final class Database: Sendable {
         }
     }
 
-    /// PostgreSQL's SQLSTATE classes 08 (connection), 53 (resources), 57 (operator intervention: shutdown) and 40001/
-    /// 40P01 (serialization, deadlock) are the server being unavailable for now; other server errors are failures.
+    /// PostgreSQL's SQLSTATE classes 08 (connection), 53 (resources), 57 (operator intervention: shutdown, statement
+    /// timeout), 40001/40P01 (serialization, deadlock) and 55P03/25P03 (lock and idle timeouts) are the server being
+    /// unavailable for now; other server errors are failures.
     static func convert(_ error: PSQLError, operation: String) -> DatabaseError {
         if error.code == .server {
             let state = error.serverInfo?[.sqlState] ?? ""
             let message = error.serverInfo?[.message] ?? "server error"
-            let transient = ["08", "53", "57"].contains(String(state.prefix(2))) || ["40001", "40P01"].contains(state)
+            // 55P03: a lock not granted within lock_timeout; 25P03: a transaction idle past its timeout.
+            let transient = ["08", "53", "57"].contains(String(state.prefix(2))) || ["40001", "40P01", "55P03", "25P03"].contains(state)
             return DatabaseError(kind: transient ? .unavailable : .failed, operation: operation, reason: "\(state) \(message)")
         }
         switch error.code {
@@ -124,6 +194,15 @@ final class Database: Sendable {
             "CREATE INDEX chorus_renders_claimable ON chorus_renders (queued_at) WHERE status IN ('queued', 'running')",
             "CREATE INDEX chorus_renders_caller ON chorus_renders (caller) WHERE status IN ('queued', 'running')",
             "CREATE INDEX chorus_renders_expiry ON chorus_renders (expires_at)",
+        ]),
+        (2, [
+            """
+            CREATE TABLE chorus_rate_limits (
+                caller text PRIMARY KEY,
+                tokens double precision NOT NULL,
+                updated_at timestamptz NOT NULL
+            )
+            """,
         ]),
     ]
 

@@ -67,12 +67,18 @@ struct RenderJobs: Sendable {
         let requestBytes = ByteBuffer(data: request)
         return try await database.run("enqueue render") { client in
             try await client.withTransaction(logger: database.logger) { connection -> Enqueued in
+                // The caller's lock first (an instance inserting the same render for this caller commits before this
+                // one looks), with server-side bounds: a peer that froze holding the lock, or this transaction left
+                // open by a client that vanished, cannot hold anyone for long.
+                try await connection.query("""
+                    SELECT set_config('lock_timeout', '5s', true), set_config('idle_in_transaction_session_timeout', '15s', true),
+                        pg_advisory_xact_lock(hashtext('chorus-caller:' || \(caller)))
+                    """, logger: database.logger)
                 for try await row in try await connection.query(
                     "SELECT \(unescaped: Self.columns) FROM chorus_renders WHERE id = \(id) AND expires_at > \(createdAt) AND status <> 'failed'",
                     logger: database.logger) {
                     return .existing(try Self.job(row))
                 }
-                try await connection.query("SELECT pg_advisory_xact_lock(hashtext('chorus-caller:' || \(caller)))", logger: database.logger)
                 for try await count in try await connection.query(
                     "SELECT count(*)::int FROM chorus_renders WHERE caller = \(caller) AND status IN ('queued', 'running')", logger: database.logger).decode(Int.self)
                     where count >= perCaller {
@@ -209,6 +215,33 @@ struct RenderJobs: Sendable {
         }
     }
 
+    /// Makes finished render `id` expire now (a `DELETE` does this before removing its files: a failure in between
+    /// leaves an expired row, which the sweep finishes and a new request replaces); `false` if there is none or it is
+    /// queued or running.
+    func expire(_ id: String) async throws -> Bool {
+        try await database.run("expire a render") { client in
+            !(try await client.query("""
+                UPDATE chorus_renders SET expires_at = 0 WHERE id = \(id) AND status IN ('done', 'failed') RETURNING id
+                """, logger: database.logger).collect()).isEmpty
+        }
+    }
+
+    /// Gives back to the queue every job this instance holds except `running` (claims whose answer was lost: the
+    /// claim was made, the instance never heard of it).
+    func releaseUnknown(running: [String]) async throws {
+        let me = instance
+        _ = try await database.run("release lost claims") { client in
+            try await client.query("""
+                WITH released AS (
+                    UPDATE chorus_renders SET status = 'queued', owner = NULL, lease_until = NULL, attempts = greatest(attempts - 1, 0)
+                    WHERE owner = \(me) AND status = 'running' AND NOT (id = ANY(\(running)))
+                    RETURNING id
+                )
+                SELECT pg_notify(\(Self.channel), id || ' queued') FROM released
+                """, logger: database.logger).collect()
+        }
+    }
+
     /// Deletes render `id`'s row if it has finished; `false` if there is none or it is queued or running.
     func delete(_ id: String) async throws -> Bool {
         try await database.run("delete a render") { client in
@@ -241,13 +274,19 @@ struct RenderJobs: Sendable {
         try await database.run("sweep renders", deadline: 300) { client in
             try await client.withTransaction(logger: database.logger) { connection -> (renders: Int, other: Int)? in
                 var locked = false
-                for try await got in try await connection.query("SELECT pg_try_advisory_xact_lock(\(Self.sweepLock))", logger: database.logger).decode(Bool.self) {
-                    locked = got
+                for try await got in try await connection.query("""
+                    SELECT pg_try_advisory_xact_lock(\(Self.sweepLock)), set_config('idle_in_transaction_session_timeout', '60s', true)
+                    """, logger: database.logger).decode((Bool, String).self) {
+                    locked = got.0
                 }
                 guard locked else { return nil }
+                // The rows are locked while their files go: a render queued again meanwhile under the same id waits
+                // for this sweep (and then finds no row) instead of being published into files about to be deleted.
+                let expired = try await connection.query(
+                    "SELECT \(unescaped: Self.columns) FROM chorus_renders WHERE expires_at <= \(now) ORDER BY expires_at LIMIT \(limit) FOR UPDATE SKIP LOCKED",
+                    logger: database.logger).collect()
                 var removed: [String] = []
-                for try await row in try await connection.query(
-                    "SELECT \(unescaped: Self.columns) FROM chorus_renders WHERE expires_at <= \(now) ORDER BY expires_at LIMIT \(limit)", logger: database.logger) {
+                for row in expired {
                     let job = try Self.job(row)
                     try await removeFiles(job.id, job.record, job.format)
                     removed.append(job.id)

@@ -1,4 +1,5 @@
 import ChorusAudio
+import ChorusVoices
 import Foundation
 import NIOCore
 
@@ -155,6 +156,20 @@ struct SharedStorage: Sendable {
         try await blobs.delete("clips/\(id).json")
         try await blobs.delete("clips/\(id).audio")
     }
+
+    // MARK: synthesis cache
+
+    /// The synthesis cache's shared tier: `cache/v1/<key>.json` and its audio, so a message synthesized by one instance
+    /// is a cache hit on every other. Not swept here (entries are small and content-addressed; a bucket lifecycle rule
+    /// on `<prefix>/cache/` bounds them).
+    struct CacheTier: SharedCacheStore {
+        let blobs: any BlobStore
+
+        func read(_ name: String) async throws -> Data? { try await blobs.read(name).map { Data(buffer: $0) } }
+        func write(_ name: String, _ data: Data) async throws { try await blobs.put(data, name: name, contentType: "application/octet-stream") }
+    }
+
+    var cacheTier: CacheTier { CacheTier(blobs: blobs) }
 
     // MARK: retention
 
