@@ -93,8 +93,8 @@ try:
     shared = os.path.join(work, "shared-claims")
     a = serve(url, shared, "claims-a", workers=1)
     b = serve(url, shared, "claims-b", workers=1)
-    long_text = " ".join(f"Sentence {i} of a long render that keeps instance A busy." for i in range(400))
-    status, busy = post(a, [long_text], asynchronous=True)
+    long_messages = [" ".join(f"Sentence {i}.{j} of a long render that keeps instance A busy." for j in range(5)) for i in range(150)]
+    status, busy = post(a, long_messages, asynchronous=True)
     time.sleep(0.5)
     ids = []
     for index in range(N):
@@ -110,7 +110,7 @@ try:
     stop()
 
     # 2. 200 concurrent renders, 2 instances vs 1.
-    def concurrent(ports, label):
+    def load(ports, label):
         name = f"load_{label}"
         url = database(name)
         shared = os.path.join(work, "shared-" + label)
@@ -138,8 +138,8 @@ try:
         print("  most frequent statements:\n    " + top.replace("\n", "\n    "))
         return elapsed
 
-    one = concurrent(1, "one")
-    two = concurrent(2, "two")
+    one = load(1, "one")
+    two = load(2, "two")
     print(f"2 instances / 1 instance wall time: {two / one:.2f}")
 finally:
     stop()
