@@ -53,7 +53,7 @@ struct RetentionSweeper: Service, CustomStringConvertible {
                 guard let swept = try await jobs.sweep(removeFiles: { id, record, format in
                     try await shared.removeFiles(of: id, format: record?.manifest.format ?? format)
                 }, alsoLocked: {
-                    try await state.rateLimits?.sweep()
+                    try? await state.rateLimits?.sweep()
                     return try await shared.sweepClips()
                 }) else { return }
                 removed = (swept.renders, swept.other)

@@ -101,7 +101,13 @@ actor RenderScheduler {
         running.removeValue(forKey: render.id)
         active.removeValue(forKey: render.id)
         if let shared {
-            abandoned.remove(render.id)
+            // Given up while running (renewals failing): if this instance still holds it (its own claim loop may have
+            // claimed it again meanwhile, finding it running here), it goes back to the queue. At shutdown, `shutdown`
+            // gives jobs back itself.
+            if abandoned.remove(render.id) != nil, accepting {
+                let id = render.id
+                Task { _ = try? await shared.jobs.release(id) }
+            }
             shared.watcher.claims.wake()   // a worker is free
             return
         }

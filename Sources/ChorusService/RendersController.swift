@@ -70,7 +70,10 @@ struct RendersController: Sendable {
             case .stored(let stored):
                 // The row expires first, then the files go, then the row: a failure in between leaves an expired row
                 // (not found, replaced by a new request, finished by the sweep), never files that no row names.
-                _ = try await state.jobs?.expire(stored.manifest.id)
+                if let jobs = state.jobs, try await !jobs.expire(stored.manifest.id) {
+                    // Queued again (or running) elsewhere since this instance's copy was made: not ours to delete now.
+                    throw ServiceError(.conflict, "not_ready", "the render is being made again; delete it when it has finished")
+                }
                 try await state.shared?.remove(stored)
                 _ = try await state.jobs?.delete(stored.manifest.id)
                 state.files.mapped.forget(under: state.data.renderFolder(stored.manifest.id))

@@ -417,10 +417,13 @@ struct TakeoverTests {
         let response = try #require(await offPool { ServeCommandTests.post("http://127.0.0.1:\(first.port)/v1/renders", key: key, json: body, async: true) })
         #expect(response.status == 202)
         let id = try #require((try JSONSerialization.jsonObject(with: response.body) as? [String: Any])?["id"] as? String)
+        // Started: its row records a synthesized message (read from the database: the instances' HTTP answers can be
+        // slow when the whole suite loads the machine).
         var started = false
         for _ in 0..<600 where !started {
             try await Task.sleep(nanoseconds: 100_000_000)
-            started = ((await manifest(first, id)?["progress"] as? [String: Any])?["synthesized"] as? Int ?? 0) >= 1
+            let synthesized = try server.psql(url, "SELECT coalesce((progress::json->>'synthesized')::int, 0) FROM chorus_renders WHERE id = '\(id)' AND status = 'running'")
+            started = (Int(synthesized) ?? 0) >= 1
         }
         #expect(started, "the render did not start")
         #expect(try server.psql(url, "SELECT status || ':' || attempts FROM chorus_renders WHERE id = '\(id)'") == "running:1")

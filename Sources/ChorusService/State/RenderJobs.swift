@@ -71,9 +71,9 @@ struct RenderJobs: Sendable {
                 // one looks), with server-side bounds: a peer that froze holding the lock, or this transaction left
                 // open by a client that vanished, cannot hold anyone for long.
                 try await connection.query("""
-                    SELECT set_config('lock_timeout', '5s', true), set_config('idle_in_transaction_session_timeout', '15s', true),
-                        pg_advisory_xact_lock(hashtext('chorus-caller:' || \(caller)))
+                    SELECT set_config('lock_timeout', '2s', true), set_config('idle_in_transaction_session_timeout', '15s', true)
                     """, logger: database.logger)
+                try await connection.query("SELECT pg_advisory_xact_lock(hashtext('chorus-caller:' || \(caller)))", logger: database.logger)
                 for try await row in try await connection.query(
                     "SELECT \(unescaped: Self.columns) FROM chorus_renders WHERE id = \(id) AND expires_at > \(createdAt) AND status <> 'failed'",
                     logger: database.logger) {
@@ -242,10 +242,11 @@ struct RenderJobs: Sendable {
         }
     }
 
-    /// Deletes render `id`'s row if it has finished; `false` if there is none or it is queued or running.
+    /// Deletes render `id`'s row if it has finished and `expire` expired it; `false` otherwise.
     func delete(_ id: String) async throws -> Bool {
         try await database.run("delete a render") { client in
-            !(try await client.query("DELETE FROM chorus_renders WHERE id = \(id) AND status IN ('done', 'failed') RETURNING id", logger: database.logger).collect()).isEmpty
+            !(try await client.query("DELETE FROM chorus_renders WHERE id = \(id) AND status IN ('done', 'failed') AND expires_at = 0 RETURNING id",
+                                     logger: database.logger).collect()).isEmpty
         }
     }
 
@@ -275,7 +276,7 @@ struct RenderJobs: Sendable {
             try await client.withTransaction(logger: database.logger) { connection -> (renders: Int, other: Int)? in
                 var locked = false
                 for try await got in try await connection.query("""
-                    SELECT pg_try_advisory_xact_lock(\(Self.sweepLock)), set_config('idle_in_transaction_session_timeout', '60s', true)
+                    SELECT pg_try_advisory_xact_lock(\(Self.sweepLock)), set_config('idle_in_transaction_session_timeout', '300s', true)
                     """, logger: database.logger).decode((Bool, String).self) {
                     locked = got.0
                 }

@@ -17,7 +17,7 @@ struct SharedRateLimits: Sendable {
     }
 
     /// Takes a token for `caller`; `nil` when allowed, else seconds until one is available.
-    /// - Throws: `DatabaseError` (at once for 5 s after a failure; the operation's deadline is 1 s).
+    /// - Throws: `DatabaseError` (at once for 5 s after a failure; the operation's deadline is 3 s).
     func take(for caller: String) async throws -> Int? {
         if lastFailure.recent(within: 5) {
             throw DatabaseError(kind: .unavailable, operation: "take a request token", reason: "the database failed moments ago")
@@ -32,7 +32,7 @@ struct SharedRateLimits: Sendable {
 
     private func takeNow(for caller: String) async throws -> Int? {
         let capacity = Double(perMinute), rate = Double(perMinute) / 60
-        return try await database.run("take a request token", deadline: 1) { client in
+        return try await database.run("take a request token", deadline: 3) { client in
             // A row comes back only when a token was taken (or the bucket was made); a refusal changes nothing.
             let taken = try await client.query("""
                 INSERT INTO chorus_rate_limits AS bucket (caller, tokens, updated_at) VALUES (\(caller), \(capacity) - 1, clock_timestamp())
