@@ -39,6 +39,8 @@ let package = Package(
         // Shared state of several instances (`--database postgres://…`), and TLS settings for it.
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.25.0"),
+        // The embedded state of one instance (no `--database`): SQLite in the data folder.
+        .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.0"),
     ],
     targets: [
         // System-library shims: module map + tiny header, nothing else.
@@ -93,6 +95,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             resources: [.copy("openapi.json")],
             swiftSettings: strictSettings),

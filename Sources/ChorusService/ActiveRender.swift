@@ -50,6 +50,22 @@ final class ActiveRender: @unchecked Sendable {
         return manifest
     }
 
+    private var stopped = false
+
+    /// Stopped by the service, not failed: at shutdown (it runs again after the restart) or when another instance took
+    /// it over. Its cancellation is then not recorded as its failure.
+    var isStopped: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return stopped
+    }
+
+    func markStopped() {
+        lock.lock()
+        stopped = true
+        lock.unlock()
+    }
+
     func markRunning() {
         lock.lock()
         status = .running

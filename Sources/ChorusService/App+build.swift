@@ -16,17 +16,18 @@ public struct ChorusServer: Sendable {
     let routes: RouteTable
     public let application: Application<RouterResponder<ChorusRequestContext>>
 
-    /// Validates `configuration`, prepares the data folder (removing leftovers of a crash and recording
-    /// unfinished renders as failed) and builds the router.
+    /// Validates `configuration`, prepares the data folder and its embedded database (removing leftovers of a crash,
+    /// queueing again the renders accepted and not finished) and builds the router.
     /// - Throws: `ConfigurationError` naming the setting (e.g. no API keys on a public host).
     public init(configuration: ServiceConfiguration, logger: Logger? = nil) async throws {
         try configuration.validate()
         let logger = logger ?? ChorusServer.logger(json: configuration.jsonLogs)
-        state = try ServiceState(configuration: configuration, logger: logger)
+        state = try await ServiceState(configuration: configuration, logger: logger)
         if let database = state.database, let url = configuration.database {
             try await Database.prepare(database.location, url: url, logger: logger)
         }
-        let interrupted = state.renders.load(retention: configuration.retentionSeconds, sharedJobs: state.jobs != nil)
+        let loaded = try await state.renders.load(retention: configuration.retentionSeconds, sharedJobs: state.jobs != nil)
+        let resumed = await Self.resume(loaded.pending, state: state)
         let (router, routes) = buildRouter(state: state)
         self.routes = routes
         // Hummingbird's idle timeout counts from the connection (or the last response) to the next complete
@@ -39,11 +40,32 @@ public struct ChorusServer: Sendable {
                                   services: Self.services(state), logger: logger)
         var metadata: Logger.Metadata = ["host": .string(configuration.host), "port": .stringConvertible(configuration.port),
                                          "data_dir": .string(configuration.dataDirectory.path), "workers": .stringConvertible(configuration.workers)]
-        if interrupted > 0 { metadata["renders_interrupted"] = .stringConvertible(interrupted) }
+        if loaded.interrupted > 0 { metadata["renders_interrupted"] = .stringConvertible(loaded.interrupted) }
+        if resumed > 0 { metadata["renders_resumed"] = .stringConvertible(resumed) }
         if configuration.apiKeys.isEmpty {
             logger.warning("no API keys configured: the service is open to anyone who can reach \(configuration.host) (loopback only)")
         }
         logger.info("chorus serve ready", metadata: metadata)
+    }
+
+    /// Queues again the renders accepted before the restart and not finished (oldest first); one whose request no
+    /// longer resolves (a clip expired, a voice gone) is recorded failed, saying why. Returns how many were queued.
+    static func resume(_ pending: [RenderStore.Pending], state: ServiceState) async -> Int {
+        var resumed = 0
+        for job in pending {
+            do {
+                var resolved = try await state.resolver.resolve(try JSONDecoder().decode(RenderRequest.self, from: job.request))
+                resolved.id = job.id   // the id its client holds, even if the service's settings changed the content's
+                try await state.scheduler.resume(resolved, caller: job.caller, createdAt: job.createdAt, expiresAt: job.expiresAt)
+                resumed += 1
+            } catch {
+                let failure = RenderExecutor.serviceError(for: error)
+                state.logger.warning("accepted render not run again", metadata: ["render": .string(job.id), "error": .string(failure.description)])
+                try? await state.renders.save(StoredRender.failure(id: job.id, format: nil, createdAt: job.createdAt, expiresAt: job.expiresAt,
+                                                                   error: failure.body.error))
+            }
+        }
+        return resumed
     }
 
     /// The background services: with a database, its pool first (stopped last), its listener and the claim loop.

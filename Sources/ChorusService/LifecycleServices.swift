@@ -37,7 +37,13 @@ struct RetentionSweeper: Service, CustomStringConvertible {
     }
 
     func sweep() async {
-        let expired = state.renders.sweep()
+        let expired: [String]
+        do {
+            expired = try await state.renders.sweep()
+        } catch {
+            expired = []
+            state.logger.error("retention: renders not swept", metadata: ["error": .string("\(error)")])
+        }
         for id in expired { state.files.mapped.forget(under: state.data.renderFolder(id)) }
         let renders = expired.count
         let clips = await state.clips.sweep()

@@ -7,7 +7,7 @@ import Hummingbird
 import Logging
 
 /// Runs one render into its folder: audio (streamed to listeners as it is encoded), timeline and
-/// captions through the engine, the ETag, and `render.json` last — then answers everyone waiting, and
+/// captions through the engine, the ETag, and its record last — then answers everyone waiting, and
 /// only after that computes the waveform base from the stored audio (so every zoom equals `chorus
 /// waveform` on that file; until it exists, waveform requests decode the audio). A failure leaves no
 /// audio and a failed record saying why.
@@ -37,7 +37,7 @@ struct RenderExecutor: Sendable {
                 logger.error("shared storage failed", metadata: ["render": .string(active.id), "error": .string(error.description)])
             }
             let failure = Self.serviceError(for: error)
-            recordFailure(of: active, failure)
+            await recordFailure(of: active, failure)
             result = .failure(failure)
         }
         metrics.rendered(outcome: (try? result.get()) == nil ? "failed" : "done", seconds: Date().timeIntervalSince(started))
@@ -47,29 +47,35 @@ struct RenderExecutor: Sendable {
         return try? result.get()
     }
 
-    /// Records that `active` was accepted — its folder and a `job.json` marker — before the client hears so:
-    /// if the process dies before the render finishes, the next start reports it failed ("interrupted")
-    /// instead of not knowing it.
-    /// - Throws: `ServiceError` 507 when the marker cannot be written (the render is then not accepted).
-    func accept(_ active: ActiveRender) throws {
-        let folder = data.renderFolder(active.id)
+    /// Records that `active` was accepted, before the client hears so: its folder, and (without shared jobs) the job
+    /// with its `request` in the embedded database, so that a restart runs it again instead of losing it.
+    /// - Throws: `ServiceError` 507/503/500 when it cannot be recorded (the render is then not accepted).
+    func accept(_ active: ActiveRender, request: Data?) async throws {
         do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            try DataDirectory.write(Data(#"{"accepted":\#(active.createdAt)}"#.utf8), to: folder.appendingPathComponent("job.json"))
+            if let request {
+                try await store.accept(id: active.id, caller: active.caller, request: request, createdAt: active.createdAt, expiresAt: active.expiresAt)
+            }
+            try FileManager.default.createDirectory(at: data.renderFolder(active.id), withIntermediateDirectories: true)
         } catch {
             throw Self.serviceError(for: error)
         }
     }
 
-    /// Records `active` as failed with `failure` (its files removed, `render.json` saying why).
-    func recordFailure(of active: ActiveRender, _ failure: ServiceError) {
+    /// Records `active` as failed with `failure` (its files removed, the record saying why) — unless it was stopped
+    /// (shutdown, or taken over by another instance): that is not the render's failure, and it runs again.
+    func recordFailure(of active: ActiveRender, _ failure: ServiceError) async {
         try? clearFiles(of: active.id)
-        try? store.save(StoredRender.failure(id: active.id, format: active.resolved.format.rawValue, createdAt: active.createdAt,
-                                             expiresAt: active.expiresAt, error: failure.body.error))
+        guard !active.isStopped else { return }
+        do {
+            try await store.save(StoredRender.failure(id: active.id, format: active.resolved.format.rawValue, createdAt: active.createdAt,
+                                                      expiresAt: active.expiresAt, error: failure.body.error))
+        } catch {
+            logger.error("failed render not recorded", metadata: ["render": .string(active.id), "error": .string("\(error)")])
+        }
         logger.warning("render failed", metadata: ["render": .string(active.id), "error": .string(failure.description)])
     }
 
-    /// Peaks of the decoded stored audio at `waveformBase` frames per point, recorded in `render.json`.
+    /// Peaks of the decoded stored audio at `waveformBase` frames per point, recorded in its record.
     func addWaveformBase(to stored: StoredRender) async {
         let folder = data.renderFolder(stored.manifest.id)
         let audioURL = folder.appendingPathComponent(stored.audioFile)
@@ -80,7 +86,7 @@ struct RenderExecutor: Sendable {
             }
             var updated = stored
             updated.waveformBase = Self.waveformBase
-            try store.replace(updated)   // not if the render was deleted meanwhile
+            try await store.replace(updated)   // not if the render was deleted meanwhile
             if let shared, store.get(stored.manifest.id) != nil { try await shared.publish(file: "waveform.dat", of: updated, from: folder) }
         } catch {
             logger.warning("waveform base not stored", metadata: ["render": .string(stored.manifest.id), "error": .string("\(error)")])
@@ -125,12 +131,11 @@ struct RenderExecutor: Sendable {
         // Published before it is recorded here: once a client hears the render is done, every instance finds it.
         try await shared?.publish(stored, from: folder)
         do {
-            try store.save(stored)
+            try await store.save(stored)
         } catch {
             try? await shared?.remove(stored)   // recorded failed here: not done anywhere
             throw error
         }
-        try? FileManager.default.removeItem(at: folder.appendingPathComponent("job.json"))
         return stored
     }
 

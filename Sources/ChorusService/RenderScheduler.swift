@@ -4,9 +4,10 @@ import Logging
 
 /// Runs renders at most `workers` at a time, keeps at most `queueLimit` waiting (503 beyond), and at
 /// most `perCaller` queued or running per key (429 beyond). The same render requested again while it
-/// runs is joined, not repeated. On shutdown it stops taking renders and lets the running ones finish
-/// within the timeout; then they are cancelled, and they and the ones still waiting are recorded as failed.
-/// A render is on disk from the moment it is accepted (`RenderExecutor.accept`), so none is ever lost.
+/// runs is joined, not repeated. On shutdown it stops taking renders and lets the accepted ones finish
+/// within the timeout; then the running ones are cancelled, and they and the ones still waiting are left recorded as
+/// accepted: the next start runs them again (`resume`). A render is recorded from the moment it is accepted
+/// (`RenderExecutor.accept`, before its 202), so none is ever lost, neither at a shutdown nor at a crash.
 ///
 /// With shared jobs (`--database`), the queue is the database's: a render is queued there (once, however many
 /// instances are sent it), run at once here when a worker is free, else claimed by the first instance with one
@@ -58,9 +59,11 @@ actor RenderScheduler {
     /// Renders waiting and running.
     var depth: (waiting: Int, running: Int) { (waiting.count, running.count) }
 
-    /// Starts `resolved` (or joins it if it is already under way).
-    /// - Throws: `ServiceError` 503 when the queue is full or the service is stopping, 429 when `caller` has too many.
-    func submit(_ resolved: ResolvedRender, caller: String, retention: Double, now: Double = Date().timeIntervalSince1970) throws -> ActiveRender {
+    /// Starts `resolved` (or joins it if it is already under way), recorded first with its `request` (so that a restart
+    /// runs it again).
+    /// - Throws: `ServiceError` 503 when the queue is full or the service is stopping, 429 when `caller` has too many,
+    ///   507/503/500 when it cannot be recorded.
+    func submit(_ resolved: ResolvedRender, request: Data, caller: String, retention: Double, now: Double = Date().timeIntervalSince1970) async throws -> ActiveRender {
         if let existing = active[resolved.id] { return existing }
         guard accepting else { throw ServiceError.shuttingDown }
         if perCallerCount[caller, default: 0] >= perCaller {
@@ -71,16 +74,48 @@ actor RenderScheduler {
             throw ServiceError.overloaded(retryAfter: max(1, waiting.count / max(1, workers)))
         }
         let render = ActiveRender(resolved: resolved, caller: caller, createdAt: now, expiresAt: now + retention)
-        // A failed earlier attempt is replaced here, inside the actor: done in the route, a concurrent identical
-        // request could remove the folder of the attempt just accepted (lost at a crash; found by kill9.py).
-        if let earlier = executor.store.get(resolved.id), !earlier.isDone { executor.store.remove(resolved.id) }
-        try executor.accept(render)
+        // Reserved before awaiting: the same request meanwhile joins it, and the limits count it.
         active[render.id] = render
         perCallerCount[caller, default: 0] += 1
+        do {
+            // A failed earlier attempt is replaced here, inside the actor: done in the route, a concurrent identical
+            // request could remove the folder of the attempt just accepted (lost at a crash; found by kill9.py).
+            if let earlier = executor.store.get(resolved.id), !earlier.isDone { try await executor.store.remove(resolved.id) }
+            try await executor.accept(render, request: request)
+            guard accepting else { throw ServiceError.shuttingDown }   // recorded: it runs after the restart
+        } catch {
+            let failure = RenderExecutor.serviceError(for: error)
+            active.removeValue(forKey: render.id)
+            releaseCaller(caller)
+            render.finish(.failure(failure))
+            throw failure
+        }
         waiting.append(render)
         executor.metrics.queue(depth: waiting.count)
         startWaiting()
         return render
+    }
+
+    /// Queues again a render accepted before a restart (recorded already; the limits do not turn it away).
+    func resume(_ resolved: ResolvedRender, caller: String, createdAt: Double, expiresAt: Double) async throws {
+        guard active[resolved.id] == nil, accepting else { return }
+        let render = ActiveRender(resolved: resolved, caller: caller, createdAt: createdAt, expiresAt: expiresAt)
+        active[render.id] = render
+        perCallerCount[caller, default: 0] += 1
+        do {
+            try await executor.accept(render, request: nil)
+        } catch {
+            active.removeValue(forKey: render.id)
+            releaseCaller(caller)
+            throw error
+        }
+        waiting.append(render)
+        startWaiting()
+    }
+
+    private func releaseCaller(_ caller: String) {
+        perCallerCount[caller, default: 1] -= 1
+        if perCallerCount[caller] == 0 { perCallerCount.removeValue(forKey: caller) }
     }
 
     private func startWaiting() {
@@ -111,8 +146,7 @@ actor RenderScheduler {
             shared.watcher.claims.wake()   // a worker is free
             return
         }
-        perCallerCount[render.caller, default: 1] -= 1
-        if perCallerCount[render.caller] == 0 { perCallerCount.removeValue(forKey: render.caller) }
+        releaseCaller(render.caller)
         startWaiting()
     }
 
@@ -126,7 +160,9 @@ actor RenderScheduler {
     /// - Throws: `ServiceError` 503 / 429 (limits, stopping), `DatabaseError`.
     func submit(_ resolved: ResolvedRender, request: RenderRequest, caller: String, retention: Double,
                 now: Double = Date().timeIntervalSince1970) async throws -> Submission {
-        guard let shared else { return .local(try submit(resolved, caller: caller, retention: retention, now: now)) }
+        guard let shared else {
+            return .local(try await submit(resolved, request: try JSONEncoder().encode(request), caller: caller, retention: retention, now: now))
+        }
         if let existing = active[resolved.id] { return .local(existing) }
         guard accepting else { throw ServiceError.shuttingDown }
         let enqueued = try await shared.jobs.enqueue(id: resolved.id, caller: caller, request: try JSONEncoder().encode(request),
@@ -223,10 +259,14 @@ actor RenderScheduler {
         }
         resolved.id = job.id
         let render = ActiveRender(resolved: resolved, caller: job.caller, createdAt: job.createdAt, expiresAt: job.expiresAt)
-        if let earlier = executor.store.get(job.id), !earlier.isDone { executor.store.remove(job.id) }
+        active[render.id] = render   // before awaiting: a second claim of it here meanwhile is skipped
         do {
-            try executor.accept(render)
+            if let earlier = executor.store.get(job.id), !earlier.isDone { try await executor.store.remove(job.id) }
+            try await executor.accept(render, request: nil)
+            guard accepting else { throw ServiceError.shuttingDown }
         } catch {
+            active.removeValue(forKey: render.id)
+            render.finish(.failure(RenderExecutor.serviceError(for: error)))
             _ = try? await shared.jobs.release(job.id)
             return .skipped
         }
@@ -280,6 +320,7 @@ actor RenderScheduler {
     private func abandon(_ id: String, reason: String) {
         guard let task = running[id] else { return }
         abandoned.insert(id)
+        active[id]?.markStopped()
         shared?.logger.warning("render stopped here", metadata: ["render": .string(id), "reason": .string(reason)])
         task.cancel()
     }
@@ -324,16 +365,18 @@ actor RenderScheduler {
         }
         for render in waiting {
             active.removeValue(forKey: render.id)
-            let failure = ServiceError(.serviceUnavailable, "shutting_down", "the service stopped before this render started; send the request again",
-                                       retryAfter: 5)
-            executor.recordFailure(of: render, failure)
-            render.finish(.failure(failure))
+            render.markStopped()
+            // Not failed: recorded still (here, or in the shared queue, which another instance serves), it runs again.
+            render.finish(.failure(ServiceError(.serviceUnavailable, "shutting_down",
+                                                "the service stopped before this render started; it runs when the service is back",
+                                                retryAfter: 5)))
         }
         waiting.removeAll()
         // Shared jobs still running go back to the queue: another instance takes them over. (`release` changes only a
         // job this instance still holds as running: one recorded done meanwhile stays done.)
         let unfinished = Array(running.keys)
         if shared != nil { abandoned.formUnion(unfinished) }
+        for id in unfinished { active[id]?.markStopped() }   // not failed: they run again after the restart (or elsewhere)
         for task in running.values { task.cancel() }
         for task in running.values { await task.value }
         if let shared {

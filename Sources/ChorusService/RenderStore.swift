@@ -1,24 +1,41 @@
 import ChorusWire
 import Foundation
+import SQLiteNIO
 
-/// Finished renders (done or failed), indexed in memory and kept on disk in each render's folder;
-/// `render.json` is written last, so a render without it never finished. On start, such folders are
-/// recorded as failed ("interrupted"), and expired renders are deleted. Locks rather than an actor: every
-/// audio request reads it (some on an event loop), and a lookup should cost neither a task switch nor a wait for
-/// disk: changes are serialized by one lock held while files are written, the index by another held only
-/// to read or update it.
+/// Finished renders (done or failed), indexed in memory and recorded in the embedded database (`LocalDatabase`,
+/// table `renders`), their files in each render's folder; and the renders accepted but not finished (table `jobs`,
+/// with their requests), which the next start runs again instead of losing them.
+///
+/// Lookups read the in-memory index under a lock and never wait: every audio request reads it, some on an event
+/// loop. Changes run one at a time (`SerialChanges`), the database first and the index after, so a `DELETE` and a
+/// late update of the same render cannot interleave, and a change the database refused is not in the index either.
 final class RenderStore: @unchecked Sendable {
+    /// A render accepted before a restart and not finished: what runs it again.
+    struct Pending: Sendable {
+        let id: String
+        let caller: String
+        let request: Data
+        let createdAt: Double
+        let expiresAt: Double
+    }
+
+    /// What `load` found.
+    struct Loaded: Sendable {
+        /// Renders an earlier version accepted and never finished, now recorded failed ("interrupted").
+        var interrupted = 0
+        /// Renders to run again (oldest first).
+        var pending: [Pending] = []
+    }
+
     private let data: DataDirectory
-    private let lock = NSRecursiveLock()
+    private let database: LocalDatabase
+    private let changes = SerialChanges()
     private let indexLock = NSLock()
     private var records: [String: StoredRender] = [:]
 
-    init(data: DataDirectory) { self.data = data }
-
-    private func locked<T>(_ body: () throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body()
+    init(data: DataDirectory, database: LocalDatabase) {
+        self.data = data
+        self.database = database
     }
 
     private func index<T>(_ body: (inout [String: StoredRender]) throws -> T) rethrows -> T {
@@ -27,31 +44,70 @@ final class RenderStore: @unchecked Sendable {
         return try body(&records)
     }
 
-    /// Reads every render folder; returns how many unfinished renders were marked failed.
-    func load(now: Double = Date().timeIntervalSince1970, retention: Double, sharedJobs: Bool = false) -> Int {
-        locked { loadLocked(now: now, retention: retention, sharedJobs: sharedJobs) }
+    /// Reads the index at start: moves the records of earlier versions (`renders/<id>/render.json`) into the database,
+    /// deletes expired renders, clears the files of unfinished ones and returns those to run again. With shared jobs
+    /// (`--database`) nothing is run again here: the shared queue has them.
+    /// - Throws: `POSIXError`/`DatabaseError` when the database cannot be read or written.
+    func load(now: Double = Date().timeIntervalSince1970, retention: Double, sharedJobs: Bool = false) async throws -> Loaded {
+        try await changes.run { try await self.loadSerially(now: now, retention: retention, sharedJobs: sharedJobs) }
     }
 
-    private func loadLocked(now: Double, retention: Double, sharedJobs: Bool) -> Int {
-        var interrupted = 0
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: data.renders.path)) ?? []
-        for name in names {
-            guard let id = DataDirectory.validID(name, length: RenderIdentity.length) else { continue }
+    private func loadSerially(now: Double, retention: Double, sharedJobs: Bool) async throws -> Loaded {
+        let files = FileManager.default
+        let folders = ((try? files.contentsOfDirectory(atPath: data.renders.path)) ?? []).compactMap {
+            DataDirectory.validID($0, length: RenderIdentity.length)
+        }
+        for id in folders {
+            let file = data.renderFolder(id).appendingPathComponent("render.json")
+            guard let json = try? Data(contentsOf: file) else { continue }
+            if let stored = try? JSONDecoder().decode(StoredRender.self, from: json) { try await write(stored) }
+            try? files.removeItem(at: file)
+        }
+        for row in try await database.rows("DELETE FROM renders WHERE expires_at <= ? RETURNING id", [.float(now)], operation: "sweep") {
+            if let id = row.column("id")?.string.flatMap({ DataDirectory.validID($0, length: RenderIdentity.length) }) {
+                try? files.removeItem(at: data.renderFolder(id))
+            }
+        }
+        var loaded: [String: StoredRender] = [:]
+        for row in try await database.rows("SELECT record FROM renders", operation: "read the render index") {
+            guard let json = row.column("record")?.string, let stored = try? JSONDecoder().decode(StoredRender.self, from: Data(json.utf8)),
+                  DataDirectory.validID(stored.manifest.id, length: RenderIdentity.length) != nil else { continue }
+            loaded[stored.manifest.id] = stored
+        }
+        index { $0 = loaded }
+        var result = Loaded()
+        let jobs = try await database.rows("SELECT id, caller, request, created_at, expires_at FROM jobs ORDER BY created_at",
+                                           operation: "read the accepted renders")
+        for row in jobs {
+            guard let id = row.column("id")?.string else { continue }
+            let pending = Pending(id: id, caller: row.column("caller")?.string ?? "anonymous", request: Data((row.column("request")?.string ?? "").utf8),
+                                  createdAt: row.column("created_at")?.double ?? now, expiresAt: row.column("expires_at")?.double ?? now)
+            if DataDirectory.validID(id, length: RenderIdentity.length) == nil || loaded[id] != nil || pending.expiresAt <= now {
+                try await database.rows("DELETE FROM jobs WHERE id = ?", [.text(id)], operation: "forget an accepted render")
+            } else if sharedJobs {
+                // Accepted while this data folder ran without `--database`: the shared queue never had it.
+                try await write(StoredRender.failure(id: id, format: nil, createdAt: now, expiresAt: now + retention, error: StoredRender.interrupted))
+                result.interrupted += 1
+            } else {
+                result.pending.append(pending)
+            }
+        }
+        let pendingIDs = Set(result.pending.map(\.id))
+        for id in folders where index({ $0[id] }) == nil {
+            // Started but never finished: keep the fact (the job, or an earlier version's `job.json` marker), not the files.
             let folder = data.renderFolder(id)
-            if let stored = try? JSONDecoder().decode(StoredRender.self, from: Data(contentsOf: folder.appendingPathComponent("render.json"))) {
-                if stored.expiresAt <= now { try? FileManager.default.removeItem(at: folder) } else { index { $0[id] = stored } }
+            let marked = files.fileExists(atPath: folder.appendingPathComponent("job.json").path)
+            if pendingIDs.contains(id) {
+                for file in (try? files.contentsOfDirectory(atPath: folder.path)) ?? [] { try? files.removeItem(at: folder.appendingPathComponent(file)) }
                 continue
             }
-            // Started but never finished: keep the fact, not the files.
-            for file in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] {
-                try? FileManager.default.removeItem(at: folder.appendingPathComponent(file))
-            }
-            // With shared jobs (`--database`) the job is not lost: another instance (or this one) takes it over.
-            guard !sharedJobs else { continue }
-            try? save(StoredRender.failure(id: id, format: nil, createdAt: now, expiresAt: now + retention, error: StoredRender.interrupted))
-            interrupted += 1
+            try? files.removeItem(at: folder)
+            // With shared jobs the job is not lost: another instance (or this one) takes it over.
+            guard marked, !sharedJobs else { continue }
+            try await write(StoredRender.failure(id: id, format: nil, createdAt: now, expiresAt: now + retention, error: StoredRender.interrupted))
+            result.interrupted += 1
         }
-        return interrupted
+        return result
     }
 
     func get(_ id: String, now: Double = Date().timeIntervalSince1970) -> StoredRender? {
@@ -61,43 +117,85 @@ final class RenderStore: @unchecked Sendable {
         }
     }
 
-    /// Records a finished render (writing `render.json` last).
-    func save(_ stored: StoredRender) throws {
-        let folder = data.renderFolder(stored.manifest.id)
-        try locked {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            try DataDirectory.write(JSONEncoder().encode(stored), to: folder.appendingPathComponent("render.json"))
-            index { $0[stored.manifest.id] = stored }
+    /// Records a finished render (its files are in place): the render is found from now on, and no longer run again
+    /// after a restart.
+    func save(_ stored: StoredRender) async throws {
+        try await changes.run { try await self.write(stored) }
+    }
+
+    private func write(_ stored: StoredRender) async throws {
+        let id = stored.manifest.id
+        let json = String(decoding: try JSONEncoder().encode(stored), as: UTF8.self)
+        try await database.rows("""
+            INSERT INTO renders (id, status, record, created_at, expires_at) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (id) DO UPDATE SET status = excluded.status, record = excluded.record, expires_at = excluded.expires_at
+            """, [.text(id), .text(stored.isDone ? "done" : "failed"), .text(json), .float(stored.createdAt), .float(stored.expiresAt)],
+            operation: "record a render")
+        index { $0[id] = stored }
+        try await database.rows("DELETE FROM jobs WHERE id = ?", [.text(id)], operation: "forget an accepted render")
+    }
+
+    /// Saves `stored` over the render's record only if the render still exists (so a `DELETE` in between cannot be
+    /// undone by a late update).
+    func replace(_ stored: StoredRender) async throws {
+        try await changes.run {
+            guard self.index({ $0[stored.manifest.id] }) != nil else { return }
+            try await self.write(stored)
         }
     }
 
-    /// Saves `stored` over the render's record only if the render still exists (checked and saved under the one
-    /// lock, so a `DELETE` in between cannot be undone by a late update).
-    func replace(_ stored: StoredRender) throws {
-        try locked {
-            guard index({ $0[stored.manifest.id] }) != nil else { return }
-            try save(stored)
+    /// Records that render `id` was accepted, with the request that runs it, before the client hears so: a restart
+    /// runs it again.
+    func accept(id: String, caller: String, request: Data, createdAt: Double, expiresAt: Double) async throws {
+        try await changes.run {
+            try await self.database.rows("INSERT OR REPLACE INTO jobs (id, caller, request, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+                                         [.text(id), .text(caller), .text(String(decoding: request, as: UTF8.self)), .float(createdAt), .float(expiresAt)],
+                                         operation: "record an accepted render")
         }
     }
 
-    /// Deletes a render and its files; returns whether it existed.
+    /// Deletes a render: its record first (from then on it is not served, and a crash leaves only files the next start
+    /// removes), then its files; returns whether it existed.
     @discardableResult
-    func remove(_ id: String) -> Bool {
-        locked {
-            let existed = index { $0.removeValue(forKey: id) } != nil
-            try? FileManager.default.removeItem(at: data.renderFolder(id))
-            return existed
-        }
+    func remove(_ id: String) async throws -> Bool {
+        try await changes.run { try await self.removeSerially(id) }
+    }
+
+    private func removeSerially(_ id: String) async throws -> Bool {
+        let existed = index { $0[id] } != nil
+        try await database.rows("DELETE FROM renders WHERE id = ?", [.text(id)], operation: "delete a render")
+        try await database.rows("DELETE FROM jobs WHERE id = ?", [.text(id)], operation: "delete a render")
+        index { $0[id] = nil }
+        try? FileManager.default.removeItem(at: data.renderFolder(id))
+        return existed
     }
 
     /// Deletes expired renders; returns their ids.
-    func sweep(now: Double = Date().timeIntervalSince1970) -> [String] {
-        locked {
-            let expired = index { $0.filter { $0.value.expiresAt <= now }.map(\.key) }
-            expired.forEach { remove($0) }
+    func sweep(now: Double = Date().timeIntervalSince1970) async throws -> [String] {
+        try await changes.run {
+            let expired = self.index { $0.filter { $0.value.expiresAt <= now }.map(\.key) }
+            for id in expired { _ = try await self.removeSerially(id) }
             return expired
         }
     }
 
     var count: Int { index { $0.count } }
+}
+
+/// Runs changes one at a time, in order, across their suspension points (an actor alone would interleave them).
+actor SerialChanges {
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    func run<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        if busy {
+            await withCheckedContinuation { waiting.append($0) }   // handed over by the one before, still busy
+        } else {
+            busy = true
+        }
+        defer {
+            if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
+        }
+        return try await body()
+    }
 }

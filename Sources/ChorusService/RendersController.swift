@@ -77,7 +77,7 @@ struct RendersController: Sendable {
                 try await state.shared?.remove(stored)
                 _ = try await state.jobs?.delete(stored.manifest.id)
                 state.files.mapped.forget(under: state.data.renderFolder(stored.manifest.id))
-                state.renders.remove(stored.manifest.id)
+                try await state.renders.remove(stored.manifest.id)
                 return Response(status: .noContent)
             }
         }

@@ -33,7 +33,7 @@ struct ServiceState: Sendable {
     let limiter: RateLimiter
     let logger: Logger
 
-    init(configuration: ServiceConfiguration, logger: Logger) throws {
+    init(configuration: ServiceConfiguration, logger: Logger) async throws {
         self.configuration = configuration
         self.logger = logger
         data = DataDirectory(root: configuration.dataDirectory)
@@ -52,7 +52,7 @@ struct ServiceState: Sendable {
         chorus = try Chorus(configuration: engine)
         clips = ClipStore(folder: data.clips, retention: configuration.retentionSeconds, maxSeconds: configuration.maxClipSeconds,
                           pool: chorus.workerPool, shared: shared)
-        renders = RenderStore(data: data)
+        renders = RenderStore(data: data, database: try await LocalDatabase.open(in: data.root, logger: logger))
         metrics = ServiceMetrics()
         let resolver = RenderRequestResolver(configuration: configuration, clips: clips, chorus: chorus)
         self.resolver = resolver
@@ -141,7 +141,7 @@ struct ServiceState: Sendable {
             guard try await shared.hasAudio(of: stored) else { return nil }
             try await shared.fetchFiles(of: stored, into: data.renderFolder(id))
         }
-        try renders.save(stored)
+        try await renders.save(stored)
         return stored
     }
 

@@ -312,6 +312,59 @@ struct ServeCommandTests {
         return result.wait(seconds: 30)
     }
 
+    static let serveKey = "serve-test-key-0123456789"
+
+    /// `chorus serve` on `<directory>/data` with the stub as its OpenAI, one provider request at a time; returns once
+    /// it answers.
+    static func serve(directory: URL, stub: StubServer, port: Int) throws -> Process {
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = ["serve", "--port", String(port), "--data-dir", directory.appendingPathComponent("data").path, "--concurrency", "1",
+                             "--rate-limit", "0"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["CHORUS_API_KEYS"] = serveKey
+        environment["OPENAI_API_KEY"] = "stub-key-0123456789"
+        environment["OPENAI_BASE_URL"] = stub.baseURL + "/v1"
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var ready = false
+        for _ in 0..<100 where !ready {
+            Thread.sleep(forTimeInterval: 0.1)
+            ready = get("http://127.0.0.1:\(port)/health", key: serveKey)?.status == 200
+        }
+        if !ready { process.terminate() }
+        try #require(ready, "the service did not start")
+        return process
+    }
+
+    /// Sends three renders of two stub messages each (0.5 s per message, one at a time); returns their ids.
+    static func submitThree(port: Int) throws -> [String] {
+        var ids: [String] = []
+        for index in 0..<3 {
+            let json = #"{"messages": [{"speaker": "A", "text": "Render \#(index), first.", "voice": "openai:nova"}, {"speaker": "B", "text": "Render \#(index), second.", "voice": "openai:nova"}]}"#
+            let response = try #require(post("http://127.0.0.1:\(port)/v1/renders", key: serveKey, json: json, async: true))
+            #expect(response.status == 202)
+            let manifest = try JSONSerialization.jsonObject(with: response.body) as! [String: Any]
+            ids.append(manifest["id"] as! String)
+        }
+        return ids
+    }
+
+    /// The status recorded for render `id` in the data folder's database (read by Python's sqlite3, not by Chorus).
+    static func recordedStatus(_ directory: URL, _ id: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", "import sqlite3, sys; row = sqlite3.connect(sys.argv[1]).execute('SELECT status FROM renders WHERE id = ?', (sys.argv[2],)).fetchone(); print(row[0] if row else 'none')",
+                             directory.appendingPathComponent("data/chorus.sqlite").path, id]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        process.waitUntilExit()
+        return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     @Test("SIGTERM with renders in flight: they finish, the process exits 0, and the renders are stored")
     func gracefulShutdown() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-serve-\(UUID().uuidString)")
@@ -319,41 +372,47 @@ struct ServeCommandTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let stub = try StubSpeech.openAIServer(latency: 0.5)
         let port = try Self.freePort()
-        let key = "serve-test-key-0123456789"
-        let process = Process()
-        process.executableURL = CLI.binary
-        process.arguments = ["serve", "--port", String(port), "--data-dir", directory.appendingPathComponent("data").path, "--concurrency", "1"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["CHORUS_API_KEYS"] = key
-        environment["OPENAI_API_KEY"] = "stub-key-0123456789"
-        environment["OPENAI_BASE_URL"] = stub.baseURL + "/v1"
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try Self.serve(directory: directory, stub: stub, port: port)
         defer { if process.isRunning { process.terminate() } }
-        var ready = false
-        for _ in 0..<100 where !ready {
-            Thread.sleep(forTimeInterval: 0.1)
-            ready = Self.get("http://127.0.0.1:\(port)/health", key: key)?.status == 200
-        }
-        try #require(ready, "the service did not start")
-        var ids: [String] = []
-        for index in 0..<3 {
-            let json = #"{"messages": [{"speaker": "A", "text": "Render \#(index), first.", "voice": "openai:nova"}, {"speaker": "B", "text": "Render \#(index), second.", "voice": "openai:nova"}]}"#
-            let response = try #require(Self.post("http://127.0.0.1:\(port)/v1/renders", key: key, json: json, async: true))
-            #expect(response.status == 202)
-            let manifest = try JSONSerialization.jsonObject(with: response.body) as! [String: Any]
-            ids.append(manifest["id"] as! String)
-        }
+        let ids = try Self.submitThree(port: port)
         process.terminate()   // SIGTERM while six provider requests of 0.5 s are queued one at a time
         process.waitUntilExit()
         #expect(process.terminationReason == .exit && process.terminationStatus == 0)
-        for id in ids {
-            let record = directory.appendingPathComponent("data/renders/\(id)/render.json")
-            let stored = try JSONSerialization.jsonObject(with: Data(contentsOf: record)) as! [String: Any]
-            #expect((stored["manifest"] as? [String: Any])?["status"] as? String == "done", "render \(id)")
+        for id in ids { #expect(try Self.recordedStatus(directory, id) == "done", "render \(id)") }
+    }
+
+    @Test("kill -9 with renders accepted: the restarted service runs them again, and each finishes once")
+    func killedAndRestarted() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-serve-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let stub = try StubSpeech.openAIServer(latency: 0.5)
+        let port = try Self.freePort()
+        let first = try Self.serve(directory: directory, stub: stub, port: port)
+        defer { if first.isRunning { kill(first.processIdentifier, SIGKILL) } }
+        let ids = try Self.submitThree(port: port)
+        kill(first.processIdentifier, SIGKILL)   // at most one of six 0.5 s requests has been answered
+        first.waitUntilExit()
+        for id in ids { #expect(try Self.recordedStatus(directory, id) == "none", "render \(id) finished before the kill") }
+        let second = try Self.serve(directory: directory, stub: stub, port: port)
+        defer { if second.isRunning { second.terminate() } }
+        var statuses: [String] = []
+        for _ in 0..<300 {
+            statuses = ids.map { id in
+                guard let response = Self.get("http://127.0.0.1:\(port)/v1/renders/\(id)", key: Self.serveKey), response.status == 200,
+                      let manifest = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any] else { return "?" }
+                return manifest["status"] as? String ?? "?"
+            }
+            if statuses.allSatisfy({ $0 == "done" || $0 == "failed" }) { break }
+            Thread.sleep(forTimeInterval: 0.1)
         }
+        #expect(statuses == ["done", "done", "done"])
+        for id in ids {
+            let audio = try #require(Self.get("http://127.0.0.1:\(port)/v1/renders/\(id)/audio", key: Self.serveKey))
+            #expect(audio.status == 200 && audio.body.count > 1_000, "render \(id): \(audio.status), \(audio.body.count) bytes")
+        }
+        // Six messages; what was synthesized before the kill is in the cache, so at most the one cut short twice.
+        #expect((6...7).contains(stub.requests.count), "\(stub.requests.count) provider requests")
     }
 }
 

@@ -142,6 +142,9 @@ struct ProviderFaultTests {
         }
         #expect(!files.contains { $0.lastPathComponent.contains("partial") }, "no temporary file left")
         for file in files {
+            // The embedded database's write-ahead log goes when its last connection closes (its pages are then in
+            // chorus.sqlite, which is read here too).
+            guard FileManager.default.fileExists(atPath: file.path) || !file.lastPathComponent.hasPrefix(LocalDatabase.fileName) else { continue }
             let bytes = try Data(contentsOf: file)
             #expect(bytes.range(of: Data(providerKey.utf8)) == nil && bytes.range(of: Data("SECRET".utf8)) == nil, "\(file.lastPathComponent)")
         }

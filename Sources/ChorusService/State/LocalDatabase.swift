@@ -1,0 +1,170 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import SQLiteNIO
+
+/// The embedded state of one instance (no `--database`): SQLite in `<data>/chorus.sqlite`, in WAL mode, on a thread of
+/// its own (never an event loop, never a task's thread, and never NIO's shared pool, which file serving uses: SQLite
+/// waiting for a lock another process holds must not hold up anything else). Holds the render index and the renders accepted but not
+/// yet finished (so a restart runs them instead of losing them); the files stay in the data folder.
+///
+/// Statements run one at a time on the one connection; each is atomic on its own (multi-statement work runs only at
+/// start, before anything else uses the database). Errors are converted here, once: a full or unwritable disk is the
+/// `POSIXError` the routes answer 507 for, a database locked by another process beyond the busy timeout is 503, the
+/// rest a `DatabaseError` (500) naming the file and the operation.
+final class LocalDatabase: Sendable {
+    static let fileName = "chorus.sqlite"
+    /// The schema this build writes (`PRAGMA user_version`).
+    static let schemaVersion = 1
+
+    let path: String
+    private let connection: SQLiteConnection
+    private let thread: NIOThreadPool
+
+    private init(path: String, connection: SQLiteConnection, thread: NIOThreadPool) {
+        self.path = path
+        self.connection = connection
+        self.thread = thread
+    }
+
+    deinit {
+        let thread = self.thread
+        connection.close().whenComplete { _ in thread.shutdownGracefully { _ in } }
+    }
+
+    /// Opens (creating) `<folder>/chorus.sqlite` and brings its schema up to date. Two processes opening it at once are
+    /// safe: the migration runs in an immediate transaction, the second waits for the first and finds nothing to do.
+    /// - Throws: `ConfigurationError` naming the file when it cannot be opened, is not a database, or is newer.
+    static func open(in folder: URL, logger: Logger) async throws -> LocalDatabase {
+        let path = folder.appendingPathComponent(fileName).path
+        do {
+            var quiet = logger
+            quiet.logLevel = .critical
+            let thread = NIOThreadPool(numberOfThreads: 1)
+            thread.start()
+            let connection: SQLiteConnection
+            do {
+                connection = try await SQLiteConnection.open(storage: .file(path: path), threadPool: thread, logger: quiet,
+                                                             on: MultiThreadedEventLoopGroup.singleton.any())
+            } catch {
+                try? await thread.shutdownGracefully()
+                throw error
+            }
+            let database = LocalDatabase(path: path, connection: connection, thread: thread)
+            try await database.migrate()
+            return database
+        } catch let error as ConfigurationError {
+            throw error
+        } catch {
+            throw ConfigurationError(setting: "--data-dir", value: path, reason: "cannot open the service's state (\(Self.describe(error)))")
+        }
+    }
+
+    private func migrate() async throws {
+        // Replaces sqlite-nio's busy handler, which retries forever: another process holding the lock is an error
+        // after 5 s, never a hang.
+        try await statement("PRAGMA busy_timeout = 5000")
+        // Processes creating the file at the same moment can meet in SQLite's deadlock case (one holds the write lock
+        // and waits for the other's read lock): the one told so at once steps back and tries again.
+        var attempt = 0
+        while true {
+            do {
+                try await migrateOnce()
+                return
+            } catch let error as DatabaseError where error.kind == .unavailable && attempt < 40 {
+                attempt += 1
+                try await Task.sleep(nanoseconds: UInt64.random(in: 20_000_000...120_000_000))
+            }
+        }
+    }
+
+    private func migrateOnce() async throws {
+        try await statement("PRAGMA journal_mode = WAL")
+        // WAL + NORMAL: a committed change survives the process being killed (not necessarily a power cut).
+        try await statement("PRAGMA synchronous = NORMAL")
+        try await statement("BEGIN IMMEDIATE")
+        do {
+            let version = try await rows("PRAGMA user_version").first?.column("user_version")?.integer ?? 0
+            guard version <= Self.schemaVersion else {
+                throw ConfigurationError(setting: "--data-dir", value: path,
+                                         reason: "the state was written by a newer chorus (schema \(version), this one knows \(Self.schemaVersion))")
+            }
+            if version < 1 {
+                // renders: finished renders (done or failed), the record as the routes serve it.
+                // jobs: accepted renders not yet finished, with the request that runs them again after a restart.
+                try await statement("""
+                    CREATE TABLE renders (
+                        id TEXT PRIMARY KEY,
+                        status TEXT NOT NULL CHECK (status IN ('done', 'failed')),
+                        record TEXT NOT NULL,
+                        created_at REAL NOT NULL,
+                        expires_at REAL NOT NULL
+                    ) WITHOUT ROWID
+                    """)
+                try await statement("CREATE INDEX renders_expiry ON renders (expires_at)")
+                try await statement("""
+                    CREATE TABLE jobs (
+                        id TEXT PRIMARY KEY,
+                        caller TEXT NOT NULL,
+                        request TEXT NOT NULL,
+                        created_at REAL NOT NULL,
+                        expires_at REAL NOT NULL
+                    ) WITHOUT ROWID
+                    """)
+            }
+            try await statement("PRAGMA user_version = \(Self.schemaVersion)")
+            try await statement("COMMIT")
+        } catch {
+            try? await statement("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Runs one statement; returns its rows (`RETURNING` included).
+    /// - Throws: `POSIXError` (disk full or unwritable: 507), `DatabaseError` (locked: 503; else 500).
+    @discardableResult
+    func rows(_ sql: String, _ binds: [SQLiteData] = [], operation: String = "query") async throws -> [SQLiteRow] {
+        do {
+            let collected = Collected()
+            try await connection.query(sql, binds) { collected.append($0) }
+            return collected.rows
+        } catch {
+            throw convert(error, operation: operation)
+        }
+    }
+
+    private func statement(_ sql: String) async throws {
+        try await rows(sql, operation: "migration")
+    }
+
+    /// The one place SQLite's errors become the service's.
+    private func convert(_ error: any Error, operation: String) -> any Error {
+        guard let error = error as? SQLiteError else { return error }
+        let reason = "\(error.reason)"
+        switch error.reason {
+        case .full: return POSIXError(.ENOSPC)
+        case .readOnly, .permission: return POSIXError(.EROFS)
+        case .busy, .locked:
+            return DatabaseError(kind: .unavailable, operation: "\(operation) (\(Self.fileName))", reason: "locked by another process")
+        default:
+            if reason.hasPrefix("ioError") || reason.hasPrefix("readonly") { return POSIXError(.EIO) }
+            if reason.hasPrefix("busy") || reason.hasPrefix("locked") {
+                return DatabaseError(kind: .unavailable, operation: "\(operation) (\(Self.fileName))", reason: "locked by another process")
+            }
+            return DatabaseError(kind: .failed, operation: "\(operation) (\(Self.fileName))", reason: Self.describe(error))
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        (error as? SQLiteError).map { "\($0.reason): \($0.message)" } ?? "\(error)"
+    }
+
+    /// Rows as the driver hands them over (on its thread), collected for the caller.
+    private final class Collected: @unchecked Sendable {
+        private let lock = NSLock()
+        private var list: [SQLiteRow] = []
+        func append(_ row: SQLiteRow) { lock.withLock { list.append(row) } }
+        var rows: [SQLiteRow] { lock.withLock { list } }
+    }
+}

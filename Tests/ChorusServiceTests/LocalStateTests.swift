@@ -1,0 +1,151 @@
+import ChorusAudio
+@testable import ChorusService
+import ChorusFixtures
+import ChorusWire
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Testing
+
+/// The embedded state (no `--database`): SQLite in the data folder.
+@Suite("Service: embedded state (SQLite in the data folder)")
+struct LocalStateTests {
+    static let logger = Logger(label: "local-state-test")
+
+    /// The service's own view of `<data>/chorus.sqlite`, read with Python's sqlite3 (not with Chorus).
+    static func sql(_ data: URL, _ query: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", "import sqlite3, sys; print('|'.join(str(v) for row in sqlite3.connect(sys.argv[1]).execute(sys.argv[2]) for v in row))",
+                             data.appendingPathComponent(LocalDatabase.fileName).path, query]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        process.waitUntilExit()
+        return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test("a render is recorded in chorus.sqlite, plays after a restart, and a DELETE removes row and files for good")
+    func survivesRestart() async throws {
+        let service = try TestService()
+        let data = service.configuration.dataDirectory
+        let id = try await service.test { client -> String in
+            let response = try await client.call(.post, "/v1/renders", json: textRequest(["Kept across restarts."], voice: "espeak:en"))
+            #expect(response.status == .created || response.status == .ok, "\(response.text)")
+            return try response.decode(RenderManifest.self).id
+        }
+        #expect(try Self.sql(data, "SELECT status FROM renders WHERE id = '\(id)'") == "done")
+        #expect(try Self.sql(data, "SELECT count(*) FROM jobs") == "0")
+        #expect(!FileManager.default.fileExists(atPath: data.appendingPathComponent("renders/\(id)/render.json").path))
+        try await service.test { client in
+            let manifest = try await client.call(.get, "/v1/renders/\(id)").decode(RenderManifest.self)
+            #expect(manifest.status == .done)
+            let audio = try await client.call(.get, "/v1/renders/\(id)/audio")
+            #expect(audio.status == .ok)
+            #expect(try AudioFileReader(data: audio.data, name: "audio").readAll().frameCount == manifest.samples)
+            #expect(try await client.call(.delete, "/v1/renders/\(id)").status == .noContent)
+        }
+        #expect(try Self.sql(data, "SELECT count(*) FROM renders") == "0")
+        #expect(!FileManager.default.fileExists(atPath: data.appendingPathComponent("renders/\(id)").path))
+        let afterDelete = try await service.test { client in try await client.call(.get, "/v1/renders/\(id)").status }
+        #expect(afterDelete == .notFound)
+    }
+
+    @Test("records of an earlier version (render.json files) move into the database once, and still play")
+    func importsEarlierRecords() async throws {
+        let service = try TestService()
+        let data = service.configuration.dataDirectory
+        let id = try await service.test { client -> String in
+            try await client.call(.post, "/v1/renders", json: textRequest(["Written by an earlier version."], voice: "espeak:en"))
+                .decode(RenderManifest.self).id
+        }
+        // As an earlier version left it: the record beside the files, no database.
+        let record = try Self.sql(data, "SELECT record FROM renders WHERE id = '\(id)'")
+        #expect(record.contains(id))
+        try Data(record.utf8).write(to: data.appendingPathComponent("renders/\(id)/render.json"))
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(at: data.appendingPathComponent(LocalDatabase.fileName + suffix)) }
+        let (status, audio) = try await service.test { client in
+            (try await client.call(.get, "/v1/renders/\(id)").decode(RenderManifest.self).status, try await client.call(.get, "/v1/renders/\(id)/audio").status)
+        }
+        #expect(status == .done && audio == .ok)
+        #expect(try Self.sql(data, "SELECT status FROM renders WHERE id = '\(id)'") == "done")
+        #expect(!FileManager.default.fileExists(atPath: data.appendingPathComponent("renders/\(id)/render.json").path))
+    }
+
+    @Test("four openings of one data folder at the same moment migrate it once")
+    func concurrentMigrations() async throws {
+        let directory = try TemporaryDirectory(prefix: "chorus-sqlite")
+        let folder = directory.url
+        let versions = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    let database = try await LocalDatabase.open(in: folder, logger: Self.logger)
+                    return Int(try await database.rows("PRAGMA user_version").first?.column("user_version")?.integer ?? -1)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(versions == Array(repeating: LocalDatabase.schemaVersion, count: 4))
+        #expect(try Self.sql(folder, "SELECT group_concat(name) FROM (SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name)") == "jobs,renders")
+        #expect(try Self.sql(folder, "PRAGMA journal_mode") == "wal")
+    }
+
+    @Test("a state file that is not a database, or is newer than this build, stops the start naming the file")
+    func refusedStates() async throws {
+        let directory = try TemporaryDirectory(prefix: "chorus-sqlite")
+        let path = directory.url.appendingPathComponent(LocalDatabase.fileName)
+        try Data(repeating: 0x41, count: 4096).write(to: path)
+        do {
+            _ = try await LocalDatabase.open(in: directory.url, logger: Self.logger)
+            Issue.record("a file of A's opened as the state")
+        } catch let error as ConfigurationError {
+            #expect(error.value == path.path && error.setting == "--data-dir", "\(error)")
+        }
+        #expect(try Data(contentsOf: path) == Data(repeating: 0x41, count: 4096), "the file was changed")
+
+        try FileManager.default.removeItem(at: path)
+        let database = try await LocalDatabase.open(in: directory.url, logger: Self.logger)
+        try await database.rows("PRAGMA user_version = 99")
+        do {
+            _ = try await LocalDatabase.open(in: directory.url, logger: Self.logger)
+            Issue.record("a newer schema was opened")
+        } catch let error as ConfigurationError {
+            #expect(error.description.contains("newer chorus (schema 99"), "\(error)")
+        }
+    }
+
+    @Test("the database locked by another process beyond the busy timeout is a 503 naming the file, never a hang")
+    func lockedByAnotherProcess() async throws {
+        let service = try TestService()
+        let data = service.configuration.dataDirectory
+        let server = try await service.server()
+        // Another process takes the write lock and holds it until it is stopped.
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        holder.arguments = ["python3", "-c", "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('BEGIN EXCLUSIVE'); print('locked', flush=True); time.sleep(600)",
+                            data.appendingPathComponent(LocalDatabase.fileName).path]
+        let output = Pipe()
+        holder.standardOutput = output
+        holder.standardError = FileHandle.nullDevice
+        try holder.run()
+        // SIGKILL: a child of this process inherits SIGTERM ignored (the service lifecycle's signal handling).
+        defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
+        // "locked" (one read(2): Foundation's `availableData` waits for the end of the stream here).
+        var buffer = [UInt8](repeating: 0, count: 16)
+        let count = read(output.fileHandleForReading.fileDescriptor, &buffer, buffer.count)
+        try #require(count > 0 && String(decoding: buffer.prefix(count), as: UTF8.self).hasPrefix("locked"), "the lock holder did not start")
+        let started = Date()
+        try await server.application.test(.router) { client in
+            let response = try await client.call(.post, "/v1/renders", json: textRequest(["Blocked by a lock."], voice: "espeak:en"),
+                                                 headers: [.init("Prefer")!: "respond-async"])
+            #expect(response.status == .serviceUnavailable && response.errorCode == "database_unavailable", "\(response.status) \(response.text)")
+            #expect(response.headers[.retryAfter] != nil)
+        }
+        let seconds = Date().timeIntervalSince(started)
+        #expect(seconds > 4 && seconds < 30, "answered after \(seconds) s (the busy timeout is 5 s)")
+    }
+}
