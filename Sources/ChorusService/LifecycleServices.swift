@@ -51,6 +51,12 @@ struct RetentionSweeper: Service, CustomStringConvertible {
         if renders + clips > 0 {
             state.logger.info("retention", metadata: ["renders_deleted": .stringConvertible(renders), "clips_deleted": .stringConvertible(clips)])
         }
+        do {
+            let evicted = try await state.evictDeleted()
+            if evicted > 0 { state.logger.info("renders deleted elsewhere removed here", metadata: ["renders": .stringConvertible(evicted)]) }
+        } catch {
+            state.logger.warning("renders deleted elsewhere not checked", metadata: ["error": .string("\(error)")])
+        }
         guard let shared = state.shared else { return }
         do {
             let removed: (renders: Int, clips: Int)

@@ -180,6 +180,9 @@ final class RenderStore: @unchecked Sendable {
     }
 
     var count: Int { index { $0.count } }
+
+    /// Every render recorded here, with when it was made.
+    var recorded: [(id: String, createdAt: Double)] { index { $0.map { ($0.key, $0.value.createdAt) } } }
 }
 
 /// Runs changes one at a time, in order, across their suspension points (an actor alone would interleave them).

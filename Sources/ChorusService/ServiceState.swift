@@ -145,6 +145,35 @@ struct ServiceState: Sendable {
         return stored
     }
 
+    /// Drops this instance's copy of render `id`, deleted on another instance (shared jobs): its record and files here,
+    /// unless it is being made here again, or the copy is of a later render under the same id (`createdAt` differs).
+    func evict(_ id: String, createdAt: Double?) async {
+        guard let stored = renders.get(id, now: 0), createdAt.map({ abs($0 - stored.createdAt) < 0.001 }) ?? true,
+              await scheduler.find(id) == nil else { return }
+        files.mapped.forget(under: data.renderFolder(id))
+        do {
+            try await renders.remove(id)
+        } catch {
+            logger.warning("deleted render not removed here", metadata: ["render": .string(id), "error": .string("\(error)")])
+        }
+    }
+
+    /// With shared jobs: drops the copies here of renders the database no longer has (deleted while this instance did
+    /// not hear of it). Returns how many.
+    func evictDeleted() async throws -> Int {
+        guard let jobs else { return 0 }
+        // A render's row exists from its enqueueing until it is deleted or swept, so a copy without one is of either.
+        let copies = renders.recorded
+        guard !copies.isEmpty else { return 0 }
+        let existing = try await jobs.existing(copies.map(\.id))
+        var evicted = 0
+        for copy in copies where !existing.contains(copy.id) {
+            await evict(copy.id, createdAt: copy.createdAt)
+            evicted += 1
+        }
+        return evicted
+    }
+
     /// Where a stored render's audio is (or would be) in this instance's data folder.
     func audioPath(_ stored: StoredRender) -> String { data.rendersPath + "/" + stored.manifest.id + "/" + stored.audioFile }
 

@@ -134,6 +134,51 @@ struct SharedJobsTests {
         }
     }
 
+    @Test("a render deleted through A is gone through B at once (B drops its copy on the notification); a copy whose notification was missed goes at B's sweep")
+    func deleteAcrossInstances() async throws {
+        try await withinTimeLimit(180, "deleteAcrossInstances") {
+            let server = try Self.server()
+            let url = try server.database("delete")
+            let folder = try TemporaryDirectory()
+            let a = try Self.instance(url, shared: folder), b = try Self.instance(url, shared: folder)
+            let instanceB = try await b.server()
+            let copies = b.configuration.dataDirectory.appendingPathComponent("renders")
+            try await a.test { clientA in
+                try await instanceB.application.test(.router) { clientB in
+                    // Two renders made on A and played through B, which keeps copies of them.
+                    var ids: [String] = []
+                    for text in ["Deleted with a notification.", "Deleted behind the back of B."] {
+                        let created = try await clientA.call(.post, "/v1/renders", json: textRequest([text], voice: "espeak:en"))
+                        #expect(created.status == .created || created.status == .ok, "\(created.text)")
+                        let id = try Self.manifest(created).id
+                        let audio = try await clientB.call(.get, "/v1/renders/\(id)/audio")
+                        #expect(audio.status == .ok)
+                        #expect(FileManager.default.fileExists(atPath: copies.appendingPathComponent(id).path))
+                        ids.append(id)
+                    }
+                    let deleted = try await clientA.call(.delete, "/v1/renders/\(ids[0])")
+                    #expect(deleted.status == .noContent)
+                    var status = HTTPResponse.Status.ok
+                    for _ in 0..<50 where status != .notFound {
+                        try await Task.sleep(nanoseconds: 100_000_000)
+                        status = try await clientB.call(.get, "/v1/renders/\(ids[0])/audio").status
+                    }
+                    #expect(status == .notFound)
+                    #expect(!FileManager.default.fileExists(atPath: copies.appendingPathComponent(ids[0]).path))
+                    // The second one's row removed with no notification (as if B's listening connection were down then):
+                    // B still has its copy until its sweep asks the database.
+                    _ = try server.psql(url, "DELETE FROM chorus_renders WHERE id = '\(ids[1])'")
+                    let stillServed = try await clientB.call(.get, "/v1/renders/\(ids[1])/audio")
+                    #expect(stillServed.status == .ok)
+                    #expect(try await instanceB.state.evictDeleted() == 1)
+                    let afterSweep = try await clientB.call(.get, "/v1/renders/\(ids[1])")
+                    #expect(afterSweep.status == .notFound)
+                    #expect(!FileManager.default.fileExists(atPath: copies.appendingPathComponent(ids[1]).path))
+                }
+            }
+        }
+    }
+
     @Test("renders per key are counted across instances")
     func perKeyAcrossInstances() async throws {
         try await withinTimeLimit(180, "perKeyAcrossInstances") {

@@ -26,11 +26,21 @@ final class JobWatcher: @unchecked Sendable {
         return try await body(signal)
     }
 
-    /// A notification's payload: `<id> <status>`.
+    private var deleted: (@Sendable (_ id: String, _ createdAt: Double) -> Void)?
+
+    /// Sets what to do when a render is deleted (on any instance): `createdAt` tells that render from one made again.
+    func whenDeleted(_ handler: @escaping @Sendable (_ id: String, _ createdAt: Double) -> Void) {
+        lock.withLock { deleted = handler }
+    }
+
+    /// A notification's payload: `<id> <status>`, or `<id> deleted <created_at>`.
     func dispatch(_ payload: String) {
         let parts = payload.split(separator: " ", maxSplits: 1)
         guard let id = parts.first.map(String.init) else { return }
         if parts.count > 1, parts[1] == "queued" { claims.wake() }
+        if parts.count > 1, parts[1].hasPrefix("deleted "), let createdAt = Double(parts[1].dropFirst(8)), let handler = lock.withLock({ deleted }) {
+            handler(id, createdAt)
+        }
         let current = lock.withLock { waiters[id].map { Array($0.values) } ?? [] }
         current.forEach { $0.wake() }
     }

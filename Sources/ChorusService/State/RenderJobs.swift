@@ -242,12 +242,33 @@ struct RenderJobs: Sendable {
         }
     }
 
-    /// Deletes render `id`'s row if it has finished and `expire` expired it; `false` otherwise.
+    /// Deletes render `id`'s row if it has finished and `expire` expired it, telling every instance (`<id> deleted
+    /// <created_at>`: they drop their local copies of that render, not of one made again since); `false` otherwise.
     func delete(_ id: String) async throws -> Bool {
         try await database.run("delete a render") { client in
-            !(try await client.query("DELETE FROM chorus_renders WHERE id = \(id) AND status IN ('done', 'failed') AND expires_at = 0 RETURNING id",
-                                     logger: database.logger).collect()).isEmpty
+            !(try await client.query("""
+                WITH deleted AS (
+                    DELETE FROM chorus_renders WHERE id = \(id) AND status IN ('done', 'failed') AND expires_at = 0 RETURNING id, created_at
+                )
+                SELECT pg_notify(\(Self.channel), id || ' deleted ' || created_at::text) FROM deleted
+                """, logger: database.logger).collect()).isEmpty
         }
+    }
+
+    /// Which of `ids` have a row (in chunks of 500).
+    func existing(_ ids: [String]) async throws -> Set<String> {
+        var found: Set<String> = []
+        for start in stride(from: 0, to: ids.count, by: 500) {
+            let chunk = Array(ids[start..<min(ids.count, start + 500)])
+            found.formUnion(try await database.run("look up renders") { client in
+                var rows: [String] = []
+                for try await id in try await client.query("SELECT id FROM chorus_renders WHERE id = ANY(\(chunk))", logger: database.logger).decode(String.self) {
+                    rows.append(id)
+                }
+                return rows
+            })
+        }
+        return found
     }
 
     /// Counts of queued and running jobs, all instances together.
