@@ -25,22 +25,13 @@ package enum HTTPSupport {
         }
     }
 
-    /// Decodes a JSON body, naming the field that is wrong (400 `invalid_request`), after `budget`
-    /// has refused bodies whose structure would be expensive to build.
-    package static func decode<T: Decodable>(_ type: T.Type, from data: Data, budget: JSONBudget = JSONBudget()) throws -> T {
-        guard !data.isEmpty else { throw ServiceError.badRequest("the body is empty; send JSON") }
-        try budget.check(data)
+    /// Decodes a JSON body (`WireDecoding.decode`), naming the field that is wrong.
+    /// - Throws: `ServiceError` 400 `invalid_request`, 413 `too_large`.
+    static func decode<T: Decodable>(_ type: T.Type, from data: Data, budget: JSONBudget = JSONBudget()) throws -> T {
         do {
-            return try JSONDecoder().decode(type, from: data)
-        } catch let error as DecodingError {
-            let field: String?
-            switch error {
-            case .keyNotFound(let key, let context): field = DecodingErrorText.path(context.codingPath + [key])
-            case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
-                field = context.codingPath.isEmpty ? nil : DecodingErrorText.path(context.codingPath)
-            @unknown default: field = nil
-            }
-            throw ServiceError.badRequest(DecodingErrorText.describe(error), field: field)
+            return try WireDecoding.decode(type, from: data, budget: budget)
+        } catch let error as RequestBodyError {
+            throw ServiceError(error)
         }
     }
 

@@ -39,6 +39,14 @@ public struct ServiceError: HTTPResponseError, CustomStringConvertible {
         ServiceError(.unprocessableContent, code, message, field: field)
     }
     static func tooLarge(_ message: String, field: String? = nil) -> ServiceError { ServiceError(.contentTooLarge, "too_large", message, field: field) }
+
+    /// A refused request body, as the routes answer it.
+    init(_ refused: RequestBodyError) {
+        switch refused.kind {
+        case .invalid: self = .badRequest(refused.message, field: refused.field)
+        case .tooLarge: self = .tooLarge(refused.message, field: refused.field)
+        }
+    }
     static func notFound(_ what: String) -> ServiceError { ServiceError(.notFound, "not_found", "\(what) does not exist or has expired") }
     static let unauthorized = ServiceError(.unauthorized, "unauthorized", "a valid API key is required: send Authorization: Bearer <key>")
     static func overloaded(retryAfter: Int) -> ServiceError {

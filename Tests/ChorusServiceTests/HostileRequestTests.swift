@@ -112,17 +112,17 @@ struct HostileRequestTests {
         }
         try budget.check(body(0))
         try budget.check(body(3))
-        #expect(throws: ServiceError.self) { try budget.check(body(4)) }
+        #expect(throws: RequestBodyError.self) { try budget.check(body(4)) }
         try budget.check(Data(#"{"messages": [1, 2, 3], "other": [1, 2, 3, 4, 5]}"#.utf8))
         // Foundation's decoder takes a trailing comma (`[a, b, c,]` is three messages), so the budget counts
         // values, not commas (found by the request fuzz target: Fuzz/regressions/request/).
         try budget.check(Data(#"{"messages": [{"speaker": "a"}, 2, "x",]}"#.utf8))
-        #expect(throws: ServiceError.self) { try budget.check(Data(#"{"messages": [1, [2], {"a": [1, 2, 3]}, "4",]}"#.utf8)) }
+        #expect(throws: RequestBodyError.self) { try budget.check(Data(#"{"messages": [1, [2], {"a": [1, 2, 3]}, "4",]}"#.utf8)) }
         try JSONBudget(arrayKey: "messages", maxArrayElements: 0).check(Data(#"{"messages": [ ]}"#.utf8))
         try budget.check(Data(#"{"inner": {"messages": [1, 2, 3, 4, 5]}}"#.utf8))
-        #expect(throws: ServiceError.self) { try JSONBudget(maxDepth: 10).check(Data((String(repeating: "[", count: 11) + String(repeating: "]", count: 11)).utf8)) }
+        #expect(throws: RequestBodyError.self) { try JSONBudget(maxDepth: 10).check(Data((String(repeating: "[", count: 11) + String(repeating: "]", count: 11)).utf8)) }
         try JSONBudget(maxDepth: 10).check(Data((String(repeating: "[", count: 10) + String(repeating: "]", count: 10)).utf8))
-        #expect(throws: ServiceError.self) { try JSONBudget(maxContainers: 100).check(Data(("[" + Array(repeating: "{}", count: 100).joined(separator: ",") + "]").utf8)) }
+        #expect(throws: RequestBodyError.self) { try JSONBudget(maxContainers: 100).check(Data(("[" + Array(repeating: "{}", count: 100).joined(separator: ",") + "]").utf8)) }
     }
 
     @Test("malformed bodies: invalid UTF-8, deep nesting, a million tiny messages, oversized (declared, streamed fast, trickled), truncated chunked")

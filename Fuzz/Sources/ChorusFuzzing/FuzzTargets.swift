@@ -1,6 +1,5 @@
 public import Foundation
 import ChorusAudio
-import ChorusService
 import ChorusVoices
 import ChorusWire
 
@@ -61,15 +60,14 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     }
 
     static func request(_ bytes: Data) {
-        /// Decodes as the service does; a ServiceError is an answer (4xx), anything else is a defect.
+        /// Decodes as the service does; a RequestBodyError is an answer (400 or 413), anything else is a defect.
         func decoded<T: Decodable>(_ kind: T.Type, budget: JSONBudget = JSONBudget()) -> T? {
             do {
-                return try HTTPSupport.decode(kind, from: bytes, budget: budget)
-            } catch let error as ServiceError {
-                check((400..<500).contains(Int(error.status.code)), "a request body answered \(error.status.code)")
+                return try WireDecoding.decode(kind, from: bytes, budget: budget)
+            } catch is RequestBodyError {
                 return nil
             } catch {
-                preconditionFailure("decoding \(kind) threw \(type(of: error)), not ServiceError: \(error)")
+                preconditionFailure("decoding \(kind) threw \(type(of: error)), not RequestBodyError: \(error)")
             }
         }
         if let render = decoded(RenderRequest.self, budget: JSONBudget(arrayKey: "messages", maxArrayElements: 1_000)) {

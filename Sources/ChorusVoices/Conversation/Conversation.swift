@@ -1,4 +1,5 @@
 public import ChorusAudio
+import ChorusWire
 public import Foundation
 
 /// An ordered list of messages to render into one file: who speaks, a recorded clip and/or the

@@ -20,8 +20,8 @@ package struct JSONBudget {
         self.maxArrayElements = maxArrayElements
     }
 
-    /// - Throws: `ServiceError` 413 naming `arrayKey` when it holds too many elements; 400 for too deep
-    ///   or too many containers. Stops at the first bound crossed.
+    /// - Throws: `RequestBodyError` `.tooLarge` naming `arrayKey` when it holds too many elements; `.invalid` for too
+    ///   deep or too many containers. Stops at the first bound crossed.
     package func check(_ data: Data) throws {
         let key = arrayKey.map { Array("\"\($0)\"".utf8) }
         try data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
@@ -42,7 +42,7 @@ package struct JSONBudget {
                 sawValue = true
                 elements += 1
                 if elements > maxArrayElements, let arrayKey {
-                    throw ServiceError.tooLarge("\(arrayKey): more than \(maxArrayElements) entries; the limit is \(maxArrayElements)",
+                    throw RequestBodyError(.tooLarge, "\(arrayKey): more than \(maxArrayElements) entries; the limit is \(maxArrayElements)",
                                                 field: arrayKey)
                 }
             }
@@ -68,10 +68,10 @@ package struct JSONBudget {
                     depth += 1
                     containers += 1
                     guard depth <= maxDepth else {
-                        throw ServiceError.badRequest("the JSON is nested deeper than \(maxDepth) levels")
+                        throw RequestBodyError(.invalid, "the JSON is nested deeper than \(maxDepth) levels")
                     }
                     guard containers <= maxContainers else {
-                        throw ServiceError.badRequest("the JSON has more than \(maxContainers) objects and arrays")
+                        throw RequestBodyError(.invalid, "the JSON has more than \(maxContainers) objects and arrays")
                     }
                     if byte == 0x5B, depth == 2, let key, arrayDepth < 0, lastKeyStart >= 0, lastKeyEnd > lastKeyStart,
                        lastKeyEnd - lastKeyStart + 1 == key.count,
@@ -92,6 +92,46 @@ package struct JSONBudget {
                 }
                 index += 1
             }
+        }
+    }
+}
+
+/// Why a request body was refused before anything acted on it: the service answers `.invalid` with 400
+/// (`invalid_request`) and `.tooLarge` with 413 (`too_large`), naming `field` when there is one.
+package struct RequestBodyError: Error, CustomStringConvertible, Sendable {
+    package enum Kind: Sendable { case invalid, tooLarge }
+    package let kind: Kind
+    package let message: String
+    package let field: String?
+
+    package init(_ kind: Kind, _ message: String, field: String? = nil) {
+        self.kind = kind
+        self.message = message
+        self.field = field
+    }
+
+    package var description: String { message }
+}
+
+/// Request bodies as the service decodes them.
+package enum WireDecoding {
+    /// Decodes a JSON body, naming the field that is wrong, after `budget` has refused bodies whose structure would be
+    /// expensive to build.
+    /// - Throws: `RequestBodyError`.
+    package static func decode<T: Decodable>(_ type: T.Type, from data: Data, budget: JSONBudget = JSONBudget()) throws -> T {
+        guard !data.isEmpty else { throw RequestBodyError(.invalid, "the body is empty; send JSON") }
+        try budget.check(data)
+        do {
+            return try JSONDecoder().decode(type, from: data)
+        } catch let error as DecodingError {
+            let field: String?
+            switch error {
+            case .keyNotFound(let key, let context): field = DecodingErrorText.path(context.codingPath + [key])
+            case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+                field = context.codingPath.isEmpty ? nil : DecodingErrorText.path(context.codingPath)
+            @unknown default: field = nil
+            }
+            throw RequestBodyError(.invalid, DecodingErrorText.describe(error), field: field)
         }
     }
 }
