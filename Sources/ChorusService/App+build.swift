@@ -28,6 +28,7 @@ public struct ChorusServer: Sendable {
         }
         let state = self.state
         state.watcher?.whenDeleted { id, createdAt in Task { await state.evict(id, createdAt: createdAt) } }
+        try await state.clips.load()
         let loaded = try await state.renders.load(retention: configuration.retentionSeconds, sharedJobs: state.jobs != nil)
         let resumed = await Self.resume(loaded.pending, state: state)
         let (router, routes) = buildRouter(state: state)
@@ -63,6 +64,8 @@ public struct ChorusServer: Sendable {
             } catch {
                 let failure = RenderExecutor.serviceError(for: error)
                 state.logger.warning("accepted render not run again", metadata: ["render": .string(job.id), "error": .string(failure.description)])
+                // The request's own fault (4xx) is final; anything else (disk, database) leaves it for the next start.
+                guard (400..<500).contains(Int(failure.status.code)) else { continue }
                 try? await state.renders.save(StoredRender.failure(id: job.id, format: nil, createdAt: job.createdAt, expiresAt: job.expiresAt,
                                                                    error: failure.body.error))
             }

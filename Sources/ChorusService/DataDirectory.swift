@@ -2,7 +2,7 @@ import ChorusAudio
 import Foundation
 
 /// The service's folder: `chorus.sqlite` (the state: `LocalDatabase`), `renders/<id>/` (audio, timeline, captions, waveform base),
-/// `clips/<id>.audio` + `<id>.json`, and `cache/` for synthesized speech. Every file is written under a
+/// `clips/<id>.audio`, and `cache/` for synthesized speech. Every file is written under a
 /// temporary name and renamed into place; on start, temporary files left by a crash are removed.
 struct DataDirectory: Sendable {
     let root: URL

@@ -46,7 +46,13 @@ struct RetentionSweeper: Service, CustomStringConvertible {
         }
         for id in expired { state.files.mapped.forget(under: state.data.renderFolder(id)) }
         let renders = expired.count
-        let clips = await state.clips.sweep()
+        let clips: Int
+        do {
+            clips = try await state.clips.sweep()
+        } catch {
+            clips = 0
+            state.logger.error("retention: clips not swept", metadata: ["error": .string("\(error)")])
+        }
         state.chorus.cache.evict()
         if renders + clips > 0 {
             state.logger.info("retention", metadata: ["renders_deleted": .stringConvertible(renders), "clips_deleted": .stringConvertible(clips)])

@@ -52,10 +52,10 @@ struct RenderExecutor: Sendable {
     /// - Throws: `ServiceError` 507/503/500 when it cannot be recorded (the render is then not accepted).
     func accept(_ active: ActiveRender, request: Data?) async throws {
         do {
+            try FileManager.default.createDirectory(at: data.renderFolder(active.id), withIntermediateDirectories: true)
             if let request {
                 try await store.accept(id: active.id, caller: active.caller, request: request, createdAt: active.createdAt, expiresAt: active.expiresAt)
             }
-            try FileManager.default.createDirectory(at: data.renderFolder(active.id), withIntermediateDirectories: true)
         } catch {
             throw Self.serviceError(for: error)
         }

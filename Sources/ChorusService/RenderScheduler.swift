@@ -26,6 +26,8 @@ actor RenderScheduler {
     private let shared: SharedJobs?
     /// Shared jobs being claimed (a worker is kept for each until it runs or the claim comes back empty).
     private var claiming = 0
+    /// When the shutdown stopped waiting for renders (records still being retried then get a second more).
+    private var stoppedAt: Date?
     /// Shared jobs this instance stopped running without completing them (taken over, or given back at shutdown).
     private var abandoned: Set<String> = []
 
@@ -70,20 +72,24 @@ actor RenderScheduler {
             throw ServiceError(.tooManyRequests, "too_many_renders", "this key already has \(perCaller) renders queued or running; try again when one finishes",
                                retryAfter: 5)
         }
-        if running.count >= workers && waiting.count >= queueLimit {
+        if running.count >= workers && waiting.count + reserving >= queueLimit {
             throw ServiceError.overloaded(retryAfter: max(1, waiting.count / max(1, workers)))
         }
         let render = ActiveRender(resolved: resolved, caller: caller, createdAt: now, expiresAt: now + retention)
         // Reserved before awaiting: the same request meanwhile joins it, and the limits count it.
         active[render.id] = render
         perCallerCount[caller, default: 0] += 1
+        reserving += 1
+        defer { reserving -= 1 }
+        var recorded = false
         do {
-            // A failed earlier attempt is replaced here, inside the actor: done in the route, a concurrent identical
-            // request could remove the folder of the attempt just accepted (lost at a crash; found by kill9.py).
-            if let earlier = executor.store.get(resolved.id), !earlier.isDone { try await executor.store.remove(resolved.id) }
+            try await replaceEarlier(resolved.id, now: now)
             try await executor.accept(render, request: request)
-            guard accepting else { throw ServiceError.shuttingDown }   // recorded: it runs after the restart
+            recorded = true
+            guard accepting else { throw ServiceError.shuttingDown }
         } catch {
+            // Not accepted: nothing of it stays to run after a restart.
+            if recorded { try? await executor.store.forgetAccepted(render.id) }
             let failure = RenderExecutor.serviceError(for: error)
             active.removeValue(forKey: render.id)
             releaseCaller(caller)
@@ -111,6 +117,16 @@ actor RenderScheduler {
         }
         waiting.append(render)
         startWaiting()
+    }
+
+    /// Renders reserved in `submit` and still being recorded (counted against the queue limit).
+    private var reserving = 0
+
+    /// Removes an earlier record of render `id` — failed, or done and expired but not yet swept — before it is made again,
+    /// inside the actor: done in the route, a concurrent identical request could remove the folder of the attempt just
+    /// accepted (lost at a crash; found by kill9.py), and left for the sweep, it would remove the new one's folder.
+    private func replaceEarlier(_ id: String, now: Double) async throws {
+        if let earlier = executor.store.get(id, now: 0), !earlier.isDone || earlier.expiresAt <= now { try await executor.store.remove(id) }
     }
 
     private func releaseCaller(_ caller: String) {
@@ -261,11 +277,13 @@ actor RenderScheduler {
         let render = ActiveRender(resolved: resolved, caller: job.caller, createdAt: job.createdAt, expiresAt: job.expiresAt)
         active[render.id] = render   // before awaiting: a second claim of it here meanwhile is skipped
         do {
-            if let earlier = executor.store.get(job.id), !earlier.isDone { try await executor.store.remove(job.id) }
+            try await replaceEarlier(job.id, now: Date().timeIntervalSince1970)
             try await executor.accept(render, request: nil)
             guard accepting else { throw ServiceError.shuttingDown }
         } catch {
             active.removeValue(forKey: render.id)
+            // Given back to the queue: whoever joined it here waits for the instance that runs it.
+            render.markStopped()
             render.finish(.failure(RenderExecutor.serviceError(for: error)))
             _ = try? await shared.jobs.release(job.id)
             return .skipped
@@ -299,8 +317,10 @@ actor RenderScheduler {
             let current = render.manifest().progress
             guard Date().timeIntervalSince(written) >= lease / 3 || current != progress else { continue }
             let sent = Date()
+            // No longer than the time left before two thirds of the lease: the decision to stop is never late.
+            let left = max(0.2, lease * 2 / 3 - sent.timeIntervalSince(renewed))
             do {
-                if try await shared.jobs.renew(render.id, progress: current) {
+                if try await shared.jobs.renew(render.id, progress: current, deadline: min(shared.jobs.database.deadline, left)) {
                     renewed = sent
                     written = sent
                     progress = current
@@ -341,13 +361,17 @@ actor RenderScheduler {
         }
         let deadline = Date().addingTimeInterval(shared.jobs.lease)
         while true {
+            // Stopping: a second more at most (the shutdown's timeout holds; an unrecorded job's lease runs out and
+            // another instance runs it again).
+            let limit = stoppedAt.map { min(deadline, $0.addingTimeInterval(1)) } ?? deadline
             do {
-                if try await !shared.jobs.complete(render.id, record: record) {
+                let left = max(0.2, limit.timeIntervalSinceNow)
+                if try await !shared.jobs.complete(render.id, record: record, deadline: min(shared.jobs.database.deadline, left)) {
                     shared.logger.warning("render finished after another instance took it over", metadata: ["render": .string(render.id)])
                 }
                 return
             } catch {
-                guard Date() < deadline else {
+                guard Date() < limit else {
                     shared.logger.error("render not recorded in the database", metadata: ["render": .string(render.id), "error": .string("\(error)")])
                     return
                 }
@@ -363,6 +387,7 @@ actor RenderScheduler {
         while !active.isEmpty && Date() < deadline {
             try? await Task.sleep(nanoseconds: 50_000_000)
         }
+        stoppedAt = Date()
         for render in waiting {
             active.removeValue(forKey: render.id)
             render.markStopped()
@@ -380,7 +405,10 @@ actor RenderScheduler {
         for task in running.values { task.cancel() }
         for task in running.values { await task.value }
         if let shared {
-            for id in unfinished { try? await shared.jobs.release(id) }
+            // At once and briefly: with the database gone the leases run out and other instances take the jobs anyway.
+            await withTaskGroup(of: Void.self) { group in
+                for id in unfinished { group.addTask { _ = try? await shared.jobs.release(id, deadline: 1) } }
+            }
         }
     }
 }

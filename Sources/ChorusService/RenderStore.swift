@@ -101,11 +101,13 @@ final class RenderStore: @unchecked Sendable {
                 for file in (try? files.contentsOfDirectory(atPath: folder.path)) ?? [] { try? files.removeItem(at: folder.appendingPathComponent(file)) }
                 continue
             }
+            // With shared jobs the job is not lost: another instance (or this one) takes it over. Otherwise the fact is
+            // recorded before the marker goes.
+            if marked && !sharedJobs {
+                try await write(StoredRender.failure(id: id, format: nil, createdAt: now, expiresAt: now + retention, error: StoredRender.interrupted))
+                result.interrupted += 1
+            }
             try? files.removeItem(at: folder)
-            // With shared jobs the job is not lost: another instance (or this one) takes it over.
-            guard marked, !sharedJobs else { continue }
-            try await write(StoredRender.failure(id: id, format: nil, createdAt: now, expiresAt: now + retention, error: StoredRender.interrupted))
-            result.interrupted += 1
         }
         return result
     }
@@ -132,7 +134,15 @@ final class RenderStore: @unchecked Sendable {
             """, [.text(id), .text(stored.isDone ? "done" : "failed"), .text(json), .float(stored.createdAt), .float(stored.expiresAt)],
             operation: "record a render")
         index { $0[id] = stored }
-        try await database.rows("DELETE FROM jobs WHERE id = ?", [.text(id)], operation: "forget an accepted render")
+        // Best effort: the record is what counts, and `load` drops a job that has one.
+        _ = try? await database.rows("DELETE FROM jobs WHERE id = ?", [.text(id)], operation: "forget an accepted render")
+    }
+
+    /// Forgets render `id`'s acceptance (it was refused after all).
+    func forgetAccepted(_ id: String) async throws {
+        try await changes.run {
+            try await self.database.rows("DELETE FROM jobs WHERE id = ?", [.text(id)], operation: "forget an accepted render")
+        }
     }
 
     /// Saves `stored` over the render's record only if the render still exists (so a `DELETE` in between cannot be
@@ -161,20 +171,27 @@ final class RenderStore: @unchecked Sendable {
         try await changes.run { try await self.removeSerially(id) }
     }
 
-    private func removeSerially(_ id: String) async throws -> Bool {
+    private func removeSerially(_ id: String, expiredBy now: Double? = nil) async throws -> Bool {
         let existed = index { $0[id] } != nil
-        try await database.rows("DELETE FROM renders WHERE id = ?", [.text(id)], operation: "delete a render")
-        try await database.rows("DELETE FROM jobs WHERE id = ?", [.text(id)], operation: "delete a render")
+        let removed: [SQLiteRow]
+        if let now {
+            removed = try await database.rows("DELETE FROM renders WHERE id = ? AND expires_at <= ? RETURNING id", [.text(id), .float(now)],
+                                              operation: "delete a render")
+        } else {
+            removed = try await database.rows("DELETE FROM renders WHERE id = ? RETURNING id", [.text(id)], operation: "delete a render")
+        }
         index { $0[id] = nil }
-        try? FileManager.default.removeItem(at: data.renderFolder(id))
-        return existed
+        // The folder too, unless the render is being made again (accepted under the same id: its job is recorded).
+        let remade = !(try await database.rows("SELECT id FROM jobs WHERE id = ?", [.text(id)], operation: "delete a render")).isEmpty
+        if !remade { try? FileManager.default.removeItem(at: data.renderFolder(id)) }
+        return existed || !removed.isEmpty
     }
 
     /// Deletes expired renders; returns their ids.
     func sweep(now: Double = Date().timeIntervalSince1970) async throws -> [String] {
         try await changes.run {
             let expired = self.index { $0.filter { $0.value.expiresAt <= now }.map(\.key) }
-            for id in expired { _ = try await self.removeSerially(id) }
+            for id in expired { _ = try await self.removeSerially(id, expiredBy: now) }
             return expired
         }
     }

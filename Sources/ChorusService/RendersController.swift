@@ -157,7 +157,7 @@ struct RendersController: Sendable {
             return try HTTPSupport.json(RenderResponses.manifest(stored, data: state.data, words: words), status: .created, headers: locations)
         case .failure(let error):
             // A shared job this instance gave up (another instance took it over): that instance's result.
-            if state.jobs != nil, case .remote? = try? await state.existing(resolved.id) {
+            if state.jobs != nil, active.isStopped {
                 let stored = try await state.finishedShared(resolved.id)
                 return try HTTPSupport.json(RenderResponses.manifest(stored, data: state.data, words: words), status: .created, headers: locations)
             }

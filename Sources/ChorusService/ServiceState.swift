@@ -50,9 +50,10 @@ struct ServiceState: Sendable {
         }
         engine.sharedCache = shared?.cacheTier
         chorus = try Chorus(configuration: engine)
+        let local = try await LocalDatabase.open(in: data.root, logger: logger)
         clips = ClipStore(folder: data.clips, retention: configuration.retentionSeconds, maxSeconds: configuration.maxClipSeconds,
-                          pool: chorus.workerPool, shared: shared)
-        renders = RenderStore(data: data, database: try await LocalDatabase.open(in: data.root, logger: logger))
+                          pool: chorus.workerPool, database: local, shared: shared)
+        renders = RenderStore(data: data, database: local)
         metrics = ServiceMetrics()
         let resolver = RenderRequestResolver(configuration: configuration, clips: clips, chorus: chorus)
         self.resolver = resolver
@@ -91,8 +92,11 @@ struct ServiceState: Sendable {
     /// done here stays valid (renders are immutable), anything else is read from the database.
     /// - Throws: `DatabaseError`, `StorageError` (503 when they cannot be reached).
     func existing(_ id: String) async throws -> RenderLookup? {
-        if let stored = renders.get(id), stored.isDone || jobs == nil { return .stored(stored) }
+        let stored = renders.get(id)
+        if let stored, stored.isDone { return .stored(stored) }
+        // Being made again comes before an earlier failure (a DELETE must not take the new attempt's files).
         if let active = await scheduler.find(id) { return .active(active) }
+        if let stored, jobs == nil { return .stored(stored) }
         guard let jobs else { return try await adopt(id).map { .stored($0) } }
         guard let job = try await jobs.job(id) else { return nil }
         switch job.status {
@@ -119,6 +123,8 @@ struct ServiceState: Sendable {
                 case .stored(let stored):
                     guard stored.isDone else { throw RenderResponses.failure(of: stored) }
                     return stored
+                case .active(let active) where active.isStopped:
+                    await signal.wait(timeout: 0.2)   // given up here, about to leave: another instance has it
                 case .active(let active):
                     return try await active.completion().get()
                 case .remote:

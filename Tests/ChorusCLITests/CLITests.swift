@@ -393,7 +393,8 @@ struct ServeCommandTests {
         let ids = try Self.submitThree(port: port)
         kill(first.processIdentifier, SIGKILL)   // at most one of six 0.5 s requests has been answered
         first.waitUntilExit()
-        for id in ids { #expect(try Self.recordedStatus(directory, id) == "none", "render \(id) finished before the kill") }
+        // Six 0.5 s requests one at a time: the last render cannot have finished (the first may have, on a slow machine).
+        #expect(try Self.recordedStatus(directory, ids[2]) == "none", "the last render finished before the kill")
         let second = try Self.serve(directory: directory, stub: stub, port: port)
         defer { if second.isRunning { second.terminate() } }
         var statuses: [String] = []

@@ -20,7 +20,7 @@ struct LocalStateTests {
     static func sql(_ data: URL, _ query: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import sqlite3, sys; print('|'.join(str(v) for row in sqlite3.connect(sys.argv[1]).execute(sys.argv[2]) for v in row))",
+        process.arguments = ["python3", "-c", "import sqlite3, sys; print('|'.join(str(v) for row in sqlite3.connect(sys.argv[1], isolation_level=None).execute(sys.argv[2]) for v in row))",
                              data.appendingPathComponent(LocalDatabase.fileName).path, query]
         let output = Pipe()
         process.standardOutput = output
@@ -40,6 +40,13 @@ struct LocalStateTests {
         }
         #expect(try Self.sql(data, "SELECT status FROM renders WHERE id = '\(id)'") == "done")
         #expect(try Self.sql(data, "SELECT count(*) FROM jobs") == "0")
+        // The waveform base is added after the answer: once it is recorded, the first instance writes nothing more.
+        var based = false
+        for _ in 0..<300 where !based {
+            based = try Self.sql(data, "SELECT count(*) FROM renders WHERE record LIKE '%waveformBase%'") == "1"
+            if !based { try await Task.sleep(nanoseconds: 100_000_000) }
+        }
+        #expect(based)
         #expect(!FileManager.default.fileExists(atPath: data.appendingPathComponent("renders/\(id)/render.json").path))
         try await service.test { client in
             let manifest = try await client.call(.get, "/v1/renders/\(id)").decode(RenderManifest.self)
@@ -76,6 +83,58 @@ struct LocalStateTests {
         #expect(!FileManager.default.fileExists(atPath: data.appendingPathComponent("renders/\(id)/render.json").path))
     }
 
+    @Test("clips are indexed in chorus.sqlite (audio first, then the record); records of an earlier version move in once; orphaned audio is swept")
+    func clipIndex() async throws {
+        let service = try TestService()
+        let data = service.configuration.dataDirectory
+        let note = try ClipAndVoiceRouteTests.voiceNote(seconds: 1)
+        let id = try await service.test { client -> String in
+            let created = try await client.call(.post, "/v1/clips", body: note)
+            #expect(created.status == .created, "\(created.text)")
+            return try created.decode(ClipInfo.self).id
+        }
+        #expect(try Self.sql(data, "SELECT count(*) FROM clips WHERE id = '\(id)'") == "1")
+        #expect(!FileManager.default.fileExists(atPath: data.appendingPathComponent("clips/\(id).json").path))
+        // As an earlier version left it: the record beside the audio, no row; and an orphan (audio, no record) from
+        // two minutes ago.
+        let record = try Self.sql(data, "SELECT record FROM clips WHERE id = '\(id)'")
+        try Data(record.utf8).write(to: data.appendingPathComponent("clips/\(id).json"))
+        _ = try Self.sql(data, "DELETE FROM clips")
+        let orphan = data.appendingPathComponent("clips/\(String(repeating: "e", count: 64)).audio")
+        try note.write(to: orphan)
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-120)], ofItemAtPath: orphan.path)
+        let server = try await service.server()
+        try await server.application.test(.router) { client in
+            let render = try await client.call(.post, "/v1/renders", json: #"{"messages": [{"speaker": "Mom", "clip": "\#(id)"}], "output": {"format": "wav"}}"#)
+            #expect(render.status == .created, "\(render.text)")
+        }
+        #expect(try Self.sql(data, "SELECT count(*) FROM clips WHERE id = '\(id)'") == "1")
+        #expect(!FileManager.default.fileExists(atPath: data.appendingPathComponent("clips/\(id).json").path))
+        _ = try await server.state.clips.sweep()   // (the service's own sweep at start may have been first)
+        #expect(!FileManager.default.fileExists(atPath: orphan.path))
+        #expect(FileManager.default.fileExists(atPath: data.appendingPathComponent("clips/\(id).audio").path))
+        // Expired: record and audio go.
+        #expect(try await server.state.clips.sweep(now: Date().timeIntervalSince1970 + 10 * 86_400) == 1)
+        #expect(try Self.sql(data, "SELECT count(*) FROM clips") == "0")
+        #expect(!FileManager.default.fileExists(atPath: data.appendingPathComponent("clips/\(id).audio").path))
+    }
+
+    @Test("a database of schema 1 (before clips) is migrated to the current schema, its renders kept")
+    func migratesEarlierSchema() async throws {
+        let directory = try TemporaryDirectory(prefix: "chorus-sqlite")
+        // Schema 1 as the earlier build wrote it, with one row.
+        _ = try Self.sql(directory.url, "SELECT 1")   // creates the file
+        for statement in ["CREATE TABLE renders (id TEXT PRIMARY KEY, status TEXT NOT NULL CHECK (status IN ('done', 'failed')), record TEXT NOT NULL, created_at REAL NOT NULL, expires_at REAL NOT NULL) WITHOUT ROWID",
+                          "CREATE TABLE jobs (id TEXT PRIMARY KEY, caller TEXT NOT NULL, request TEXT NOT NULL, created_at REAL NOT NULL, expires_at REAL NOT NULL) WITHOUT ROWID",
+                          "INSERT INTO renders VALUES ('r', 'failed', '{}', 1, 2)", "PRAGMA user_version = 1"] {
+            _ = try Self.sql(directory.url, statement)
+        }
+        let database = try await LocalDatabase.open(in: directory.url, logger: Self.logger)
+        #expect(try await database.rows("PRAGMA user_version").first?.column("user_version")?.integer == LocalDatabase.schemaVersion)
+        #expect(try Self.sql(directory.url, "SELECT count(*) FROM clips") == "0")
+        #expect(try Self.sql(directory.url, "SELECT id FROM renders") == "r")
+    }
+
     @Test("four openings of one data folder at the same moment migrate it once")
     func concurrentMigrations() async throws {
         let directory = try TemporaryDirectory(prefix: "chorus-sqlite")
@@ -90,7 +149,7 @@ struct LocalStateTests {
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(versions == Array(repeating: LocalDatabase.schemaVersion, count: 4))
-        #expect(try Self.sql(folder, "SELECT group_concat(name) FROM (SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name)") == "jobs,renders")
+        #expect(try Self.sql(folder, "SELECT group_concat(name) FROM (SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name)") == "clips,jobs,renders")
         #expect(try Self.sql(folder, "PRAGMA journal_mode") == "wal")
     }
 

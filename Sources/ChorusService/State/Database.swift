@@ -49,7 +49,8 @@ final class Database: Sendable {
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-                    outcome.set(continuation)
+                    // A caller cancelled before this point is answered at once, and the body never starts.
+                    guard outcome.set(continuation) else { return }
                     let work = Task {
                         do { outcome.finish(.success(try await body(client))) } catch { outcome.finish(.failure(error)) }
                     }
@@ -95,15 +96,17 @@ final class Database: Sendable {
             if cancelNow { task.cancel() }
         }
 
-        func set(_ continuation: CheckedContinuation<T, any Error>) {
+        /// Returns whether the work should start (`false`: it is already decided, and `continuation` resumed).
+        func set(_ continuation: CheckedContinuation<T, any Error>) -> Bool {
             lock.lock()
             if let early {
                 lock.unlock()
                 continuation.resume(with: early)
-                return
+                return false
             }
             self.continuation = continuation
             lock.unlock()
+            return true
         }
 
         func onAbandon(_ action: @escaping @Sendable () -> Void) {

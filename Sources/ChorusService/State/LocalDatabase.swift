@@ -7,7 +7,7 @@ import SQLiteNIO
 /// The embedded state of one instance (no `--database`): SQLite in `<data>/chorus.sqlite`, in WAL mode, on a thread of
 /// its own (never an event loop, never a task's thread, and never NIO's shared pool, which file serving uses: SQLite
 /// waiting for a lock another process holds must not hold up anything else). Holds the render index and the renders accepted but not
-/// yet finished (so a restart runs them instead of losing them); the files stay in the data folder.
+/// yet finished (so a restart runs them instead of losing them), and the clip index; the files stay in the data folder.
 ///
 /// Statements run one at a time on the one connection; each is atomic on its own (multi-statement work runs only at
 /// start, before anything else uses the database). Errors are converted here, once: a full or unwritable disk is the
@@ -16,7 +16,7 @@ import SQLiteNIO
 final class LocalDatabase: Sendable {
     static let fileName = "chorus.sqlite"
     /// The schema this build writes (`PRAGMA user_version`).
-    static let schemaVersion = 1
+    static let schemaVersion = 2
 
     let path: String
     private let connection: SQLiteConnection
@@ -67,13 +67,13 @@ final class LocalDatabase: Sendable {
         try await statement("PRAGMA busy_timeout = 5000")
         // Processes creating the file at the same moment can meet in SQLite's deadlock case (one holds the write lock
         // and waits for the other's read lock): the one told so at once steps back and tries again.
-        var attempt = 0
+        // Within 10 s in all: a process holding the lock longer is an error naming the file.
+        let deadline = Date().addingTimeInterval(10)
         while true {
             do {
                 try await migrateOnce()
                 return
-            } catch let error as DatabaseError where error.kind == .unavailable && attempt < 40 {
-                attempt += 1
+            } catch let error as DatabaseError where error.kind == .unavailable && Date() < deadline {
                 try await Task.sleep(nanoseconds: UInt64.random(in: 20_000_000...120_000_000))
             }
         }
@@ -112,6 +112,17 @@ final class LocalDatabase: Sendable {
                         expires_at REAL NOT NULL
                     ) WITHOUT ROWID
                     """)
+            }
+            if version < 2 {
+                // clips: uploaded clips (their audio is clips/<id>.audio), what each is and when it expires.
+                try await statement("""
+                    CREATE TABLE clips (
+                        id TEXT PRIMARY KEY,
+                        record TEXT NOT NULL,
+                        expires_at REAL NOT NULL
+                    ) WITHOUT ROWID
+                    """)
+                try await statement("CREATE INDEX clips_expiry ON clips (expires_at)")
             }
             try await statement("PRAGMA user_version = \(Self.schemaVersion)")
             try await statement("COMMIT")

@@ -153,10 +153,10 @@ struct RenderJobs: Sendable {
 
     /// Extends this instance's lease on `id` (and records its progress, if given); `false` when the job is no longer
     /// this instance's (its lease ran out and another instance claimed it, or it was deleted).
-    func renew(_ id: String, progress: RenderProgressBody?) async throws -> Bool {
+    func renew(_ id: String, progress: RenderProgressBody?, deadline: Double? = nil) async throws -> Bool {
         let me = instance, lease = lease
         let progressText = try progress.map(Self.text)
-        return try await database.run("renew a lease") { client in
+        return try await database.run("renew a lease", deadline: deadline) { client in
             let rows = try await client.query("""
                 WITH renewed AS (
                     UPDATE chorus_renders SET lease_until = clock_timestamp() + make_interval(secs => \(lease)), progress = coalesce(\(progressText), progress)
@@ -171,11 +171,11 @@ struct RenderJobs: Sendable {
 
     /// Records the end of job `id` (done or failed, with its record) if this instance still holds it; `false` if it
     /// does not (another instance took it over: that one completes it).
-    func complete(_ id: String, record: StoredRender) async throws -> Bool {
+    func complete(_ id: String, record: StoredRender, deadline: Double? = nil) async throws -> Bool {
         let me = instance
         let status = record.isDone ? "done" : "failed"
         let recordText = try Self.text(record)
-        return try await database.run("complete a render") { client in
+        return try await database.run("complete a render", deadline: deadline) { client in
             let rows = try await client.query("""
                 WITH completed AS (
                     UPDATE chorus_renders SET status = \(status), record = \(recordText), request = NULL, progress = NULL, owner = NULL,
@@ -190,9 +190,9 @@ struct RenderJobs: Sendable {
     }
 
     /// Gives job `id` back to the queue (this instance is stopping before it ran or finished it).
-    func release(_ id: String) async throws {
+    func release(_ id: String, deadline: Double? = nil) async throws {
         let me = instance
-        _ = try await database.run("release a render") { client in
+        _ = try await database.run("release a render", deadline: deadline) { client in
             _ = try await client.query("""
                 WITH released AS (
                     UPDATE chorus_renders SET status = 'queued', owner = NULL, lease_until = NULL, attempts = greatest(attempts - 1, 0), progress = NULL
