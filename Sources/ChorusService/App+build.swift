@@ -26,8 +26,8 @@ public struct ChorusServer: Sendable {
         if let database = state.database, let url = configuration.database {
             try await Database.prepare(database.location, url: url, logger: logger)
         }
-        let state = self.state
-        state.watcher?.whenDeleted { id, createdAt in Task { await state.evict(id, createdAt: createdAt) } }
+        let evict = state.evicting()
+        state.watcher?.whenDeleted { id, createdAt in Task { _ = await evict(id, createdAt) } }
         try await state.clips.load()
         let loaded = try await state.renders.load(retention: configuration.retentionSeconds, sharedJobs: state.jobs != nil)
         let resumed = await Self.resume(loaded.pending, state: state)

@@ -34,6 +34,9 @@ actor ClipStore {
 
     private func audioURL(_ id: String) -> URL { folder.appendingPathComponent(id + ".audio") }
 
+    /// Clips whose audio is being written and recorded (the sweep leaves their audio alone).
+    private var writing: Set<String> = []
+
     /// Moves the records of earlier versions (`clips/<id>.json` beside the audio) into the database, once.
     func load() async throws {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] where name.hasSuffix(".json") {
@@ -65,6 +68,8 @@ actor ClipStore {
             try await save(id, record)
             return (record.info, false)
         }
+        writing.insert(id)
+        defer { writing.remove(id) }
         let info = try await probe(data, id: id, field: "body")
         let record = Record(info: info, expiresAt: now + retention)
         let encoded = try JSONEncoder().encode(record)
@@ -115,6 +120,8 @@ actor ClipStore {
         if let record = try await lookup(id, now: now) { return (audioURL(id), record.info) }
         guard let shared, let (audio, encoded) = try await shared.clip(id), let record = try? JSONDecoder().decode(Record.self, from: encoded),
               record.expiresAt > now, Self.id(of: audio) == id else { return nil }
+        writing.insert(id)
+        defer { writing.remove(id) }
         try DataDirectory.write(audio, to: audioURL(id))
         try await save(id, record)
         return (audioURL(id), record.info)
@@ -132,7 +139,7 @@ actor ClipStore {
         let expired = try await database.rows("DELETE FROM clips WHERE expires_at <= ? RETURNING id", [.float(now)], operation: "sweep clips")
         var removed = 0
         for row in expired {
-            guard let id = row.column("id")?.string.flatMap({ DataDirectory.validID($0, length: 64) }) else { continue }
+            guard let id = row.column("id")?.string.flatMap({ DataDirectory.validID($0, length: 64) }), !writing.contains(id) else { continue }
             try? FileManager.default.removeItem(at: audioURL(id))
             removed += 1
         }
@@ -141,7 +148,7 @@ actor ClipStore {
             let id = String(name.dropLast(6))
             // An orphan: its record never written (a crash between the two), or one an upload is about to write — so
             // only when it is older than a minute.
-            guard !recorded.contains(id), let modified = (try? FileManager.default.attributesOfItem(atPath: audioURL(id).path))?[.modificationDate] as? Date,
+            guard !recorded.contains(id), !writing.contains(id), let modified = (try? FileManager.default.attributesOfItem(atPath: audioURL(id).path))?[.modificationDate] as? Date,
                   Date().timeIntervalSince(modified) > 60 else { continue }
             try? FileManager.default.removeItem(at: audioURL(id))
             removed += 1

@@ -39,7 +39,8 @@ struct RetentionSweeper: Service, CustomStringConvertible {
     func sweep() async {
         let expired: [String]
         do {
-            expired = try await state.renders.sweep()
+            let scheduler = state.scheduler
+            expired = try await state.renders.sweep { await scheduler.find($0) != nil }
         } catch {
             expired = []
             state.logger.error("retention: renders not swept", metadata: ["error": .string("\(error)")])
@@ -56,6 +57,14 @@ struct RetentionSweeper: Service, CustomStringConvertible {
         state.chorus.cache.evict()
         if renders + clips > 0 {
             state.logger.info("retention", metadata: ["renders_deleted": .stringConvertible(renders), "clips_deleted": .stringConvertible(clips)])
+        }
+        if state.jobs == nil {
+            // Accepted renders whose resumption at start failed for the service's reasons: tried again.
+            let scheduler = state.scheduler
+            if let retry = try? await state.renders.unfinished(isActive: { await scheduler.find($0) != nil }), !retry.isEmpty {
+                let resumed = await ChorusServer.resume(retry, state: state)
+                state.logger.info("accepted renders run again", metadata: ["renders": .stringConvertible(resumed)])
+            }
         }
         do {
             let evicted = try await state.evictDeleted()

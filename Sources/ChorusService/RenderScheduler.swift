@@ -72,7 +72,7 @@ actor RenderScheduler {
             throw ServiceError(.tooManyRequests, "too_many_renders", "this key already has \(perCaller) renders queued or running; try again when one finishes",
                                retryAfter: 5)
         }
-        if running.count >= workers && waiting.count + reserving >= queueLimit {
+        if running.count + waiting.count + reserving >= workers + queueLimit {
             throw ServiceError.overloaded(retryAfter: max(1, waiting.count / max(1, workers)))
         }
         let render = ActiveRender(resolved: resolved, caller: caller, createdAt: now, expiresAt: now + retention)
@@ -125,8 +125,11 @@ actor RenderScheduler {
     /// Removes an earlier record of render `id` — failed, or done and expired but not yet swept — before it is made again,
     /// inside the actor: done in the route, a concurrent identical request could remove the folder of the attempt just
     /// accepted (lost at a crash; found by kill9.py), and left for the sweep, it would remove the new one's folder.
-    private func replaceEarlier(_ id: String, now: Double) async throws {
-        if let earlier = executor.store.get(id, now: 0), !earlier.isDone || earlier.expiresAt <= now { try await executor.store.remove(id) }
+    /// With shared jobs, a local copy of a render made at another time (`createdAt`: deleted and queued again since) goes too.
+    private func replaceEarlier(_ id: String, now: Double, createdAt: Double? = nil) async throws {
+        guard let earlier = executor.store.get(id, now: 0) else { return }
+        let other = createdAt.map { abs($0 - earlier.createdAt) >= 0.001 } ?? false
+        if !earlier.isDone || earlier.expiresAt <= now || other { try await executor.store.remove(id) }
     }
 
     private func releaseCaller(_ caller: String) {
@@ -277,7 +280,7 @@ actor RenderScheduler {
         let render = ActiveRender(resolved: resolved, caller: job.caller, createdAt: job.createdAt, expiresAt: job.expiresAt)
         active[render.id] = render   // before awaiting: a second claim of it here meanwhile is skipped
         do {
-            try await replaceEarlier(job.id, now: Date().timeIntervalSince1970)
+            try await replaceEarlier(job.id, now: Date().timeIntervalSince1970, createdAt: job.createdAt)
             try await executor.accept(render, request: nil)
             guard accepting else { throw ServiceError.shuttingDown }
         } catch {
@@ -365,8 +368,9 @@ actor RenderScheduler {
             // another instance runs it again).
             let limit = stoppedAt.map { min(deadline, $0.addingTimeInterval(1)) } ?? deadline
             do {
+                // Each attempt 2 s at most: one under way when the shutdown comes overruns it by no more.
                 let left = max(0.2, limit.timeIntervalSinceNow)
-                if try await !shared.jobs.complete(render.id, record: record, deadline: min(shared.jobs.database.deadline, left)) {
+                if try await !shared.jobs.complete(render.id, record: record, deadline: min(2, left)) {
                     shared.logger.warning("render finished after another instance took it over", metadata: ["render": .string(render.id)])
                 }
                 return

@@ -171,7 +171,18 @@ final class RenderStore: @unchecked Sendable {
         try await changes.run { try await self.removeSerially(id) }
     }
 
-    private func removeSerially(_ id: String, expiredBy now: Double? = nil) async throws -> Bool {
+    /// Removes render `id` if its record is the one made at `createdAt` (any, if `nil`) and `isActive` says it is not
+    /// being made again here — checked inside the serialized change, so nothing accepted meanwhile is touched. Returns
+    /// whether it removed it.
+    func remove(_ id: String, madeAt createdAt: Double?, isActive: @escaping @Sendable (String) async -> Bool) async throws -> Bool {
+        try await changes.run {
+            guard let stored = self.index({ $0[id] }), createdAt.map({ abs($0 - stored.createdAt) < 0.001 }) ?? true,
+                  await !isActive(id) else { return false }
+            return try await self.removeSerially(id)
+        }
+    }
+
+    private func removeSerially(_ id: String, expiredBy now: Double? = nil, isActive: (@Sendable (String) async -> Bool)? = nil) async throws -> Bool {
         let existed = index { $0[id] } != nil
         let removed: [SQLiteRow]
         if let now {
@@ -181,19 +192,37 @@ final class RenderStore: @unchecked Sendable {
             removed = try await database.rows("DELETE FROM renders WHERE id = ? RETURNING id", [.text(id)], operation: "delete a render")
         }
         index { $0[id] = nil }
-        // The folder too, unless the render is being made again (accepted under the same id: its job is recorded).
-        let remade = !(try await database.rows("SELECT id FROM jobs WHERE id = ?", [.text(id)], operation: "delete a render")).isEmpty
+        // The folder too, unless the render is being made again (accepted under the same id: its job is recorded, or,
+        // with shared jobs, it runs here).
+        var remade = !(try await database.rows("SELECT id FROM jobs WHERE id = ?", [.text(id)], operation: "delete a render")).isEmpty
+        if !remade, let isActive { remade = await isActive(id) }
         if !remade { try? FileManager.default.removeItem(at: data.renderFolder(id)) }
         return existed || !removed.isEmpty
     }
 
-    /// Deletes expired renders; returns their ids.
-    func sweep(now: Double = Date().timeIntervalSince1970) async throws -> [String] {
+    /// Deletes expired renders (not the folder of one being made again: `isActive`); returns their ids.
+    func sweep(now: Double = Date().timeIntervalSince1970, isActive: (@Sendable (String) async -> Bool)? = nil) async throws -> [String] {
         try await changes.run {
             let expired = self.index { $0.filter { $0.value.expiresAt <= now }.map(\.key) }
-            for id in expired { _ = try await self.removeSerially(id, expiredBy: now) }
+            for id in expired { _ = try await self.removeSerially(id, expiredBy: now, isActive: isActive) }
             return expired
         }
+    }
+
+    /// Accepted renders with no record that `isActive` does not know: ones whose resumption at start failed for the
+    /// service's reasons (disk, database), to be tried again.
+    func unfinished(isActive: @Sendable (String) async -> Bool) async throws -> [Pending] {
+        let rows = try await database.rows("""
+            SELECT id, caller, request, created_at, expires_at FROM jobs WHERE id NOT IN (SELECT id FROM renders) ORDER BY created_at
+            """, operation: "read the accepted renders")
+        var pending: [Pending] = []
+        for row in rows {
+            guard let id = row.column("id")?.string, await !isActive(id), let request = row.column("request")?.string,
+                  let created = row.column("created_at")?.double, let expires = row.column("expires_at")?.double else { continue }
+            pending.append(Pending(id: id, caller: row.column("caller")?.string ?? "anonymous", request: Data(request.utf8),
+                                   createdAt: created, expiresAt: expires))
+        }
+        return pending
     }
 
     var count: Int { index { $0.count } }

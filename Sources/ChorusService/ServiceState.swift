@@ -148,24 +148,42 @@ struct ServiceState: Sendable {
             try await shared.fetchFiles(of: stored, into: data.renderFolder(id))
         }
         try await renders.save(stored)
+        // Deleted meanwhile (its notification may have come before this copy was recorded): not kept here.
+        if let jobs, try await jobs.job(id) == nil {
+            await evict(id, createdAt: stored.createdAt)
+            return nil
+        }
         return stored
     }
 
     /// Drops this instance's copy of render `id`, deleted on another instance (shared jobs): its record and files here,
     /// unless it is being made here again, or the copy is of a later render under the same id (`createdAt` differs).
-    func evict(_ id: String, createdAt: Double?) async {
-        guard let stored = renders.get(id, now: 0), createdAt.map({ abs($0 - stored.createdAt) < 0.001 }) ?? true,
-              await scheduler.find(id) == nil else { return }
-        files.mapped.forget(under: data.renderFolder(id))
-        do {
-            try await renders.remove(id)
-        } catch {
-            logger.warning("deleted render not removed here", metadata: ["render": .string(id), "error": .string("\(error)")])
+    /// Returns whether it dropped it.
+    @discardableResult
+    func evict(_ id: String, createdAt: Double?) async -> Bool {
+        await evicting()(id, createdAt)
+    }
+
+    /// `evict` without the state: what the job watcher calls on a notification. It holds the scheduler weakly (the
+    /// scheduler holds the watcher: a strong reference would keep the whole service alive).
+    func evicting() -> @Sendable (String, Double?) async -> Bool {
+        let renders = self.renders, mapped = files.mapped, data = self.data, logger = self.logger
+        return { [weak scheduler] id, createdAt in
+            guard let scheduler else { return false }
+            do {
+                let removed = try await renders.remove(id, madeAt: createdAt) { await scheduler.find($0) != nil }
+                if removed { mapped.forget(under: data.renderFolder(id)) }
+                return removed
+            } catch {
+                logger.warning("deleted render not removed here", metadata: ["render": .string(id), "error": .string("\(error)")])
+                return false
+            }
         }
     }
 
     /// With shared jobs: drops the copies here of renders the database no longer has (deleted while this instance did
-    /// not hear of it). Returns how many.
+    /// not hear of it, or recorded here before the data folder was used with `--database`: the database decides what
+    /// exists). Returns how many.
     func evictDeleted() async throws -> Int {
         guard let jobs else { return 0 }
         // A render's row exists from its enqueueing until it is deleted or swept, so a copy without one is of either.
@@ -174,8 +192,7 @@ struct ServiceState: Sendable {
         let existing = try await jobs.existing(copies.map(\.id))
         var evicted = 0
         for copy in copies where !existing.contains(copy.id) {
-            await evict(copy.id, createdAt: copy.createdAt)
-            evicted += 1
+            if await evict(copy.id, createdAt: copy.createdAt) { evicted += 1 }
         }
         return evicted
     }

@@ -158,13 +158,14 @@ struct SharedJobsTests {
                     }
                     let deleted = try await clientA.call(.delete, "/v1/renders/\(ids[0])")
                     #expect(deleted.status == .noContent)
-                    var status = HTTPResponse.Status.ok
-                    for _ in 0..<50 where status != .notFound {
+                    // B's manifest (which B's own copy answers until it is dropped) and B's folder, until both are gone.
+                    var gone = false
+                    for _ in 0..<100 where !gone {
                         try await Task.sleep(nanoseconds: 100_000_000)
-                        status = try await clientB.call(.get, "/v1/renders/\(ids[0])/audio").status
+                        gone = try await clientB.call(.get, "/v1/renders/\(ids[0])").status == .notFound
+                            && !FileManager.default.fileExists(atPath: copies.appendingPathComponent(ids[0]).path)
                     }
-                    #expect(status == .notFound)
-                    #expect(!FileManager.default.fileExists(atPath: copies.appendingPathComponent(ids[0]).path))
+                    #expect(gone, "B still has the deleted render")
                     // The second one's row removed with no notification (as if B's listening connection were down then):
                     // B still has its copy until its sweep asks the database.
                     _ = try server.psql(url, "DELETE FROM chorus_renders WHERE id = '\(ids[1])'")
