@@ -87,7 +87,13 @@ public struct ChorusServer: Sendable {
     public func run() async throws {
         let group = ServiceGroup(configuration: .init(services: [application, RenderDrain(state: state)],
                                                       gracefulShutdownSignals: [.sigterm, .sigint], logger: state.logger))
-        try await group.run()
+        do {
+            try await group.run()
+        } catch {
+            await state.local.close()
+            throw error
+        }
+        await state.local.close()
     }
 
     /// swift-log to standard output: JSON lines, or swift-log's plain format on a terminal.

@@ -13,6 +13,8 @@ struct ServiceState: Sendable {
     let data: DataDirectory
     let clips: ClipStore
     let renders: RenderStore
+    /// The embedded database behind `renders` and `clips`.
+    let local: LocalDatabase
     /// Blobs shared with other instances (`--storage`), if any.
     let shared: SharedStorage?
     /// The database several instances share (`--database`), if any: its pool, the render index and job queue, and
@@ -53,6 +55,7 @@ struct ServiceState: Sendable {
         let local = try await LocalDatabase.open(in: data.root, logger: logger)
         clips = ClipStore(folder: data.clips, retention: configuration.retentionSeconds, maxSeconds: configuration.maxClipSeconds,
                           pool: chorus.workerPool, database: local, shared: shared)
+        self.local = local
         renders = RenderStore(data: data, database: local)
         metrics = ServiceMetrics()
         let resolver = RenderRequestResolver(configuration: configuration, clips: clips, chorus: chorus)

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import SQLiteNIO
@@ -28,9 +29,20 @@ final class LocalDatabase: Sendable {
         self.thread = thread
     }
 
+    private let closed = NIOLockedValueBox(false)
+
     deinit {
+        guard !closed.withLockedValue({ $0 }) else { return }
         let thread = self.thread
         connection.close().whenComplete { _ in thread.shutdownGracefully { _ in } }
+    }
+
+    /// Closes the connection (checkpointing the WAL) and stops its thread; nothing may use the database afterwards.
+    /// `chorus serve` does this last, when it stops (an instance that is only released does it on release).
+    func close() async {
+        guard !closed.withLockedValue({ let was = $0; $0 = true; return was }) else { return }
+        try? await connection.close()
+        try? await thread.shutdownGracefully()
     }
 
     /// Opens (creating) `<folder>/chorus.sqlite` and brings its schema up to date. Two processes opening it at once are
