@@ -6,7 +6,7 @@ answering — and that deleting renders frees room and new renders succeed again
 
     sudo Benchmarks/reliability/disk_full.py [--size-mb 16] [--binary .build/debug/chorus]
 """
-import argparse, json, os, random, shutil, signal, subprocess, sys, tempfile, time, urllib.error, urllib.request
+import argparse, json, os, random, shutil, signal, sqlite3, subprocess, sys, tempfile, time, urllib.error, urllib.request
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--size-mb", type=int, default=16)
@@ -112,14 +112,14 @@ try:
     # Every render folder holds either a finished render whose audio decodes or no audio at all.
     renders_dir = os.path.join(data, "renders")
     done = failed = 0
+    # The records are in the data folder's SQLite database (read here by Python, not by Chorus).
+    database = sqlite3.connect(f"file:{os.path.join(data, 'chorus.sqlite')}?mode=ro", uri=True)
+    records = dict(database.execute("SELECT id, status FROM renders").fetchall())
+    database.close()
     for render_id in os.listdir(renders_dir):
         folder = os.path.join(renders_dir, render_id)
         names = os.listdir(folder)
-        manifest = {}
-        if "render.json" in names:
-            with open(os.path.join(folder, "render.json")) as handle:
-                manifest = json.load(handle)
-        status_text = json.dumps(manifest)
+        status_text = f'"{records.get(render_id, "")}"'
         audio_files = [name for name in names if name.startswith("audio.")]
         if '"done"' in status_text and audio_files:
             done += 1
