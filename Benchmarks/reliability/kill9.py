@@ -5,7 +5,8 @@ Each round starts `chorus serve` on one data dir (kept across rounds), sets rend
 repeated so the cache is hit, some new), clip uploads and downloads going, kills the process with SIGKILL
 after a random 0.05-6 s, restarts it and checks:
 
-  - no temporary (`.partial`) file is left anywhere in the data dir once it is up again;
+  - no temporary (`.partial`) file is left anywhere in the data dir once it is up again and what it runs again has
+    settled;
   - every render the service ever accepted (202) is `done` or `failed` (never unknown; one unfinished at the kill is
     run again after the restart, so it may be `queued`/`running` for a while — `resumed` counts those — but not
     stuck there for a minute),
@@ -139,10 +140,6 @@ def main():
         # Up again: what does it serve?
         server.start()
         port = server.port
-        partial = [os.path.join(d, f) for d, _, files in os.walk(data) for f in files if f.endswith(".partial")]
-        totals["partial_files"] += len(partial)
-        if partial:
-            violations.append(f"round {round_number}: partial files after restart: {partial[:3]}")
         for render in sorted(accepted_renders):
             status, manifest, resumed = settled(port, render)
             totals["resumed"] += resumed
@@ -162,6 +159,12 @@ def main():
                     totals["corrupt_served"] += 1
                     violations.append(f"round {round_number}: render {render} serves {status}, {frames} frames, manifest {manifest.get('samples')}")
                 checked_done.add(render)
+        # Once the renders run again after the restart have settled (while they run, their outputs are being written
+        # under temporary names): no temporary file is left anywhere.
+        partial = [os.path.join(d, f) for d, _, files in os.walk(data) for f in files if f.endswith(".partial")]
+        totals["partial_files"] += len(partial)
+        if partial:
+            violations.append(f"round {round_number}: partial files after restart: {partial[:3]}")
         for clip in sorted(accepted_clips)[-3:]:
             status, body, _ = call(port, "POST", "/v1/renders", json.dumps({"messages": [{"speaker": "Clip", "clip": clip}]}).encode(),
                                    {"Content-Type": "application/json"}, timeout=60)
