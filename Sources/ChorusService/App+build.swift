@@ -29,6 +29,7 @@ public struct ChorusServer: Sendable {
         let evict = state.evicting()
         state.watcher?.whenDeleted { id, createdAt in Task { _ = await evict(id, createdAt) } }
         try await state.clips.load()
+        try await state.localRateLimits?.load()
         let loaded = try await state.renders.load(retention: configuration.retentionSeconds, sharedJobs: state.jobs != nil)
         let resumed = await Self.resume(loaded.pending, state: state)
         let (router, routes) = buildRouter(state: state)
@@ -90,8 +91,18 @@ public struct ChorusServer: Sendable {
         do {
             try await group.run()
         } catch {
-            await state.local.close()
+            await stopped()
             throw error
+        }
+        await stopped()
+    }
+
+    /// Last, when the service has stopped: keeps the request limits' buckets and closes the embedded database.
+    private func stopped() async {
+        do {
+            try await state.localRateLimits?.save()
+        } catch {
+            state.logger.warning("request limits not kept", metadata: ["error": .string("\(error)")])
         }
         await state.local.close()
     }

@@ -55,6 +55,11 @@ struct RetentionSweeper: Service, CustomStringConvertible {
             state.logger.error("retention: clips not swept", metadata: ["error": .string("\(error)")])
         }
         state.chorus.cache.evict()
+        do {
+            try await state.localRateLimits?.save()
+        } catch {
+            state.logger.warning("request limits not kept", metadata: ["error": .string("\(error)")])
+        }
         if renders + clips > 0 {
             state.logger.info("retention", metadata: ["renders_deleted": .stringConvertible(renders), "clips_deleted": .stringConvertible(clips)])
         }

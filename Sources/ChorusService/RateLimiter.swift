@@ -5,23 +5,28 @@ import Foundation
 /// A lock rather than an actor: every request takes a token, and taking one should not cost a task switch
 /// (nor be impossible from a channel handler on an event loop).
 final class RateLimiter: @unchecked Sendable {
+    /// One caller's bucket: tokens left at `updated` (seconds since 1970).
+    struct Bucket: Sendable, Equatable {
+        var tokens: Double
+        var updated: Double
+    }
+
     let perMinute: Int
     private let lock = NSLock()
-    private var buckets: [String: (tokens: Double, updated: Double)] = [:]
+    private var buckets: [String: Bucket] = [:]
     private var lastSweep = 0.0
 
     init(perMinute: Int) { self.perMinute = perMinute }
+
+    private var capacity: Double { Double(perMinute) }
+    private var rate: Double { Double(perMinute) / 60 }
 
     /// Takes a token for `caller`; returns `nil` when allowed, else seconds until one is available.
     func take(for caller: String, now: Double = Date().timeIntervalSince1970) -> Int? {
         guard perMinute > 0 else { return nil }
         lock.lock()
         defer { lock.unlock() }
-        let capacity = Double(perMinute)
-        let rate = capacity / 60
-        var bucket = buckets[caller] ?? (capacity, now)
-        bucket.tokens = min(capacity, bucket.tokens + (now - bucket.updated) * rate)
-        bucket.updated = now
+        var bucket = refilled(buckets[caller], now: now)
         defer {
             buckets[caller] = bucket
             sweep(now: now)
@@ -31,6 +36,29 @@ final class RateLimiter: @unchecked Sendable {
             return nil
         }
         return Int(((1 - bucket.tokens) / rate).rounded(.up))
+    }
+
+    /// The buckets not yet full again at `now`, as they were last changed (what a restart must not refill).
+    func counting(now: Double = Date().timeIntervalSince1970) -> [String: Bucket] {
+        guard perMinute > 0 else { return [:] }
+        return lock.withLock { buckets.filter { refilled($0.value, now: now).tokens < capacity } }
+    }
+
+    /// Takes over buckets kept from before a restart (`counting()` of the earlier process); a bucket changed here since
+    /// stays as it is. A bucket dated in the future (the clock was set back) counts from `now`.
+    func restore(_ saved: [String: Bucket], now: Double = Date().timeIntervalSince1970) {
+        guard perMinute > 0 else { return }
+        lock.withLock {
+            for (caller, bucket) in saved where buckets[caller] == nil && bucket.tokens.isFinite && bucket.updated.isFinite {
+                buckets[caller] = Bucket(tokens: min(capacity, bucket.tokens), updated: min(now, bucket.updated))
+            }
+        }
+    }
+
+    /// `bucket` (a full one when there is none) refilled up to `now`.
+    private func refilled(_ bucket: Bucket?, now: Double) -> Bucket {
+        guard let bucket else { return Bucket(tokens: capacity, updated: now) }
+        return Bucket(tokens: min(capacity, bucket.tokens + max(0, now - bucket.updated) * rate), updated: now)
     }
 
     private func sweep(now: Double) {

@@ -17,6 +17,23 @@ final class RenderStore: @unchecked Sendable {
         let request: Data
         let createdAt: Double
         let expiresAt: Double
+
+        /// A row of `columns`; one missing a column is incomplete (forgotten when loading, never run again).
+        init?(row: SQLiteRow) {
+            guard let id = row.column("id")?.string, let request = row.column("request")?.string,
+                  let created = row.column("created_at")?.double, let expires = row.column("expires_at")?.double else { return nil }
+            self.init(id: id, caller: row.column("caller")?.string ?? "anonymous", request: Data(request.utf8), createdAt: created, expiresAt: expires)
+        }
+
+        init(id: String, caller: String, request: Data, createdAt: Double, expiresAt: Double) {
+            self.id = id
+            self.caller = caller
+            self.request = request
+            self.createdAt = createdAt
+            self.expiresAt = expiresAt
+        }
+
+        static let columns = "id, caller, request, created_at, expires_at"
     }
 
     /// What `load` found.
@@ -76,15 +93,15 @@ final class RenderStore: @unchecked Sendable {
         }
         index { $0 = loaded }
         var result = Loaded()
-        let jobs = try await database.rows("SELECT id, caller, request, created_at, expires_at FROM jobs ORDER BY created_at",
-                                           operation: "read the accepted renders")
+        let jobs = try await database.rows("SELECT \(Pending.columns) FROM jobs ORDER BY created_at", operation: "read the accepted renders")
         for row in jobs {
             guard let id = row.column("id")?.string else { continue }
-            let pending = Pending(id: id, caller: row.column("caller")?.string ?? "anonymous", request: Data((row.column("request")?.string ?? "").utf8),
-                                  createdAt: row.column("created_at")?.double ?? now, expiresAt: row.column("expires_at")?.double ?? now)
-            if DataDirectory.validID(id, length: RenderIdentity.length) == nil || loaded[id] != nil || pending.expiresAt <= now {
+            guard let pending = Pending(row: row), DataDirectory.validID(id, length: RenderIdentity.length) != nil, loaded[id] == nil,
+                  pending.expiresAt > now else {
                 try await database.rows("DELETE FROM jobs WHERE id = ?", [.text(id)], operation: "forget an accepted render")
-            } else if sharedJobs {
+                continue
+            }
+            if sharedJobs {
                 // Accepted while this data folder ran without `--database`: the shared queue never had it.
                 try await write(StoredRender.failure(id: id, format: nil, createdAt: now, expiresAt: now + retention, error: StoredRender.interrupted))
                 result.interrupted += 1
@@ -213,14 +230,12 @@ final class RenderStore: @unchecked Sendable {
     /// service's reasons (disk, database), to be tried again.
     func unfinished(isActive: @Sendable (String) async -> Bool) async throws -> [Pending] {
         let rows = try await database.rows("""
-            SELECT id, caller, request, created_at, expires_at FROM jobs WHERE id NOT IN (SELECT id FROM renders) ORDER BY created_at
+            SELECT \(Pending.columns) FROM jobs WHERE id NOT IN (SELECT id FROM renders) ORDER BY created_at
             """, operation: "read the accepted renders")
         var pending: [Pending] = []
         for row in rows {
-            guard let id = row.column("id")?.string, await !isActive(id), let request = row.column("request")?.string,
-                  let created = row.column("created_at")?.double, let expires = row.column("expires_at")?.double else { continue }
-            pending.append(Pending(id: id, caller: row.column("caller")?.string ?? "anonymous", request: Data(request.utf8),
-                                   createdAt: created, expiresAt: expires))
+            guard let job = Pending(row: row), await !isActive(job.id) else { continue }
+            pending.append(job)
         }
         return pending
     }

@@ -22,8 +22,10 @@ struct ServiceState: Sendable {
     let database: Database?
     let jobs: RenderJobs?
     let watcher: JobWatcher?
-    /// The per-key request limit counted in the database (`--database`), else `limiter` counts per instance.
+    /// The per-key request limit counted in the database (`--database`), else `limiter` counts per instance and
+    /// `localRateLimits` keeps its buckets in the embedded database across restarts.
     let rateLimits: SharedRateLimits?
+    let localRateLimits: LocalRateLimits?
     let scheduler: RenderScheduler
     let resolver: RenderRequestResolver
     let files: FileResponder
@@ -69,12 +71,14 @@ struct ServiceState: Sendable {
             self.jobs = jobs
             self.watcher = watcher
             rateLimits = SharedRateLimits(database: database, perMinute: configuration.rateLimitPerMinute)
+            localRateLimits = nil
             sharedJobs = RenderScheduler.SharedJobs(jobs: jobs, watcher: watcher, resolve: { try await resolver.resolve($0) }, logger: logger)
         } else {
             database = nil
             jobs = nil
             watcher = nil
             rateLimits = nil
+            localRateLimits = LocalRateLimits(database: local, limiter: limiter)
         }
         let executor = RenderExecutor(chorus: chorus, data: data, store: renders, shared: shared, metrics: metrics, logger: logger)
         scheduler = RenderScheduler(workers: configuration.workers, queueLimit: configuration.queueLimit,

@@ -316,11 +316,11 @@ struct ServeCommandTests {
 
     /// `chorus serve` on `<directory>/data` with the stub as its OpenAI, one provider request at a time; returns once
     /// it answers.
-    static func serve(directory: URL, stub: StubServer, port: Int) throws -> Process {
+    static func serve(directory: URL, stub: StubServer, port: Int, rateLimit: Int = 0) throws -> Process {
         let process = Process()
         process.executableURL = CLI.binary
         process.arguments = ["serve", "--port", String(port), "--data-dir", directory.appendingPathComponent("data").path, "--concurrency", "1",
-                             "--rate-limit", "0"]
+                             "--rate-limit", String(rateLimit)]
         var environment = ProcessInfo.processInfo.environment
         environment["CHORUS_API_KEYS"] = serveKey
         environment["OPENAI_API_KEY"] = "stub-key-0123456789"
@@ -354,15 +354,8 @@ struct ServeCommandTests {
 
     /// The status recorded for render `id` in the data folder's database (read by Python's sqlite3, not by Chorus).
     static func recordedStatus(_ directory: URL, _ id: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import sqlite3, sys; row = sqlite3.connect(sys.argv[1]).execute('SELECT status FROM renders WHERE id = ?', (sys.argv[2],)).fetchone(); print(row[0] if row else 'none')",
-                             directory.appendingPathComponent("data/chorus.sqlite").path, id]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        process.waitUntilExit()
-        return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let status = try SQLiteReferee.query(directory.appendingPathComponent("data/chorus.sqlite"), "SELECT status FROM renders WHERE id = ?", [id])
+        return status.isEmpty ? "none" : status
     }
 
     @Test("SIGTERM with renders in flight: they finish, the process exits 0, and the renders are stored")
@@ -379,6 +372,28 @@ struct ServeCommandTests {
         process.waitUntilExit()
         #expect(process.terminationReason == .exit && process.terminationStatus == 0)
         for id in ids { #expect(try Self.recordedStatus(directory, id) == "done", "render \(id)") }
+    }
+
+    @Test("a key's spent request limit stays spent across a restart (SIGTERM, then a new process)")
+    func rateLimitAcrossRestart() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-serve-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let stub = try StubSpeech.openAIServer(latency: 0)
+        let port = try Self.freePort()
+        let first = try Self.serve(directory: directory, stub: stub, port: port, rateLimit: 3)
+        defer { if first.isRunning { first.terminate() } }
+        let voices = "http://127.0.0.1:\(port)/v1/voices"
+        let spent = (0..<4).map { _ in Self.get(voices, key: Self.serveKey)?.status ?? 0 }
+        #expect(spent == [200, 200, 200, 429])
+        first.terminate()
+        first.waitUntilExit()
+        #expect(first.terminationReason == .exit && first.terminationStatus == 0)
+        let second = try Self.serve(directory: directory, stub: stub, port: port, rateLimit: 3)
+        defer { if second.isRunning { second.terminate() } }
+        // 3 a minute: a token every 20 s, and the restart took less.
+        #expect(Self.get(voices, key: Self.serveKey)?.status == 429)
+        #expect(!(try SQLiteReferee.query(directory.appendingPathComponent("data/chorus.sqlite"), "SELECT caller FROM rate_limits")).contains(Self.serveKey))
     }
 
     @Test("kill -9 with renders accepted: the restarted service runs them again, and each finishes once")

@@ -1,6 +1,7 @@
 import ChorusAudio
 @testable import ChorusService
 import ChorusFixtures
+import ChorusTestSupport
 import ChorusWire
 import Foundation
 #if canImport(Glibc)
@@ -16,17 +17,9 @@ import Testing
 struct LocalStateTests {
     static let logger = Logger(label: "local-state-test")
 
-    /// The service's own view of `<data>/chorus.sqlite`, read with Python's sqlite3 (not with Chorus).
+    /// The service's own view of `<data>/chorus.sqlite`, read by an outsider (`SQLiteReferee`).
     static func sql(_ data: URL, _ query: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import sqlite3, sys; print('|'.join(str(v) for row in sqlite3.connect(sys.argv[1], isolation_level=None).execute(sys.argv[2]) for v in row))",
-                             data.appendingPathComponent(LocalDatabase.fileName).path, query]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        process.waitUntilExit()
-        return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        try SQLiteReferee.query(data.appendingPathComponent(LocalDatabase.fileName), query)
     }
 
     @Test("a render is recorded in chorus.sqlite, plays after a restart, and a DELETE removes row and files for good")
@@ -135,6 +128,40 @@ struct LocalStateTests {
         #expect(try Self.sql(directory.url, "SELECT id FROM renders") == "r")
     }
 
+    @Test("the request limits' buckets not yet full are kept in chorus.sqlite and taken over by the next start; full or forgotten ones are not")
+    func rateLimitsKept() async throws {
+        let directory = try TemporaryDirectory(prefix: "chorus-sqlite")
+        let now = 1_800_000_000.0
+        let first = try await LocalDatabase.open(in: directory.url, logger: Self.logger)
+        let before = RateLimiter(perMinute: 3)
+        for _ in 0..<3 { #expect(before.take(for: "caller-spent", now: now) == nil) }
+        #expect(before.take(for: "caller-spent", now: now) == 20)   // one token a 20 s
+        #expect(before.take(for: "caller-one", now: now) == nil)
+        #expect(before.take(for: "caller-full", now: now - 100) == nil)   // refilled by `now`
+        try await LocalRateLimits(database: first, limiter: before).save(now: now)
+        await first.close()
+        #expect(try Self.sql(directory.url, "SELECT caller, tokens FROM rate_limits ORDER BY caller") == "caller-one|2.0|caller-spent|0.0")
+
+        // The next start: the spent caller waits out the same bucket, the others are as they were.
+        let second = try await LocalDatabase.open(in: directory.url, logger: Self.logger)
+        let after = RateLimiter(perMinute: 3)
+        #expect(try await LocalRateLimits(database: second, limiter: after).load(now: now + 5) == 2)
+        #expect(after.take(for: "caller-spent", now: now + 5) == 15)
+        #expect(after.take(for: "caller-spent", now: now + 21) == nil)
+        for _ in 0..<3 { #expect(after.take(for: "caller-full", now: now + 21) == nil) }
+        // A bucket the new process already counts is not replaced by an older saved one.
+        let busy = RateLimiter(perMinute: 3)
+        #expect(busy.take(for: "caller-spent", now: now + 1) == nil)
+        #expect(try await LocalRateLimits(database: second, limiter: busy).load(now: now + 1) == 2)
+        #expect(busy.take(for: "caller-spent", now: now + 1) == nil)
+        // Ten minutes on, every bucket is full again: nothing is read, and the rows go at the next save.
+        let later = RateLimiter(perMinute: 3)
+        #expect(try await LocalRateLimits(database: second, limiter: later).load(now: now + 700) == 0)
+        try await LocalRateLimits(database: second, limiter: later).save(now: now + 700)
+        #expect(try Self.sql(directory.url, "SELECT count(*) FROM rate_limits") == "0")
+        await second.close()
+    }
+
     @Test("four openings of one data folder at the same moment migrate it once")
     func concurrentMigrations() async throws {
         let directory = try TemporaryDirectory(prefix: "chorus-sqlite")
@@ -149,7 +176,7 @@ struct LocalStateTests {
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(versions == Array(repeating: LocalDatabase.schemaVersion, count: 4))
-        #expect(try Self.sql(folder, "SELECT group_concat(name) FROM (SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name)") == "clips,jobs,renders")
+        #expect(try Self.sql(folder, "SELECT group_concat(name) FROM (SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name)") == "clips,jobs,rate_limits,renders")
         #expect(try Self.sql(folder, "PRAGMA journal_mode") == "wal")
     }
 

@@ -8,7 +8,8 @@ import SQLiteNIO
 /// The embedded state of one instance (no `--database`): SQLite in `<data>/chorus.sqlite`, in WAL mode, on a thread of
 /// its own (never an event loop, never a task's thread, and never NIO's shared pool, which file serving uses: SQLite
 /// waiting for a lock another process holds must not hold up anything else). Holds the render index and the renders accepted but not
-/// yet finished (so a restart runs them instead of losing them), and the clip index; the files stay in the data folder.
+/// yet finished (so a restart runs them instead of losing them), the clip index and the request limits' buckets; the
+/// files stay in the data folder.
 ///
 /// Statements run one at a time on the one connection; each is atomic on its own (multi-statement work runs only at
 /// start, before anything else uses the database). Errors are converted here, once: a full or unwritable disk is the
@@ -17,7 +18,7 @@ import SQLiteNIO
 final class LocalDatabase: Sendable {
     static let fileName = "chorus.sqlite"
     /// The schema this build writes (`PRAGMA user_version`).
-    static let schemaVersion = 2
+    static let schemaVersion = 3
 
     let path: String
     private let connection: SQLiteConnection
@@ -135,6 +136,16 @@ final class LocalDatabase: Sendable {
                     ) WITHOUT ROWID
                     """)
                 try await statement("CREATE INDEX clips_expiry ON clips (expires_at)")
+            }
+            if version < 3 {
+                // rate_limits: the request buckets of callers (key digests) not yet full again, kept across restarts.
+                try await statement("""
+                    CREATE TABLE rate_limits (
+                        caller TEXT PRIMARY KEY,
+                        tokens REAL NOT NULL,
+                        updated_at REAL NOT NULL
+                    ) WITHOUT ROWID
+                    """)
             }
             try await statement("PRAGMA user_version = \(Self.schemaVersion)")
             try await statement("COMMIT")

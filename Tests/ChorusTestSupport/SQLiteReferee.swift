@@ -1,0 +1,21 @@
+public import Foundation
+
+/// Reads an SQLite database the way an outsider would: Python's sqlite3 (not Chorus's driver), in autocommit mode so it
+/// sees what another process committed. Values of every row, `|`-separated, in one line.
+public enum SQLiteReferee {
+    public static func query(_ file: URL, _ sql: String, _ arguments: [String] = []) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", """
+            import sqlite3, sys
+            rows = sqlite3.connect(sys.argv[1], isolation_level=None).execute(sys.argv[2], sys.argv[3:])
+            print('|'.join(str(v) for row in rows for v in row))
+            """, file.path, sql] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
