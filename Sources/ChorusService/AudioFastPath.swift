@@ -83,8 +83,9 @@ struct AudioFastPath: Sendable {
     }
 
     static func split(_ target: String) -> (path: String, query: Substring?) {
-        guard let mark = target.firstIndex(of: "?") else { return (target, nil) }
-        return (String(target[..<mark]), target[target.index(after: mark)...])
+        // By bytes: `String.firstIndex(of: Character)` walks grapheme clusters, a measurable cost per request.
+        guard let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return (target, nil) }
+        return (String(target[..<mark]), target[target.utf8.index(after: mark)...])
     }
 
     /// The id in `/v1/renders/<id>/audio`, if the path is exactly that.

@@ -10,12 +10,4 @@ enum Hex {
         }
         return String(decoding: out, as: UTF8.self)
     }
-
-    /// `count` random bytes as hex.
-    static func random(bytes count: Int) -> String {
-        var generator = SystemRandomNumberGenerator()
-        var bytes: [UInt8] = []
-        while bytes.count < count { withUnsafeBytes(of: generator.next()) { bytes += $0 } }
-        return string(bytes.prefix(count))
-    }
 }

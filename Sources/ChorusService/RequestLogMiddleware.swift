@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import Synchronization
 
 /// Gives every request an id (`X-Request-Id`, and in the log), turns any error into the service's JSON
 /// error body, counts it (`RequestMetrics`) and writes one log line per request: method, path (secrets in the query removed),
@@ -93,5 +94,18 @@ struct RequestLogMiddleware: RouterMiddleware {
         return path + "?" + parts.joined(separator: "&")
     }
 
-    static func newID() -> String { Hex.random(bytes: 8) }
+    /// A request id: 16 hex digits, unique within the process (a counter through a bijective 64-bit mix keyed by a
+    /// random start, so ids do not reveal how many requests were served). No system call: the kernel's random bytes
+    /// cost a `getrandom` per request, measurable on the audio fast path.
+    static func newID() -> String {
+        let count = requestCounter.add(1, ordering: .relaxed).newValue
+        var mixed = count &+ requestKey
+        mixed = (mixed ^ (mixed >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94d0_49bb_1331_11eb
+        mixed ^= mixed >> 31
+        return withUnsafeBytes(of: mixed.bigEndian) { Hex.string($0) }
+    }
+
+    private static let requestCounter = Atomic<UInt64>(0)
+    private static let requestKey = UInt64.random(in: .min ... .max)
 }
