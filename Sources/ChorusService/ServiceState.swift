@@ -11,6 +11,8 @@ struct ServiceState: Sendable {
     let configuration: ServiceConfiguration
     let chorus: Chorus
     let data: DataDirectory
+    /// This process's hold on the data folder (held as long as the state).
+    let folderLock: DataFolderLock
     let clips: ClipStore
     let renders: RenderStore
     /// The embedded database behind `renders` and `clips`.
@@ -41,6 +43,7 @@ struct ServiceState: Sendable {
         self.configuration = configuration
         self.logger = logger
         data = DataDirectory(root: configuration.dataDirectory)
+        folderLock = try DataFolderLock(folder: configuration.dataDirectory)
         try data.prepare()
         signer = URLSigner(secret: try URLSigner.secret(in: data.root))
         authenticator = AuthenticationMiddleware(keys: configuration.apiKeys, signer: signer)

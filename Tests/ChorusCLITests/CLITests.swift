@@ -396,6 +396,46 @@ struct ServeCommandTests {
         #expect(!(try SQLiteReferee.query(directory.appendingPathComponent("data/chorus.sqlite"), "SELECT caller FROM rate_limits")).contains(Self.serveKey))
     }
 
+    @Test("a second chorus serve on a data folder in use stops at start, naming the folder and the process holding it; after a kill -9 the folder is free again")
+    func oneProcessPerFolder() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-serve-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let stub = try StubSpeech.openAIServer(latency: 0)
+        let port = try Self.freePort()
+        let first = try Self.serve(directory: directory, stub: stub, port: port)
+        defer { if first.isRunning { kill(first.processIdentifier, SIGKILL) } }
+        let second = Process()
+        second.executableURL = CLI.binary
+        second.arguments = ["serve", "--port", String(try Self.freePort()), "--data-dir", directory.appendingPathComponent("data").path]
+        var environment = ProcessInfo.processInfo.environment
+        environment["CHORUS_API_KEYS"] = Self.serveKey
+        second.environment = environment
+        let errors = Pipe()
+        second.standardOutput = FileHandle.nullDevice
+        second.standardError = errors
+        try second.run()
+        // A second process that does start (the defect) would run until stopped: it gets 20 s.
+        var stopped = false
+        for _ in 0..<200 where !stopped {
+            stopped = !second.isRunning
+            if !stopped { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        if !stopped { kill(second.processIdentifier, SIGKILL) }
+        second.waitUntilExit()
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(stopped && second.terminationStatus != 0, "the second process started on the same folder")
+        #expect(message.contains(directory.appendingPathComponent("data").path) && message.contains("pid \(first.processIdentifier)"), "\(message)")
+        // The first one is unharmed, and once it is killed the folder can be served again.
+        #expect(Self.get("http://127.0.0.1:\(port)/v1/voices", key: Self.serveKey)?.status == 200)
+        kill(first.processIdentifier, SIGKILL)
+        first.waitUntilExit()
+        let third = try Self.serve(directory: directory, stub: stub, port: port)
+        third.terminate()
+        third.waitUntilExit()
+        #expect(third.terminationStatus == 0)
+    }
+
     @Test("kill -9 with renders accepted: the restarted service runs them again, and each finishes once")
     func killedAndRestarted() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-serve-\(UUID().uuidString)")

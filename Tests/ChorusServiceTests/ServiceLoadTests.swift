@@ -88,6 +88,7 @@ struct ServiceLoadTests {
         let service = try TestService(stub: slow) { $0.workers = 1 }
         let server = try await service.server()
         let texts = ["Running first.", "Waiting second.", "Waiting third."]
+        let started = Date()
         let ids = try await server.application.test(.router) { client -> [String] in
             var ids: [String] = []
             for text in texts {
@@ -99,7 +100,10 @@ struct ServiceLoadTests {
             return ids
         }
         await server.state.scheduler.shutdown(timeout: 0.1)
-        for id in ids { #expect(server.state.renders.get(id) == nil, "stopped, not failed: \(id)") }
+        // Stopped, not failed. On a machine slow enough that the provider's 10 s passed before the shutdown, the first
+        // render may have finished (never one of the queued ones, never sooner).
+        let finished = ids.filter { server.state.renders.get($0) != nil }
+        #expect(finished.isEmpty || (finished == [ids[0]] && Date().timeIntervalSince(started) >= 9.5), "finished before the shutdown: \(finished)")
 
         let fast = try StubSpeech.openAIServer(latency: 0)
         let restarted = try TestService(stub: fast) { $0.workers = 1; $0.dataDirectory = service.configuration.dataDirectory }
@@ -118,7 +122,7 @@ struct ServiceLoadTests {
         }
         // Each message synthesized once more at most: the first one's may have reached the cache before the shutdown.
         #expect((2...3).contains(fast.requests.count), "\(fast.requests.count) provider requests after the restart")
-        #expect(restarted.logs.text.contains(#""renders_resumed":"3""#), "\(restarted.logs.text.suffix(600))")
+        #expect(restarted.logs.text.contains(#""renders_resumed":"\#(3 - finished.count)""#), "\(restarted.logs.text.suffix(600))")
     }
 
     @Test("expired renders and clips are swept, files and all")
