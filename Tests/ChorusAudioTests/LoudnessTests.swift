@@ -75,6 +75,26 @@ struct LoudnessTests {
         #expect(abs(estimate - reference) < LoudnessNormalizer.meterMargin, "\(estimate) vs \(reference)")
     }
 
+    @Test("skipping quiet blocks never changes the true-peak estimate: every length near the block sizes, mono and stereo, plain and limited")
+    func truePeakSkippingExact() throws {
+        for channels in [1, 2] {
+            let format = AudioFormat(sampleRate: channels == 1 ? 44_100 : 48_000, channels: channels)
+            var long = SignalGenerator.speechLike(fundamental: 150, seconds: 1.2, format: format, seed: 5, amplitude: 0.8)
+            for index in long.samples.indices where index % 7 == 0 { long.samples[index] *= 1.9 }
+            #expect(TruePeak.estimate(long) == TruePeak.estimate(long, skipQuiet: false))
+            _ = long.samples.withUnsafeMutableBufferPointer { PeakLimiter(format: format, ceiling: 0.7).process($0) }
+            #expect(TruePeak.estimate(long) == TruePeak.estimate(long, skipQuiet: false))
+            // The loudest sample at every position of short clips (the edges of the 8- and 32-interval groups).
+            for frames in 1...80 {
+                for loudest in stride(from: 0, to: frames, by: 3) {
+                    var clip = AudioBuffer(format: format, samples: (0..<frames * channels).map { Float(sin(Double($0) * 2.7)) * 0.3 })
+                    clip.samples[loudest * channels] = -0.95
+                    #expect(TruePeak.estimate(clip) == TruePeak.estimate(clip, skipQuiet: false), "\(frames) frames, loudest at \(loudest)")
+                }
+            }
+        }
+    }
+
     @Test("the fast true-peak estimate agrees with libebur128 on stereo at 48 kHz and on limited audio")
     func truePeakAgreesStereoLimited() throws {
         let format = AudioFormat(sampleRate: 48_000, channels: 2)

@@ -13,23 +13,36 @@ import Foundation
 public enum TruePeak {
     private static let halfWidth = 6
 
+    /// The Hann-windowed sinc at `distance` samples.
+    private static func weight(_ distance: Double) -> Double {
+        let sinc = distance == 0 ? 1 : sin(.pi * distance) / (.pi * distance)
+        return sinc * 0.5 * (1 + cos(.pi * distance / Double(halfWidth)))
+    }
+
     /// Interpolation weights, phase-major: `taps` weights for each position `phase / factor` past a sample,
     /// tap `t` applying to the sample `t - (halfWidth - 1)` away.
     private static func kernel(factor: Int) -> [Float] {
         (0..<factor).flatMap { phase in
-            let offset = Double(phase) / Double(factor)
-            return (-(halfWidth - 1)...halfWidth).map { tap in
-                let distance = Double(tap) - offset
-                let sinc = distance == 0 ? 1 : sin(.pi * distance) / (.pi * distance)
-                let window = 0.5 * (1 + cos(.pi * distance / Double(halfWidth)))
-                return Float(sinc * window)
-            }
+            (-(halfWidth - 1)...halfWidth).map { tap in Float(weight(Double(tap) - Double(phase) / Double(factor))) }
         }
     }
 
     private static let taps = 2 * halfWidth
     private static let kernel4 = kernel(factor: 4)
     private static let kernel2 = kernel(factor: 2)
+
+    /// The kernel folded on its symmetry, for the computation: the weights are even in the distance, so the phase
+    /// ½ past a sample weighs taps `t` and `11 − t` alike (`middle`), and the phase ¾ is the phase ¼ mirrored. With
+    /// `a = s[t] + s[11 − t]` and `d = s[t] − s[11 − t]` (t < 6), phase ¼ is `Σ even·a + Σ odd·d`, phase ¾ is
+    /// `Σ even·a − Σ odd·d`, and the larger of their magnitudes is `|Σ even·a| + |Σ odd·d|`: 18 multiply-adds per
+    /// interval for the three phases instead of 36.
+    private static let middle: [Float] = (0..<halfWidth).map { Float(weight(Double($0 - (halfWidth - 1)) - 0.5)) }
+    private static let even: [Float] = (0..<halfWidth).map {
+        Float((weight(Double($0 - (halfWidth - 1)) - 0.25) + weight(Double(halfWidth - $0) - 0.25)) / 2)
+    }
+    private static let odd: [Float] = (0..<halfWidth).map {
+        Float((weight(Double($0 - (halfWidth - 1)) - 0.25) - weight(Double(halfWidth - $0) - 0.25)) / 2)
+    }
 
     /// The largest gain of any interpolation phase on a full-scale input of the worst sign pattern
     /// (`Σ |weight|`): an interpolated value never exceeds this times the largest sample under its taps.
@@ -41,7 +54,10 @@ public enum TruePeak {
     private static let bound2 = bound(kernel2)
 
     /// The highest true peak over all channels, dBTP (−∞ for silence).
-    public static func estimate(_ buffer: AudioBuffer) -> Double {
+    public static func estimate(_ buffer: AudioBuffer) -> Double { estimate(buffer, skipQuiet: true) }
+
+    /// `skipQuiet: false` computes every block (the tests' check that skipping never changes the result).
+    static func estimate(_ buffer: AudioBuffer, skipQuiet: Bool) -> Double {
         let channels = buffer.format.channels
         let frames = buffer.frameCount
         let samplePeak = buffer.peak
@@ -55,46 +71,53 @@ public enum TruePeak {
         let padding = 16
         let padded = UnsafeMutableBufferPointer<Float>.allocate(capacity: frames + 2 * padding)
         defer { padded.deallocate() }
-        padded.initialize(repeating: 0)
         buffer.samples.withUnsafeBufferPointer { samples in
-            (factor == 4 ? kernel4 : kernel2).withUnsafeBufferPointer { weights in
-                guard let source = samples.baseAddress, let kernel = weights.baseAddress, let run = padded.baseAddress else { return }
+            Self.middle.withUnsafeBufferPointer { middles in
+            Self.even.withUnsafeBufferPointer { evens in
+            Self.odd.withUnsafeBufferPointer { odds in
+                guard let source = samples.baseAddress, let run = padded.baseAddress else { return }
                 let origin = run + padding
+                // Only the padding needs zeros: the channel's samples fill the rest.
+                run.initialize(repeating: 0, count: padding)
+                (origin + frames).initialize(repeating: 0, count: padding)
                 for channel in 0..<channels {
-                    for frame in 0..<frames { origin[frame] = source[frame &* channels &+ channel] }
+                    if channels == 1 {
+                        origin.update(from: source, count: frames)
+                    } else {
+                        for frame in 0..<frames { origin[frame] = source[frame &* channels &+ channel] }
+                    }
                     // Intervals [n, n + 1] for n in 0 ..< frames − 1; block `start` covers n = start ..< start + 8,
-                    // whose taps read samples start − 5 ... start + 13.
+                    // whose taps read samples start − 5 ... start + 13. Four blocks at a time are first checked
+                    // together (samples start − 5 ... start + 37): nearly all of a clip is skipped there, with one
+                    // horizontal maximum per 32 intervals instead of per 8.
                     var start = 0
                     var skipBelow = highest / bound
                     while start < frames - 1 {
                         let firstTap = origin + start - (halfWidth - 1)
+                        if skipQuiet && start + 32 <= frames - 1 {
+                            let loudest = SIMD8(loading: firstTap).magnitudes.larger(SIMD8(loading: firstTap, offset: 8).magnitudes)
+                                .larger(SIMD8(loading: firstTap, offset: 16).magnitudes.larger(SIMD8(loading: firstTap, offset: 24).magnitudes))
+                                .larger(SIMD8(loading: firstTap, offset: 32).magnitudes.larger(SIMD8(loading: firstTap, offset: 35).magnitudes))
+                            if loudest.largest <= skipBelow {
+                                start += 32
+                                continue
+                            }
+                        }
                         let loudest = SIMD8(loading: firstTap).magnitudes.larger(SIMD8(loading: firstTap, offset: 8).magnitudes)
                             .larger(SIMD8(loading: firstTap, offset: 11).magnitudes)
-                        if loudest.largest > skipBelow {
-                            var block = SIMD8<Float>(repeating: 0)
-                            // The phases side by side, so their sums are independent chains.
-                            var phase = 1
-                            while phase < factor {
-                                let weights1 = kernel + phase * taps
-                                if phase + 1 < factor {
-                                    let weights2 = weights1 + taps
-                                    var sum1 = SIMD8<Float>(repeating: 0), sum2 = sum1
-                                    for tap in 0..<taps {
-                                        let samples = SIMD8(loading: firstTap, offset: tap)
-                                        sum1 += samples * weights1[tap]
-                                        sum2 += samples * weights2[tap]
-                                    }
-                                    block = block.larger(sum1.magnitudes).larger(sum2.magnitudes)
-                                    phase += 2
-                                } else {
-                                    var sum = SIMD8<Float>(repeating: 0)
-                                    for tap in 0..<taps {
-                                        sum += SIMD8(loading: firstTap, offset: tap) * weights1[tap]
-                                    }
-                                    block = block.larger(sum.magnitudes)
-                                    phase += 1
+                        if !skipQuiet || loudest.largest > skipBelow {
+                            var folded = SIMD8<Float>(repeating: 0), odd = folded, middle = folded
+                            for tap in 0..<halfWidth {
+                                let near = SIMD8(loading: firstTap, offset: tap), far = SIMD8(loading: firstTap, offset: taps - 1 - tap)
+                                let sum = near + far
+                                middle += sum * middles[tap]
+                                if factor == 4 {
+                                    folded += sum * evens[tap]
+                                    odd += (near - far) * odds[tap]
                                 }
                             }
+                            var block = middle.magnitudes
+                            if factor == 4 { block = block.larger(folded.magnitudes + odd.magnitudes) }
                             if start + 8 > frames - 1 {   // lanes past the last interval
                                 for lane in (frames - 1 - start)..<8 { block[lane] = 0 }
                             }
@@ -107,6 +130,8 @@ public enum TruePeak {
                         start += 8
                     }
                 }
+            }
+            }
             }
         }
         return 20 * log10(Double(highest))
