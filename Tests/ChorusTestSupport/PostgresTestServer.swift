@@ -67,31 +67,15 @@ public final class PostgresTestServer: Sendable {
     private struct Started: Decodable { var port: Int, user: String, password: String }
 
     private static func start() -> Result<PostgresTestServer, Unavailable> {
-        var script = URL(fileURLWithPath: #filePath)
-        script.deleteLastPathComponent()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.appendingPathComponent("pg_server.py").path]
-        let input = Pipe(), output = Pipe()
-        // Errors and the server's log to a file, not a pipe nobody reads while the server runs.
-        let errorsFile = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-pg-server-\(getpid()).log")
-        FileManager.default.createFile(atPath: errorsFile.path, contents: nil)
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = try? FileHandle(forWritingTo: errorsFile)
-        do { try process.run() } catch {
-            return .failure(Unavailable(description: "cannot start python3 (\(error))"))
+        // Errors and the server's log to a file.
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-pg-server-\(getpid()).log")
+        switch HelperScript.start("pg_server.py", log: log, announcing: Started.self) {
+        case .failure(.notRun(let reason)):
+            return .failure(Unavailable(description: reason))
+        case .failure(.notStarted(let detail)):
+            return .failure(Unavailable(description: "PostgreSQL did not start (apt-get install postgresql): \(detail)"))
+        case .success(let (helper, started)):
+            return .success(PostgresTestServer(port: started.port, user: started.user, password: started.password, input: helper.input))
         }
-        var line = Data()
-        while let byte = try? output.fileHandleForReading.read(upToCount: 1), let first = byte.first, first != UInt8(ascii: "\n") {
-            line.append(first)
-        }
-        guard let started = try? JSONDecoder().decode(Started.self, from: line) else {
-            if process.isRunning { process.terminate() }
-            process.waitUntilExit()
-            let detail = (try? String(contentsOf: errorsFile, encoding: .utf8)) ?? ""
-            return .failure(Unavailable(description: "PostgreSQL did not start (apt-get install postgresql): \(detail.suffix(400))"))
-        }
-        return .success(PostgresTestServer(port: started.port, user: started.user, password: started.password, input: input))
     }
 }

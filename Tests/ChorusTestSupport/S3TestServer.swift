@@ -57,33 +57,16 @@ public final class S3TestServer: Sendable {
     private struct Started: Decodable { var port: Int, key: String, secret: String }
 
     private static func start(auth: Bool) -> Result<S3TestServer, Unavailable> {
-        var script = URL(fileURLWithPath: #filePath)
-        script.deleteLastPathComponent()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.appendingPathComponent("s3_server.py").path] + (auth ? ["--auth"] : [])
-        let input = Pipe(), output = Pipe()
-        // Errors to a file, not a pipe nobody reads while the server runs (a full pipe would stall it).
-        let errorsFile = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-s3-server-\(getpid())-\(auth).log")
-        FileManager.default.createFile(atPath: errorsFile.path, contents: nil)
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = try? FileHandle(forWritingTo: errorsFile)
-        do { try process.run() } catch {
-            return .failure(Unavailable(description: "cannot start python3 (\(error))"))
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-s3-server-\(getpid())-\(auth).log")
+        switch HelperScript.start("s3_server.py", arguments: auth ? ["--auth"] : [], log: log, announcing: Started.self) {
+        case .failure(.notRun(let reason)):
+            return .failure(Unavailable(description: reason))
+        case .failure(.notStarted(let detail)):
+            return .failure(Unavailable(description: "moto's S3 server did not start (pip install 'moto[server]'): \(detail)"))
+        case .success(let (helper, started)):
+            // The pipe is held for the life of the test process: closing it stops the server.
+            return .success(S3TestServer(endpoint: "http://127.0.0.1:\(started.port)", accessKeyID: started.key,
+                                         secretAccessKey: started.secret, input: helper.input))
         }
-        var line = Data()
-        while let byte = try? output.fileHandleForReading.read(upToCount: 1), let first = byte.first, first != UInt8(ascii: "\n") {
-            line.append(first)
-        }
-        guard let started = try? JSONDecoder().decode(Started.self, from: line) else {
-            if process.isRunning { process.terminate() }
-            process.waitUntilExit()
-            let detail = (try? String(contentsOf: errorsFile, encoding: .utf8)) ?? ""
-            return .failure(Unavailable(description: "moto's S3 server did not start (pip install 'moto[server]'): \(detail.suffix(400))"))
-        }
-        // The pipe is held for the life of the test process: closing it stops the server.
-        return .success(S3TestServer(endpoint: "http://127.0.0.1:\(started.port)", accessKeyID: started.key,
-                                     secretAccessKey: started.secret, input: input))
     }
 }

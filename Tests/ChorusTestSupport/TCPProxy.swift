@@ -4,38 +4,27 @@ public import Foundation
 /// restores (`up`), to make a server go away mid-test and come back (`tcp_proxy.py`). Stops with the test process.
 public final class TCPProxy: @unchecked Sendable {
     public let port: Int
-    private let process: Process
-    private let input: Pipe
-    private let output: Pipe
+    private let helper: HelperScript
     private let lock = NSLock()
 
+    public struct NotStarted: Error, CustomStringConvertible {
+        public var description: String
+    }
+
     public init(to target: Int) throws {
-        var script = URL(fileURLWithPath: #filePath)
-        script.deleteLastPathComponent()
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.appendingPathComponent("tcp_proxy.py").path, String(target)]
-        input = Pipe()
-        output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
         struct Started: Decodable { var port: Int }
-        port = try JSONDecoder().decode(Started.self, from: Data(Self.line(output).utf8)).port
+        switch HelperScript.start("tcp_proxy.py", arguments: [String(target)], log: nil, announcing: Started.self) {
+        case .failure(.notRun(let reason)), .failure(.notStarted(let reason)):
+            throw NotStarted(description: "the TCP proxy did not start: \(reason)")
+        case .success(let (helper, started)):
+            self.helper = helper
+            port = started.port
+        }
     }
 
     deinit {
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
-    }
-
-    private static func line(_ pipe: Pipe) -> String {
-        var line = Data()
-        while let byte = try? pipe.fileHandleForReading.read(upToCount: 1), let first = byte.first, first != UInt8(ascii: "\n") {
-            line.append(first)
-        }
-        return String(decoding: line, as: UTF8.self)
+        try? helper.input.fileHandleForWriting.close()
+        helper.process.waitUntilExit()
     }
 
     /// Cuts every connection and refuses new ones (returns once done).
@@ -50,7 +39,7 @@ public final class TCPProxy: @unchecked Sendable {
     private func command(_ text: String) {
         lock.lock()
         defer { lock.unlock() }
-        input.fileHandleForWriting.write(Data((text + "\n").utf8))
-        _ = Self.line(output)
+        helper.input.fileHandleForWriting.write(Data((text + "\n").utf8))
+        _ = helper.readLine()
     }
 }
