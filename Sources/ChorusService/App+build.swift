@@ -81,7 +81,7 @@ public struct ChorusServer: Sendable {
             services += [DatabaseService(database: database), JobListenService(database: database, watcher: watcher, logger: state.logger),
                          JobClaimService(state: state)]
         }
-        return services + [RetentionSweeper(state: state)]
+        return services + [RetentionSweeper(state: state), RateLimitKeeper(state: state)]
     }
 
     /// Runs until SIGTERM or SIGINT, then drains renders (within the shutdown timeout) and stops.

@@ -12,9 +12,13 @@ import Glibc
 final class DataFolderLock: @unchecked Sendable {
     static let fileName = "chorus.lock"
     private let descriptor: Int32
+    /// Why the folder is not locked although nobody else holds it (a file system without locks, e.g. some NFS
+    /// mounts): the service runs, and says so at start.
+    let notLocked: String?
 
     /// Takes the lock of `folder` (created if missing).
     /// - Throws: `ConfigurationError` naming the folder: held by another process, or the file cannot be opened.
+    ///   A file system that cannot lock is not an error (`notLocked` says why).
     init(folder: URL) throws {
         let path = folder.appendingPathComponent(Self.fileName).path
         do {
@@ -27,14 +31,18 @@ final class DataFolderLock: @unchecked Sendable {
             throw ConfigurationError(setting: "--data-dir", value: folder.path, reason: "cannot open \(Self.fileName) (\(String(cString: strerror(errno))))")
         }
         var lock = Self.wholeFile(F_WRLCK)
-        guard fcntl(descriptor, F_SETLK, &lock) == 0 else {
+        if fcntl(descriptor, F_SETLK, &lock) == 0 {
+            notLocked = nil
+        } else {
             let reason = errno
+            guard reason == EACCES || reason == EAGAIN else {
+                notLocked = "\(Self.fileName) cannot be locked here (\(String(cString: strerror(reason))))"
+                self.descriptor = descriptor
+                return
+            }
             var holder = Self.wholeFile(F_WRLCK)
             let pid = fcntl(descriptor, F_GETLK, &holder) == 0 && holder.l_type != Int16(F_UNLCK) ? " (pid \(holder.l_pid))" : ""
             close(descriptor)
-            guard reason == EACCES || reason == EAGAIN else {
-                throw ConfigurationError(setting: "--data-dir", value: folder.path, reason: "cannot lock \(Self.fileName) (\(String(cString: strerror(reason))))")
-            }
             throw ConfigurationError(setting: "--data-dir", value: folder.path,
                                      reason: "another chorus serve\(pid) is using this data folder; give each instance its own")
         }

@@ -20,6 +20,34 @@ struct RenderDrain: Service, CustomStringConvertible {
     }
 }
 
+/// Without `--database`: writes the request limits' buckets not yet full to the embedded database every 10 s (a bucket
+/// refills within a minute, so a crash must not lose more than a few seconds of counting); the last write is
+/// `ChorusServer.run`'s, when the service has stopped.
+struct RateLimitKeeper: Service, CustomStringConvertible {
+    let state: ServiceState
+    var description: String { "RateLimitKeeper" }
+    static let interval = 10.0
+
+    func run() async throws {
+        guard let keeper = state.localRateLimits, keeper.limiter.perMinute > 0 else {
+            // Nothing to keep; a service that returns would stop the whole group, so it waits for the shutdown.
+            try? await gracefulShutdown()
+            return
+        }
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: UInt64(Self.interval * 1e9))
+                guard !Task.isCancelled else { return }
+                do {
+                    try await keeper.save()
+                } catch {
+                    state.logger.warning("request limits not kept", metadata: ["error": .string("\(error)")])
+                }
+            }
+        }
+    }
+}
+
 /// Deletes expired renders and clips (and trims the synthesis cache) every few minutes.
 struct RetentionSweeper: Service, CustomStringConvertible {
     let state: ServiceState
@@ -55,11 +83,6 @@ struct RetentionSweeper: Service, CustomStringConvertible {
             state.logger.error("retention: clips not swept", metadata: ["error": .string("\(error)")])
         }
         state.chorus.cache.evict()
-        do {
-            try await state.localRateLimits?.save()
-        } catch {
-            state.logger.warning("request limits not kept", metadata: ["error": .string("\(error)")])
-        }
         if renders + clips > 0 {
             state.logger.info("retention", metadata: ["renders_deleted": .stringConvertible(renders), "clips_deleted": .stringConvertible(clips)])
         }

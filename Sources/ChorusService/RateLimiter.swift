@@ -50,7 +50,7 @@ final class RateLimiter: @unchecked Sendable {
         guard perMinute > 0 else { return }
         lock.withLock {
             for (caller, bucket) in saved where buckets[caller] == nil && bucket.tokens.isFinite && bucket.updated.isFinite {
-                buckets[caller] = Bucket(tokens: min(capacity, bucket.tokens), updated: min(now, bucket.updated))
+                buckets[caller] = Bucket(tokens: max(0, min(capacity, bucket.tokens)), updated: min(now, bucket.updated))
             }
         }
     }

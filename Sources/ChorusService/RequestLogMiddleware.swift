@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Gives every request an id (`X-Request-Id`, and in the log), turns any error into the service's JSON
 /// error body, counts it (`RequestMetrics`) and writes one log line per request: method, path (secrets in the query removed),
@@ -94,11 +94,15 @@ struct RequestLogMiddleware: RouterMiddleware {
         return path + "?" + parts.joined(separator: "&")
     }
 
-    /// A request id: 16 hex digits, unique within the process (a counter through a bijective 64-bit mix keyed by a
-    /// random start, so ids do not reveal how many requests were served). No system call: the kernel's random bytes
-    /// cost a `getrandom` per request, measurable on the audio fast path.
+    /// A request id: 16 hex digits, unique within the process (a counter from a random start through a bijective
+    /// 64-bit mix, so ids from different runs do not collide and do not look sequential; they tie a log line to a
+    /// response, and are no secret — the mix can be inverted). No system call: the kernel's random bytes cost a
+    /// `getrandom` per request, measurable on the audio fast path.
     static func newID() -> String {
-        let count = requestCounter.add(1, ordering: .relaxed).newValue
+        let count = requestCounter.withLockedValue { value -> UInt64 in
+            value &+= 1
+            return value
+        }
         var mixed = count &+ requestKey
         mixed = (mixed ^ (mixed >> 30)) &* 0xbf58_476d_1ce4_e5b9
         mixed = (mixed ^ (mixed >> 27)) &* 0x94d0_49bb_1331_11eb
@@ -106,6 +110,7 @@ struct RequestLogMiddleware: RouterMiddleware {
         return withUnsafeBytes(of: mixed.bigEndian) { Hex.string($0) }
     }
 
-    private static let requestCounter = Atomic<UInt64>(0)
+    /// A lock rather than `Synchronization.Atomic`, which needs macOS 15 (the package supports 14).
+    private static let requestCounter = NIOLockedValueBox<UInt64>(0)
     private static let requestKey = UInt64.random(in: .min ... .max)
 }

@@ -44,6 +44,9 @@ struct ServiceState: Sendable {
         self.logger = logger
         data = DataDirectory(root: configuration.dataDirectory)
         folderLock = try DataFolderLock(folder: configuration.dataDirectory)
+        if let reason = folderLock.notLocked {
+            logger.warning("the data folder is not locked: run one chorus serve on it at a time", metadata: ["reason": .string(reason)])
+        }
         try data.prepare()
         signer = URLSigner(secret: try URLSigner.secret(in: data.root))
         authenticator = AuthenticationMiddleware(keys: configuration.apiKeys, signer: signer)

@@ -75,21 +75,52 @@ struct LoudnessTests {
         #expect(abs(estimate - reference) < LoudnessNormalizer.meterMargin, "\(estimate) vs \(reference)")
     }
 
-    @Test("skipping quiet blocks never changes the true-peak estimate: every length near the block sizes, mono and stereo, plain and limited")
-    func truePeakSkippingExact() throws {
-        for channels in [1, 2] {
-            let format = AudioFormat(sampleRate: channels == 1 ? 44_100 : 48_000, channels: channels)
-            var long = SignalGenerator.speechLike(fundamental: 150, seconds: 1.2, format: format, seed: 5, amplitude: 0.8)
+    /// The true peak by the definition `TruePeak` implements, computed plainly in Double: every interval, every
+    /// phase (4×, or 2× from 96 kHz), the 12-tap Hann-windowed sinc, silence outside the clip. dBTP.
+    static func plainTruePeak(_ clip: AudioBuffer) -> Double {
+        let channels = clip.format.channels, frames = clip.frameCount
+        let factor = clip.format.sampleRate >= 96_000 ? 2 : 4
+        func weight(_ distance: Double) -> Double {
+            let sinc = distance == 0 ? 1 : sin(.pi * distance) / (.pi * distance)
+            return sinc * 0.5 * (1 + cos(.pi * distance / 6))
+        }
+        var highest = Double(clip.peak)
+        for channel in 0..<channels {
+            func sample(_ frame: Int) -> Double { frame < 0 || frame >= frames ? 0 : Double(clip.samples[frame * channels + channel]) }
+            for start in 0..<max(0, frames - 1) {
+                for phase in 1..<factor {
+                    let offset = Double(phase) / Double(factor)
+                    let value = (-5...6).reduce(0.0) { $0 + weight(Double($1) - offset) * sample(start + $1) }
+                    highest = max(highest, abs(value))
+                }
+            }
+        }
+        return 20 * log10(highest)
+    }
+
+    @Test("the true-peak estimate equals the plain computation (Double, every interval and phase), skipping or not: mono, stereo, 2x at 96 kHz, limited, every length near the block sizes")
+    func truePeakExact() throws {
+        for (rate, channels) in [(44_100, 1), (48_000, 2), (96_000, 1)] {
+            let format = AudioFormat(sampleRate: rate, channels: channels)
+            var long = SignalGenerator.speechLike(fundamental: 150, seconds: 0.4, format: format, seed: 5, amplitude: 0.8)
             for index in long.samples.indices where index % 7 == 0 { long.samples[index] *= 1.9 }
-            #expect(TruePeak.estimate(long) == TruePeak.estimate(long, skipQuiet: false))
-            _ = long.samples.withUnsafeMutableBufferPointer { PeakLimiter(format: format, ceiling: 0.7).process($0) }
-            #expect(TruePeak.estimate(long) == TruePeak.estimate(long, skipQuiet: false))
-            // The loudest sample at every position of short clips (the edges of the 8- and 32-interval groups).
-            for frames in 1...80 {
-                for loudest in stride(from: 0, to: frames, by: 3) {
+            for limited in [false, true] {
+                if limited { _ = long.samples.withUnsafeMutableBufferPointer { PeakLimiter(format: format, ceiling: 0.7).process($0) } }
+                let estimate = TruePeak.estimate(long)
+                #expect(estimate == TruePeak.estimate(long, skipQuiet: false))
+                #expect(abs(estimate - Self.plainTruePeak(long)) < 1e-4, "\(rate) Hz, \(channels) channels, limited: \(limited)")
+            }
+            // Two equal loud samples side by side (an inter-sample peak above them, always) at every position of short
+            // clips: the edges of the 8- and 32-interval groups.
+            for frames in 2...80 {
+                for loud in stride(from: 0, to: frames - 1, by: 3) {
                     var clip = AudioBuffer(format: format, samples: (0..<frames * channels).map { Float(sin(Double($0) * 2.7)) * 0.3 })
-                    clip.samples[loudest * channels] = -0.95
-                    #expect(TruePeak.estimate(clip) == TruePeak.estimate(clip, skipQuiet: false), "\(frames) frames, loudest at \(loudest)")
+                    clip.samples[loud * channels] = 0.95
+                    clip.samples[(loud + 1) * channels] = 0.95
+                    let estimate = TruePeak.estimate(clip)
+                    #expect(estimate > 20 * log10(0.95) + 0.5, "\(frames) frames, loud at \(loud): \(estimate)")
+                    #expect(estimate == TruePeak.estimate(clip, skipQuiet: false), "\(frames) frames, loud at \(loud)")
+                    #expect(abs(estimate - Self.plainTruePeak(clip)) < 1e-4, "\(frames) frames, loud at \(loud)")
                 }
             }
         }

@@ -381,19 +381,41 @@ struct ServeCommandTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let stub = try StubSpeech.openAIServer(latency: 0)
         let port = try Self.freePort()
-        let first = try Self.serve(directory: directory, stub: stub, port: port, rateLimit: 3)
+        let first = try Self.serve(directory: directory, stub: stub, port: port, rateLimit: 1)
         defer { if first.isRunning { first.terminate() } }
         let voices = "http://127.0.0.1:\(port)/v1/voices"
-        let spent = (0..<4).map { _ in Self.get(voices, key: Self.serveKey)?.status ?? 0 }
-        #expect(spent == [200, 200, 200, 429])
+        let spent = (0..<2).map { _ in Self.get(voices, key: Self.serveKey)?.status ?? 0 }
+        #expect(spent == [200, 429])
         first.terminate()
         first.waitUntilExit()
         #expect(first.terminationReason == .exit && first.terminationStatus == 0)
-        let second = try Self.serve(directory: directory, stub: stub, port: port, rateLimit: 3)
+        // One key, one row, named by the key's digest id, never by the key.
+        let callers = try SQLiteReferee.query(directory.appendingPathComponent("data/chorus.sqlite"), "SELECT caller FROM rate_limits")
+        #expect(callers.hasPrefix("key-") && !callers.contains("|") && !callers.contains(Self.serveKey), "\(callers)")
+        let second = try Self.serve(directory: directory, stub: stub, port: port, rateLimit: 1)
         defer { if second.isRunning { second.terminate() } }
-        // 3 a minute: a token every 20 s, and the restart took less.
+        // 1 a minute: the next token 60 s after the first request, and the restart took less.
         #expect(Self.get(voices, key: Self.serveKey)?.status == 429)
-        #expect(!(try SQLiteReferee.query(directory.appendingPathComponent("data/chorus.sqlite"), "SELECT caller FROM rate_limits")).contains(Self.serveKey))
+    }
+
+    @Test("a key's spent request limit stays spent across a crash: kept every 10 s (kill -9 after 11 s, then a new process)")
+    func rateLimitAcrossCrash() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-serve-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let stub = try StubSpeech.openAIServer(latency: 0)
+        let port = try Self.freePort()
+        let first = try Self.serve(directory: directory, stub: stub, port: port, rateLimit: 1)
+        defer { if first.isRunning { kill(first.processIdentifier, SIGKILL) } }
+        let voices = "http://127.0.0.1:\(port)/v1/voices"
+        #expect((0..<2).map { _ in Self.get(voices, key: Self.serveKey)?.status ?? 0 } == [200, 429])
+        Thread.sleep(forTimeInterval: 11)
+        kill(first.processIdentifier, SIGKILL)
+        first.waitUntilExit()
+        let second = try Self.serve(directory: directory, stub: stub, port: port, rateLimit: 1)
+        defer { if second.isRunning { second.terminate() } }
+        // 1 a minute: the next token 60 s after the first request.
+        #expect(Self.get(voices, key: Self.serveKey)?.status == 429)
     }
 
     @Test("a second chorus serve on a data folder in use stops at start, naming the folder and the process holding it; after a kill -9 the folder is free again")

@@ -2,9 +2,10 @@ import Foundation
 import SQLiteNIO
 
 /// Keeps the per-key request limit (`--rate-limit`) of an instance without `--database` across restarts: the buckets of
-/// `RateLimiter` not yet full again are written to the `rate_limits` table at every retention sweep and when the service
-/// stops, and read back at start — so a restart (or a crash, up to one sweep interval) does not hand every caller a
-/// fresh minute of requests. Not written per request: a disk write for every token would cost more than it keeps.
+/// `RateLimiter` not yet full again are written to the `rate_limits` table every few seconds (`RateLimitKeeper`) and
+/// when the service stops, and read back at start — so a restart, or a crash (up to those few seconds), does not hand
+/// every caller a fresh minute of requests. Not written per request: a disk write for every token would cost more
+/// than it keeps.
 struct LocalRateLimits: Sendable {
     let database: LocalDatabase
     let limiter: RateLimiter
@@ -44,8 +45,10 @@ struct LocalRateLimits: Sendable {
                 """, binds, operation: "keep the request limits")
             start += 1000
         }
-        // A bucket full again since its row was written: the row refills to full too (takes only lower a bucket, and
-        // the row is from before them), so it may stay until it is old enough to be forgotten.
+        // A bucket full again since its row was written: with the same limit the row refills to full too (takes only
+        // lower a bucket, and the row is from before them), so it may stay until it is old enough to be forgotten.
+        // With a limit raised in between, such a row restores a bucket stricter than a fresh one for at most a minute:
+        // on the safe side.
         try await database.rows("DELETE FROM rate_limits WHERE updated_at <= ?", [.float(now - Self.forgottenAfter)],
                                 operation: "keep the request limits")
     }
