@@ -40,42 +40,53 @@ public struct PeakLimiter: Sendable {
         guard frames > 0, let base = samples.baseAddress else { return 0 }
         let window = max(1, format.frames(milliseconds: lookAheadMilliseconds))
 
-        // Gain each frame needs on its own: ceiling / peak, or 1; and which 64-frame blocks have a frame over.
+        // Which 64-frame blocks have a frame over the ceiling (`over`), and the gain each frame needs on its own
+        // (ceiling / peak, or 1), computed only where a region reads it: in blocks over the ceiling at once, in the
+        // other blocks of a region (ones) when the region is limited. Most blocks are neither.
         let needed = UnsafeMutableBufferPointer<Float>.allocate(capacity: frames)
         defer { needed.deallocate() }
         let blocks = (frames + 63) / 64
-        let blockOver = UnsafeMutableBufferPointer<Bool>.allocate(capacity: blocks)
-        defer { blockOver.deallocate() }
+        let blockState = UnsafeMutableBufferPointer<BlockState>.allocate(capacity: blocks)
+        defer { blockState.deallocate() }
         let ceiling = self.ceiling
         var anyOver = false
         for block in 0..<blocks {
             let first = block * 64
             let count = min(64, frames - first)
-            var loudest: Float = 0
+            var over = false
             if channels == 1 && count == 64 {
-                let ceilings = SIMD8<Float>(repeating: ceiling)
-                @inline(__always) func chunk(_ offset: Int) -> SIMD8<Float> {
-                    let peaks = SIMD8(loading: base, offset: first + offset).magnitudes
-                    UnsafeMutableRawPointer(needed.baseAddress! + first + offset)
-                        .storeBytes(of: ceilings / ceilings.larger(peaks), as: SIMD8<Float>.self)
-                    return peaks
-                }
                 // A tree of maxima rather than a chain: independent steps overlap.
-                let low = chunk(0).larger(chunk(8)).larger(chunk(16).larger(chunk(24)))
-                let high = chunk(32).larger(chunk(40)).larger(chunk(48).larger(chunk(56)))
-                loudest = low.larger(high).largest
+                @inline(__always) func peaks(_ offset: Int) -> SIMD8<Float> { SIMD8(loading: base, offset: first + offset).magnitudes }
+                let low = peaks(0).larger(peaks(8)).larger(peaks(16).larger(peaks(24)))
+                let high = peaks(32).larger(peaks(40)).larger(peaks(48).larger(peaks(56)))
+                over = low.larger(high).largest > ceiling
+                if over {
+                    let ceilings = SIMD8<Float>(repeating: ceiling)
+                    for offset in stride(from: 0, to: 64, by: 8) {
+                        UnsafeMutableRawPointer(needed.baseAddress! + first + offset)
+                            .storeBytes(of: ceilings / ceilings.larger(peaks(offset)), as: SIMD8<Float>.self)
+                    }
+                }
             } else {
                 for frame in first..<first + count {
                     var peak: Float = 0
                     for channel in 0..<channels { peak = max(peak, abs(base[frame &* channels &+ channel])) }
                     needed[frame] = ceiling / max(peak, ceiling)
-                    loudest = max(loudest, peak)
+                    over = over || peak > ceiling
                 }
             }
-            blockOver[block] = loudest > ceiling
-            anyOver = anyOver || loudest > ceiling
+            blockState[block] = over ? .over : (channels == 1 && count == 64 ? .unset : .computed)
+            anyOver = anyOver || over
         }
         guard anyOver else { return 0 }
+        /// Ones for the blocks of frames `start ..< end` whose `needed` was not computed.
+        func prepare(from start: Int, to end: Int) {
+            guard start < end else { return }
+            for block in start / 64...(end - 1) / 64 where blockState[block] == .unset {
+                (needed.baseAddress! + block * 64).update(repeating: 1, count: 64)
+                blockState[block] = .computed
+            }
+        }
 
         var state = State(window: window, release: Float(exp(-1.0 / (Double(format.sampleRate) * Double(releaseMilliseconds) / 1000))),
                           frames: frames)
@@ -84,7 +95,7 @@ public struct PeakLimiter: Sendable {
         var frame = 0
         var regionStart = -1
         var regionEnd = -1
-        for block in 0..<blocks where blockOver[block] {
+        for block in 0..<blocks where blockState[block] == .over {
             for over in block * 64..<min(frames, block * 64 + 64) where needed[over] < 1 {
                 let start = max(0, over - window + 1)
                 let end = min(frames, over + window)
@@ -94,6 +105,7 @@ public struct PeakLimiter: Sendable {
                 }
                 if regionStart >= 0 {
                     state.release(base, channels: channels, from: frame, to: regionStart)
+                    prepare(from: regionStart, to: regionEnd)
                     state.limit(base, channels: channels, needed: needed, frames: frames, from: regionStart, to: regionEnd)
                     frame = regionEnd
                 }
@@ -102,9 +114,15 @@ public struct PeakLimiter: Sendable {
             }
         }
         state.release(base, channels: channels, from: frame, to: regionStart)
+        prepare(from: regionStart, to: regionEnd)
         state.limit(base, channels: channels, needed: needed, frames: frames, from: regionStart, to: regionEnd)
         state.release(base, channels: channels, from: regionEnd, to: frames)
         return 20 * log10(Double(state.deepest))
+    }
+
+    /// Whether a block's `needed` values exist: `over` (computed; a frame is over the ceiling), `computed`, or `unset`.
+    private enum BlockState: UInt8 {
+        case unset, computed, over
     }
 
     /// The gain carried from region to region.
