@@ -244,7 +244,10 @@ struct SharedJobsTests {
             let proxied = url.replacingOccurrences(of: ":\(server.port)/", with: ":\(proxy.port)/")
             let folder = try TemporaryDirectory()
             let stub = try StubSpeech.openAIServer(latency: 0.4)
-            let a = try Self.instance(proxied, shared: folder, stub: stub)
+            // The outage lasts the refused request's deadlines (up to 12 s on a slow run) and 2 s more: with the default
+            // 15 s lease the worker could rightly give the render up (⅔ of the lease without a renewal) and run it
+            // again, which is not what this test is about ("done:1" below).
+            let a = try Self.instance(proxied, shared: folder, stub: stub) { $0.leaseSeconds = 60 }
             try await a.test { client in
                 let made = try await client.call(.post, "/v1/renders", json: textRequest(["Made before the outage."], voice: "openai:nova"))
                 #expect(made.status == .created)
