@@ -55,3 +55,27 @@ struct HelperScript {
         return String(decoding: line, as: UTF8.self)
     }
 }
+
+/// A command run to its end, as the tests' referees run them (`/usr/bin/env` finds it): its exit status and output.
+/// Its output is read to the end before waiting, so a long result cannot stall it (errors are expected to be short).
+struct ToolRun {
+    let status: Int32
+    let output: String
+    let errors: String
+
+    init(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let text = output.fileHandleForReading.readDataToEndOfFile()
+        let errorText = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        status = process.terminationStatus
+        self.output = String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        self.errors = String(decoding: errorText, as: UTF8.self)
+    }
+}

@@ -41,20 +41,11 @@ public final class PostgresTestServer: Sendable {
     /// output, unaligned, tuples only, fields separated by `|`.
     @discardableResult
     public func psql(_ url: String, _ sql: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql]
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let text = output.fileHandleForReading.readDataToEndOfFile()
-        let errorText = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Unavailable(description: "psql failed: \(String(decoding: errorText, as: UTF8.self).prefix(400))")
+        let run = try ToolRun(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql])
+        guard run.status == 0 else {
+            throw Unavailable(description: "psql failed: \(run.errors.prefix(400))")
         }
-        return String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return run.output
     }
 
     private init(port: Int, user: String, password: String, input: Pipe) {

@@ -9,23 +9,14 @@ public enum SQLiteReferee {
 
     /// - Throws: `Failure` with Python's error when the query fails (a locked or missing database, bad SQL).
     public static func query(_ file: URL, _ sql: String, _ arguments: [String] = []) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", """
+        let run = try ToolRun(["python3", "-c", """
             import sqlite3, sys
             rows = sqlite3.connect(sys.argv[1], isolation_level=None).execute(sys.argv[2], sys.argv[3:])
             print('|'.join(str(v) for row in rows for v in row))
-            """, file.path, sql] + arguments
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let text = output.fileHandleForReading.readDataToEndOfFile()
-        let errorText = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "sqlite3 failed on \(file.lastPathComponent): \(String(decoding: errorText, as: UTF8.self).suffix(400))")
+            """, file.path, sql] + arguments)
+        guard run.status == 0 else {
+            throw Failure(description: "sqlite3 failed on \(file.lastPathComponent): \(run.errors.suffix(400))")
         }
-        return String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return run.output
     }
 }
