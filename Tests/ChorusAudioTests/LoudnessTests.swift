@@ -110,6 +110,16 @@ struct LoudnessTests {
                 #expect(estimate == TruePeak.estimate(long, skipQuiet: false))
                 #expect(abs(estimate - Self.plainTruePeak(long)) < 1e-4, "\(rate) Hz, \(channels) channels, limited: \(limited)")
             }
+            // Smooth, loud and one-sided (a low tone on a negative offset): the blocks near the top are skipped by the
+            // range of their samples, not by their magnitude; the highest interval must still be found.
+            var smooth = AudioBuffer(format: format, samples: (0..<4_000 * channels).map { index -> Float in
+                let tone: Double = 0.5 * sin(Double(index / channels) * 0.013)
+                let ripple: Double = 0.02 * sin(Double(index) * 2.6)
+                return Float(-0.45 + tone + ripple)
+            })
+            smooth.samples[1_234 * channels] = -0.97
+            #expect(TruePeak.estimate(smooth) == TruePeak.estimate(smooth, skipQuiet: false), "\(rate) Hz, smooth")
+            #expect(abs(TruePeak.estimate(smooth) - Self.plainTruePeak(smooth)) < 1e-4, "\(rate) Hz, smooth")
             // Two equal loud samples side by side (an inter-sample peak above them, always) at every position of short
             // clips: the edges of the 8- and 32-interval groups.
             for frames in 2...80 {

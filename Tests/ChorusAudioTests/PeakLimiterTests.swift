@@ -83,6 +83,34 @@ struct PeakLimiterTests {
         #expect(fast.allSatisfy { abs($0) <= 0.8 * 1.000_001 })
     }
 
+    @Test("limiting `source × scale` into another buffer equals scaling first and limiting in place, to the bit",
+          arguments: [1, 2])
+    func scaledIntoEqualsScaleThenLimit(channels: Int) {
+        let format = AudioFormat(sampleRate: 24_000, channels: channels)
+        // A length that is not a whole number of 64-frame blocks, loud bursts between quiet stretches and silence.
+        let signal = SignalGenerator.concatenate([
+            SignalGenerator.speechLike(fundamental: 170, seconds: 0.61, format: format, seed: 8, amplitude: 0.5),
+            SignalGenerator.silence(seconds: 0.3, format: format),
+            SignalGenerator.speechLike(fundamental: 120, seconds: 0.47, format: format, seed: 9, amplitude: 0.3),
+        ]).samples
+        let limiter = PeakLimiter(format: format, ceiling: 0.6)
+        let peaks = signal.withUnsafeBufferPointer { PeakLimiter.blockPeaks($0, channels: channels) }
+        #expect(peaks.count == (signal.count / channels + 63) / 64)
+        let loudest = signal.map { abs($0) }.max()!
+        #expect(loudest * 0.5 < 0.6 && loudest * 1.9 > 0.6)
+        for scale: Float in [0.5, 1, 1.9, 3.3] {   // under the ceiling, then more and more limited
+            var inPlace = signal.map { $0 * scale }
+            let inPlaceReduction = inPlace.withUnsafeMutableBufferPointer { limiter.process($0) }
+            var fused = [Float](repeating: .nan, count: signal.count)
+            let fusedReduction = signal.withUnsafeBufferPointer { source in
+                fused.withUnsafeMutableBufferPointer { limiter.process(source, scaledBy: scale, into: $0, blockPeaks: peaks) }
+            }
+            #expect(fused == inPlace, "scale \(scale)")
+            #expect(fusedReduction == inPlaceReduction, "scale \(scale)")
+            #expect((scale * loudest <= 0.6) == (fusedReduction == 0), "scale \(scale): \(fusedReduction) dB")
+        }
+    }
+
     /// The limiter computed frame by frame over the whole clip, without regions: the reference.
     static func plainLimit(_ samples: UnsafeMutableBufferPointer<Float>, _ limiter: PeakLimiter) -> Double {
         let channels = limiter.format.channels

@@ -60,6 +60,7 @@ public struct LoudnessNormalizer: Sendable {
         // loudness, so the gain is searched (secant steps on measured loudness) until it is within 0.3 LU;
         // only then is the true peak measured (it rarely needs a lower ceiling, and costs more than loudness).
         let original = buffer.samples
+        let peaks = original.withUnsafeBufferPointer { PeakLimiter.blockPeaks($0, channels: buffer.format.channels) }
         var ceilingDB = safeCeiling - 0.3
         var limiterDB = 0.0
         // What the last round reached; its true peak only once it has been measured.
@@ -67,9 +68,13 @@ public struct LoudnessNormalizer: Sendable {
         var truePeak: Double?
         var previous: (gain: Double, loudness: Double)?
         for _ in 0..<6 {
-            Self.scale(original, by: gainDB, into: &buffer.samples)
             let limiter = PeakLimiter(format: buffer.format, ceiling: Float(pow(10, ceilingDB / 20)))
-            limiterDB = buffer.samples.withUnsafeMutableBufferPointer { limiter.process($0) }
+            buffer.samples = original.withUnsafeBufferPointer { original in
+                [Float](unsafeUninitializedCapacity: original.count) { output, count in
+                    limiterDB = limiter.process(original, scaledBy: Self.factor(gainDB), into: output, blockPeaks: peaks)
+                    count = original.count
+                }
+            }
             truePeak = nil
             reached = LoudnessMeasurement.loudness(of: buffer).loudness
             guard let reached else { break }
@@ -120,18 +125,11 @@ public struct LoudnessNormalizer: Sendable {
     /// dB kept between the ceiling and `TruePeak.estimate`, covering its difference from libebur128's meter.
     static let meterMargin = 0.15
 
-    /// `output = source × gain`, in one pass (`output` has `source`'s length).
-    static func scale(_ source: [Float], by decibels: Double, into output: inout [Float]) {
-        let factor = Float(pow(10, decibels / 20))
-        source.withUnsafeBufferPointer { source in
-            output.withUnsafeMutableBufferPointer { output in
-                for index in source.indices { output[index] = source[index] * factor }
-            }
-        }
-    }
+    /// The linear factor of a gain in dB.
+    static func factor(_ decibels: Double) -> Float { Float(pow(10, decibels / 20)) }
 
     static func scale(_ samples: inout [Float], by decibels: Double) {
-        let factor = Float(pow(10, decibels / 20))
+        let factor = Self.factor(decibels)
         guard factor != 1 else { return }
         samples.withUnsafeMutableBufferPointer { buffer in
             for index in buffer.indices { buffer[index] *= factor }

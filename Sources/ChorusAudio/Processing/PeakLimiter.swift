@@ -35,68 +35,108 @@ public struct PeakLimiter: Sendable {
     /// between, the gain is the release curve alone, applied in closed form, and skipped once it is back at 1.
     @discardableResult
     public func process(_ samples: UnsafeMutableBufferPointer<Float>) -> Double {
-        let channels = format.channels
+        process(UnsafeBufferPointer(samples), scaledBy: 1, into: samples, blockPeaks: nil)
+    }
+
+    /// Frames per block of `blockPeaks`.
+    static let blockFrames = 64
+
+    /// The largest magnitude over all channels of each 64-frame block of interleaved `samples`: computed once for a
+    /// clip limited at several gains (`process(_:scaledBy:into:blockPeaks:)`), so no round scans the clip again.
+    static func blockPeaks(_ samples: UnsafeBufferPointer<Float>, channels: Int) -> [Float] {
         let frames = samples.count / channels
-        guard frames > 0, let base = samples.baseAddress else { return 0 }
+        let blocks = (frames + blockFrames - 1) / blockFrames
+        guard let base = samples.baseAddress else { return [] }
+        return [Float](unsafeUninitializedCapacity: blocks) { peaks, count in
+            for block in 0..<blocks {
+                let first = block * blockFrames
+                if channels == 1 && first + blockFrames <= frames {
+                    // A tree of maxima rather than a chain: independent steps overlap.
+                    @inline(__always) func four(_ offset: Int) -> SIMD4<Float> { SIMD4(loading: base, offset: first + offset).magnitudes }
+                    var low = four(0).larger(four(4)), high = four(8).larger(four(12))
+                    for offset in stride(from: 16, to: blockFrames, by: 16) {
+                        low = low.larger(four(offset).larger(four(offset + 4)))
+                        high = high.larger(four(offset + 8).larger(four(offset + 12)))
+                    }
+                    peaks[block] = low.larger(high).largest
+                } else {
+                    var peak: Float = 0
+                    for index in first * channels..<min(frames, first + blockFrames) * channels { peak = max(peak, abs(base[index])) }
+                    peaks[block] = peak
+                }
+            }
+            count = blocks
+        }
+    }
+
+    /// Limits `source × scale` into `output` (the same length; it may be `source` itself) in one pass, with the same
+    /// result, to the bit, as scaling first and limiting in place. `blockPeaks` (from `blockPeaks(_:channels:)` of
+    /// `source`) spares the scan for frames over the ceiling. Returns the deepest gain reduction, in dB (≤ 0).
+    func process(_ source: UnsafeBufferPointer<Float>, scaledBy scale: Float, into output: UnsafeMutableBufferPointer<Float>,
+                 blockPeaks: [Float]?) -> Double {
+        let channels = format.channels
+        let frames = source.count / channels
+        precondition(output.count >= frames * channels, "limiter output shorter than its input")
+        guard frames > 0, let input = source.baseAddress, let base = output.baseAddress else { return 0 }
         let window = max(1, format.frames(milliseconds: lookAheadMilliseconds))
+        let peaks = blockPeaks ?? Self.blockPeaks(source, channels: channels)
 
         // Which 64-frame blocks have a frame over the ceiling (`over`), and the gain each frame needs on its own
         // (ceiling / peak, or 1), computed only where a region reads it: in blocks over the ceiling at once, in the
-        // other blocks of a region (ones) when the region is limited. Most blocks are neither.
+        // other blocks of a region (ones) when the region is limited. Most blocks are neither. `|x|·scale` is what
+        // scaling first would give, bit for bit, and so is `peak·scale` for the block's largest.
         let needed = UnsafeMutableBufferPointer<Float>.allocate(capacity: frames)
         defer { needed.deallocate() }
-        let blocks = (frames + 63) / 64
+        let blocks = peaks.count
         let blockState = UnsafeMutableBufferPointer<BlockState>.allocate(capacity: blocks)
         defer { blockState.deallocate() }
         let ceiling = self.ceiling
         var anyOver = false
         for block in 0..<blocks {
-            let first = block * 64
-            let count = min(64, frames - first)
-            var over = false
-            if channels == 1 && count == 64 {
-                // A tree of maxima rather than a chain: independent steps overlap.
-                @inline(__always) func peaks(_ offset: Int) -> SIMD8<Float> { SIMD8(loading: base, offset: first + offset).magnitudes }
-                let low = peaks(0).larger(peaks(8)).larger(peaks(16).larger(peaks(24)))
-                let high = peaks(32).larger(peaks(40)).larger(peaks(48).larger(peaks(56)))
-                over = low.larger(high).largest > ceiling
-                if over {
-                    let ceilings = SIMD8<Float>(repeating: ceiling)
-                    for offset in stride(from: 0, to: 64, by: 8) {
-                        UnsafeMutableRawPointer(needed.baseAddress! + first + offset)
-                            .storeBytes(of: ceilings / ceilings.larger(peaks(offset)), as: SIMD8<Float>.self)
-                    }
+            let over = peaks[block] * scale > ceiling
+            blockState[block] = over ? .over : .unset
+            guard over else { continue }
+            anyOver = true
+            let first = block * Self.blockFrames
+            let count = min(Self.blockFrames, frames - first)
+            if channels == 1 && count == Self.blockFrames {
+                let ceilings = SIMD8<Float>(repeating: ceiling)
+                for offset in stride(from: 0, to: Self.blockFrames, by: 8) {
+                    let magnitudes = (SIMD8(loading: input, offset: first + offset) * scale).magnitudes
+                    UnsafeMutableRawPointer(needed.baseAddress! + first + offset)
+                        .storeBytes(of: ceilings / ceilings.larger(magnitudes), as: SIMD8<Float>.self)
                 }
             } else {
                 for frame in first..<first + count {
                     var peak: Float = 0
-                    for channel in 0..<channels { peak = max(peak, abs(base[frame &* channels &+ channel])) }
+                    for channel in 0..<channels { peak = max(peak, abs(input[frame &* channels &+ channel] * scale)) }
                     needed[frame] = ceiling / max(peak, ceiling)
-                    over = over || peak > ceiling
                 }
             }
-            blockState[block] = over ? .over : (channels == 1 && count == 64 ? .unset : .computed)
-            anyOver = anyOver || over
         }
-        guard anyOver else { return 0 }
+        var state = State(window: window, release: Float(exp(-1.0 / (Double(format.sampleRate) * Double(releaseMilliseconds) / 1000))),
+                          frames: frames, channels: channels, input: input, scale: scale, output: base)
+        defer { state.deallocate() }
+        guard anyOver else {
+            state.release(from: 0, to: frames)
+            return 0
+        }
         /// Ones for the blocks of frames `start ..< end` whose `needed` was not computed.
         func prepare(from start: Int, to end: Int) {
             guard start < end else { return }
-            for block in start / 64...(end - 1) / 64 where blockState[block] == .unset {
-                (needed.baseAddress! + block * 64).update(repeating: 1, count: 64)
+            for block in start / Self.blockFrames...(end - 1) / Self.blockFrames where blockState[block] == .unset {
+                let first = block * Self.blockFrames
+                (needed.baseAddress! + first).update(repeating: 1, count: min(Self.blockFrames, frames - first))
                 blockState[block] = .computed
             }
         }
 
-        var state = State(window: window, release: Float(exp(-1.0 / (Double(format.sampleRate) * Double(releaseMilliseconds) / 1000))),
-                          frames: frames)
-        defer { state.deallocate() }
         // Regions: frames within one window of a frame over the ceiling, merged when they touch.
         var frame = 0
         var regionStart = -1
         var regionEnd = -1
         for block in 0..<blocks where blockState[block] == .over {
-            for over in block * 64..<min(frames, block * 64 + 64) where needed[over] < 1 {
+            for over in block * Self.blockFrames..<min(frames, (block + 1) * Self.blockFrames) where needed[over] < 1 {
                 let start = max(0, over - window + 1)
                 let end = min(frames, over + window)
                 if regionStart >= 0 && start <= regionEnd {
@@ -104,19 +144,19 @@ public struct PeakLimiter: Sendable {
                     continue
                 }
                 if regionStart >= 0 {
-                    state.release(base, channels: channels, from: frame, to: regionStart)
+                    state.release(from: frame, to: regionStart)
                     prepare(from: regionStart, to: regionEnd)
-                    state.limit(base, channels: channels, needed: needed, frames: frames, from: regionStart, to: regionEnd)
+                    state.limit(needed: needed, from: regionStart, to: regionEnd)
                     frame = regionEnd
                 }
                 regionStart = start
                 regionEnd = end
             }
         }
-        state.release(base, channels: channels, from: frame, to: regionStart)
+        state.release(from: frame, to: regionStart)
         prepare(from: regionStart, to: regionEnd)
-        state.limit(base, channels: channels, needed: needed, frames: frames, from: regionStart, to: regionEnd)
-        state.release(base, channels: channels, from: regionEnd, to: frames)
+        state.limit(needed: needed, from: regionStart, to: regionEnd)
+        state.release(from: regionEnd, to: frames)
         return 20 * log10(Double(state.deepest))
     }
 
@@ -125,9 +165,16 @@ public struct PeakLimiter: Sendable {
         case unset, computed, over
     }
 
-    /// The gain carried from region to region.
+    /// The gain carried from region to region, and where it reads and writes.
     private struct State {
         let window: Int
+        let channels: Int
+        /// `output = input × scale × gain`, frame by frame (`output` may be `input`).
+        let input: UnsafePointer<Float>
+        let scale: Float
+        let output: UnsafeMutablePointer<Float>
+        /// Whether frames with a gain of 1 must still be written (else they are already `input × scale` in `output`).
+        let writesAll: Bool
         /// Per-frame release factor: `1 − gain` shrinks by it each frame.
         let release: Float
         /// `ahead` for the frames of the region being limited.
@@ -139,8 +186,14 @@ public struct PeakLimiter: Sendable {
         var deficit: Float = 0
         var deepest: Float = 1
 
-        init(window: Int, release: Float, frames: Int) {
+        init(window: Int, release: Float, frames: Int, channels: Int, input: UnsafePointer<Float>, scale: Float,
+             output: UnsafeMutablePointer<Float>) {
             self.window = window
+            self.channels = channels
+            self.input = input
+            self.scale = scale
+            self.output = output
+            writesAll = scale != 1 || UnsafePointer(output) != input
             self.release = release
             var powers = SIMD8<Float>(repeating: 1)
             var power: Float = 1
@@ -155,19 +208,22 @@ public struct PeakLimiter: Sendable {
         func deallocate() { ahead.deallocate() }
 
         /// Frames `start ..< end` lie outside every region: attack and needed are 1, so the gain is the
-        /// release curve `1 − deficit·releaseᵏ`, applied until it rounds to 1.
-        mutating func release(_ base: UnsafeMutablePointer<Float>, channels: Int, from start: Int, to end: Int) {
+        /// release curve `1 − deficit·releaseᵏ`, applied until it rounds to 1; after that the gain is 1.
+        mutating func release(from start: Int, to end: Int) {
             var frame = start
             // Eight frames per step: their deficits are `deficit · releaseᵏ`, k = 1…8.
             while frame + 8 <= end && deficit > 1e-8 {
                 let deficits = deficit * powers
                 let gains = 1 - deficits
                 if channels == 1 {
-                    let pointer = UnsafeMutableRawPointer(base + frame)
-                    pointer.storeBytes(of: pointer.loadUnaligned(as: SIMD8<Float>.self) * gains, as: SIMD8<Float>.self)
+                    let scaled = SIMD8(loading: input, offset: frame) * scale
+                    UnsafeMutableRawPointer(output + frame).storeBytes(of: scaled * gains, as: SIMD8<Float>.self)
                 } else {
                     for lane in 0..<8 {
-                        for channel in 0..<channels { base[(frame &+ lane) &* channels &+ channel] *= gains[lane] }
+                        for channel in 0..<channels {
+                            let index = (frame &+ lane) &* channels &+ channel
+                            output[index] = input[index] * scale * gains[lane]
+                        }
                     }
                 }
                 deficit = deficits[7]
@@ -175,15 +231,20 @@ public struct PeakLimiter: Sendable {
             }
             while frame < end && deficit > 1e-8 {
                 deficit *= release
-                for channel in 0..<channels { base[frame &* channels &+ channel] *= 1 - deficit }
+                for channel in 0..<channels {
+                    let index = frame &* channels &+ channel
+                    output[index] = input[index] * scale * (1 - deficit)
+                }
                 frame += 1
             }
             if deficit <= 1e-8 { deficit = 0 }
+            if writesAll && frame < end {
+                for index in frame &* channels..<end &* channels { output[index] = input[index] * scale }
+            }
         }
 
         /// Frames `start ..< end` form one region: the full attack / release / needed computation.
-        mutating func limit(_ base: UnsafeMutablePointer<Float>, channels: Int, needed: UnsafeMutableBufferPointer<Float>,
-                            frames: Int, from start: Int, to end: Int) {
+        mutating func limit(needed: UnsafeMutableBufferPointer<Float>, from start: Int, to end: Int) {
             guard start < end else { return }
             let count = end - start
             // `ahead[n]`, the minimum of `needed` over n ..< n + window, from the frames over the ceiling (a few
@@ -215,7 +276,10 @@ public struct PeakLimiter: Sendable {
                 deficit = max(1 - attack, deficit * release, 1 - needed[frame])
                 let gain = 1 - deficit
                 deepest = min(deepest, gain)
-                for channel in 0..<channels { base[frame &* channels &+ channel] *= gain }
+                for channel in 0..<channels {
+                    let index = frame &* channels &+ channel
+                    output[index] = input[index] * scale * gain
+                }
             }
         }
     }

@@ -2,8 +2,8 @@ import Foundation
 
 /// A fast true-peak (inter-sample peak) estimate, in the spirit of ITU-R BS.1770 Annex 2:
 /// the signal is interpolated 4× (2× at 96 kHz and above) with a 12-tap Hann-windowed sinc,
-/// eight intervals at once, and only where the samples under the taps are loud enough for an
-/// interpolated value to exceed the highest found so far (a strict bound, so nothing is missed).
+/// eight intervals at once, and only where the samples under the taps could give an interpolated
+/// value above the highest found so far (a strict bound, so nothing is missed; see `exceeds`).
 /// That makes it cheap enough to re-check every clip after limiting, where a full oversampling
 /// meter would dominate render time.
 ///
@@ -53,6 +53,25 @@ public enum TruePeak {
     private static let bound4 = bound(kernel4)
     private static let bound2 = bound(kernel2)
 
+    /// The largest `|Σ weight|` of any interpolation phase (about 1: the interpolator passes a constant through).
+    private static func dcGain(_ kernel: [Float]) -> Float {
+        stride(from: taps, to: kernel.count, by: taps).map { abs(kernel[$0..<$0 + taps].reduce(0, +)) }.max()! * 1.0001
+    }
+
+    private static let dcGain4 = dcGain(kernel4)
+    private static let dcGain2 = dcGain(kernel2)
+
+    /// Whether an interpolated value over samples lying in `lowest ... highestSample` could exceed `limit`.
+    ///
+    /// With the samples written as `m + e` (m the middle of the range, |e| ≤ r its half-width), a phase's value
+    /// `Σ w·(m + e)` is at most `|m|·|Σ w| + r·Σ |w|` = `|m|·dcGain + r·bound`. Samples near the top of a smooth
+    /// stretch lie close together, so this is far tighter than `bound × the largest magnitude` (which it never
+    /// exceeds): blocks of limited speech sitting a little under the ceiling are skipped, not computed.
+    @inline(__always)
+    private static func exceeds(_ limit: Float, lowest: Float, highest: Float, dcGain: Float, bound: Float) -> Bool {
+        abs(highest + lowest) * 0.5 * dcGain + (highest - lowest) * 0.5 * bound > limit
+    }
+
     /// The highest true peak over all channels, dBTP (−∞ for silence).
     public static func estimate(_ buffer: AudioBuffer) -> Double { estimate(buffer, skipQuiet: true) }
 
@@ -64,6 +83,7 @@ public enum TruePeak {
         guard samplePeak > 0 else { return -.infinity }
         let factor = buffer.format.sampleRate >= 96_000 ? 2 : 4
         let bound = factor == 4 ? bound4 : bound2
+        let dcGain = factor == 4 ? dcGain4 : dcGain2
         var highest = samplePeak
         // One channel at a time, copied into a run padded with silence (taps outside the clip count as
         // silence); then eight intervals at once, skipping every block whose samples under the taps are too
@@ -89,23 +109,31 @@ public enum TruePeak {
                     // Intervals [n, n + 1] for n in 0 ..< frames − 1; block `start` covers n = start ..< start + 8,
                     // whose taps read samples start − 5 ... start + 13. Four blocks at a time are first checked
                     // together (samples start − 5 ... start + 37): nearly all of a clip is skipped there, with one
-                    // horizontal maximum per 32 intervals instead of per 8.
+                    // pair of horizontal extremes per 32 intervals instead of per 8.
                     var start = 0
-                    var skipBelow = highest / bound
                     while start < frames - 1 {
                         let firstTap = origin + start - (halfWidth - 1)
                         if skipQuiet && start + 32 <= frames - 1 {
-                            let loudest = SIMD8(loading: firstTap).magnitudes.larger(SIMD8(loading: firstTap, offset: 8).magnitudes)
-                                .larger(SIMD8(loading: firstTap, offset: 16).magnitudes.larger(SIMD8(loading: firstTap, offset: 24).magnitudes))
-                                .larger(SIMD8(loading: firstTap, offset: 32).magnitudes.larger(SIMD8(loading: firstTap, offset: 35).magnitudes))
-                            if loudest.largest <= skipBelow {
+                            // Samples 0 … 42 from the first tap, four at a time (the last four overlap).
+                            var top = SIMD4(loading: firstTap), bottom = top
+                            for offset in [4, 8, 12, 16, 20, 24, 28, 32, 36, 39] {
+                                let next = SIMD4(loading: firstTap, offset: offset)
+                                top = top.larger(next)
+                                bottom = bottom.smaller(next)
+                            }
+                            if !exceeds(highest, lowest: bottom.smallest, highest: top.largest, dcGain: dcGain, bound: bound) {
                                 start += 32
                                 continue
                             }
                         }
-                        let loudest = SIMD8(loading: firstTap).magnitudes.larger(SIMD8(loading: firstTap, offset: 8).magnitudes)
-                            .larger(SIMD8(loading: firstTap, offset: 11).magnitudes)
-                        if !skipQuiet || loudest.largest > skipBelow {
+                        // Samples 0 … 18.
+                        var top = SIMD4(loading: firstTap), bottom = top
+                        for offset in [4, 8, 12, 15] {
+                            let next = SIMD4(loading: firstTap, offset: offset)
+                            top = top.larger(next)
+                            bottom = bottom.smaller(next)
+                        }
+                        if !skipQuiet || exceeds(highest, lowest: bottom.smallest, highest: top.largest, dcGain: dcGain, bound: bound) {
                             var folded = SIMD8<Float>(repeating: 0), odd = folded, middle = folded
                             for tap in 0..<halfWidth {
                                 let near = SIMD8(loading: firstTap, offset: tap), far = SIMD8(loading: firstTap, offset: taps - 1 - tap)
@@ -122,10 +150,7 @@ public enum TruePeak {
                                 for lane in (frames - 1 - start)..<8 { block[lane] = 0 }
                             }
                             let blockPeak = block.largest
-                            if blockPeak > highest {
-                                highest = blockPeak
-                                skipBelow = highest / bound
-                            }
+                            highest = max(highest, blockPeak)
                         }
                         start += 8
                     }
