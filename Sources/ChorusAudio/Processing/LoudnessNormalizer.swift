@@ -59,6 +59,11 @@ public struct LoudnessNormalizer: Sendable {
         // The gain alone would overshoot the ceiling: limit, re-measure, and correct. Limiting costs
         // loudness, so the gain is searched (secant steps on measured loudness) until it is within 0.3 LU;
         // only then is the true peak measured (it rarely needs a lower ceiling, and costs more than loudness).
+        // Limiting costs loudness, more the further the peaks go over: the first round starts above the plain gain
+        // by `firstGuess` of the excess. (On the benchmark's 48 espeak-ng clips that need limiting, 31 then land within
+        // 0.3 LU in the first round, against 14 from the plain gain; a round is a limiter pass and a measurement.)
+        let excess = measured.truePeak + gainDB - safeCeiling
+        gainDB = min(maxGainDB, gainDB + Self.firstGuess * max(0, excess - 1))
         let original = buffer.samples
         let peaks = original.withUnsafeBufferPointer { PeakLimiter.blockPeaks($0, channels: buffer.format.channels) }
         var ceilingDB = safeCeiling - 0.3
@@ -121,6 +126,9 @@ public struct LoudnessNormalizer: Sendable {
         }
         return NormalizationResult(measured: measured, gainDB: gainDB, limiterDB: limiterDB, truePeak: peak, gainCapped: capped)
     }
+
+    /// Extra gain for the first limited round per dB of true peak over the ceiling past the first (fitted on speech).
+    static let firstGuess = 0.45
 
     /// dB kept between the ceiling and `TruePeak.estimate`, covering its difference from libebur128's meter.
     static let meterMargin = 0.15
