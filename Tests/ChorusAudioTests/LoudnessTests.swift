@@ -120,6 +120,17 @@ struct LoudnessTests {
             smooth.samples[1_234 * channels] = -0.97
             #expect(TruePeak.estimate(smooth) == TruePeak.estimate(smooth, skipQuiet: false), "\(rate) Hz, smooth")
             #expect(abs(TruePeak.estimate(smooth) - Self.plainTruePeak(smooth)) < 1e-4, "\(rate) Hz, smooth")
+            // Random smooth signals on an offset at several levels: skipping by the range never changes the result.
+            var random = SplitMix(seed: UInt64(rate))
+            for level in [0.1, 0.5, 0.95] {
+                var phase = 0.0
+                let samples = (0..<3_000 * channels).map { _ -> Float in
+                    phase += 0.002 + 0.05 * random.next()
+                    return Float(level * (0.4 + 0.55 * sin(phase)) + 0.003 * (random.next() - 0.5))
+                }
+                let clip = AudioBuffer(format: format, samples: samples)
+                #expect(TruePeak.estimate(clip) == TruePeak.estimate(clip, skipQuiet: false), "\(rate) Hz, level \(level)")
+            }
             // Two equal loud samples side by side (an inter-sample peak above them, always) at every position of short
             // clips: the edges of the 8- and 32-interval groups.
             for frames in 2...80 {

@@ -83,31 +83,41 @@ struct PeakLimiterTests {
         #expect(fast.allSatisfy { abs($0) <= 0.8 * 1.000_001 })
     }
 
-    @Test("limiting `source × scale` into another buffer equals scaling first and limiting in place, to the bit",
+    @Test("limiting `source × scale` into another buffer equals scaling first and limiting in place, to the bit, and the plain computation",
           arguments: [1, 2])
     func scaledIntoEqualsScaleThenLimit(channels: Int) {
         let format = AudioFormat(sampleRate: 24_000, channels: channels)
-        // A length that is not a whole number of 64-frame blocks, loud bursts between quiet stretches and silence.
-        let signal = SignalGenerator.concatenate([
+        // Not a whole number of 64-frame blocks; a burst, 1.2 s of silence (the release decays fully, so frames after
+        // it are written as the plain scale), a second burst louder on the last channel, and a spike in the last block.
+        var signal = SignalGenerator.concatenate([
             SignalGenerator.speechLike(fundamental: 170, seconds: 0.61, format: format, seed: 8, amplitude: 0.5),
-            SignalGenerator.silence(seconds: 0.3, format: format),
+            SignalGenerator.silence(seconds: 1.2, format: format),
             SignalGenerator.speechLike(fundamental: 120, seconds: 0.47, format: format, seed: 9, amplitude: 0.3),
         ]).samples
+        let frames = signal.count / channels
+        let secondBurst = frames - Int(0.47 * 24_000)
+        for frame in secondBurst..<frames { signal[frame * channels + channels - 1] *= 1.6 }
+        signal[(frames - 3) * channels + channels - 1] = 0.9
         let limiter = PeakLimiter(format: format, ceiling: 0.6)
         let peaks = signal.withUnsafeBufferPointer { PeakLimiter.blockPeaks($0, channels: channels) }
-        #expect(peaks.count == (signal.count / channels + 63) / 64)
+        #expect(peaks.count == (frames + 63) / 64)
         let loudest = signal.map { abs($0) }.max()!
         #expect(loudest * 0.5 < 0.6 && loudest * 1.9 > 0.6)
         for scale: Float in [0.5, 1, 1.9, 3.3] {   // under the ceiling, then more and more limited
-            var inPlace = signal.map { $0 * scale }
+            let scaled = signal.map { $0 * scale }
+            var inPlace = scaled
             let inPlaceReduction = inPlace.withUnsafeMutableBufferPointer { limiter.process($0) }
             var fused = [Float](repeating: .nan, count: signal.count)
             let fusedReduction = signal.withUnsafeBufferPointer { source in
                 fused.withUnsafeMutableBufferPointer { limiter.process(source, scaledBy: scale, into: $0, blockPeaks: peaks) }
             }
-            #expect(fused == inPlace, "scale \(scale)")
+            #expect(fused.map(\.bitPattern) == inPlace.map(\.bitPattern), "scale \(scale)")
             #expect(fusedReduction == inPlaceReduction, "scale \(scale)")
             #expect((scale * loudest <= 0.6) == (fusedReduction == 0), "scale \(scale): \(fusedReduction) dB")
+            // Against the plain frame-by-frame computation of the scaled signal (an independent reference).
+            var plain = scaled
+            _ = plain.withUnsafeMutableBufferPointer { Self.plainLimit($0, limiter) }
+            #expect(zip(fused, plain).allSatisfy { abs($0 - $1) < 2e-6 }, "scale \(scale)")
         }
     }
 

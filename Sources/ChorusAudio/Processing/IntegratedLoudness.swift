@@ -82,10 +82,11 @@ public struct IntegratedLoudness: Sendable {
     }
 
     /// Filters `8 × segmentsPerLane` whole segments from `base` as 8 contiguous stretches side by side, one per
-    /// lane of `Lanes8`. Lane 0 continues the channel's filter; each later lane starts from silence 50 ms before its
-    /// stretch (in the previous lane's samples), by which time the K-filter has all but forgotten where it started
-    /// (its slowest poles, a double pole at 38 Hz, leave t·e⁻²³⁹ᵗ: 7·10⁻⁵ of the amplitude, 5·10⁻⁹ of the energy,
-    /// at any rate) — the same result as one long run, to within float rounding.
+    /// lane of `Lanes8`. Lane 0 continues the channel's filter; each later lane starts from silence one segment
+    /// before its stretch (in the previous lane's samples), by which time the K-filter has forgotten where it
+    /// started (its slowest poles, a near-double pair at 38 Hz, leave (1 + σt)·e^(−σt) ≈ 10⁻⁹ of the amplitude after
+    /// 100 ms, σ ≈ 240/s, at any rate) — the same result as one long run, to within float rounding. (Half of that,
+    /// 50 ms, leaves 8·10⁻⁵: measurably different, and worth only about 3 % of the loudness stage.)
     private mutating func addInLanes(_ base: UnsafePointer<Float>, segmentsPerLane: Int) {
         let channels = format.channels
         let laneFrames = segmentsPerLane * segmentFrames
@@ -93,10 +94,9 @@ public struct IntegratedLoudness: Sendable {
         for channel in 0..<channels where weights[channel] != 0 {
             let input = base + channel
             var lanes = KWeighting.LaneState()
-            // Warm-up: lanes 1… read the half segment before their stretch; lane 0 reads its first one (discarded).
-            let warmUpFrames = segmentFrames / 2
-            let warmUp = (0..<Lanes8.count).map { lane in max(lane * laneFrames - warmUpFrames, 0) * channels }
-            filter.run(&lanes, input, starts: warmUp, stride: channels, steps: warmUpFrames, sums: nil)
+            // Warm-up: lanes 1… read the segment before their stretch; lane 0 reads its first one (discarded).
+            let warmUp = (0..<Lanes8.count).map { lane in max(lane * laneFrames - segmentFrames, 0) * channels }
+            filter.run(&lanes, input, starts: warmUp, stride: channels, steps: segmentFrames, sums: nil)
             lanes.set(lane: 0, to: states[channel])
             sums.withUnsafeMutableBufferPointer { sums in
                 for segment in 0..<segmentsPerLane {

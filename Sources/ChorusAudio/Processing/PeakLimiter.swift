@@ -70,7 +70,7 @@ public struct PeakLimiter: Sendable {
     }
 
     /// Limits `source × scale` into `output` (the same length; it may be `source` itself) in one pass, with the same
-    /// result, to the bit, as scaling first and limiting in place. `blockPeaks` (from `blockPeaks(_:channels:)` of
+    /// result, to the bit, as scaling first and limiting in place (every float operation in the same order). `blockPeaks` (from `blockPeaks(_:channels:)` of
     /// `source`) spares the scan for frames over the ceiling. Returns the deepest gain reduction, in dB (≤ 0).
     func process(_ source: UnsafeBufferPointer<Float>, scaledBy scale: Float, into output: UnsafeMutableBufferPointer<Float>,
                  blockPeaks: [Float]?) -> Double {
@@ -80,6 +80,8 @@ public struct PeakLimiter: Sendable {
         guard frames > 0, let input = source.baseAddress, let base = output.baseAddress else { return 0 }
         let window = max(1, format.frames(milliseconds: lookAheadMilliseconds))
         let peaks = blockPeaks ?? Self.blockPeaks(source, channels: channels)
+        precondition(peaks.count == (frames + Self.blockFrames - 1) / Self.blockFrames, "block peaks of another clip")
+        precondition(scale >= 0, "negative limiter scale")
 
         // Which 64-frame blocks have a frame over the ceiling (`over`), and the gain each frame needs on its own
         // (ceiling / peak, or 1), computed only where a region reads it: in blocks over the ceiling at once, in the

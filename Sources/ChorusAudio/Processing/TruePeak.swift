@@ -61,7 +61,7 @@ public enum TruePeak {
     private static let dcGain4 = dcGain(kernel4)
     private static let dcGain2 = dcGain(kernel2)
 
-    /// Whether an interpolated value over samples lying in `lowest ... highestSample` could exceed `limit`.
+    /// Whether an interpolated value over samples lying in `lowest ... highest` could exceed `limit`.
     ///
     /// With the samples written as `m + e` (m the middle of the range, |e| ≤ r its half-width), a phase's value
     /// `Σ w·(m + e)` is at most `|m|·|Σ w| + r·Σ |w|` = `|m|·dcGain + r·bound`. Samples near the top of a smooth
@@ -116,11 +116,14 @@ public enum TruePeak {
                         if skipQuiet && start + 32 <= frames - 1 {
                             // Samples 0 … 42 from the first tap, four at a time (the last four overlap).
                             var top = SIMD4(loading: firstTap), bottom = top
-                            for offset in [4, 8, 12, 16, 20, 24, 28, 32, 36, 39] {
+                            for offset in stride(from: 4, through: 36, by: 4) {
                                 let next = SIMD4(loading: firstTap, offset: offset)
                                 top = top.larger(next)
                                 bottom = bottom.smaller(next)
                             }
+                            let end = SIMD4(loading: firstTap, offset: 39)
+                            top = top.larger(end)
+                            bottom = bottom.smaller(end)
                             if !exceeds(highest, lowest: bottom.smallest, highest: top.largest, dcGain: dcGain, bound: bound) {
                                 start += 32
                                 continue
@@ -128,11 +131,14 @@ public enum TruePeak {
                         }
                         // Samples 0 … 18.
                         var top = SIMD4(loading: firstTap), bottom = top
-                        for offset in [4, 8, 12, 15] {
+                        for offset in stride(from: 4, through: 12, by: 4) {
                             let next = SIMD4(loading: firstTap, offset: offset)
                             top = top.larger(next)
                             bottom = bottom.smaller(next)
                         }
+                        let end = SIMD4(loading: firstTap, offset: 15)
+                        top = top.larger(end)
+                        bottom = bottom.smaller(end)
                         if !skipQuiet || exceeds(highest, lowest: bottom.smallest, highest: top.largest, dcGain: dcGain, bound: bound) {
                             var folded = SIMD8<Float>(repeating: 0), odd = folded, middle = folded
                             for tap in 0..<halfWidth {
