@@ -16,8 +16,9 @@ Renders the conversation to WAV with Chorus (the exact PCM an encoder gets), the
   magnitude of the joined stream's decoded samples over ±1,024 samples around every splice (0 means exact there).
 Needs ffmpeg and numpy.
 """
-import argparse, json, os, subprocess, tempfile
+import json, subprocess
 import numpy as np
+import pieces
 
 PACKET = 1024
 
@@ -55,24 +56,10 @@ def read_wav(path):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("conversation")
-    parser.add_argument("--chorus", default=".build/release/chorus")
-    parser.add_argument("--bitrate", default="128k")
-    parser.add_argument("--pieces", type=int, nargs="+", default=[2, 8])
-    args = parser.parse_args()
-    work = tempfile.mkdtemp(prefix="chorus-aac-")
-    wav = os.path.join(work, "pcm.wav")
-    subprocess.run([args.chorus, "render", args.conversation, "-o", wav, "--timeline", wav + ".json", "--quiet"], check=True)
+    args = pieces.arguments("128k")
+    work, wav, segments = pieces.render(args, "aac")
     pcm, rate, channels = read_wav(wav)
-    timeline = json.load(open(wav + ".json"))
-    segments = timeline["segments"]
-    # Split candidates: the first packet boundary at least 4,096 samples into each gap, if the gap leaves 4,096 after it.
-    candidates = []
-    for before, after in zip(segments, segments[1:]):
-        q = -(-(before["end_sample"] + 4096) // PACKET) * PACKET
-        if q + 4096 <= after["start_sample"]:
-            candidates.append(q)
+    candidates = pieces.candidates(segments, PACKET)
     single = encode(pcm, rate, channels, args.bitrate)
     reference = decode(single, channels)
     print(f"{len(pcm)} samples at {rate} Hz, {channels} channel(s); one encoder: {len(single)} packets, "
@@ -83,15 +70,14 @@ def main():
         if count - 1 > len(candidates):
             print(f"{count} pieces: not enough gaps")
             continue
-        step = len(candidates) / count
-        splits = [candidates[int(step * (k + 1)) - 1] for k in range(count - 1)]
+        splits = pieces.cuts(candidates, count)
         bounds = [0] + splits + [len(pcm)]
         joined = []
         for k in range(count):
-            piece = encode(pcm[bounds[k]:bounds[k + 1] + 4096 if k + 1 < count else len(pcm)], rate, channels, args.bitrate)
+            encoded = encode(pcm[bounds[k]:bounds[k + 1] + pieces.MARGIN if k + 1 < count else len(pcm)], rate, channels, args.bitrate)
             first, last = bounds[k] // PACKET, (bounds[k + 1] // PACKET if k + 1 < count else None)
             offset = bounds[k] // PACKET   # packet i of the piece is packet i + offset of the whole
-            joined += piece[first - offset:(last - offset) if last is not None else None]
+            joined += encoded[first - offset:(last - offset) if last is not None else None]
         decoded = decode(joined, channels)
         same_length = len(decoded) == len(reference)
         n = min(len(decoded), len(reference))

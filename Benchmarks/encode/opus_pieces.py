@@ -11,8 +11,9 @@ the difference between the two and the largest |sample| within ±1,024 samples o
 the one encoder's decode at the same places.
 Needs ffmpeg and numpy.
 """
-import argparse, json, os, struct, subprocess, tempfile
+import os, struct, subprocess
 import numpy as np
+import pieces
 
 PACKET = 960
 
@@ -71,36 +72,22 @@ def decode(path):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("conversation")
-    parser.add_argument("--chorus", default=".build/release/chorus")
-    parser.add_argument("--bitrate", default="64k")
-    parser.add_argument("--pieces", type=int, nargs="+", default=[2, 8])
-    args = parser.parse_args()
-    work = tempfile.mkdtemp(prefix="chorus-opus-")
-    wav = os.path.join(work, "pcm.wav")
-    subprocess.run([args.chorus, "render", args.conversation, "-o", wav, "--sample-rate", "48000", "--channels", "1",
-                    "--timeline", wav + ".json", "--quiet"], check=True)
+    args = pieces.arguments("64k")
+    work, wav, segments = pieces.render(args, "opus", "--sample-rate", "48000", "--channels", "1")
     pcm = decode(wav)
-    segments = json.load(open(wav + ".json"))["segments"]
-    candidates = []
-    for before, after in zip(segments, segments[1:]):
-        q = -(-(before["end_sample"] + 4096) // PACKET) * PACKET
-        if q + 4096 <= after["start_sample"]:
-            candidates.append(q)
+    candidates = pieces.candidates(segments, PACKET)
     whole, granule = encode(pcm, args.bitrate, work, "whole.ogg")
     head, tags, audio = whole[0], whole[1], whole[2:]
     reference = decode(os.path.join(work, "whole.ogg"))
     print(f"{len(pcm)} samples at 48 kHz; one encoder: {len(audio)} packets, {len(reference)} decoded samples; "
           f"{len(candidates)} gaps can take a split")
     for count in args.pieces:
-        step = len(candidates) / count
-        splits = [candidates[int(step * (k + 1)) - 1] for k in range(count - 1)]
+        splits = pieces.cuts(candidates, count)
         bounds = [0] + splits + [len(pcm)]
         joined = []
         for k in range(count):
             last_piece = k + 1 == count
-            piece, _ = encode(pcm[bounds[k]:len(pcm) if last_piece else bounds[k + 1] + 4096], args.bitrate, work, f"piece{k}.ogg")
+            piece, _ = encode(pcm[bounds[k]:len(pcm) if last_piece else bounds[k + 1] + pieces.MARGIN], args.bitrate, work, f"piece{k}.ogg")
             piece = piece[2:]
             offset = bounds[k] // PACKET   # packet i of the piece covers the time of packet i + offset of the whole
             first, last = bounds[k] // PACKET, None if last_piece else bounds[k + 1] // PACKET

@@ -38,24 +38,11 @@ public enum BrowserReferee {
         if let screenshot { arguments += ["--screenshot", screenshot.path] }
         for secret in secrets { arguments += ["--secret", secret] }
         if signed { arguments.append("--expect-signed") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        // Read both pipes to the end before waiting, so neither can fill and stall the browser.
-        final class Collected: @unchecked Sendable { var data = Data() }
-        let errorText = Collected(), done = DispatchSemaphore(value: 0)
-        Thread { errorText.data = errors.fileHandleForReading.readDataToEndOfFile(); done.signal() }.start()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        done.wait()
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "browser check failed (exit \(process.terminationStatus)): "
-                + String(decoding: errorText.data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        let run = try ToolRun(arguments)
+        guard run.status == 0 else {
+            throw Failure(description: "browser check failed (exit \(run.status)): "
+                + run.errors.trimmingCharacters(in: .whitespacesAndNewlines))
         }
-        return try JSONDecoder().decode(Report.self, from: data)
+        return try JSONDecoder().decode(Report.self, from: Data(run.output.utf8))
     }
 }

@@ -57,7 +57,7 @@ struct HelperScript {
 }
 
 /// A command run to its end, as the tests' referees run them (`/usr/bin/env` finds it): its exit status and output.
-/// Its output is read to the end before waiting, so a long result cannot stall it (errors are expected to be short).
+/// Both pipes are read to the end before waiting (errors on a thread of their own), so neither can fill and stall it.
 struct ToolRun {
     let status: Int32
     let output: String
@@ -71,11 +71,14 @@ struct ToolRun {
         process.standardOutput = output
         process.standardError = errors
         try process.run()
+        final class Collected: @unchecked Sendable { var data = Data() }
+        let errorText = Collected(), done = DispatchSemaphore(value: 0)
+        Thread { errorText.data = errors.fileHandleForReading.readDataToEndOfFile(); done.signal() }.start()
         let text = output.fileHandleForReading.readDataToEndOfFile()
-        let errorText = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        done.wait()
         status = process.terminationStatus
         self.output = String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        self.errors = String(decoding: errorText, as: UTF8.self)
+        self.errors = String(decoding: errorText.data, as: UTF8.self)
     }
 }

@@ -67,6 +67,21 @@ public enum TruePeak {
     /// `Σ w·(m + e)` is at most `|m|·|Σ w| + r·Σ |w|` = `|m|·dcGain + r·bound`. Samples near the top of a smooth
     /// stretch lie close together, so this is far tighter than `bound × the largest magnitude` (which it never
     /// exceeds): blocks of limited speech sitting a little under the ceiling are skipped, not computed.
+    /// `exceeds` for the `samples` (≥ 8) samples from `first`, read four at a time (the last four overlapping).
+    @inline(__always)
+    private static func mayExceed(_ limit: Float, _ first: UnsafePointer<Float>, samples: Int, dcGain: Float, bound: Float) -> Bool {
+        var top = SIMD4(loading: first), bottom = top
+        for offset in stride(from: 4, to: samples - 4, by: 4) {
+            let next = SIMD4(loading: first, offset: offset)
+            top = top.larger(next)
+            bottom = bottom.smaller(next)
+        }
+        let end = SIMD4(loading: first, offset: samples - 4)
+        top = top.larger(end)
+        bottom = bottom.smaller(end)
+        return exceeds(limit, lowest: bottom.smallest, highest: top.largest, dcGain: dcGain, bound: bound)
+    }
+
     @inline(__always)
     private static func exceeds(_ limit: Float, lowest: Float, highest: Float, dcGain: Float, bound: Float) -> Bool {
         abs(highest + lowest) * 0.5 * dcGain + (highest - lowest) * 0.5 * bound > limit
@@ -113,33 +128,12 @@ public enum TruePeak {
                     var start = 0
                     while start < frames - 1 {
                         let firstTap = origin + start - (halfWidth - 1)
-                        if skipQuiet && start + 32 <= frames - 1 {
-                            // Samples 0 … 42 from the first tap, four at a time (the last four overlap).
-                            var top = SIMD4(loading: firstTap), bottom = top
-                            for offset in stride(from: 4, through: 36, by: 4) {
-                                let next = SIMD4(loading: firstTap, offset: offset)
-                                top = top.larger(next)
-                                bottom = bottom.smaller(next)
-                            }
-                            let end = SIMD4(loading: firstTap, offset: 39)
-                            top = top.larger(end)
-                            bottom = bottom.smaller(end)
-                            if !exceeds(highest, lowest: bottom.smallest, highest: top.largest, dcGain: dcGain, bound: bound) {
-                                start += 32
-                                continue
-                            }
+                        if skipQuiet && start + 32 <= frames - 1
+                            && !mayExceed(highest, firstTap, samples: 43, dcGain: dcGain, bound: bound) {
+                            start += 32
+                            continue
                         }
-                        // Samples 0 … 18.
-                        var top = SIMD4(loading: firstTap), bottom = top
-                        for offset in stride(from: 4, through: 12, by: 4) {
-                            let next = SIMD4(loading: firstTap, offset: offset)
-                            top = top.larger(next)
-                            bottom = bottom.smaller(next)
-                        }
-                        let end = SIMD4(loading: firstTap, offset: 15)
-                        top = top.larger(end)
-                        bottom = bottom.smaller(end)
-                        if !skipQuiet || exceeds(highest, lowest: bottom.smallest, highest: top.largest, dcGain: dcGain, bound: bound) {
+                        if !skipQuiet || mayExceed(highest, firstTap, samples: 19, dcGain: dcGain, bound: bound) {
                             var folded = SIMD8<Float>(repeating: 0), odd = folded, middle = folded
                             for tap in 0..<halfWidth {
                                 let near = SIMD8(loading: firstTap, offset: tap), far = SIMD8(loading: firstTap, offset: taps - 1 - tap)
