@@ -33,10 +33,10 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Renders per tool; the median is reported.")
     var runs = 3
 
-    @Option(parsing: .unconditional, help: "Messages processed, and MP3 pieces encoded, in parallel (default: the number of cores).")
+    @Option(parsing: .unconditional, help: "Messages processed, and MP3 or AAC pieces encoded, in parallel (default: the number of cores).")
     var jobs: Int?
 
-    @Flag(name: .customLong("serial-encode"), help: "Encode MP3 with one encoder from start to end (the parallel encoder's reference).")
+    @Flag(name: .customLong("serial-encode"), help: "Encode MP3 or M4A with one encoder from start to end (the parallel encoder's reference).")
     var serialEncode = false
 
     @Flag(help: "Also run the job through the ffmpeg command line and pydub.")
@@ -230,7 +230,7 @@ struct BenchCommand: AsyncParsableCommand {
         let timeline = chorus.result.timeline
         let encoding = fileFormat.isLossy ? " \(bitRate / 1000) kbit/s" : ""
         print("chorus bench: \(messages) messages, \(synthetic.speakers.count) voices (\(synthetic.formatSummary))")
-        let encoders = fileFormat == .mp3 ? (serialEncode ? ", one encoder" : ", pieces on \(jobs ?? RenderOptions.defaultJobs) jobs") : ""
+        let encoders = fileFormat == .mp3 || fileFormat == .m4a ? (serialEncode ? ", one encoder" : ", pieces on \(jobs ?? RenderOptions.defaultJobs) jobs") : ""
         print("output: \(fileFormat.rawValue) \(timeline.sampleRate) Hz \(timeline.channels == 1 ? "mono" : "stereo")\(encoding)\(encoders)"
               + " + timeline, \(formatDuration(audioSeconds)) of audio; median of \(runs) run\(runs == 1 ? "" : "s") per tool")
         print("")

@@ -47,10 +47,10 @@ struct RenderArguments: ParsableArguments {
     @Option(parsing: .unconditional, help: "MP3 encoder quality, 0 (best) to 9 (fastest).")
     var quality: Int = RenderOptions.defaultMP3Quality
 
-    @Option(parsing: .unconditional, help: "Messages decoded and normalized in parallel, and MP3 pieces encoded in parallel (default: the number of cores).")
+    @Option(parsing: .unconditional, help: "Messages decoded and normalized in parallel, and MP3 or AAC pieces encoded in parallel (default: the number of cores).")
     var jobs: Int?
 
-    @Flag(name: .customLong("serial-encode"), help: "Encode MP3 with one encoder from start to end instead of pieces in parallel (for comparison).")
+    @Flag(name: .customLong("serial-encode"), help: "Encode MP3 or M4A with one encoder from start to end instead of pieces in parallel (for comparison).")
     var serialEncode = false
 
     @OptionGroup(title: "Waveform")

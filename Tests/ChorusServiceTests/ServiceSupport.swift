@@ -81,8 +81,23 @@ extension TestClientProtocol {
 extension TestResponse {
     var data: Data { Data(body.readableBytesView) }
     var text: String { String(buffer: body) }
-    func decode<T: Decodable>(_ type: T.Type) throws -> T { try JSONDecoder().decode(type, from: data) }
+    /// The body as `type`; a body that is not one names the status and what came back (a 503's error, say).
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        do {
+            return try JSONDecoder().decode(type, from: data)
+        } catch {
+            throw UndecodableResponse(status: status.code, expected: "\(type)", body: String(text.prefix(300)))
+        }
+    }
     var errorCode: String? { (try? decode(ErrorBody.self))?.error.code }
+}
+
+/// A response whose body is not what the test expected, with what it was.
+struct UndecodableResponse: Error, CustomStringConvertible {
+    var status: Int
+    var expected: String
+    var body: String
+    var description: String { "expected \(expected), got \(status): \(body)" }
 }
 
 /// A small spoken conversation for renders.

@@ -29,11 +29,17 @@ struct SharedJobsTests {
 
     static func manifest(_ response: TestResponse) throws -> RenderManifest { try response.decode(RenderManifest.self) }
 
-    /// Polls `id` through `client` until it is done (or `seconds` pass).
+    /// Polls `id` through `client` until it is done (or `seconds` pass). A 503 with `Retry-After` (the database
+    /// still reconnecting after an outage, on a slow run) is the service saying "ask again": the poll goes on.
     static func waitDone(_ client: any TestClientProtocol, _ id: String, seconds: Double = 60) async throws -> RenderManifest {
         let deadline = Date().addingTimeInterval(seconds)
         while true {
-            let manifest = try Self.manifest(try await client.call(.get, "/v1/renders/\(id)"))
+            let answer = try await client.call(.get, "/v1/renders/\(id)")
+            if answer.status == .serviceUnavailable && answer.headers[.retryAfter] != nil && Date() < deadline {
+                try await Task.sleep(nanoseconds: 200_000_000)
+                continue
+            }
+            let manifest = try Self.manifest(answer)
             if manifest.status == .done || manifest.status == .failed || Date() > deadline { return manifest }
             try await Task.sleep(nanoseconds: 100_000_000)
         }

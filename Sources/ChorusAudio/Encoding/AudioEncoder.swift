@@ -32,7 +32,7 @@ public struct EncoderSettings: Sendable {
     /// Titles of the chapters `finish` will mark, for formats that size a header by them (MP3's
     /// ID3 tag, Ogg's comment header); empty for none. Formats without chapters ignore them.
     public var chapterTitles: [String]
-    /// MP3 pieces encoded at once (`ParallelMP3Encoder`); 1 for one encoder over the whole stream.
+    /// MP3 or AAC pieces encoded at once (`ParallelEncoder`); 1 for one encoder over the whole stream.
     public var encoderJobs: Int
 
     public init(fileFormat: OutputFileFormat, format: AudioFormat, bitRate: Int = RenderOptions.defaultBitRate,
@@ -54,12 +54,16 @@ enum EncoderFactory {
         case .mp3 where settings.encoderJobs > 1 && !output.isStreaming:
             // A stream keeps one encoder: its frames leave as soon as they are encoded, where pieces would
             // wait for the silence after them (a listener would wait for the next message's synthesis).
-            return try ParallelMP3Encoder(output: output, format: settings.format, bitRate: settings.bitRate,
-                                          quality: settings.mp3Quality, jobs: settings.encoderJobs,
-                                          chapterTitles: settings.chapterTitles)
+            return try ParallelEncoder(joiner: MP3Joiner(output: output, format: settings.format, bitRate: settings.bitRate,
+                                                         quality: settings.mp3Quality, chapterTitles: settings.chapterTitles),
+                                       format: settings.format, jobs: settings.encoderJobs)
         case .mp3:
             return try MP3Encoder(output: output, format: settings.format, bitRate: settings.bitRate, quality: settings.mp3Quality,
                                   chapterTitles: settings.chapterTitles)
+        case .m4a where settings.encoderJobs > 1:
+            return try ParallelEncoder(joiner: AACJoiner(output: output, format: settings.format, bitRate: settings.bitRate,
+                                                         chapterTitles: settings.chapterTitles),
+                                       format: settings.format, jobs: settings.encoderJobs)
         case .wav:
             return try SndFileEncoder(output: output, format: settings.format, container: .wav)
         case .flac:

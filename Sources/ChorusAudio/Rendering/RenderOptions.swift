@@ -67,10 +67,10 @@ public struct RenderOptions: Sendable {
     /// MP4 chapter list in M4A, `CHAPTERxxx` comments in Ogg (not in a streamed Ogg); WAV, FLAC
     /// and AIFF have none.
     public var chapters = false
-    /// Messages decoded and normalized at once (the encoder runs beside them), and MP3 pieces encoded at once.
+    /// Messages decoded and normalized at once (the encoder runs beside them), and MP3 or AAC pieces encoded at once.
     public var jobs = RenderOptions.defaultJobs
-    /// One LAME encoder over the whole MP3, instead of pieces cut in the silence between messages and
-    /// encoded in parallel (`ParallelMP3Encoder`): the reference the parallel encoder is compared with.
+    /// One encoder over the whole MP3 or M4A, instead of pieces cut in the silence between messages and
+    /// encoded in parallel (`ParallelEncoder`): the reference the parallel encoder is compared with.
     public var serialEncode = false
 
     public init() {}

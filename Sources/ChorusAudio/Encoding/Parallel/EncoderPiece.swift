@@ -1,0 +1,95 @@
+import Dispatch
+
+/// One stretch of a `ParallelEncoder`'s stream with its own encoder, fed on its own serial queue.
+/// Everything but `encode`/`encodeSilence`/`finish` (called by the owner, in order) happens on the
+/// queue; the owner reads the results after `done`.
+final class EncoderPiece<Codec: PieceCodec>: @unchecked Sendable {
+    let index: Int
+    /// First frame of the stream this piece encodes (on the frame grid).
+    let start: Int
+    let done = DispatchSemaphore(value: 0)
+    private(set) var isFinishing = false
+    // Written on the queue before `done` is signalled; read by the owner after.
+    private var encoded: Codec.Encoded?
+    private var error: (any Error)?
+    private(set) var cpuSeconds = 0.0
+
+    private let queue: DispatchQueue
+    private let codec: Codec
+    private let channels: Int
+
+    init(index: Int, start: Int, codec: Codec, channels: Int) {
+        self.index = index
+        self.start = start
+        self.codec = codec
+        self.channels = channels
+        queue = DispatchQueue(label: "chorus-encoder-piece-\(index)", qos: .userInitiated)
+    }
+
+    /// What the piece encoded, once `done` has been signalled; the first failure otherwise.
+    func result() throws -> Codec.Encoded {
+        if let error { throw error }
+        guard let encoded else { preconditionFailure("piece \(index) read before it finished") }
+        return encoded
+    }
+
+    func encode(_ samples: [Float], queued: DispatchSemaphore) {
+        queued.wait()
+        queue.async { [self] in
+            defer { queued.signal() }
+            samples.withUnsafeBufferPointer { run($0) }
+        }
+    }
+
+    func encodeSilence(frames: Int, queued: DispatchSemaphore) {
+        guard frames > 0 else { return }
+        queued.wait()
+        queue.async { [self] in
+            defer { queued.signal() }
+            var left = frames
+            pieceSilence.withUnsafeBufferPointer { zeros in
+                while left > 0 {
+                    let count = min(left, zeros.count / channels)
+                    run(UnsafeBufferPointer(rebasing: zeros[0..<(count * channels)]))
+                    left -= count
+                }
+            }
+        }
+    }
+
+    /// Flushes; keeps the first `keepingFrames` codec frames (all when nil, for the last piece).
+    func finish(keepingFrames: Int?) {
+        isFinishing = true
+        queue.async { [self] in
+            defer { done.signal() }
+            guard error == nil else { return }
+            timed {
+                do {
+                    encoded = try codec.finish(keepingFrames: keepingFrames)
+                } catch {
+                    self.error = error
+                }
+            }
+        }
+    }
+
+    private func run(_ samples: UnsafeBufferPointer<Float>) {
+        guard error == nil else { return }
+        timed {
+            do {
+                try codec.encode(samples)
+            } catch {
+                self.error = error
+            }
+        }
+    }
+
+    private func timed(_ body: () -> Void) {
+        let started = MonotonicClock.threadCPU
+        body()
+        cpuSeconds += MonotonicClock.threadCPU - started
+    }
+}
+
+/// Zeros fed to a piece for the silence held back before a cut.
+private let pieceSilence = [Float](repeating: 0, count: 8192 * 2)
