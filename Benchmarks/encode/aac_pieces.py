@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Would AAC survive the parallel-MP3 trick? A measurement, not a product path (issue 10).
+"""Would AAC survive the parallel-MP3 trick? The measurement that decided it (issue 10), with FFmpeg's command line
+only. Chorus now encodes M4A in pieces itself (`AACJoiner`); `parallel_vs_serial.py --format m4a` measures that.
 
     Benchmarks/encode/aac_pieces.py CONVERSATION.json [--chorus .build/release/chorus] [--bitrate 128k] [--pieces 2 8]
 
