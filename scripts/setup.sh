@@ -27,7 +27,7 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-command -v swift >/dev/null || { echo "setup: Swift 6.1 or newer is needed (https://www.swift.org/install/linux/)" >&2; exit 1; }
+command -v swift >/dev/null || { echo "setup: Swift 6.2 or newer is needed (https://www.swift.org/install/linux/)" >&2; exit 1; }
 
 if [[ "${1:-}" == "--test" ]] && ! python3 -c "import selenium" 2>/dev/null; then
   echo "setup: installing selenium (PyPI) for the browser tests" >&2

@@ -34,38 +34,32 @@ struct ParallelEncoderTests {
     /// Encodes `audio` (fed 65,536 frames at a time, as the stitcher does) into `url` (MP3 or M4A, by its extension) with
     /// one encoder (`jobs == nil`) or in pieces; returns the cuts.
     static func encode(_ audio: AudioBuffer, jobs: Int?, minimumPieceSeconds: Double = 0, aacMargin: Int = AACJoiner.defaultMargin,
-                       to url: URL) throws -> [Int] {
+                       chapters: [ChapterMark] = [], to url: URL) throws -> [Int] {
+        let titles = chapters.map(\.title)
         let output = try EncodedOutput(file: url)
         let bitRate = Self.bitRate(audio.format)
         let encoder: any AudioEncoder
         var cuts: () -> [Int] = { [] }
         switch (url.pathExtension, jobs) {
         case ("mp3", nil):
-            encoder = try MP3Encoder(output: output, format: audio.format, bitRate: bitRate)
+            encoder = try MP3Encoder(output: output, format: audio.format, bitRate: bitRate, chapterTitles: titles)
         case ("mp3", let jobs?):
             let parallel = try ParallelEncoder(joiner: MP3Joiner(output: output, format: audio.format, bitRate: bitRate,
-                                                                 quality: RenderOptions.defaultMP3Quality, chapterTitles: []),
+                                                                 quality: RenderOptions.defaultMP3Quality, chapterTitles: titles),
                                                format: audio.format, jobs: jobs, minimumPieceSeconds: minimumPieceSeconds)
             (encoder, cuts) = (parallel, { parallel.cuts })
         case (_, nil):
-            encoder = try CodecEncoder(output: output, format: audio.format, codec: .aacInM4A, bitRate: bitRate)
+            encoder = try CodecEncoder(output: output, format: audio.format, codec: .aacInM4A, bitRate: bitRate, chapterTitles: titles)
         case (_, let jobs?):
-            let parallel = try ParallelEncoder(joiner: AACJoiner(output: output, format: audio.format, bitRate: bitRate, chapterTitles: [],
+            let parallel = try ParallelEncoder(joiner: AACJoiner(output: output, format: audio.format, bitRate: bitRate, chapterTitles: titles,
                                                                  margin: aacMargin),
                                                format: audio.format, jobs: jobs, minimumPieceSeconds: minimumPieceSeconds)
             (encoder, cuts) = (parallel, { parallel.cuts })
         }
-        try AudioFileWriter.encode(audio, with: encoder)
+        try AudioFileWriter.encode(audio, with: encoder, finishing: false)
+        try encoder.finish(chapters: chapters)
         try output.finish()
         return cuts()
-    }
-
-    /// The referee's decode of `url`. FFmpeg 5.1's command line drops an MP4 edit list's priming but not its end, so
-    /// for M4A the length is ffprobe's (after the edit list).
-    static func decodeS16(_ url: URL, channels: Int) throws -> [Int16] {
-        let decoded = try Referee.decodeS16(url)
-        guard url.pathExtension == "m4a" else { return decoded }
-        return Array(decoded.prefix(min(try Referee.streamDurationFrames(url), decoded.count / channels) * channels))
     }
 
     static func bitRate(_ format: AudioFormat) -> Int { format.sampleRate >= 32_000 ? 128_000 : 64_000 }
@@ -86,7 +80,7 @@ struct ParallelEncoderTests {
           arguments: [8_000, 11_025, 12_000, 16_000, 22_050, 24_000, 32_000, 44_100, 48_000], [1, 2])
     func mp3ExactAtEveryRate(rate: Int, channels: Int) throws {
         try Self.checkPieces("mp3", AudioFormat(sampleRate: rate, channels: channels), frameSize: MP3Stream.samplesPerFrame(sampleRate: rate),
-                             margin: 1152)
+                             margin: MP3Joiner.defaultMargin)
     }
 
     @Test("AAC pieces join into one M4A stream: exact length, exact gaps, digital silence at every splice, codec-level difference",
@@ -100,13 +94,13 @@ struct ParallelEncoderTests {
     /// and noise against the input no worse than one encoder's. Gaps are 400 ms, or longer where the margins need it.
     static func checkPieces(_ fileExtension: String, _ format: AudioFormat, frameSize: Int, margin: Int) throws {
         let (rate, channels) = (format.sampleRate, format.channels)
-        let gapMilliseconds = max(400, ((2 * margin + 2 * frameSize) * 1000 + rate - 1) / rate)
+        let gapMilliseconds = max(400, ((2 * margin + frameSize) * 1000 + rate - 1) / rate)
         let (audio, gaps) = Self.conversation(format, messages: 9, gapMilliseconds: gapMilliseconds)
         let directory = try TemporaryDirectory(prefix: "parallel-\(fileExtension)")
         let input = audio.samples.map(PCM16.quantize)
         let serialURL = directory.file("serial.\(fileExtension)")
         _ = try Self.encode(audio, jobs: nil, to: serialURL)
-        let serial = try Self.decodeS16(serialURL, channels: channels)
+        let serial = try Referee.decodeS16Exact(serialURL, channels: channels)
         #expect(serial.count == input.count, "one encoder: \(serial.count / channels) frames decoded of \(audio.frameCount)")
         let serialNoise = Self.difference(serial, input, frames: 0..<audio.frameCount, channels: channels)
 
@@ -117,20 +111,22 @@ struct ParallelEncoderTests {
             let cuts = try Self.encode(audio, jobs: 3, minimumPieceSeconds: minimum, to: url)
             let label = "\(fileExtension) \(rate) Hz, \(channels) ch, \(pieces) pieces"
             #expect(cuts.count == pieces - 1, "\(label): cut at \(cuts)")
-            let decoded = try Self.decodeS16(url, channels: channels)
+            let decoded = try Referee.decodeS16Exact(url, channels: channels)
             try #require(decoded.count == input.count, "\(label): ffmpeg decodes \(decoded.count / channels) frames of \(audio.frameCount)")
             let ours = try AudioFileReader(url: url, outputFormat: format).readAll()
             #expect(ours.frameCount == audio.frameCount, "\(label): Chorus decodes \(ours.frameCount) frames")
             for cut in cuts {
                 #expect(cut % frameSize == 0 && gaps.contains { $0.contains(cut - margin) && $0.contains(cut + margin - 1) }, "\(label): cut \(cut)")
-                let splice = (cut - frameSize / 2) * channels..<(cut + frameSize / 2) * channels
-                #expect(decoded[splice].allSatisfy { $0 == 0 }, "\(label): not silent around the cut at \(cut)")
+                // ±576 samples, but no nearer a sound than `margin` (the codec rings past a sound's edge, one encoder too).
+                guard let gap = gaps.first(where: { $0.contains(cut) }) else { continue }
+                let splice = max(cut - 576, gap.lowerBound + margin) * channels..<min(cut + 576, gap.upperBound - margin) * channels
+                let loud = splice.filter { decoded[$0] != 0 }
+                #expect(loud.isEmpty, "\(label): not silent around the cut at \(cut): \(loud.count) samples from \(loud.first.map { $0 / channels - cut } ?? 0) past it, \(loud.prefix(4).map { decoded[$0] }); one encoder there \(loud.prefix(4).map { serial[$0] }); gap \(gaps.first { $0.contains(cut) }.map { "\($0.lowerBound - cut)..<\($0.upperBound - cut)" } ?? "")")
             }
-            // The codec rings past a sound's edge (by up to its window; AAC's is 2,048 samples) and that ringing depends on
-            // the encoder's state, which a fresh piece's encoder does not share: the middle is what must be exactly 0.
-            let ringing = max(frameSize + 500, margin)
-            for gap in gaps where gap.count > 2 * ringing {
-                let middle = (gap.lowerBound + ringing) * channels..<(gap.upperBound - ringing) * channels
+            // The codec rings past a sound's edge, and that ringing depends on the encoder's state, which a fresh piece's
+            // encoder does not share: what must be exactly 0 is the gap `margin` samples away from sound, where cuts are.
+            for gap in gaps where gap.count > 2 * margin {
+                let middle = (gap.lowerBound + margin) * channels..<(gap.upperBound - margin) * channels
                 let loud = middle.filter { decoded[$0] != 0 }
                 #expect(loud.isEmpty, "\(label): gap \(gap) not silent in the middle: \(loud.count) samples, first at \(loud.first.map { $0 / channels } ?? 0) \(loud.prefix(3).map { decoded[$0] }); serial there \(loud.prefix(3).map { serial[$0] })")
             }
@@ -149,10 +145,28 @@ struct ParallelEncoderTests {
         let url = directory.file("thin.m4a")
         let cuts = try Self.encode(audio, jobs: 2, aacMargin: margin, to: url)
         #expect(cuts.count == 3)
-        let decoded = try Self.decodeS16(url, channels: 2)
+        let decoded = try Referee.decodeS16Exact(url, channels: 2)
         #expect(decoded.count == audio.samples.count)   // the length is right all the same
         let loudest = cuts.map { cut in decoded[((cut - 512) * 2)..<((cut + 512) * 2)].map { abs(Int($0)) }.max() ?? 0 }.max() ?? 0
         #expect(loudest > 0, "every splice silent even with a 256-sample margin: the default margin's measurement needs redoing")
+    }
+
+    @Test("chapters of a stream encoded in pieces: one per message, where the messages start", arguments: ["mp3", "m4a"])
+    func chaptersInPieces(fileExtension: String) throws {
+        let format = AudioFormat(sampleRate: 44_100, channels: 2)
+        let (audio, gaps) = Self.conversation(format, messages: 5, gapMilliseconds: 400)
+        let starts = [0] + gaps.map(\.upperBound)
+        let marks = ChapterMark.contiguous(titles: starts.indices.map { "Message \($0 + 1)" }, starts: starts, total: audio.frameCount)
+        let directory = try TemporaryDirectory(prefix: "parallel-\(fileExtension)")
+        let url = directory.file("chapters.\(fileExtension)")
+        #expect(try Self.encode(audio, jobs: 2, chapters: marks, to: url).count == 4)
+        #expect(try Referee.decodeS16Exact(url, channels: 2).count == audio.samples.count)
+        let read = try Referee.chapters(url)
+        try #require(read.count == marks.count, "\(read)")
+        for (chapter, mark) in zip(read, marks) {
+            #expect(chapter.title == mark.title)
+            #expect(abs(chapter.start - Double(mark.frames.lowerBound) / 44_100) < 0.002, "\(chapter) vs \(mark)")
+        }
     }
 
     @Test("silence too short to cut in leaves one piece, still exact (MP3: 20 ms gaps at 44.1 kHz; M4A: 300 ms at 8 kHz)",
@@ -163,7 +177,7 @@ struct ParallelEncoderTests {
         let directory = try TemporaryDirectory(prefix: "parallel-\(fileExtension)")
         let url = directory.file("short.\(fileExtension)")
         #expect(try Self.encode(audio, jobs: 2, to: url).isEmpty)
-        #expect(try Self.decodeS16(url, channels: 1).count == audio.frameCount)
+        #expect(try Referee.decodeS16Exact(url, channels: 1).count == audio.frameCount)
     }
 
     @Test("the rewritten tag is LAME's own for a one-encoder stream: counts, padding, music and tag CRC")

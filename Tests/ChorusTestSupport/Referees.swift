@@ -24,6 +24,22 @@ public enum Referee {
         return data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
     }
 
+    /// Decodes `url` like `decodeS16`, to exactly the stream's length: FFmpeg 5.1's command line drops an MP4 edit
+    /// list's priming but not its end, so for M4A the samples are cut at ffprobe's length (after the edit list).
+    /// - Throws: when ffprobe cannot read that length.
+    public static func decodeS16Exact(_ url: URL, channels: Int) throws -> [Int16] {
+        let decoded = try decodeS16(url)
+        guard url.pathExtension == "m4a" else { return decoded }
+        let frames = try streamDurationFrames(url)
+        guard frames >= 0 else { throw RefereeFailure(description: "ffprobe reads no length from \(url.lastPathComponent)") }
+        return Array(decoded.prefix(min(frames, decoded.count / channels) * channels))
+    }
+
+    /// A referee that could not give its answer.
+    public struct RefereeFailure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
     /// The stream length ffprobe reports (`duration_ts`, after the MP4 edit list), in frames at the stream rate.
     public static func streamDurationFrames(_ url: URL) throws -> Int {
         let process = Process()

@@ -7,13 +7,14 @@ import CFFmpeg
 final class AudioCodecContext {
     let format: AudioFormat
     /// Samples per frame the codec takes (4,096 for a codec that takes any).
-    let frameSize: Int
+    private(set) var frameSize = 4096
     let subject: String
+    // Every stored property has its value before `init` can throw, so `deinit` frees what was allocated.
     private(set) var context: UnsafeMutablePointer<AVCodecContext>?
     private var frame: UnsafeMutablePointer<AVFrame>?
     private var packet: UnsafeMutablePointer<AVPacket>?
-    private let smallLastFrame: Bool
-    private let sampleFormat: AVSampleFormat
+    private var smallLastFrame = true
+    private var sampleFormat = AV_SAMPLE_FMT_NONE
     private var pending: [Float] = []
     private var pendingStart = 0
     private var nextPTS: Int64 = 0
@@ -49,7 +50,7 @@ final class AudioCodecContext {
                          reason: "the \(codec.label) encoder rejects \(format) at \(bitRate / 1000) kbit/s", as: .encodingFailed)
         let capabilities = encoder.pointee.capabilities
         let fixed = Int(context.pointee.frame_size)
-        frameSize = fixed > 0 ? fixed : 4096
+        if fixed > 0 { frameSize = fixed }
         smallLastFrame = fixed == 0 || capabilities & AV_CODEC_CAP_SMALL_LAST_FRAME != 0
             || capabilities & AV_CODEC_CAP_VARIABLE_FRAME_SIZE != 0
     }

@@ -4,7 +4,8 @@ import CFFmpeg
 /// One owner of the format context (`deinit` frees it; the I/O context belongs to `io`).
 ///
 /// Order of use: `init`, `addStream` (from an opened codec), `writeHeader`, `write` packets in
-/// order, `addChapters` (MP4 takes them at the trailer), `finish`.
+/// order, `finish`. `addChapters` (after `addStream`, whose rate times them) goes before `writeHeader`
+/// for containers that put chapters in their header (Ogg) and before `finish` for MP4, which writes them at the trailer.
 final class Muxer {
     let io: MuxerOutput
     let name: String
@@ -67,7 +68,7 @@ final class Muxer {
 
     /// Writes one packet, its timestamps in samples (`1 / sampleRate`); the muxer takes its data.
     func write(_ packet: UnsafeMutablePointer<AVPacket>) throws {
-        guard let stream else { return }
+        guard let stream else { preconditionFailure("Muxer.write before addStream") }
         av_packet_rescale_ts(packet, AVRational(num: 1, den: Int32(sampleRate)), stream.pointee.time_base)
         packet.pointee.stream_index = stream.pointee.index
         do {

@@ -30,7 +30,7 @@ final class AACJoiner: PieceJoiner {
         self.chapterTitles = chapterTitles
         self.margin = margin
         muxer = try Muxer(output: output, name: CodecEncoder.Codec.aacInM4A.muxer)
-        let first = try AACPiece(format: format, bitRate: bitRate, globalHeader: muxer.wantsGlobalHeader, subject: output.subject)
+        let first = try Self.piece(format: format, bitRate: bitRate, muxer: muxer)
         self.first = first
         frameSize = first.codec.frameSize
         packet = av_packet_alloc()
@@ -46,13 +46,19 @@ final class AACJoiner: PieceJoiner {
             self.first = nil
             return first
         }
-        return try AACPiece(format: format, bitRate: bitRate, globalHeader: muxer.wantsGlobalHeader, subject: muxer.io.output.subject)
+        return try Self.piece(format: format, bitRate: bitRate, muxer: muxer)
+    }
+
+    /// A fresh encoder with the stream's settings, its header where `muxer` wants it.
+    private static func piece(format: AudioFormat, bitRate: Int, muxer: Muxer) throws -> AACPiece {
+        try AACPiece(format: format, bitRate: bitRate, globalHeader: muxer.wantsGlobalHeader, subject: muxer.io.output.subject)
     }
 
     func append(_ piece: AACPiece.Encoded, index: Int, start: Int) throws {
         guard let packet else { return }
         let subject = muxer.io.output.subject
         for kept in piece.packets {
+            defer { av_packet_unref(packet) }   // blank already when the muxer took it
             try FFmpeg.check(av_new_packet(packet, Int32(kept.bytes.count)), "av_new_packet", subject: subject, as: .encodingFailed)
             piece.bytes.withUnsafeBufferPointer { bytes in
                 packet.pointee.data.update(from: bytes.baseAddress! + kept.bytes.lowerBound, count: kept.bytes.count)
@@ -61,12 +67,7 @@ final class AACJoiner: PieceJoiner {
             packet.pointee.dts = packet.pointee.pts
             packet.pointee.duration = kept.duration
             packet.pointee.flags = kept.flags
-            do {
-                try muxer.write(packet)
-            } catch {
-                av_packet_unref(packet)
-                throw error
-            }
+            try muxer.write(packet)
             packets += 1
         }
     }
@@ -74,7 +75,7 @@ final class AACJoiner: PieceJoiner {
     func finish(samples: Int, chapters: [ChapterMark]) throws {
         // One priming packet, then one per started 1,024 samples: what a single encoder gives.
         let expected = (samples + frameSize - 1) / frameSize + 1
-        guard packets == expected else {
+        guard packets == expected || samples == 0 else {
             throw AudioError(.encodingFailed, subject: muxer.io.output.subject,
                              reason: "the joined AAC pieces hold \(packets) packets where \(samples) samples need \(expected)")
         }

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 
 /// One stretch of a `ParallelEncoder`'s stream with its own encoder, fed on its own serial queue.
 /// Everything but `encode`/`encodeSilence`/`finish` (called by the owner, in order) happens on the
@@ -13,6 +14,9 @@ final class EncoderPiece<Codec: PieceCodec>: @unchecked Sendable {
     private var encoded: Codec.Encoded?
     private var error: (any Error)?
     private(set) var cpuSeconds = 0.0
+    /// The piece's first failure as soon as it happens, for the owner to stop early (`error` is the queue's own copy).
+    private var reportedFailure: (any Error)?
+    private let failureLock = NSLock()
 
     private let queue: DispatchQueue
     private let codec: Codec
@@ -25,6 +29,9 @@ final class EncoderPiece<Codec: PieceCodec>: @unchecked Sendable {
         self.channels = channels
         queue = DispatchQueue(label: "chorus-encoder-piece-\(index)", qos: .userInitiated)
     }
+
+    /// The piece's failure, if it has failed yet (read at any time by the owner).
+    var failure: (any Error)? { failureLock.withLock { reportedFailure } }
 
     /// What the piece encoded, once `done` has been signalled; the first failure otherwise.
     func result() throws -> Codec.Encoded {
@@ -67,7 +74,7 @@ final class EncoderPiece<Codec: PieceCodec>: @unchecked Sendable {
                 do {
                     encoded = try codec.finish(keepingFrames: keepingFrames)
                 } catch {
-                    self.error = error
+                    fail(error)
                 }
             }
         }
@@ -79,9 +86,14 @@ final class EncoderPiece<Codec: PieceCodec>: @unchecked Sendable {
             do {
                 try codec.encode(samples)
             } catch {
-                self.error = error
+                fail(error)
             }
         }
+    }
+
+    private func fail(_ error: any Error) {
+        self.error = error
+        failureLock.withLock { reportedFailure = error }
     }
 
     private func timed(_ body: () -> Void) {

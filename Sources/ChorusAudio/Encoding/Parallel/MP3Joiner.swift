@@ -8,7 +8,8 @@ final class MP3Joiner: PieceJoiner {
     let frameSize: Int
     /// 576 silent samples on each side of a cut kept the splice exact at the six rates tried (8–48 kHz, mono and
     /// stereo; 288 did not); twice that for a margin. `ParallelEncoderTests` checks all nine MPEG rates with it.
-    let margin = 1152
+    static let defaultMargin = 1152
+    var margin: Int { Self.defaultMargin }
     private let output: EncodedOutput
     private let format: AudioFormat
     private let bitRate: Int

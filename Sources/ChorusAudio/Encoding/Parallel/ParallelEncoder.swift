@@ -13,8 +13,10 @@ import Dispatch
 /// whole stream once (MP3: one LAME/Xing tag; AAC: one MP4 edit list), so the decoded length is exact.
 ///
 /// Pieces are encoded on their own serial queues as their samples arrive, at most `jobs` pieces at
-/// once, and written in order. Silence shorter than `2 × margin` (a `--gap-ms 20` conversation, a
-/// message without pauses) is simply not cut: the stream is then one piece, as with one encoder.
+/// once, and written in order. Silence without a grid point `margin` samples from both its ends (shorter
+/// than `2 × margin`, or up to one frame more: a `--gap-ms 20` conversation, a message without pauses) is
+/// simply not cut: the stream is then one piece, as with one encoder. A piece's failure is reported at the
+/// next `write`, not only when the piece is written.
 final class ParallelEncoder<Joiner: PieceJoiner>: AudioEncoder {
     let format: AudioFormat
     private let joiner: Joiner
@@ -77,6 +79,7 @@ final class ParallelEncoder<Joiner: PieceJoiner>: AudioEncoder {
             try give(UnsafeBufferPointer(start: base + soundStart * channels, count: (soundEnd - soundStart) * channels))
             index = soundEnd
         }
+        if let failure = pieces.lazy.compactMap(\.failure).first { throw failure }
         try writeFinishedPieces(waiting: false)
     }
 

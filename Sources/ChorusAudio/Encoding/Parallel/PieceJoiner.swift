@@ -5,8 +5,9 @@ protocol PieceCodec: AnyObject, SendableMetatype {
     associatedtype Encoded
     /// Encodes interleaved samples.
     func encode(_ samples: UnsafeBufferPointer<Float>) throws
-    /// Flushes and returns the piece's part of the stream: its first `keepingFrames` codec frames
-    /// (besides whatever the first piece puts before its audio), or all of them for the last piece (`nil`).
+    /// Flushes and returns the piece's part of the stream: its first `keepingFrames` codec frames, or all of
+    /// them for the last piece (`nil`). MP3: audio frames, after the tag placeholder frame the first piece puts
+    /// before them; AAC: packets, the piece's priming packet first.
     func finish(keepingFrames: Int?) throws -> Encoded
 }
 
