@@ -10,10 +10,10 @@ import CFFmpeg
 /// piece's priming is skipped and the last piece's short last packet ends it, so the decoded length is exact.
 final class AACJoiner: PieceJoiner {
     let frameSize: Int
-    /// Silent samples each side of a cut: one whole MDCT window (2,048). Measured with gaps of `2 × margin + 1024`,
-    /// at 8, 16, 24, 44.1, 48 and 96 kHz, mono and stereo: 2,048 left every sample within ±512 of each cut and around every gap's
-    /// middle exactly 0; 1,536 did not in 2 of 12 cases (48 and 96 kHz stereo, one LSB), 1,024 in 4, 256 in all.
-    /// `ParallelEncoderTests` checks every AAC rate with it.
+    /// Silent samples each side of a cut: one whole MDCT window (2,048). Measured with gaps of `2 × margin + 1024`
+    /// at 8, 16, 24, 44.1, 48 and 96 kHz, mono and stereo: 2,048 left every sample within ±512 of each cut and
+    /// around every gap's middle exactly 0; 1,536 did not in 2 of 12 cases (48 and 96 kHz stereo, one LSB), 1,024
+    /// in 4, 256 in all. `ParallelEncoderTests` checks every AAC rate with it.
     static let defaultMargin = 2_048
     let margin: Int
     private let muxer: Muxer
