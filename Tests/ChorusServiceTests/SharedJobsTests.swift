@@ -29,14 +29,16 @@ struct SharedJobsTests {
 
     static func manifest(_ response: TestResponse) throws -> RenderManifest { try response.decode(RenderManifest.self) }
 
-    /// Polls `id` through `client` until it is done (or `seconds` pass). A 503 with `Retry-After` (the database
-    /// still reconnecting after an outage, on a slow run) is the service saying "ask again": the poll goes on.
+    /// Polls `id` through `client` until it is done (or `seconds` pass). A 503 or 429 with `Retry-After` (the database
+    /// still reconnecting after an outage; the key's request limit, which a slow run's many polls can reach) is the
+    /// service saying "ask again then": the poll waits that long and goes on.
     static func waitDone(_ client: any TestClientProtocol, _ id: String, seconds: Double = 60) async throws -> RenderManifest {
         let deadline = Date().addingTimeInterval(seconds)
         while true {
             let answer = try await client.call(.get, "/v1/renders/\(id)")
-            if answer.status == .serviceUnavailable && answer.headers[.retryAfter] != nil && Date() < deadline {
-                try await Task.sleep(nanoseconds: 200_000_000)
+            if answer.status == .serviceUnavailable || answer.status == .tooManyRequests, Date() < deadline,
+               let retryAfter = answer.headers[.retryAfter].flatMap(Double.init) {
+                try await Task.sleep(nanoseconds: UInt64(max(0.2, min(retryAfter, 5)) * 1e9))
                 continue
             }
             let manifest = try Self.manifest(answer)
