@@ -72,8 +72,8 @@ package final class CodecEncoder: AudioEncoder {
                 WebVTT.timestamp(milliseconds: index < marks.count
                     ? ChapterMark.milliseconds(frames: marks[index].frames.lowerBound, sampleRate: format.sampleRate) : 0)
             }
-            try OggChapterTimes.patch(&headerPages, times: times, subject: muxer.io.output.subject)
-            try headerPages.withUnsafeBytes { try muxer.io.output.overwrite($0, at: 0) }
+            try OggChapterTimes.patch(&headerPages, times: times, subject: muxer.subject)
+            try headerPages.withUnsafeBytes { try muxer.output.overwrite($0, at: 0) }
         }
     }
 }

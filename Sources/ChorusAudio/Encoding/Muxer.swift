@@ -12,7 +12,9 @@ final class Muxer {
     private var context: UnsafeMutablePointer<AVFormatContext>?
     private var stream: UnsafeMutablePointer<AVStream>?
     private var sampleRate = 0
-    private var subject: String { io.output.subject }
+    /// Where the bytes go, and how errors name it.
+    var output: EncodedOutput { io.output }
+    var subject: String { io.output.subject }
 
     /// - Parameter name: libavformat's name of the container (`ipod`, `ogg`, `adts`).
     init(output: EncodedOutput, name: String) throws {

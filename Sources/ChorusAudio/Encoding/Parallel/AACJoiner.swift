@@ -51,15 +51,14 @@ final class AACJoiner: PieceJoiner {
 
     /// A fresh encoder with the stream's settings, its header where `muxer` wants it.
     private static func piece(format: AudioFormat, bitRate: Int, muxer: Muxer) throws -> AACPiece {
-        try AACPiece(format: format, bitRate: bitRate, globalHeader: muxer.wantsGlobalHeader, subject: muxer.io.output.subject)
+        try AACPiece(format: format, bitRate: bitRate, globalHeader: muxer.wantsGlobalHeader, subject: muxer.subject)
     }
 
     func append(_ piece: AACPiece.Encoded, index: Int, start: Int) throws {
         guard let packet else { return }
-        let subject = muxer.io.output.subject
         for kept in piece.packets {
             defer { av_packet_unref(packet) }   // blank already when the muxer took it
-            try FFmpeg.check(av_new_packet(packet, Int32(kept.bytes.count)), "av_new_packet", subject: subject, as: .encodingFailed)
+            try FFmpeg.check(av_new_packet(packet, Int32(kept.bytes.count)), "av_new_packet", subject: muxer.subject, as: .encodingFailed)
             piece.bytes.withUnsafeBufferPointer { bytes in
                 packet.pointee.data.update(from: bytes.baseAddress! + kept.bytes.lowerBound, count: kept.bytes.count)
             }
@@ -76,7 +75,7 @@ final class AACJoiner: PieceJoiner {
         // One priming packet, then one per started 1,024 samples: what a single encoder gives.
         let expected = (samples + frameSize - 1) / frameSize + 1
         guard packets == expected || samples == 0 else {
-            throw AudioError(.encodingFailed, subject: muxer.io.output.subject,
+            throw AudioError(.encodingFailed, subject: muxer.subject,
                              reason: "the joined AAC pieces hold \(packets) packets where \(samples) samples need \(expected)")
         }
         let marks = Array(chapters.prefix(chapterTitles.count))
