@@ -58,12 +58,33 @@ let package = Package(
         .target(name: "ChorusClient", dependencies: ["ChorusWire"], swiftSettings: strictSettings),
         .target(
             name: "ChorusAudio",
-            dependencies: ["ChorusWire", "CFFmpeg", "CLame", "CSndFile", "CEbur128", "CGD"],
+            dependencies: ["ChorusWire", "CFFmpeg", "CLame", "CSndFile", "CEbur128"],
+            swiftSettings: strictSettings),
+        // Pictures of renders (libgd PNG, SVG) and the player page: a program that only renders audio does not link libgd.
+        .target(name: "ChorusPictures", dependencies: ["ChorusAudio", "CGD"], swiftSettings: strictSettings),
+        // Calling other servers: the one HTTP client, the retry policy, connection-failure wording, secret
+        // redaction, and the hex and date texts HTTP and S3 use. Nothing Chorus-specific.
+        .target(
+            name: "ChorusOutbound",
+            dependencies: [.product(name: "AsyncHTTPClient", package: "async-http-client")],
+            swiftSettings: strictSettings),
+        // A small S3 client (SigV4, multipart uploads, presigned URLs) on ChorusOutbound; nothing Chorus-specific.
+        .target(
+            name: "ChorusS3",
+            dependencies: [
+                "ChorusOutbound",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
             swiftSettings: strictSettings),
         .target(
             name: "ChorusVoices",
             dependencies: [
                 "ChorusAudio",
+                "ChorusOutbound",
                 "CEspeakNG",
                 "CFlite",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -78,6 +99,9 @@ let package = Package(
             name: "ChorusService",
             dependencies: [
                 "ChorusAudio",
+                "ChorusPictures",
+                "ChorusOutbound",
+                "ChorusS3",
                 "ChorusVoices",
                 "ChorusWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -109,6 +133,7 @@ let package = Package(
             name: "chorus",
             dependencies: [
                 "ChorusAudio",
+                "ChorusPictures",
                 "ChorusVoices",
                 "ChorusService",
                 "ChorusFixtures",
@@ -137,13 +162,21 @@ let package = Package(
             dependencies: ["ChorusAudio", "ChorusFixtures", "ChorusTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
+            name: "ChorusPicturesTests",
+            dependencies: ["ChorusPictures", "ChorusAudio", "ChorusFixtures", "ChorusTestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "ChorusS3Tests",
+            dependencies: ["ChorusS3", "ChorusOutbound", "ChorusFixtures"],
+            swiftSettings: strictSettings),
+        .testTarget(
             name: "ChorusVoicesTests",
             dependencies: ["ChorusVoices", "ChorusAudio", "ChorusFixtures", "ChorusTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ChorusServiceTests",
             dependencies: [
-                "ChorusService", "ChorusVoices", "ChorusAudio", "ChorusWire", "ChorusFixtures", "ChorusTestSupport",
+                "ChorusService", "ChorusVoices", "ChorusAudio", "ChorusWire", "ChorusS3", "ChorusFixtures", "ChorusTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),

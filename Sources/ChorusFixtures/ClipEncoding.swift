@@ -99,3 +99,9 @@ public enum ClipEncoding: String, CaseIterable, Sendable {
         }
     }
 }
+
+/// Codecs only fixtures use: phones and providers send them, renders never write them.
+extension CodecEncoder.Codec {
+    static let aacInADTS = CodecEncoder.Codec(muxer: "adts", encoders: ["aac"], label: "AAC")
+    static let vorbisInOgg = CodecEncoder.Codec(muxer: "ogg", encoders: ["libvorbis", "vorbis"], label: "Vorbis")
+}

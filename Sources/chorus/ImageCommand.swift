@@ -1,5 +1,6 @@
 import ArgumentParser
 import ChorusAudio
+import ChorusPictures
 import Foundation
 
 struct ImageCommand: AsyncParsableCommand {

@@ -1,3 +1,4 @@
+import ChorusS3
 import AsyncHTTPClient
 @testable import ChorusService
 import ChorusFixtures
@@ -108,7 +109,7 @@ struct BlobStoreTests {
         await #expect {
             try await client.createBucket()
         } throws: { error in
-            guard let error = error as? StorageError else { return false }
+            guard let error = error as? S3Error else { return false }
             return error.kind == .denied && error.description.contains("SignatureDoesNotMatch") && !error.description.contains("not-the-secret")
         }
     }

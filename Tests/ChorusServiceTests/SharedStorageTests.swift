@@ -1,3 +1,4 @@
+import ChorusS3
 import AsyncHTTPClient
 import ChorusFixtures
 @testable import ChorusService

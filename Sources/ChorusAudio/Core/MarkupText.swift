@@ -1,7 +1,7 @@
 /// Text placed inside markup Chorus writes (WebVTT cues, SVG, the player's HTML): `&`, `<`, `>`
 /// escaped, and `"` too where the text may land in an attribute.
-enum MarkupText {
-    static func escape(_ text: String, quotes: Bool) -> String {
+package enum MarkupText {
+    package static func escape(_ text: String, quotes: Bool) -> String {
         var out = ""
         for character in text {
             switch character {

@@ -3,7 +3,7 @@ public import Foundation
 
 extension Timeline {
     /// Builds the timeline of `segments` placed in `samples` frames of output.
-    init(format: AudioFormat, samples: Int, gapMs: Int, segments: [Segment]) {
+    package init(format: AudioFormat, samples: Int, gapMs: Int, segments: [Segment]) {
         var speakers: [Speaker] = []
         var positions: [String: Int] = [:]
         for segment in segments {

@@ -1,0 +1,252 @@
+import ChorusOutbound
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+
+/// `GET`/`HEAD /v1/renders/{id}/audio` answered on the event loop, in a channel handler before Hummingbird's
+/// async request machinery: a player seeking in a file sends many small range requests, and that machinery (task
+/// switches, async sequences) was most of each one's cost. The bytes go from the file to the socket by
+/// `sendfile` (a `FileRegion`), as nginx sends them. Only the plain case is taken: a finished render whose audio
+/// is in this instance's data folder, a key or signed link that authenticates, a token in the caller's bucket.
+/// The decisions are the router's own (`AuthenticationMiddleware.authenticate`, `RateLimiter`,
+/// `FileResponder.plan`, `RequestLogMiddleware.record`); anything else — an error to explain, a render elsewhere
+/// or still running, a redirect — is passed on to the router untouched.
+struct AudioFastPath: Sendable {
+    /// What follows the head of an answer.
+    enum Body {
+        /// Bytes of an open file (closed once they are written, or when the connection goes first).
+        case file(NIOFileHandle, ClosedRange<Int>)
+    }
+
+    let state: ServiceState
+    let authenticator: AuthenticationMiddleware
+    let limiter: RateLimiter
+
+    static let route = "/v1/renders/{id}/audio"
+    /// `Date`, as Hummingbird sends it, formatted once a second.
+    private static let date = SecondText(DateText.http)
+    private static let prefix = Array("/v1/renders/".utf8), suffix = Array("/audio".utf8)
+
+    /// The response to `request`, or `nil` to leave it to the router.
+    func answer(_ request: HTTPRequest, started: Double) -> (HTTPResponse, Body?)? {
+        guard request.method == .get || request.method == .head, let target = request.path else { return nil }
+        let (path, query) = Self.split(target)
+        guard let id = Self.renderID(path), let stored = state.renders.get(id), stored.isDone else { return nil }
+        var items: [String: String] = [:]
+        if let query {
+            for item in query.split(separator: "&") {
+                let pair = item.split(separator: "=", maxSplits: 1)
+                // Only a signed link's own parameters (hex and digits, nothing to decode); anything else goes the long way.
+                guard pair.count == 2, pair[0] == "exp" || pair[0] == "sig", pair[1].utf8.allSatisfy(Self.isHexOrDigit) else { return nil }
+                items[String(pair[0])] = String(pair[1])
+            }
+        }
+        guard let caller = try? authenticator.authenticate(method: request.method, path: path, authorization: request.headerFields[.authorization],
+                                                            query: { items[$0] }) else { return nil }
+        if let shared = state.shared, shared.redirectAudio { return nil }
+        // A limit counted in the database takes a round trip: the router's middleware does it.
+        if state.rateLimits != nil && limiter.perMinute > 0 { return nil }
+        let plan = state.files.plan(method: request.method, requestHeaders: request.headerFields, size: stored.audioBytes,
+                                    contentType: stored.audioContentType,
+                                    etag: stored.etag, modified: Date(timeIntervalSince1970: stored.createdAt))
+        var body: Body?
+        if let bytes = plan.bytes {
+            // Opening a stored file is a metadata lookup, not audio work; one descriptor per answer, owned by it.
+            guard let handle = try? NIOFileHandle(_deprecatedPath: state.audioPath(stored)) else { return nil }
+            var info = stat()
+            guard (try? handle.withUnsafeFileDescriptor { fstat($0, &info) }) == 0, Int(info.st_size) == stored.audioBytes else {
+                try? handle.close()
+                return nil
+            }
+            body = .file(handle, bytes)
+        }
+        // Last, so that a request passed on is not counted twice.
+        if limiter.perMinute > 0, limiter.take(for: caller.id) != nil {
+            if case .file(let handle, _) = body { try? handle.close() }
+            return nil
+        }
+        let requestID = RequestLogMiddleware.newID()
+        var headers = plan.headers
+        headers[RequestLogMiddleware.requestIDField] = requestID
+        if request.headerFields[.connection]?.lowercased() == "close" { headers[.connection] = "close" }
+        headers[.date] = Self.date.now()
+        headers[.server] = "chorus"
+        RequestLogMiddleware.record(logger: state.logger, metrics: state.metrics.requests, requestID: requestID, method: request.method.rawValue,
+                                    route: Self.route, path: path, query: query.map(String.init), status: plan.status.code,
+                                    elapsed: Date().timeIntervalSince1970 - started, caller: caller, failure: nil)
+        return (HTTPResponse(status: plan.status, headerFields: headers), body)
+    }
+
+    static func split(_ target: String) -> (path: String, query: Substring?) {
+        // By bytes: `String.firstIndex(of: Character)` walks grapheme clusters, a measurable cost per request.
+        guard let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return (target, nil) }
+        return (String(target[..<mark]), target[target.utf8.index(after: mark)...])
+    }
+
+    /// The id in `/v1/renders/<id>/audio`, if the path is exactly that.
+    static func renderID(_ path: String) -> String? {
+        let bytes = path.utf8
+        guard bytes.count == prefix.count + RenderIdentity.length + suffix.count, bytes.starts(with: prefix), bytes.reversed().starts(with: suffix.reversed()) else {
+            return nil
+        }
+        let start = path.utf8.index(path.utf8.startIndex, offsetBy: prefix.count)
+        let end = path.utf8.index(start, offsetBy: RenderIdentity.length)
+        return DataDirectory.validID(String(path[start..<end]), length: RenderIdentity.length)
+    }
+
+    private static func isHexOrDigit(_ byte: UInt8) -> Bool {
+        (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f"))
+    }
+}
+
+/// The channel handler of `AudioFastPath`, placed after Hummingbird's connection-state handler (which so sees
+/// every request and response, and keeps its idle timeout and keep-alive right) and before its async channel.
+/// Order and pace as the router keeps them: while the router owes an answer, later requests go to it too; while an
+/// answer of the fast path is being sent, later request parts wait here (and the socket is not read), and the
+/// answer's end is written only once its bytes are out — so the idle timeout and a graceful shutdown, which count
+/// from an answer's end, never cut a slow download short.
+final class AudioFastPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private let fastPath: AudioFastPath
+    /// The answer to the request being read, sent at its end; `nil` while requests are passed on.
+    private var answer: (HTTPResponse, AudioFastPath.Body?)?
+    /// Requests passed on to the router whose responses have not ended yet.
+    private var routerPending = 0
+    /// An answer's bytes are being sent; request parts arriving meanwhile wait in `waiting`.
+    private var sending = false
+    private var waiting: [NIOAny] = []
+    private var readHeld = false
+    /// The HTTP/1 codec's context: a file region is written from there, in NIO's HTTP/1 types, which carry files.
+    private var codec: ChannelHandlerContext?
+
+    init(_ fastPath: AudioFastPath) { self.fastPath = fastPath }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        codec = try? context.pipeline.syncOperations.context(handlerType: HTTP1ToHTTPServerCodec.self)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        if case .file(let handle, _)? = answer?.1 { try? handle.close() }
+        answer = nil
+        waiting = []
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) { routerPending -= 1 }
+        context.write(data, promise: promise)
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if sending || !waiting.isEmpty { readHeld = true } else { context.read() }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if sending || !waiting.isEmpty {
+            waiting.append(data)
+            return
+        }
+        process(context: context, data: data)
+    }
+
+    private func process(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let request):
+            answer = routerPending == 0 && codec != nil ? fastPath.answer(request, started: Date().timeIntervalSince1970) : nil
+            if answer == nil {
+                routerPending += 1
+                context.fireChannelRead(data)
+            }
+        case .body:
+            if answer == nil { context.fireChannelRead(data) }
+        case .end:
+            guard let (response, body) = answer else {
+                context.fireChannelRead(data)
+                return
+            }
+            answer = nil
+            send(response, body, context: context)
+        }
+    }
+
+    private func send(_ response: HTTPResponse, _ body: AudioFastPath.Body?, context: ChannelHandlerContext) {
+        let closing = response.headerFields[.connection] == "close"
+        context.write(wrapOutboundOut(.head(response)), promise: nil)
+        guard case .file(let handle, let bytes)? = body, let codec else {
+            finish(closing: closing, context: context)
+            return
+        }
+        sending = true
+        let region = FileRegion(fileHandle: handle, readerIndex: bytes.lowerBound, endIndex: bytes.upperBound + 1)
+        let written = context.eventLoop.makePromise(of: Void.self)
+        codec.write(NIOAny(HTTPServerResponsePart.body(.fileRegion(region))), promise: written)
+        context.flush()
+        written.futureResult.assumeIsolated().whenComplete { result in
+            try? handle.close()
+            self.sending = false
+            switch result {
+            case .success:
+                self.finish(closing: closing, context: context)
+                self.resume(context: context)
+            case .failure:
+                self.waiting = []
+                context.close(promise: nil)
+            }
+        }
+    }
+
+    /// Writes the answer's end (and closes the connection after it when the request asked to).
+    private func finish(closing: Bool, context: ChannelHandlerContext) {
+        guard closing else {
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            return
+        }
+        let written = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
+        written.futureResult.whenComplete { _ in context.close(promise: nil) }
+    }
+
+    /// Handles the request parts that waited, then reads again.
+    private func resume(context: ChannelHandlerContext) {
+        while !sending, !waiting.isEmpty { process(context: context, data: waiting.removeFirst()) }
+        if !sending, waiting.isEmpty, readHeld {
+            readHeld = false
+            context.read()
+        }
+    }
+}
+
+/// Hummingbird's HTTP/1.1 channel with `AudioFastPathHandler` placed after its connection-state handler.
+struct FastPathHTTP1Channel: ServerChildChannel {
+    typealias Value = HTTP1Channel.Value
+    let base: HTTP1Channel
+    let fastPath: AudioFastPath
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        let fastPath = fastPath
+        return base.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            let operations = channel.pipeline.syncOperations
+            let connectionState = try operations.handler(type: HTTPConnectionStateHandler.self)
+            try operations.addHandler(AudioFastPathHandler(fastPath), position: .after(connectionState))
+            return value
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async { await base.handle(value: value, logger: logger) }
+
+    /// What `Application` is given in place of `.http1(configuration:)`.
+    static func server(fastPath: AudioFastPath, idleTimeout: TimeAmount) -> HTTPServerBuilder {
+        HTTPServerBuilder { responder in
+            FastPathHTTP1Channel(base: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: idleTimeout)), fastPath: fastPath)
+        }
+    }
+}

@@ -1,0 +1,117 @@
+import ChorusOutbound
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOConcurrencyHelpers
+
+/// Gives every request an id (`X-Request-Id`, and in the log), turns any error into the service's JSON
+/// error body, counts it (`RequestMetrics`) and writes one log line per request: method, path (secrets in the query removed),
+/// status, duration and caller. A method a known path does not take is `405` with `Allow`, not `404`.
+struct RequestLogMiddleware: RouterMiddleware {
+    typealias Context = ChorusRequestContext
+    let logger: Logger
+    let metrics: RequestMetrics
+    /// The routes, to tell an unknown path (404) from a known path with another method (405).
+    let routes: RouteTable
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        context.requestID = Self.newID()
+        let started = Date()
+        var response: Response
+        var failure: String?
+        do {
+            response = try await next(request, context)
+        } catch let error as any HTTPResponseError {
+            var standard = Self.standardize(error)
+            if error.status == .notFound, !(error is ServiceError) {
+                let allowed = routes.methods(for: request.uri.path)
+                if !allowed.isEmpty {
+                    var notAllowed = ServiceError(.methodNotAllowed, "method_not_allowed",
+                                                  "\(request.method.rawValue.prefix(20)) is not allowed here; use \(allowed.joined(separator: ", "))")
+                    notAllowed.headers[.allow] = allowed.joined(separator: ", ")
+                    standard = notAllowed
+                }
+            }
+            response = try standard.response(from: request, context: context)
+            failure = (standard as? ServiceError)?.body.error.code
+            if let storage = error as? StorageError {
+                logger.error("shared storage failed", metadata: ["request_id": .string(context.requestID), "error": .string(storage.description)])
+            }
+            if let database = error as? DatabaseError {
+                logger.error("database failed", metadata: ["request_id": .string(context.requestID), "error": .string(database.description)])
+            }
+        } catch {
+            // A failed write of the service's own files is 507; anything else unexpected is 500.
+            let answer = ServiceError.storageFailure(error) ?? ServiceError(.internalServerError, "internal", "the request failed inside the service")
+            logger.error(answer.status.code == 507 ? "storage failure" : "unhandled error",
+                         metadata: ["request_id": .string(context.requestID), "error": .string(String(describing: error))])
+            response = try answer.response(from: request, context: context)
+            failure = answer.body.error.code
+        }
+        response.headers[Self.requestIDField] = context.requestID
+        Self.record(logger: logger, metrics: metrics, requestID: context.requestID, method: request.method.rawValue, route: context.endpointPath,
+                    path: request.uri.path, query: request.uri.query, status: response.status.code, elapsed: Date().timeIntervalSince(started),
+                    caller: context.caller, failure: failure)
+        return response
+    }
+
+    static let requestIDField = HTTPField.Name("X-Request-Id")!
+
+    /// Counts a request and writes its log line (the router's requests and the audio fast path's alike).
+    static func record(logger: Logger, metrics: RequestMetrics, requestID: String, method: String, route: String?, path: String, query: String?,
+                       status: Int, elapsed: Double, caller: Caller?, failure: String?) {
+        metrics.record(method: method, route: route ?? "unmatched", status: status, seconds: elapsed)
+        var metadata: Logger.Metadata = [
+            "request_id": .string(requestID), "method": .string(method), "path": .string(loggable(path: path, query: query)),
+            "status": .stringConvertible(status), "ms": .stringConvertible(Int(elapsed * 1000)),
+        ]
+        if let caller { metadata["caller"] = .string(caller.id) }
+        if let failure { metadata["error"] = .string(failure) }
+        logger.info("request", metadata: metadata)
+    }
+
+    /// Hummingbird's own errors (unknown route, body too large) in the service's error format.
+    static func standardize(_ error: any HTTPResponseError) -> any HTTPResponseError {
+        if error is ServiceError { return error }
+        if let storage = error as? StorageError { return ServiceError.sharedStorage(storage) }
+        if let database = error as? DatabaseError { return database.serviceError }
+        switch error.status {
+        case .notFound: return ServiceError(.notFound, "not_found", "no such route")
+        case .contentTooLarge: return ServiceError.tooLarge("the request body is too large")
+        case .methodNotAllowed: return ServiceError(.methodNotAllowed, "method_not_allowed", "this route does not take that method")
+        default: return ServiceError(error.status, "http_\(error.status.code)", error.status.reasonPhrase)
+        }
+    }
+
+    /// The path with the values of `key`, `sig` and `token` query parameters removed.
+    static func loggable(path: String, query: String?) -> String {
+        guard let query, !query.isEmpty else { return path }
+        let parts = query.split(separator: "&").map { part -> String in
+            let name = part.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+            return ["key", "sig", "token", "api_key"].contains(name.lowercased()) ? "\(name)=[redacted]" : String(part)
+        }
+        return path + "?" + parts.joined(separator: "&")
+    }
+
+    /// A request id: 16 hex digits, unique within the process (a counter from a random start through a bijective
+    /// 64-bit mix, so ids from different runs do not collide and do not look sequential; they tie a log line to a
+    /// response, and are no secret — the mix can be inverted). No system call: the kernel's random bytes cost a
+    /// `getrandom` per request, measurable on the audio fast path.
+    static func newID() -> String {
+        let count = requestCounter.withLockedValue { value -> UInt64 in
+            value &+= 1
+            return value
+        }
+        var mixed = count &+ requestKey
+        mixed = (mixed ^ (mixed >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94d0_49bb_1331_11eb
+        mixed ^= mixed >> 31
+        return withUnsafeBytes(of: mixed.bigEndian) { Hex.string($0) }
+    }
+
+    /// A lock rather than `Synchronization.Atomic`, which needs macOS 15 (the package supports 14).
+    private static let requestCounter = NIOLockedValueBox<UInt64>(0)
+    private static let requestKey = UInt64.random(in: .min ... .max)
+}

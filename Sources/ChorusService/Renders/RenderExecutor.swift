@@ -1,0 +1,178 @@
+import ChorusOutbound
+import ChorusAudio
+import ChorusVoices
+import ChorusWire
+import Crypto
+import Foundation
+import Hummingbird
+import Logging
+
+/// Runs one render into its folder: audio (streamed to listeners as it is encoded), timeline and
+/// captions through the engine, the ETag, and its record last — then answers everyone waiting, and
+/// only after that computes the waveform base from the stored audio (so every zoom equals `chorus
+/// waveform` on that file; until it exists, waveform requests decode the audio). A failure leaves no
+/// audio and a failed record saying why.
+struct RenderExecutor: Sendable {
+    /// Frames per point of the stored waveform base; zooms that are multiples of it are derived from it.
+    static let waveformBase = 32
+
+    let chorus: Chorus
+    let data: DataDirectory
+    let store: RenderStore
+    let shared: SharedStorage?
+    let metrics: ServiceMetrics
+    let logger: Logger
+
+    /// Runs `active` to its result and answers everyone waiting; returns the stored render when it is done, for
+    /// `addWaveformBase`, which the caller runs once the render has left the scheduler (so a `DELETE` meanwhile is
+    /// final, not answered by a render still listed as active).
+    /// `record` runs with the result before anyone waiting for it hears it (shared jobs record it in the database).
+    func execute(_ active: ActiveRender, record: @Sendable (Result<StoredRender, ServiceError>) async -> Void = { _ in }) async -> StoredRender? {
+        active.markRunning()
+        let started = Date()
+        let result: Result<StoredRender, ServiceError>
+        do {
+            result = .success(try await render(active))
+        } catch {
+            if let error = error as? StorageError {
+                logger.error("shared storage failed", metadata: ["render": .string(active.id), "error": .string(error.description)])
+            }
+            let failure = Self.serviceError(for: error)
+            await recordFailure(of: active, failure)
+            result = .failure(failure)
+        }
+        metrics.rendered(outcome: (try? result.get()) == nil ? "failed" : "done", seconds: Date().timeIntervalSince(started))
+        await record(result)
+        if case .failure(let failure) = result { active.audio?.finish(throwing: failure) } else { active.audio?.finish() }
+        active.finish(result)
+        return try? result.get()
+    }
+
+    /// Records that `active` was accepted, before the client hears so: its folder, and (without shared jobs) the job
+    /// with its `request` in the embedded database, so that a restart runs it again instead of losing it.
+    /// - Throws: `ServiceError` 507/503/500 when it cannot be recorded (the render is then not accepted).
+    func accept(_ active: ActiveRender, request: Data?) async throws {
+        do {
+            try FileManager.default.createDirectory(at: data.renderFolder(active.id), withIntermediateDirectories: true)
+            if let request {
+                try await store.accept(id: active.id, caller: active.caller, request: request, createdAt: active.createdAt, expiresAt: active.expiresAt)
+            }
+        } catch {
+            throw Self.serviceError(for: error)
+        }
+    }
+
+    /// Records `active` as failed with `failure` (its files removed, the record saying why) — unless it was stopped
+    /// (shutdown, or taken over by another instance): that is not the render's failure, and it runs again.
+    func recordFailure(of active: ActiveRender, _ failure: ServiceError) async {
+        try? clearFiles(of: active.id)
+        guard !active.isStopped else { return }
+        do {
+            try await store.save(StoredRender.failure(id: active.id, format: active.resolved.format.rawValue, createdAt: active.createdAt,
+                                                      expiresAt: active.expiresAt, error: failure.body.error))
+        } catch {
+            logger.error("failed render not recorded", metadata: ["render": .string(active.id), "error": .string("\(error)")])
+        }
+        logger.warning("render failed", metadata: ["render": .string(active.id), "error": .string(failure.description)])
+    }
+
+    /// Peaks of the decoded stored audio at `waveformBase` frames per point, recorded in its record.
+    func addWaveformBase(to stored: StoredRender) async {
+        let folder = data.renderFolder(stored.manifest.id)
+        let audioURL = folder.appendingPathComponent(stored.audioFile)
+        do {
+            try await chorus.workerPool.run {
+                let peaks = try WaveformPeaks.compute(fileAt: audioURL, zoom: .samplesPerPixel(Self.waveformBase))
+                try DataDirectory.write(peaks.datData(bits: 16), to: folder.appendingPathComponent("waveform.dat"))
+            }
+            var updated = stored
+            updated.waveformBase = Self.waveformBase
+            try await store.replace(updated)   // not if the render was deleted meanwhile
+            if let shared, store.get(stored.manifest.id) != nil { try await shared.publish(file: "waveform.dat", of: updated, from: folder) }
+        } catch {
+            logger.warning("waveform base not stored", metadata: ["render": .string(stored.manifest.id), "error": .string("\(error)")])
+        }
+    }
+
+    private func render(_ active: ActiveRender) async throws -> StoredRender {
+        let folder = data.renderFolder(active.id)   // made by `accept`, with the job marker
+        let format = active.resolved.format
+        let audioName = "audio.\(format.rawValue)"
+        var outputs = RenderOutputs(audio: folder.appendingPathComponent(audioName), timeline: folder.appendingPathComponent("timeline.json"),
+                                    captions: folder.appendingPathComponent("captions.vtt"))
+        let stream = active.audio.map { _ in AudioChunkStream() }
+        outputs.stream = stream
+        let forwarding = Task {
+            guard let stream, let tap = active.audio else { return }
+            for try await chunk in stream { tap.append(chunk) }
+        }
+        defer { forwarding.cancel() }
+        let result = try await chorus.render(active.resolved.conversation, options: active.resolved.options, to: outputs).result { event in
+            switch event {
+            case .progress(let progress): active.update(synthesizedText: progress.synthesized, rendered: progress.rendered)
+            case .segment(let segment): active.add(segment)
+            case .warning, .finished: break
+            }
+        }
+        _ = await forwarding.result
+        let audioURL = folder.appendingPathComponent(audioName)
+        let (etag, bytes) = try await chorus.workerPool.run {
+            let audio = try Data(contentsOf: audioURL, options: .mappedIfSafe)
+            return ("\"" + Hex.string(SHA256.hash(data: audio).prefix(12)) + "\"", audio.count)
+        }
+        let timeline = result.timeline
+        var manifest = RenderManifest(id: active.id, status: .done, createdAt: Timestamp.iso(active.createdAt), expiresAt: Timestamp.iso(active.expiresAt))
+        manifest.format = format.rawValue
+        manifest.duration = timeline.duration
+        manifest.samples = timeline.samples
+        manifest.sampleRate = timeline.sampleRate
+        manifest.channels = timeline.channels
+        let stored = StoredRender(manifest: manifest, audioFile: audioName, etag: etag, audioBytes: bytes, createdAt: active.createdAt,
+                                  expiresAt: active.expiresAt)
+        // Published before it is recorded here: once a client hears the render is done, every instance finds it.
+        try await shared?.publish(stored, from: folder)
+        do {
+            try await store.save(stored)
+        } catch {
+            try? await shared?.remove(stored)   // recorded failed here: not done anywhere
+            throw error
+        }
+        return stored
+    }
+
+    private func clearFiles(of id: String) throws {
+        let folder = data.renderFolder(id)
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
+            try FileManager.default.removeItem(at: folder.appendingPathComponent(name))
+        }
+    }
+
+    /// What a client is told about a failed render: the provider and message for provider failures (502),
+    /// the voice for one that does not exist and the clip for unusable audio (422), never a key or a server path.
+    static func serviceError(for error: any Error) -> ServiceError {
+        if let storage = ServiceError.storageFailure(error) { return storage }
+        switch error {
+        case let error as StorageError:
+            return ServiceError.sharedStorage(error)
+        case let error as DatabaseError:
+            return error.serviceError
+        case let error as SynthesisError where error.underlying.kind == .voiceNotFound:
+            // The voice the request names does not exist: the request's fault, not the provider's.
+            return ServiceError(.unprocessableContent, "unknown_voice", error.description, field: "messages[\(error.index)].voice")
+        case let error as SynthesisError where error.underlying.kind == .configuration:
+            // A provider without its key: the service's setup, documented as 409, not an upstream failure.
+            return ServiceError(.conflict, "provider_not_configured", error.description, field: "messages[\(error.index)].voice")
+        case let error as SynthesisError:
+            return ServiceError(.badGateway, "provider_error", error.description, field: "messages[\(error.index)]")
+        case let error as AudioError:
+            let subject = error.subject.hasPrefix("/") ? "a clip" : error.subject
+            return ServiceError(.unprocessableContent, "invalid_audio", "\(subject): \(error.reason)")
+        case let error as ServiceError:
+            return error
+        case is CancellationError:
+            return .shuttingDown
+        default:
+            return ServiceError(.internalServerError, "internal", "the render failed inside the service")
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import ChorusOutbound
+import ChorusAudio
+import ChorusVoices
+import ChorusWire
+import Crypto
+import Foundation
+
+/// A render's id: the SHA-256 (first 128 bits, hex) of a canonical description of everything that
+/// shapes its output — each message's speaker, text, clip bytes (by hash) and resolved voice, the
+/// settings of the providers it uses, the gap, every output setting after defaults, and the engine
+/// format version. The same request gets the same id, so it is rendered once.
+enum RenderIdentity {
+    static let length = 32
+    /// Bumped when the engine's output for the same input changes.
+    static let engineVersion = 2
+
+    static func id(conversation: Conversation, voices: [VoiceID?], clipHashes: [String?], options: RenderOptions,
+                   format: OutputFileFormat, fallbackVoice: VoiceID?) -> String {
+        let messages: [JSONValue] = conversation.messages.indices.map { index in
+            let message = conversation.messages[index]
+            return .object([
+                "speaker": .string(message.speaker), "text": message.text.map(JSONValue.string) ?? .null,
+                "audio": clipHashes[index].map(JSONValue.string) ?? .null, "voice": voices[index].map { .string($0.description) } ?? .null,
+            ])
+        }
+        var providers = Set(voices.compactMap { $0?.provider })
+        if let fallbackVoice { providers.insert(fallbackVoice.provider) }
+        let settings = JSONValue.object(Dictionary(uniqueKeysWithValues: providers.sorted().map {
+            ($0, JSONValue.object(conversation.settings(for: $0)))
+        }))
+        let output = options.outputFormat(for: format)
+        let description = JSONValue.object([
+            "engine": .number(Double(engineVersion)), "gap_ms": .number(Double(conversation.gapMilliseconds)),
+            "messages": .array(messages), "voice_settings": settings,
+            "output": .object([
+                "format": .string(format.rawValue), "sample_rate": .number(Double(output.sampleRate)), "channels": .number(Double(output.channels)),
+                "bitrate": .number(Double(format.isLossy ? options.bitRate : 0)), "loudness": .number(options.normalize ? options.targetLoudness : 0),
+                "normalize": .bool(options.normalize), "trim": .bool(options.trimSilence),
+                "chapters": .bool(options.chapters),
+                "fallback_voice": fallbackVoice.map { .string($0.description) } ?? .null,
+            ]),
+        ])
+        let digest = SHA256.hash(data: Data(description.canonicalText.utf8))
+        return Hex.string(digest.prefix(length / 2))
+    }
+}

@@ -1,0 +1,35 @@
+import ChorusAudio
+import ChorusPictures
+import Foundation
+import Hummingbird
+
+/// `GET /v1/renders/{id}/waveform.png|.svg?width=&height=&theme=`: the render drawn with its speakers.
+struct PictureResponder: Sendable {
+    let state: ServiceState
+
+    func respond(to request: Request, stored: StoredRender, svg: Bool) async throws -> Response {
+        var options = WaveformPicture.Options()
+        options.width = try HTTPSupport.integer(request, "width") ?? options.width
+        options.height = try HTTPSupport.integer(request, "height") ?? options.height
+        if let name = HTTPSupport.query(request, "theme") {
+            guard let theme = PictureTheme.named(name) else { throw ServiceError.badRequest("theme: use light or dark", field: "theme") }
+            options.theme = theme
+        }
+        do {
+            try options.validate()
+        } catch let error as AudioError {
+            throw ServiceError.badRequest("\(error.subject)\(error.value.map { " \($0)" } ?? ""): \(error.reason)", field: error.subject)
+        }
+        let folder = state.data.renderFolder(stored.manifest.id)
+        let audio = try await state.localAudio(stored)
+        let timelineURL = folder.appendingPathComponent("timeline.json")
+        let chosen = options
+        let data = try await state.chorus.workerPool.run {
+            let timeline = try JSONDecoder().decode(Timeline.self, from: Data(contentsOf: timelineURL))
+            let picture = try WaveformPicture.make(audio: audio, timeline: timeline, options: chosen)
+            return svg ? Data(picture.svg().utf8) : try picture.png()
+        }
+        return HTTPSupport.bytes(data, contentType: svg ? "image/svg+xml" : "image/png",
+                                 headers: [.cacheControl: "public, max-age=\(Int(state.configuration.retentionSeconds)), immutable"])
+    }
+}

@@ -1,0 +1,223 @@
+import ChorusAudio
+import ChorusS3
+import ChorusVoices
+import Foundation
+import NIOCore
+
+/// The blobs several instances share (`--storage s3://bucket/prefix`, or a folder every instance mounts):
+/// finished renders and uploaded clips, under the same names as in the data folder. Each instance keeps its
+/// own data folder as a working area and a cache; what one instance finishes is published here, and any other
+/// finds it here when it is asked for an id it does not know.
+///
+/// Names: `renders/<id>/render.json` (published last: a render without it is not there), `renders/<id>/audio.<format>`,
+/// `timeline.json`, `captions.vtt`, `waveform.dat`; `clips/<id>.audio` and `clips/<id>.json` (the record last).
+struct SharedStorage: Sendable {
+    let blobs: any BlobStore
+    /// Answer audio requests with a `302` to a presigned URL of the bucket (when the store can make one).
+    let redirectAudio: Bool
+
+    /// The small files of a render, fetched whole when another instance adopts it.
+    static let renderFiles = ["timeline.json", "captions.vtt", "waveform.dat"]
+
+    /// The store a `--storage` value names: `s3://bucket/prefix` (credentials and endpoint from `environment`),
+    /// or an absolute folder path (`/mnt/chorus` or `file:///mnt/chorus`).
+    /// - Throws: `ConfigurationError` naming the setting that is unusable.
+    static func make(_ setting: String, redirectAudio: Bool, environment: [String: String]) throws -> SharedStorage {
+        if setting.hasPrefix("s3://") {
+            do {
+                return SharedStorage(blobs: S3BlobStore(client: S3Client(location: try S3Location(url: setting, environment: environment))),
+                                     redirectAudio: redirectAudio)
+            } catch let error as S3LocationError {
+                throw ConfigurationError(setting: error.setting ?? "--storage", value: error.value, reason: error.reason)
+            }
+        }
+        let path = setting.hasPrefix("file://") ? String(setting.dropFirst(7)) : setting
+        guard path.hasPrefix("/") else {
+            throw ConfigurationError(setting: "--storage", value: setting, reason: "is neither s3://bucket/prefix nor an absolute folder path")
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            throw ConfigurationError(setting: "--storage", value: setting, reason: "cannot create the folder (\(error.localizedDescription))")
+        }
+        return SharedStorage(blobs: FolderBlobStore(root: URL(fileURLWithPath: path)), redirectAudio: redirectAudio)
+    }
+
+    private static func name(_ id: String, _ file: String) -> String { "renders/\(id)/\(file)" }
+
+    // MARK: renders
+
+    /// Publishes a finished render from its local folder: the audio and whichever small files exist, then `render.json`.
+    /// A publish that fails part-way removes what it wrote (as far as the storage lets it), so nothing is left that no
+    /// record names.
+    func publish(_ stored: StoredRender, from folder: URL) async throws {
+        let id = stored.manifest.id
+        do {
+            try await blobs.upload(file: folder.appendingPathComponent(stored.audioFile), name: Self.name(id, stored.audioFile),
+                                   contentType: stored.audioContentType)
+            for file in Self.renderFiles {
+                guard let data = try? Data(contentsOf: folder.appendingPathComponent(file)) else { continue }
+                try await blobs.put(data, name: Self.name(id, file), contentType: Self.contentType(file))
+            }
+            try await publishRecord(stored)
+        } catch {
+            try? await remove(stored)
+            throw error
+        }
+    }
+
+    /// Publishes one small file of a render, then its record again (which now says the file exists) — unless the
+    /// render was deleted meanwhile: its audio is checked just before, and adopters check it again.
+    func publish(file: String, of stored: StoredRender, from folder: URL) async throws {
+        try await blobs.put(try Data(contentsOf: folder.appendingPathComponent(file)), name: Self.name(stored.manifest.id, file),
+                            contentType: Self.contentType(file))
+        guard try await hasAudio(of: stored) else { return }
+        try await publishRecord(stored)
+    }
+
+    /// Whether the render's audio is in the storage, whole.
+    func hasAudio(of stored: StoredRender) async throws -> Bool {
+        try await blobs.size(Self.name(stored.manifest.id, stored.audioFile)) == stored.audioBytes
+    }
+
+    private func publishRecord(_ stored: StoredRender) async throws {
+        try await blobs.put(try JSONEncoder().encode(stored), name: Self.name(stored.manifest.id, "render.json"), contentType: "application/json")
+    }
+
+    /// The render's record, if some instance published it and it is one this service could have written: its id is
+    /// the one asked for and its audio file is `audio.<format>` (names from the storage become paths here).
+    func record(_ id: String) async throws -> StoredRender? {
+        guard let data = try await blobs.read(Self.name(id, "render.json")),
+              let stored = try? JSONDecoder().decode(StoredRender.self, from: Data(buffer: data)), stored.manifest.id == id else { return nil }
+        let format = stored.manifest.format.flatMap(OutputFileFormat.init(rawValue:))
+        guard stored.isDone ? (format.map { stored.audioFile == "audio.\($0.rawValue)" } ?? false) : stored.audioFile.isEmpty else { return nil }
+        return stored
+    }
+
+    /// Copies the render's small files that exist into `folder` (atomically each).
+    func fetchFiles(of stored: StoredRender, into folder: URL) async throws {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for file in Self.renderFiles {
+            guard let data = try await blobs.read(Self.name(stored.manifest.id, file)) else { continue }
+            try DataDirectory.write(Data(buffer: data), to: folder.appendingPathComponent(file))
+        }
+    }
+
+    /// Copies the render's audio into `folder`.
+    func fetchAudio(of stored: StoredRender, into folder: URL) async throws {
+        guard stored.audioBytes > 0, let (_, data) = try await blobs.read(Self.name(stored.manifest.id, stored.audioFile), range: 0...(stored.audioBytes - 1)) else {
+            throw StorageError(kind: .notFound, operation: "read", key: Self.name(stored.manifest.id, stored.audioFile), reason: "the audio is missing")
+        }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try DataDirectory.write(Data(buffer: data), to: folder.appendingPathComponent(stored.audioFile))
+    }
+
+    /// `range` of the render's audio.
+    func audio(of stored: StoredRender, range: ClosedRange<Int>) async throws -> ByteBuffer {
+        guard let (_, bytes) = try await blobs.read(Self.name(stored.manifest.id, stored.audioFile), range: range) else {
+            throw StorageError(kind: .notFound, operation: "read", key: Self.name(stored.manifest.id, stored.audioFile), reason: "the audio is missing")
+        }
+        return bytes
+    }
+
+    /// A presigned URL of the render's audio, valid an hour, or until the render expires or `until` (a signed link's
+    /// expiry), if sooner; `nil` when audio is not redirected or the store cannot presign.
+    func audioRedirect(of stored: StoredRender, until: Double? = nil, now: Double = Date().timeIntervalSince1970) -> String? {
+        guard redirectAudio else { return nil }
+        let expires = Int(max(1, min(3600, stored.expiresAt - now, (until ?? .infinity) - now)))
+        return blobs.presignedURL(Self.name(stored.manifest.id, stored.audioFile), expires: expires)
+    }
+
+    /// Removes the render: its record first (so it is no longer found), then its files.
+    func remove(_ stored: StoredRender) async throws {
+        let id = stored.manifest.id
+        try await blobs.delete(Self.name(id, "render.json"))
+        for file in [stored.audioFile] + Self.renderFiles where !file.isEmpty { try await blobs.delete(Self.name(id, file)) }
+    }
+
+    /// Ids of every render that has files here.
+    func renderIDs() async throws -> Set<String> {
+        Set(try await blobs.list(prefix: "renders/").compactMap { name in name.split(separator: "/").dropFirst().first.map(String.init) })
+    }
+
+    // MARK: clips
+
+    func publishClip(_ id: String, audio: Data, record: Data) async throws {
+        try await blobs.put(audio, name: "clips/\(id).audio", contentType: "application/octet-stream")
+        try await blobs.put(record, name: "clips/\(id).json", contentType: "application/json")
+    }
+
+    func publishClipRecord(_ id: String, record: Data) async throws {
+        try await blobs.put(record, name: "clips/\(id).json", contentType: "application/json")
+    }
+
+    /// The clip's bytes and record, if some instance published it.
+    func clip(_ id: String) async throws -> (audio: Data, record: Data)? {
+        guard let record = try await blobs.read("clips/\(id).json"), let audio = try await blobs.read("clips/\(id).audio") else { return nil }
+        return (Data(buffer: audio), Data(buffer: record))
+    }
+
+    func removeClip(_ id: String) async throws {
+        try await blobs.delete("clips/\(id).json")
+        try await blobs.delete("clips/\(id).audio")
+    }
+
+    // MARK: synthesis cache
+
+    /// The synthesis cache's shared tier: `cache/v1/<key>.json` and its audio, so a message synthesized by one instance
+    /// is a cache hit on every other. Not swept here (entries are small and content-addressed; a bucket lifecycle rule
+    /// on `<prefix>/cache/` bounds them).
+    struct CacheTier: SharedCacheStore {
+        let blobs: any BlobStore
+
+        func read(_ name: String) async throws -> Data? { try await blobs.read(name).map { Data(buffer: $0) } }
+        func write(_ name: String, _ data: Data) async throws { try await blobs.put(data, name: name, contentType: "application/octet-stream") }
+    }
+
+    var cacheTier: CacheTier { CacheTier(blobs: blobs) }
+
+    // MARK: retention
+
+    private struct Expiry: Decodable { var expiresAt: Double }
+
+    /// Removes every render and clip whose record says it has expired, whichever instance made it; returns how
+    /// many of each. Idempotent, so instances sweeping at once do no harm. Files published without their record
+    /// (an instance that died mid-publish) are left alone: they are never served.
+    func sweep(now: Double = Date().timeIntervalSince1970) async throws -> (renders: Int, clips: Int) {
+        var renders = 0
+        for id in try await renderIDs() where DataDirectory.validID(id, length: RenderIdentity.length) != nil {
+            guard let stored = try await record(id), stored.expiresAt <= now else { continue }
+            try await remove(stored)
+            renders += 1
+        }
+        return (renders, try await sweepClips(now: now))
+    }
+
+    /// Removes render `id`'s files whatever state its record is in (`format`: its audio's, if known): the sweep of
+    /// shared jobs (`--database`), whose rows say what has expired.
+    func removeFiles(of id: String, format: String?) async throws {
+        try await blobs.delete(Self.name(id, "render.json"))
+        for file in (format.map { ["audio.\($0)"] } ?? []) + Self.renderFiles { try await blobs.delete(Self.name(id, file)) }
+    }
+
+    /// Removes every clip whose record says it has expired; returns how many.
+    func sweepClips(now: Double = Date().timeIntervalSince1970) async throws -> Int {
+        var clips = 0
+        for name in try await blobs.list(prefix: "clips/") where name.hasSuffix(".json") {
+            let id = String(name.dropFirst("clips/".count).dropLast(".json".count))
+            guard DataDirectory.validID(id, length: 64) != nil, let data = try await blobs.read(name),
+                  let expiry = try? JSONDecoder().decode(Expiry.self, from: Data(buffer: data)), expiry.expiresAt <= now else { continue }
+            try await removeClip(id)
+            clips += 1
+        }
+        return clips
+    }
+
+    static func contentType(_ file: String) -> String {
+        switch file {
+        case "timeline.json", "render.json": return "application/json"
+        case "captions.vtt": return "text/vtt; charset=utf-8"
+        default: return "application/octet-stream"
+        }
+    }
+}

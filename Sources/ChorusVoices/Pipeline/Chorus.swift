@@ -1,0 +1,97 @@
+public import ChorusOutbound
+public import ChorusAudio
+public import Foundation
+
+/// The one entry point from a conversation to its outputs: recorded clips and text alike.
+///
+/// A message is decoded and normalized as soon as its audio exists (a recorded clip at once, a
+/// text message when the cache or its provider answers), while the encoder takes finished messages
+/// in order; memory holds a window of messages, not the conversation. CPU work runs on the
+/// instance's worker threads, never on Swift's cooperative pool. One instance serves any number of
+/// renders at once and shares its cache, provider gates and workers among them.
+///
+/// ```swift
+/// let chorus = try Chorus()
+/// let conversation = try Conversation.load(from: URL(fileURLWithPath: "samples/family-chat.json"))
+/// for try await event in chorus.render(conversation, to: RenderOutputs(audio: URL(fileURLWithPath: "chat.mp3"))) {
+///     if case .segment(let segment) = event { print(segment.speaker, segment.start) }
+/// }
+/// ```
+public final class Chorus: Sendable {
+    /// What a `Chorus` instance shares among its renders.
+    public struct Configuration: Sendable {
+        /// Voice providers (default: Flite and espeak-ng, and ElevenLabs / OpenAI with keys from the environment).
+        public var registry: VoiceRegistry
+        /// The synthesis cache folder (default `SynthesisCache.defaultDirectory()`).
+        public var cacheDirectory: URL
+        /// Cache size limit in bytes; least recently used entries go first.
+        public var cacheMaxBytes: Int
+        /// A cache tier shared with other processes (the service's `--storage`), if any.
+        public var sharedCache: (any SharedCacheStore)?
+        /// Requests in flight at once per provider, across all renders.
+        public var providerConcurrency: Int
+        public var retry: RetryPolicy
+        /// Threads for decode, normalize and encode work (default: one per core).
+        public var workerThreads: Int
+        /// Whose voices speak speakers without one (default: Flite's, then espeak-ng's).
+        public var voiceEngine: VoiceEngine = .flite
+
+        /// Allowed per-provider concurrency.
+        public static let concurrencyRange = 1...64
+        public static let defaultProviderConcurrency = 4
+        public static let defaultCacheMaxBytes = 1024 * 1_048_576
+
+        public init(registry: VoiceRegistry = .standard(), cacheDirectory: URL = SynthesisCache.defaultDirectory(),
+                    cacheMaxBytes: Int = Configuration.defaultCacheMaxBytes,
+                    providerConcurrency: Int = Configuration.defaultProviderConcurrency,
+                    retry: RetryPolicy = RetryPolicy(), workerThreads: Int = ProcessInfo.processInfo.activeProcessorCount) {
+            self.registry = registry
+            self.cacheDirectory = cacheDirectory
+            self.cacheMaxBytes = cacheMaxBytes
+            self.providerConcurrency = providerConcurrency
+            self.retry = retry
+            self.workerThreads = workerThreads
+        }
+    }
+
+    public let configuration: Configuration
+    let synthesizer: MessageSynthesizer
+    let pool: WorkerPool
+
+    /// Opens the cache and starts the worker threads.
+    /// - Throws: `AudioError` about `concurrency` or the cache folder.
+    public init(configuration: Configuration = Configuration()) throws {
+        guard Configuration.concurrencyRange.contains(configuration.providerConcurrency) else {
+            throw AudioError.invalid("concurrency", configuration.providerConcurrency,
+                                     "must be between \(Configuration.concurrencyRange.lowerBound) and \(Configuration.concurrencyRange.upperBound)")
+        }
+        self.configuration = configuration
+        pool = WorkerPool(threads: configuration.workerThreads)
+        let cache = try SynthesisCache(directory: configuration.cacheDirectory, maxBytes: configuration.cacheMaxBytes, shared: configuration.sharedCache)
+        synthesizer = MessageSynthesizer(registry: configuration.registry, cache: cache, concurrency: configuration.providerConcurrency,
+                                         retry: configuration.retry, pool: pool)
+    }
+
+    /// The cache renders use.
+    public var cache: SynthesisCache { synthesizer.cache }
+
+    /// The threads this instance runs audio work on (for other CPU-heavy work of the same service).
+    package var workerPool: WorkerPool { pool }
+
+    /// A render of `conversation` into `outputs`. Nothing happens until it is iterated (or
+    /// `result()` is awaited); cancelling the iterating task stops provider requests and the render
+    /// and leaves no files behind.
+    /// - Parameters:
+    ///   - conversation: recorded clips, text, or both; its `gapMilliseconds` is the gap.
+    ///   - options: sound and encoding settings.
+    ///   - outputs: where the audio and side files go.
+    public func render(_ conversation: Conversation, options: RenderOptions = RenderOptions(), to outputs: RenderOutputs) -> RenderJob {
+        RenderJob(pipeline: RenderPipeline(chorus: self, conversation: conversation, options: options, outputs: outputs))
+    }
+
+    /// The voice of every message that will be synthesized (`nil` for recorded clips): a message's
+    /// own `voice`, else the `voices` map, else the `voiceEngine`'s defaults in order of first appearance.
+    public func voices(for conversation: Conversation) -> [VoiceID?] {
+        VoiceAssignment.voices(for: conversation, defaults: configuration.voiceEngine.defaultVoices)
+    }
+}

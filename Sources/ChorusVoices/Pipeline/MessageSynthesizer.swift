@@ -1,0 +1,176 @@
+public import ChorusOutbound
+public import ChorusAudio
+import Foundation
+
+/// A message whose audio now exists, ready for the renderer.
+struct SourcedMessage: Sendable {
+    var message: RenderMessage
+    /// Cache entries it is made of; if it fails to decode, they are removed and it is synthesized again.
+    var cacheKeys: [String]
+}
+
+/// A message that could not be synthesized: which one, with which voice, and why.
+public struct SynthesisError: Error, CustomStringConvertible, Sendable {
+    public var index: Int
+    public var speaker: String
+    public var voice: VoiceID
+    public var underlying: VoiceError
+
+    public var description: String { "messages[\(index)] (\(speaker), \(voice)): \(underlying)" }
+}
+
+/// Turns one message's text into audio through its provider: from the cache when it is there,
+/// else through the provider's concurrency gate with retries, split into chunks the provider
+/// accepts, with the fallback voice when the provider fails for good. Shared by every render of
+/// a `Chorus` (gates and the format a provider accepted are per provider, not per render).
+final class MessageSynthesizer: Sendable {
+    let registry: VoiceRegistry
+    let cache: SynthesisCache
+    let retry: RetryPolicy
+    private let gates: [String: ConcurrencyGate]
+    private let formats = FormatPreferences()
+    private let pool: WorkerPool
+
+    init(registry: VoiceRegistry, cache: SynthesisCache, concurrency: Int, retry: RetryPolicy, pool: WorkerPool) {
+        self.pool = pool
+        self.registry = registry
+        self.cache = cache
+        self.retry = retry
+        gates = Dictionary(uniqueKeysWithValues: registry.ids.map { ($0, ConcurrencyGate(limit: concurrency)) })
+    }
+
+    /// Message `index` spoken by `voice` (or by the conversation's fallback voice if `voice` fails for good).
+    /// - Parameter fresh: skip the cache (its entries failed to decode).
+    /// - Throws: `SynthesisError` naming the message, voice and reason; `CancellationError`.
+    func synthesize(index: Int, message: Conversation.Message, voice: VoiceID, in conversation: Conversation,
+                    fresh: Bool, progress: JobProgress) async throws -> SourcedMessage {
+        let text = message.text ?? ""
+        do {
+            return try await speak(text, speaker: message.speaker, voice: voice, settings: conversation.settings(for: voice.provider),
+                                   fallback: false, fresh: fresh, progress: progress)
+        } catch let error as VoiceError {
+            guard let fallbackVoice = conversation.fallbackVoice, fallbackVoice != voice else {
+                throw SynthesisError(index: index, speaker: message.speaker, voice: voice, underlying: error)
+            }
+            progress.update { $0.fallbacks += 1 }
+            do {
+                return try await speak(text, speaker: message.speaker, voice: fallbackVoice,
+                                       settings: conversation.settings(for: fallbackVoice.provider), fallback: true, fresh: fresh,
+                                       progress: progress)
+            } catch let second as VoiceError {
+                throw SynthesisError(index: index, speaker: message.speaker, voice: fallbackVoice, underlying: second)
+            }
+        }
+    }
+
+    private func speak(_ text: String, speaker: String, voice: VoiceID, settings: [String: JSONValue], fallback: Bool,
+                       fresh: Bool, progress: JobProgress) async throws -> SourcedMessage {
+        let provider = try registry.provider(for: voice)
+        let chunks = TextChunker.chunks(text, limit: provider.characterLimit(settings: settings))
+        guard !chunks.isEmpty else { throw VoiceError(.badRequest, provider: voice.provider, message: "no text to speak") }
+        let context = chunks.count > 1 && provider.supportsContext(settings: settings)
+        var pieces: [Piece] = []
+        for (position, chunk) in chunks.enumerated() {
+            pieces.append(try await obtain(chunk, provider: provider, voice: voice.voice, settings: settings,
+                                           previous: context && position > 0 ? chunks[position - 1] : nil,
+                                           next: context && position + 1 < chunks.count ? chunks[position + 1] : nil,
+                                           fresh: fresh, progress: progress))
+        }
+        var words: [WordTiming] = []
+        var anyWords = false
+        var offset = 0.0
+        for piece in pieces {
+            if let chunkWords = piece.entry.words {
+                anyWords = true
+                words += chunkWords.map { WordTiming(word: $0.word, start: $0.start + offset, end: $0.end + offset) }
+            }
+            offset += piece.entry.duration
+        }
+        let source: ClipSource
+        if pieces.count == 1, let pcm = pieces[0].pcm {
+            source = .pcm(pcm)
+        } else {
+            source = pieces.count == 1 ? .file(pieces[0].entry.audio) : .files(pieces.map(\.entry.audio))
+        }
+        let rendered = RenderMessage(speaker: speaker, source: source, label: voice.description, text: text, voice: voice.description,
+                                     fallback: fallback, words: anyWords ? words : nil,
+                                     expectedSourceFrames: pieces.map(\.entry.frames).reduce(0, +))
+        return SourcedMessage(message: rendered, cacheKeys: pieces.filter(\.fromCache).map(\.key))
+    }
+
+    /// One chunk's audio: a cache entry, plus the PCM itself when it was just synthesized.
+    private struct Piece {
+        var key: String
+        var entry: SynthesisCache.Entry
+        var pcm: AudioBuffer?
+        var fromCache: Bool
+    }
+
+    /// One chunk: from the cache, else from the provider (trying its output formats in order).
+    private func obtain(_ text: String, provider: any VoiceProvider, voice: String, settings: [String: JSONValue],
+                        previous: String?, next: String?, fresh: Bool, progress: JobProgress) async throws -> Piece {
+        let formatsToTry = provider.outputFormats(settings: settings)
+        let affecting = provider.audioAffectingSettings(settings)
+        func key(_ format: String) -> String {
+            SynthesisCache.key(provider: provider.id, voice: voice, format: format, settings: affecting, text: text,
+                               previousText: previous, nextText: next)
+        }
+        if !fresh {
+            for format in formatsToTry {
+                let candidate = key(format)
+                if let entry = cache.lookup(candidate) {
+                    progress.update { $0.cacheHits += 1 }
+                    ProviderMetrics.cacheHit(provider.id)
+                    return Piece(key: candidate, entry: entry, pcm: nil, fromCache: true)
+                }
+            }
+            // Then what another process stored in the shared tier, if there is one.
+            for format in formatsToTry where cache.shared != nil && !provider.isLocal {
+                let candidate = key(format)
+                if let entry = await cache.lookupShared(candidate) {
+                    progress.update { $0.cacheHits += 1 }
+                    ProviderMetrics.cacheHit(provider.id)
+                    return Piece(key: candidate, entry: entry, pcm: nil, fromCache: true)
+                }
+            }
+        }
+        var formatIndex = min(await formats.start(for: provider.id), formatsToTry.count - 1)
+        let gate = gates[provider.id] ?? ConcurrencyGate(limit: 1)
+        while true {
+            let request = SynthesisRequest(voice: voice, text: text, settings: settings, previousText: previous,
+                                           nextText: next, outputFormat: formatsToTry[formatIndex])
+            do {
+                let speech = try await retry.run({ _ in
+                    try await gate.run {
+                        progress.update(announce: false) { $0.requests += 1 }
+                        ProviderMetrics.request(provider.id)
+                        return try await provider.synthesize(request)
+                    }
+                }, classify: VoiceError.retryVerdict, onRetry: { _, _, _ in
+                    progress.update { $0.retries += 1 }
+                    ProviderMetrics.retry(provider.id)
+                })
+                let stored = key(request.outputFormat)
+                do {
+                    let entry = try await pool.run { [cache] in try cache.store(stored, speech: speech, voice: "\(provider.id):\(voice)") }
+                    if !provider.isLocal { await cache.publishShared(stored) }
+                    if case .pcm(let buffer) = speech.audio { return Piece(key: stored, entry: entry, pcm: buffer, fromCache: false) }
+                    return Piece(key: stored, entry: entry, pcm: nil, fromCache: false)
+                } catch let error as AudioError {
+                    throw VoiceError(.invalidResponse, provider: provider.id, message: "the returned audio is unusable: \(error)")
+                }
+            } catch let error as VoiceError where error.kind == .formatUnavailable && formatIndex + 1 < formatsToTry.count {
+                formatIndex += 1
+                await formats.remember(formatIndex, for: provider.id)
+            }
+        }
+    }
+}
+
+/// The output format that worked for each provider, so later messages start with it.
+actor FormatPreferences {
+    private var preferred: [String: Int] = [:]
+
+    func start(for provider: String) -> Int { preferred[provider] ?? 0 }
+    func remember(_ index: Int, for provider: String) { preferred[provider] = max(preferred[provider] ?? 0, index) }
+}
