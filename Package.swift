@@ -161,6 +161,7 @@ let package = Package(
             name: "ChorusAudioTests",
             dependencies: ["ChorusAudio", "ChorusFixtures", "ChorusTestSupport"],
             swiftSettings: strictSettings),
+        .testTarget(name: "ChorusWireTests", dependencies: ["ChorusWire"], swiftSettings: strictSettings),
         .testTarget(
             name: "ChorusPicturesTests",
             dependencies: ["ChorusPictures", "ChorusAudio", "ChorusFixtures", "ChorusTestSupport"],
@@ -195,7 +196,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "ChorusCLITests",
-            dependencies: ["chorus", "ChorusAudio", "ChorusFixtures", "ChorusTestSupport"],
+            dependencies: ["chorus", "ChorusAudio", "ChorusService", "ChorusFixtures", "ChorusTestSupport"],
             swiftSettings: strictSettings),
     ]
 )

@@ -1,7 +1,7 @@
 public import ChorusWire
-public import Foundation
+import Foundation
 #if canImport(FoundationNetworking)
-public import FoundationNetworking
+import FoundationNetworking
 #endif
 
 /// What a render reports while it runs (from `GET /v1/renders/{id}/events`).

@@ -1,7 +1,7 @@
-public import ChorusWire
-public import Foundation
+import ChorusWire
+import Foundation
 #if canImport(FoundationNetworking)
-public import FoundationNetworking
+import FoundationNetworking
 #endif
 
 /// A request the service refused or could not do: its HTTP status, its error code and message (and field),

@@ -1,4 +1,4 @@
-public import ChorusAudio
+import ChorusAudio
 public import Foundation
 
 /// Fake provider speech for tests and benchmarks: a speech-like signal whose length follows the

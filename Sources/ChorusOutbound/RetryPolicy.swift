@@ -72,7 +72,8 @@ public struct RetryPolicy: Sendable {
     ///   - wait: how a pause is spent (`Task.sleep` unless the caller can be woken early).
     ///   - onRetry: hears of each retry (the error, the attempt that failed, the wait) before the pause.
     /// - Throws: the last error when no attempt is left, or `CancellationError` from the pause.
-    public func run<T>(_ body: (Int) async throws -> T, classify: (any Error) -> Verdict,
+    ///   - isolation: the caller's actor, on which `body` and the closures run (so they may use its state).
+    public func run<T>(isolation: isolated (any Actor)? = #isolation, _ body: (Int) async throws -> T, classify: (any Error) -> Verdict,
                        wait: (Double) async throws -> Void = RetryPolicy.sleep,
                        onRetry: (any Error, Int, Double) -> Void = { _, _, _ in }) async throws -> T {
         let started = Date()

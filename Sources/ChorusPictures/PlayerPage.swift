@@ -1,4 +1,4 @@
-public import ChorusAudio
+import ChorusAudio
 public import Foundation
 
 /// One HTML page that plays a render: the audio, the waveform on a canvas in speaker colours (the same

@@ -1,5 +1,5 @@
 import CGD
-public import ChorusAudio
+import ChorusAudio
 public import Foundation
 
 extension WaveformPicture {

@@ -1,7 +1,7 @@
 import ChorusOutbound
 import Crypto
 package import Foundation
-package import NIOCore
+import NIOCore
 import NIOFoundationCompat
 
 extension S3Client {

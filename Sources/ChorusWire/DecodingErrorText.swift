@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 
 /// Turns Foundation's `DecodingError` into a sentence that names the field by its JSON path
 /// (`messages[1]: missing required field "speaker"`, `gap_ms: must be a number`).

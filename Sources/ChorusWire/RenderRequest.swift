@@ -58,9 +58,20 @@ public struct RenderRequest: Codable, Sendable, Equatable {
     }
 }
 
-/// How a render is encoded and processed; every field is optional and defaults to the engine's default.
+/// How a render is encoded and processed; every field is optional. The service's own defaults are below (the OpenAPI
+/// document states the same, which a test checks); the rest are the engine's (`RenderOptions`).
 public struct OutputSettings: Codable, Sendable, Equatable {
-    /// `mp3` (default), `m4a`, `ogg`, `wav`, `flac`.
+    /// The formats the service writes (the CLI also writes AIFF).
+    public static let formats = ["mp3", "m4a", "ogg", "wav", "flac"]
+    /// `format` when the request gives none.
+    public static let defaultFormat = "mp3"
+    /// `normalize`, `trim` and `chapters` when the request gives none: each message normalized and trimmed, one
+    /// chapter per message in the file (the CLI writes chapters only with `--chapters`).
+    public static let defaultNormalize = true
+    public static let defaultTrim = true
+    public static let defaultChapters = true
+
+    /// One of `formats` (default `defaultFormat`).
     public var format: String?
     public var sampleRate: Int?
     public var channels: Int?
@@ -70,7 +81,7 @@ public struct OutputSettings: Codable, Sendable, Equatable {
     public var loudness: Double?
     public var normalize: Bool?
     public var trim: Bool?
-    /// One chapter per message in the file (mp3, m4a, ogg); the service's default is `true`.
+    /// One chapter per message in the file (mp3, m4a, ogg); default `defaultChapters`.
     public var chapters: Bool?
     /// A voice for messages whose provider fails for good.
     public var fallbackVoice: String?

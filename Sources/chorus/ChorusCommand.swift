@@ -28,7 +28,7 @@ struct ChorusCommand: AsyncParsableCommand {
             Exit status: 0 on success, 1 when an input or output fails (the message names it), \
             64 for invalid command-line usage.
             """,
-        version: "0.1.0",
+        version: ChorusVersion.current,
         subcommands: [RenderCommand.self, SpeakCommand.self, VoicesCommand.self, ProbeCommand.self, WaveformCommand.self, ImageCommand.self, PlayerCommand.self,
                       ServeCommand.self,
                       BenchCommand.self])

@@ -63,7 +63,7 @@ struct RenderArguments: ParsableArguments {
         if OutputFileFormat(fileExtension: URL(fileURLWithPath: output).pathExtension) == nil {
             throw ValidationError("--output \(output): use a .mp3, .wav, .flac, .aiff, .m4a or .ogg file name")
         }
-        if let waveform, !["json", "dat"].contains(URL(fileURLWithPath: waveform).pathExtension.lowercased()) {
+        if let waveform, (try? WaveformFileFormat(url: URL(fileURLWithPath: waveform))) == nil {
             throw ValidationError("--waveform \(waveform): use a .json or .dat file name")
         }
         try FlagNames.validating {

@@ -16,59 +16,101 @@ struct ServeCommand: AsyncParsableCommand {
               CHORUS_API_KEYS=change-me-to-a-long-secret chorus serve --host 0.0.0.0 --port 8080
             """)
 
-    @Option(help: "Address to listen on [CHORUS_HOST]. Default 127.0.0.1.")
+    typealias Setting = ServiceConfiguration.Setting
+    private static let defaults = ServiceConfiguration.defaults
+
+    /// `text [VARIABLE]`, the help of the flag of `setting`.
+    private static func help(_ text: String, _ setting: Setting) -> ArgumentHelp { ArgumentHelp("\(text) [\(setting.environmentVariable)].") }
+
+    @Option(help: help("Address to listen on. Default \(defaults.host)", .host))
     var host: String?
 
-    @Option(parsing: .unconditional, help: "Port [CHORUS_PORT]. Default 8080.")
+    @Option(parsing: .unconditional, help: help("Port. Default \(defaults.port)", .port))
     var port: Int?
 
-    @Option(name: .customLong("data-dir"), help: "Renders, clips and the voice cache [CHORUS_DATA_DIR]. Default $XDG_DATA_HOME/chorus, else ~/.local/share/chorus.")
+    @Option(name: .customLong("data-dir"), help: help("Renders, clips and the voice cache. Default $XDG_DATA_HOME/chorus, else ~/.local/share/chorus", .dataDirectory))
     var dataDirectory: String?
 
-    @Option(name: .customLong("api-keys-file"), help: "File with one API key per line [CHORUS_API_KEYS_FILE]; CHORUS_API_KEYS takes comma-separated keys.")
+    @Option(name: .customLong("api-keys-file"),
+            help: ArgumentHelp("File with one API key per line [\(ServiceConfiguration.apiKeysFileVariable)]; \(Setting.apiKeys.environmentVariable) takes comma-separated keys."))
     var apiKeysFile: String?
 
-    @Option(name: .customLong("rate-limit"), parsing: .unconditional, help: "Requests per minute per key, 0 for no limit [CHORUS_RATE_LIMIT]. Default 120.")
+    @Option(name: .customLong("rate-limit"), parsing: .unconditional,
+            help: help("Requests per minute per key, 0 for no limit. Default \(defaults.rateLimitPerMinute)", .rateLimitPerMinute))
     var rateLimit: Int?
 
-    @Option(name: .customLong("key-renders"), parsing: .unconditional, help: "Renders queued or running at once per key [CHORUS_KEY_RENDERS]. Default 4.")
+    @Option(name: .customLong("key-renders"), parsing: .unconditional,
+            help: help("Renders queued or running at once per key. Default \(defaults.rendersPerKey)", .rendersPerKey))
     var keyRenders: Int?
 
-    @Option(parsing: .unconditional, help: "Renders running at once, and audio worker threads [CHORUS_WORKERS]. Default: cores.")
+    @Option(parsing: .unconditional, help: help("Renders running at once, and audio worker threads. Default: cores", .workers))
     var workers: Int?
 
-    @Option(parsing: .unconditional, help: "Renders waiting before new ones get 503 [CHORUS_QUEUE]. Default 64.")
+    @Option(parsing: .unconditional, help: help("Renders waiting before new ones get 503. Default \(defaults.queueLimit)", .queueLimit))
     var queue: Int?
 
-    @Option(help: "How long renders and clips are kept: 24h, 90m, 3600s [CHORUS_RETENTION]. Default 24h.")
+    @Option(help: help("How long renders and clips are kept: 24h, 90m, 3600s. Default \(Self.duration(defaults.retentionSeconds))", .retentionSeconds))
     var retention: String?
 
-    @Option(name: .customLong("max-body-mb"), parsing: .unconditional, help: "Largest request body in MB [CHORUS_MAX_BODY_MB]. Default 25.")
+    @Option(name: .customLong("max-body-mb"), parsing: .unconditional,
+            help: help("Largest request body in MB. Default \(defaults.maxBodyBytes / 1_048_576)", .maxBodyBytes))
     var maxBodyMB: Int?
 
-    @Option(name: .customLong("shutdown-timeout"), help: "Time to finish in-flight renders and exit on SIGTERM: 30s [CHORUS_SHUTDOWN_TIMEOUT].")
+    @Option(name: .customLong("shutdown-timeout"),
+            help: help("Time to finish in-flight renders and exit on SIGTERM. Default \(Self.duration(defaults.shutdownTimeoutSeconds))", .shutdownTimeoutSeconds))
     var shutdownTimeout: String?
 
-    @Option(name: .customLong("idle-timeout"), help: "Time a connection gets to send a request head, or may sit idle between requests: 60s [CHORUS_IDLE_TIMEOUT].")
+    @Option(name: .customLong("idle-timeout"),
+            help: help("Time a connection gets to send a request head, or may sit idle between requests. Default \(Self.duration(defaults.idleTimeoutSeconds))",
+                       .idleTimeoutSeconds))
     var idleTimeout: String?
 
-    @Option(parsing: .unconditional, help: "Provider requests in flight at once, per provider [CHORUS_CONCURRENCY]. Default 4.")
+    @Option(parsing: .unconditional, help: help("Provider requests in flight at once, per provider. Default \(defaults.providerConcurrency)", .providerConcurrency))
     var concurrency: Int?
 
-    @Option(name: .customLong("voice-engine"), help: "Default voices for speakers without one: flite or espeak [CHORUS_VOICE_ENGINE]. Default flite.")
+    @Option(name: .customLong("voice-engine"),
+            help: help("Default voices for speakers without one: \(VoiceEngine.allCases.map(\.rawValue).joined(separator: " or ")). Default \(defaults.voiceEngine.rawValue)",
+                       .voiceEngine))
     var voiceEngine: String?
 
-    @Option(help: "Blobs shared by several instances: s3://bucket/prefix (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL_S3) or a folder they all mount [CHORUS_STORAGE].")
+    @Option(help: help("Blobs shared by several instances: s3://bucket/prefix (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL_S3) or a folder they all mount",
+                       .storage))
     var storage: String?
 
-    @Flag(name: .customLong("redirect-audio"), help: "With --storage s3://…, answer audio requests with a 302 to a presigned URL [CHORUS_REDIRECT_AUDIO].")
+    @Flag(name: .customLong("redirect-audio"), help: help("With --storage s3://…, answer audio requests with a 302 to a presigned URL", .redirectAudio))
     var redirectAudio = false
 
-    @Option(help: "PostgreSQL several instances share (render index and job queue): postgres://user:password@host:port/database?sslmode=require; needs --storage [CHORUS_DATABASE_URL].")
+    @Option(help: help("PostgreSQL several instances share (render index and job queue): postgres://user:password@host:port/database?sslmode=require; needs --storage",
+                       .database))
     var database: String?
 
-    @Option(help: "How long a shared job's claim lasts unless renewed (every third of it); a dead instance's jobs move to another after it [CHORUS_LEASE]. Default 15s.")
+    @Option(help: help("How long a shared job's claim lasts unless renewed (every third of it); a dead instance's jobs move to another after it. Default \(Self.duration(defaults.leaseSeconds))",
+                       .leaseSeconds))
     var lease: String?
+
+    /// The flag of each setting: library errors name fields (`dataDirectory`), the command line shows flags.
+    static let flags: [Setting: String] = [
+        .host: "--host", .port: "--port", .dataDirectory: "--data-dir", .apiKeys: "--api-keys-file", .rateLimitPerMinute: "--rate-limit",
+        .rendersPerKey: "--key-renders", .workers: "--workers", .queueLimit: "--queue", .retentionSeconds: "--retention",
+        .maxBodyBytes: "--max-body-mb", .shutdownTimeoutSeconds: "--shutdown-timeout", .idleTimeoutSeconds: "--idle-timeout",
+        .providerConcurrency: "--concurrency", .voiceEngine: "--voice-engine", .storage: "--storage", .redirectAudio: "--redirect-audio",
+        .database: "--database", .leaseSeconds: "--lease",
+    ]
+
+    /// `error` with its setting and every setting its reason names (`` `storage` ``) written as flags.
+    static func described(_ error: ConfigurationError) -> String {
+        var reason = error.reason
+        for (setting, flag) in flags { reason = reason.replacingOccurrences(of: "`\(setting.rawValue)`", with: flag) }
+        let setting = Setting(rawValue: error.setting).flatMap { flags[$0] } ?? error.setting
+        return "\(setting) \(error.value): \(reason)"
+    }
+
+    /// `30s`, `24h`: a duration as the flags take it.
+    static func duration(_ seconds: Double) -> String {
+        if seconds >= 3600, seconds.truncatingRemainder(dividingBy: 3600) == 0 { return "\(Int(seconds / 3600))h" }
+        if seconds >= 60, seconds.truncatingRemainder(dividingBy: 60) == 0 { return "\(Int(seconds / 60))m" }
+        return "\(Int(seconds))s"
+    }
 
     func run() async throws {
         var configuration: ServiceConfiguration
@@ -92,15 +134,22 @@ struct ServeCommand: AsyncParsableCommand {
             if let database { configuration.database = database }
             if let lease { configuration.leaseSeconds = try Self.seconds("--lease", lease, example: "15s") }
             if let voiceEngine {
-                guard let engine = VoiceEngine(rawValue: voiceEngine) else { throw ValidationError("--voice-engine \(voiceEngine): use flite or espeak") }
+                guard let engine = VoiceEngine(rawValue: voiceEngine) else {
+                    throw ValidationError("--voice-engine \(voiceEngine): use \(VoiceEngine.allCases.map(\.rawValue).joined(separator: " or "))")
+                }
                 configuration.voiceEngine = engine
             }
             try configuration.validate()
         } catch let error as ConfigurationError {
-            throw ValidationError(error.description)
+            throw ValidationError(Self.described(error))
         }
         try await reportingErrors {
-            try await ChorusServer(configuration: configuration).run()
+            do {
+                try await ChorusServer(configuration: configuration).run()
+            } catch let error as ConfigurationError {
+                Terminal.error(Self.described(error))   // found at start (the data folder in use, the database unusable): not a usage error
+                throw ExitCode.failure
+            }
         }
     }
 

@@ -24,7 +24,7 @@ struct WaveformCommand: AsyncParsableCommand {
     var waveform: WaveformArguments
 
     func validate() throws {
-        if !["json", "dat"].contains(URL(fileURLWithPath: output).pathExtension.lowercased()) {
+        guard (try? WaveformFileFormat(url: URL(fileURLWithPath: output))) != nil else {
             throw ValidationError("--output \(output): use a .json or .dat file name")
         }
     }
@@ -35,7 +35,7 @@ struct WaveformCommand: AsyncParsableCommand {
             let destination = try AtomicOutput(destination: URL(fileURLWithPath: output))
             defer { destination.discard() }
             let peaks = try WaveformPeaks.compute(fileAt: URL(fileURLWithPath: file), zoom: options.zoom)
-            try destination.write(peaks.fileData(for: destination.destination, bits: options.bits))
+            try destination.write(peaks.data(try WaveformFileFormat(url: destination.destination), bits: options.bits))
             try destination.commit()
         }
     }

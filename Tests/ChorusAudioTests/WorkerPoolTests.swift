@@ -27,9 +27,30 @@ struct WorkerPoolTests {
         #expect(watched == nil)
     }
 
-    @Test("jobs run in order of submission and every result comes back, across many rounds")
-    func manyJobs() async throws {
+    @Test("jobs run in the order they were submitted: queued behind a busy thread, they start first in, first out")
+    func submissionOrder() async throws {
         let pool = WorkerPool(threads: 1, name: "test-pool-fifo")
+        let release = DispatchSemaphore(value: 0)
+        let order = ExecutionOrder()
+        // The one thread is held until every job below is queued, in a known order (each queued before the next is sent).
+        let blocker = Task { try await pool.run { order.append(-1); release.wait() } }
+        while order.isEmpty { try await Task.sleep(nanoseconds: 1_000_000) }   // the blocker holds the thread
+        var jobs: [Task<Int, any Error>] = []
+        for index in 0..<200 {
+            jobs.append(Task { try await pool.run { order.append(index); return index * 2 } })
+            while pool.waiting < index + 1 { try await Task.sleep(nanoseconds: 100_000) }
+        }
+        release.signal()
+        try await blocker.value
+        var results: [Int] = []
+        for job in jobs { results.append(try await job.value) }
+        #expect(results == (0..<200).map { $0 * 2 })
+        #expect(order.values == [-1] + Array(0..<200), "ran in the order \(order.values.prefix(20))…")
+    }
+
+    @Test("every result comes back to its caller across thousands of jobs from many tasks at once")
+    func manyJobs() async throws {
+        let pool = WorkerPool(threads: 2, name: "test-pool-many")
         let results = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
             for index in 0..<3000 { group.addTask { (index, try await pool.run { index * 2 }) } }
             var all: [Int: Int] = [:]
@@ -40,4 +61,13 @@ struct WorkerPoolTests {
         #expect(results.allSatisfy { $0.value == $0.key * 2 })
         #expect(pool.waiting == 0)
     }
+}
+
+/// The order jobs ran in, appended from the pool's thread.
+final class ExecutionOrder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var list: [Int] = []
+    func append(_ value: Int) { lock.withLock { list.append(value) } }
+    var values: [Int] { lock.withLock { list } }
+    var isEmpty: Bool { lock.withLock { list.isEmpty } }
 }

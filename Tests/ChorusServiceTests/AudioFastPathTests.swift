@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import ChorusFixtures
 @testable import ChorusService
 import ChorusWire
+import ChorusTestSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -44,7 +45,7 @@ struct AudioFastPathTests {
         let (service, server, stored) = try await Self.prepared()
         let fastPath = AudioFastPath(state: server.state, authenticator: server.state.authenticator, limiter: server.state.limiter)
         let path = "/v1/renders/\(stored.manifest.id)/audio"
-        let audio = try Data(contentsOf: service.configuration.dataDirectory.appendingPathComponent("renders/\(stored.manifest.id)/\(stored.audioFile)"))
+        let audio = try Data(contentsOf: service.configuration.dataDirectory.appendingPathComponent("renders/\(stored.manifest.id)/\(try #require(stored.audioName))"))
 
         let (ranged, body) = try #require(fastPath.answer(Self.request(path, headers: [.range: "bytes=10-19"]), started: 0))
         #expect(ranged.status == .partialContent && ranged.headerFields[.contentRange] == "bytes 10-19/\(audio.count)")
@@ -67,7 +68,7 @@ struct AudioFastPathTests {
         #expect(fastPath.answer(Self.request(path, method: .delete), started: 0) == nil)
         #expect(fastPath.answer(Self.request("/v1/renders/\(String(repeating: "0", count: RenderIdentity.length))/audio"), started: 0) == nil)
         #expect(fastPath.answer(Self.request("/v1/renders/\(stored.manifest.id)/audio/"), started: 0) == nil)
-        let audioFile = server.state.data.renderFolder(stored.manifest.id).appendingPathComponent(stored.audioFile)
+        let audioFile = server.state.data.render(stored.manifest.id).audioURL(try #require(stored.format))
         try Data(audio.prefix(100)).write(to: audioFile)
         #expect(fastPath.answer(Self.request(path), started: 0) == nil, "a file of another size than recorded is left to the router")
         try FileManager.default.removeItem(at: audioFile)
@@ -114,7 +115,7 @@ struct AudioFastPathTests {
         let head = "HEAD \(path) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(serviceKey)\r\n\r\n"
         try await server.application.test(.live) { client in
             let port = try #require(client.port)
-            let results = try await offload { () -> (answers: [Bool], pipelined: String, closedWhenIdle: Bool, closed: String) in
+            let results = try await offCooperativeThreads { () -> (answers: [Bool], pipelined: String, closedWhenIdle: Bool, closed: String) in
                 let connection = try RawConnection(port: port, timeoutSeconds: 5)
                 var answers: [Bool] = []
                 for _ in 0..<8 {   // 3.2 s on one connection, idle timeout 1 s
@@ -160,7 +161,7 @@ struct AudioFastPathTests {
         #expect(size > 4_000_000)
         try await server.application.test(.live) { client in
             let port = try #require(client.port)
-            let received = try await offload { () -> Int in
+            let received = try await offCooperativeThreads { () -> Int in
                 let connection = try RawConnection(port: port, timeoutSeconds: 10, receiveBuffer: 4_096)
                 connection.send("GET \(manifest.audioURL!) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(serviceKey)\r\n\r\n")
                 var total = 0

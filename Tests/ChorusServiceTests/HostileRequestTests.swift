@@ -1,6 +1,7 @@
 import ChorusFixtures
 @testable import ChorusService
 import ChorusWire
+import ChorusTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -9,15 +10,9 @@ import Testing
 import Glibc
 #endif
 
-/// A raw TCP client: what a hostile or broken client sends, byte for byte, with no HTTP library to tidy it.
-/// Runs blocking socket work on a GCD thread, off Swift's cooperative pool, which the in-process
-/// service under test needs for its own handlers.
-func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-    }
-}
-
+/// A raw TCP client: what a hostile or broken client sends, byte for byte, with no HTTP library to tidy it. Its
+/// blocking socket work runs through `offCooperativeThreads`: the in-process service under test needs Swift's
+/// cooperative threads for its own handlers.
 final class RawConnection: @unchecked Sendable {
     private let socket: Int32
 
@@ -131,7 +126,7 @@ struct HostileRequestTests {
         try await service.test(.live) { client in
             let port = try #require(client.port)
             func exchange(_ bytes: [UInt8]) async throws -> String {
-                try await offload {
+                try await offCooperativeThreads {
                     let connection = try RawConnection(port: port)
                     connection.send(bytes)
                     return connection.read()
@@ -151,7 +146,7 @@ struct HostileRequestTests {
             let many = try await exchange(Self.post("/v1/renders", body: Array(million.utf8)))
             #expect(Self.status(many) == 413 && many.contains("messages"), "\(many.prefix(300))")
             // Declared larger than the cap: 413 before the body is read.
-            let early = try await offload {
+            let early = try await offCooperativeThreads {
                 let declared = try RawConnection(port: port)
                 declared.send("POST /v1/clips HTTP/1.1\r\nHost: x\r\n\(Self.auth)Content-Type: application/octet-stream\r\nContent-Length: 999999999\r\n\r\n")
                 return declared.read(until: "\r\n\r\n")
@@ -159,7 +154,7 @@ struct HostileRequestTests {
             #expect(Self.status(early) == 413, "\(early.prefix(300))")
             // Chunked, no length, past the cap: 413 once the cap is crossed, fast or trickled.
             for trickle in [false, true] {
-                let response = try await offload {
+                let response = try await offCooperativeThreads {
                     let connection = try RawConnection(port: port)
                     connection.send("POST /v1/clips HTTP/1.1\r\nHost: x\r\n\(Self.auth)Content-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
                     let chunk = [UInt8](repeating: 0x41, count: 1_048_576)
@@ -172,7 +167,7 @@ struct HostileRequestTests {
                 #expect(Self.status(response) == 413, "trickle \(trickle): \(response.prefix(300))")
             }
             // A chunked body cut off mid-way: the client is gone; nothing is stored, nothing breaks.
-            let cut = try await offload { try RawConnection(port: port) }
+            let cut = try await offCooperativeThreads { try RawConnection(port: port) }
             cut.send("POST /v1/renders HTTP/1.1\r\nHost: x\r\n\(Self.auth)Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n20\r\n{\"messages\": [{\"speaker\": \"A\", \"t")
         }
         // The service still answers, and no render or clip came of any of it.
@@ -193,25 +188,25 @@ struct HostileRequestTests {
             // Path traversal in every id parameter: 404 (or 400), never a file from elsewhere.
             for path in ["/v1/renders/..%2F..%2F..%2Fetc%2Fpasswd/audio", "/v1/renders/../../etc/passwd", "/v1/renders/%2e%2e/timeline",
                          "/v1/voices/..%2F..%2Fsigning.key", "/v1/renders/\(manifest.id)%2F..%2F..%2Fsigning.key/audio"] {
-                let response = try await offload { try RawConnection.exchange(port: port, "GET \(path) HTTP/1.1\r\nHost: x\r\n\(Self.auth)Connection: close\r\n\r\n") }
+                let response = try await offCooperativeThreads { try RawConnection.exchange(port: port, "GET \(path) HTTP/1.1\r\nHost: x\r\n\(Self.auth)Connection: close\r\n\r\n") }
                 let status = Self.status(response) ?? 0
                 #expect([400, 404, 405].contains(status), "\(path): \(response.prefix(200))")
                 #expect(!response.contains("root:") && !response.contains(serviceKey))
             }
             // bytes=5-2 → the whole file; a thousand ranges → one answer at once (the service serves single ranges only).
-            let reversed = try await offload { try RawConnection.exchange(port: port, "GET \(audio) HTTP/1.1\r\nHost: x\r\n\(Self.auth)Range: bytes=5-2\r\nConnection: close\r\n\r\n") }
+            let reversed = try await offCooperativeThreads { try RawConnection.exchange(port: port, "GET \(audio) HTTP/1.1\r\nHost: x\r\n\(Self.auth)Range: bytes=5-2\r\nConnection: close\r\n\r\n") }
             #expect(Self.status(reversed) == 200, "an invalid range is ignored (RFC 9110 §14.2)")
             let flood = (0..<1000).map { "\($0)-\($0)" }.joined(separator: ",")
             let started = Date()
-            let many = try await offload { try RawConnection.exchange(port: port, "GET \(audio) HTTP/1.1\r\nHost: x\r\n\(Self.auth)Range: bytes=\(flood)\r\nConnection: close\r\n\r\n") }
+            let many = try await offCooperativeThreads { try RawConnection.exchange(port: port, "GET \(audio) HTTP/1.1\r\nHost: x\r\n\(Self.auth)Range: bytes=\(flood)\r\nConnection: close\r\n\r\n") }
             #expect([200, 206, 416].contains(Self.status(many) ?? 0), "\(many.prefix(200))")
             #expect(Date().timeIntervalSince(started) < 5)
             // 5,000 headers: refused or answered, the connection ends, the service stays up.
             let headers = (0..<5_000).map { "X-Flood-\($0): \($0)\r\n" }.joined()
-            let flooded = try await offload { try RawConnection.exchange(port: port, "GET /health HTTP/1.1\r\nHost: x\r\n\(headers)Connection: close\r\n\r\n") }
+            let flooded = try await offCooperativeThreads { try RawConnection.exchange(port: port, "GET /health HTTP/1.1\r\nHost: x\r\n\(headers)Connection: close\r\n\r\n") }
             #expect((Self.status(flooded) ?? 400) < 500, "\(flooded.prefix(200))")
             // A method the route does not take: 405 with Allow.
-            let trace = try await offload { try RawConnection.exchange(port: port, "TRACE \(audio) HTTP/1.1\r\nHost: x\r\n\(Self.auth)Connection: close\r\n\r\n") }
+            let trace = try await offCooperativeThreads { try RawConnection.exchange(port: port, "TRACE \(audio) HTTP/1.1\r\nHost: x\r\n\(Self.auth)Connection: close\r\n\r\n") }
             #expect(Self.status(trace) == 405 && trace.lowercased().contains("allow: get"), "\(trace.prefix(300))")
             // Malformed query values are named, not guessed at.
             let badFlag = try await client.call(.post, "/v1/renders?stream=maybe", json: textRequest(["Hi."], voice: "espeak:en-us"))
@@ -221,7 +216,7 @@ struct HostileRequestTests {
                 #expect(player.status == .badRequest, "\(query): \(player.status)")
             }
             // Three pipelined requests in one write: three answers, in order.
-            let answers = try await offload {
+            let answers = try await offCooperativeThreads {
                 let pipelined = try RawConnection(port: port)
                 pipelined.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET \(audio) HTTP/1.1\r\nHost: x\r\n\(Self.auth)Range: bytes=0-3\r\n\r\nGET /nowhere HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
                 return pipelined.read()
@@ -229,10 +224,10 @@ struct HostileRequestTests {
             let statuses = answers.components(separatedBy: "HTTP/1.1 ").dropFirst().compactMap { Int($0.prefix(3)) }
             #expect(statuses == [200, 206, 404], "\(statuses)")
             // Slowloris: 100 connections dripping a request head a byte at a time; meanwhile others are served at once.
-            let slow = try await offload { try (0..<100).map { _ in try RawConnection(port: port) } }
+            let slow = try await offCooperativeThreads { try (0..<100).map { _ in try RawConnection(port: port) } }
             let head = Array("GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ".utf8)
             for step in 0..<5 {
-                _ = try await offload { for connection in slow { connection.send([head[step]]) } }
+                _ = try await offCooperativeThreads { for connection in slow { connection.send([head[step]]) } }
                 let begun = Date()
                 let response = try await client.call(.get, "/v1/renders/\(manifest.id)")
                 #expect(response.status == .ok && Date().timeIntervalSince(begun) < 5)
@@ -248,7 +243,7 @@ struct HostileRequestTests {
         try await service.test(.live) { client in
             let port = try #require(client.port)
             // A head dripped a byte every 0.3 s never completes: the connection is closed without an answer.
-            let (dripped, dripSeconds) = try await offload { () -> (String, Double) in
+            let (dripped, dripSeconds) = try await offCooperativeThreads { () -> (String, Double) in
                 let started = Date()
                 let connection = try RawConnection(port: port, timeoutSeconds: 60)
                 connection.send("GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ")
@@ -258,7 +253,7 @@ struct HostileRequestTests {
             // Closed long before the 60 s of dripping were over (at ~1 s; generous for a busy machine).
             #expect(dripped.isEmpty && dripSeconds < 45, "closed after \(dripSeconds) s, answered \(dripped.prefix(100))")
             // A keep-alive connection: answered, then closed once idle.
-            let (answer, closedAfter) = try await offload { () -> (String, Double) in
+            let (answer, closedAfter) = try await offCooperativeThreads { () -> (String, Double) in
                 let connection = try RawConnection(port: port, timeoutSeconds: 60)
                 connection.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
                 let answer = connection.read(until: "}")
@@ -269,7 +264,7 @@ struct HostileRequestTests {
             #expect(closedAfter < 45, "idle keep-alive connection closed after \(closedAfter) s (the read waits up to 60 s)")
             // A synchronous render whose provider takes 2.5 s keeps its connection silent longer than the
             // timeout: the answer still arrives. (On a fresh connection: the test client's own one has been idle.)
-            let render = try await offload { () -> String in
+            let render = try await offCooperativeThreads { () -> String in
                 let connection = try RawConnection(port: port, timeoutSeconds: 120)
                 connection.send(Self.post("/v1/renders", body: Array(textRequest(["Slow but sure."], voice: "openai:nova").utf8)))
                 return connection.read()

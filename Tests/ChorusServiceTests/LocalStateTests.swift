@@ -18,8 +18,8 @@ struct LocalStateTests {
     static let logger = Logger(label: "local-state-test")
 
     /// The service's own view of `<data>/chorus.sqlite`, read by an outsider (`SQLiteReferee`).
-    static func sql(_ data: URL, _ query: String) throws -> String {
-        try SQLiteReferee.query(data.appendingPathComponent(LocalDatabase.fileName), query)
+    static func sql(_ data: URL, _ query: String) async throws -> String {
+        try await SQLiteReferee.query(data.appendingPathComponent(LocalDatabase.fileName), query)
     }
 
     @Test("a render is recorded in chorus.sqlite, plays after a restart, and a DELETE removes row and files for good")
@@ -31,12 +31,12 @@ struct LocalStateTests {
             #expect(response.status == .created || response.status == .ok, "\(response.text)")
             return try response.decode(RenderManifest.self).id
         }
-        #expect(try Self.sql(data, "SELECT status FROM renders WHERE id = '\(id)'") == "done")
-        #expect(try Self.sql(data, "SELECT count(*) FROM jobs") == "0")
+        #expect(try await Self.sql(data, "SELECT status FROM renders WHERE id = '\(id)'") == "done")
+        #expect(try await Self.sql(data, "SELECT count(*) FROM accepted") == "0")
         // The waveform base is added after the answer: once it is recorded, the first instance writes nothing more.
         var based = false
         for _ in 0..<300 where !based {
-            based = try Self.sql(data, "SELECT count(*) FROM renders WHERE record LIKE '%waveformBase%'") == "1"
+            based = try await Self.sql(data, "SELECT count(*) FROM renders WHERE record LIKE '%waveformBase%'") == "1"
             if !based { try await Task.sleep(nanoseconds: 100_000_000) }
         }
         #expect(based)
@@ -49,7 +49,7 @@ struct LocalStateTests {
             #expect(try AudioFileReader(data: audio.data, name: "audio").readAll().frameCount == manifest.samples)
             #expect(try await client.call(.delete, "/v1/renders/\(id)").status == .noContent)
         }
-        #expect(try Self.sql(data, "SELECT count(*) FROM renders") == "0")
+        #expect(try await Self.sql(data, "SELECT count(*) FROM renders") == "0")
         #expect(!FileManager.default.fileExists(atPath: data.appendingPathComponent("renders/\(id)").path))
         let afterDelete = try await service.test { client in try await client.call(.get, "/v1/renders/\(id)").status }
         #expect(afterDelete == .notFound)
@@ -64,7 +64,7 @@ struct LocalStateTests {
                 .decode(RenderManifest.self).id
         }
         // As an earlier version left it: the record beside the files, no database.
-        let record = try Self.sql(data, "SELECT record FROM renders WHERE id = '\(id)'")
+        let record = try await Self.sql(data, "SELECT record FROM renders WHERE id = '\(id)'")
         #expect(record.contains(id))
         try Data(record.utf8).write(to: data.appendingPathComponent("renders/\(id)/render.json"))
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(at: data.appendingPathComponent(LocalDatabase.fileName + suffix)) }
@@ -72,7 +72,7 @@ struct LocalStateTests {
             (try await client.call(.get, "/v1/renders/\(id)").decode(RenderManifest.self).status, try await client.call(.get, "/v1/renders/\(id)/audio").status)
         }
         #expect(status == .done && audio == .ok)
-        #expect(try Self.sql(data, "SELECT status FROM renders WHERE id = '\(id)'") == "done")
+        #expect(try await Self.sql(data, "SELECT status FROM renders WHERE id = '\(id)'") == "done")
         #expect(!FileManager.default.fileExists(atPath: data.appendingPathComponent("renders/\(id)/render.json").path))
     }
 
@@ -86,13 +86,13 @@ struct LocalStateTests {
             #expect(created.status == .created, "\(created.text)")
             return try created.decode(ClipInfo.self).id
         }
-        #expect(try Self.sql(data, "SELECT count(*) FROM clips WHERE id = '\(id)'") == "1")
+        #expect(try await Self.sql(data, "SELECT count(*) FROM clips WHERE id = '\(id)'") == "1")
         #expect(!FileManager.default.fileExists(atPath: data.appendingPathComponent("clips/\(id).json").path))
         // As an earlier version left it: the record beside the audio, no row; and an orphan (audio, no record) from
         // two minutes ago.
-        let record = try Self.sql(data, "SELECT record FROM clips WHERE id = '\(id)'")
+        let record = try await Self.sql(data, "SELECT record FROM clips WHERE id = '\(id)'")
         try Data(record.utf8).write(to: data.appendingPathComponent("clips/\(id).json"))
-        _ = try Self.sql(data, "DELETE FROM clips")
+        _ = try await Self.sql(data, "DELETE FROM clips")
         let orphan = data.appendingPathComponent("clips/\(String(repeating: "e", count: 64)).audio")
         try note.write(to: orphan)
         try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-120)], ofItemAtPath: orphan.path)
@@ -101,31 +101,33 @@ struct LocalStateTests {
             let render = try await client.call(.post, "/v1/renders", json: #"{"messages": [{"speaker": "Mom", "clip": "\#(id)"}], "output": {"format": "wav"}}"#)
             #expect(render.status == .created, "\(render.text)")
         }
-        #expect(try Self.sql(data, "SELECT count(*) FROM clips WHERE id = '\(id)'") == "1")
+        #expect(try await Self.sql(data, "SELECT count(*) FROM clips WHERE id = '\(id)'") == "1")
         #expect(!FileManager.default.fileExists(atPath: data.appendingPathComponent("clips/\(id).json").path))
         _ = try await server.state.clips.sweep()   // (the service's own sweep at start may have been first)
         #expect(!FileManager.default.fileExists(atPath: orphan.path))
         #expect(FileManager.default.fileExists(atPath: data.appendingPathComponent("clips/\(id).audio").path))
         // Expired: record and audio go.
         #expect(try await server.state.clips.sweep(now: Date().timeIntervalSince1970 + 10 * 86_400) == 1)
-        #expect(try Self.sql(data, "SELECT count(*) FROM clips") == "0")
+        #expect(try await Self.sql(data, "SELECT count(*) FROM clips") == "0")
         #expect(!FileManager.default.fileExists(atPath: data.appendingPathComponent("clips/\(id).audio").path))
     }
 
-    @Test("a database of schema 1 (before clips) is migrated to the current schema, its renders kept")
+    @Test("a database of schema 1 (before clips) is migrated to the current schema, its renders and accepted renders kept")
     func migratesEarlierSchema() async throws {
         let directory = try TemporaryDirectory(prefix: "chorus-sqlite")
         // Schema 1 as the earlier build wrote it, with one row.
-        _ = try Self.sql(directory.url, "SELECT 1")   // creates the file
+        _ = try await Self.sql(directory.url, "SELECT 1")   // creates the file
         for statement in ["CREATE TABLE renders (id TEXT PRIMARY KEY, status TEXT NOT NULL CHECK (status IN ('done', 'failed')), record TEXT NOT NULL, created_at REAL NOT NULL, expires_at REAL NOT NULL) WITHOUT ROWID",
                           "CREATE TABLE jobs (id TEXT PRIMARY KEY, caller TEXT NOT NULL, request TEXT NOT NULL, created_at REAL NOT NULL, expires_at REAL NOT NULL) WITHOUT ROWID",
-                          "INSERT INTO renders VALUES ('r', 'failed', '{}', 1, 2)", "PRAGMA user_version = 1"] {
-            _ = try Self.sql(directory.url, statement)
+                          "INSERT INTO renders VALUES ('r', 'failed', '{}', 1, 2)", "INSERT INTO jobs VALUES ('j', 'c', '{}', 1, 2)",
+                          "PRAGMA user_version = 1"] {
+            _ = try await Self.sql(directory.url, statement)
         }
         let database = try await LocalDatabase.open(in: directory.url, logger: Self.logger)
         #expect(try await database.rows("PRAGMA user_version").first?.column("user_version")?.integer == LocalDatabase.schemaVersion)
-        #expect(try Self.sql(directory.url, "SELECT count(*) FROM clips") == "0")
-        #expect(try Self.sql(directory.url, "SELECT id FROM renders") == "r")
+        #expect(try await Self.sql(directory.url, "SELECT count(*) FROM clips") == "0")
+        #expect(try await Self.sql(directory.url, "SELECT id FROM renders") == "r")
+        #expect(try await Self.sql(directory.url, "SELECT id FROM accepted") == "j")
     }
 
     @Test("the request limits' buckets not yet full are kept in chorus.sqlite and taken over by the next start; full or forgotten ones are not")
@@ -140,7 +142,7 @@ struct LocalStateTests {
         #expect(before.take(for: "caller-full", now: now - 100) == nil)   // refilled by `now`
         try await LocalRateLimits(database: first, limiter: before).save(now: now)
         await first.close()
-        #expect(try Self.sql(directory.url, "SELECT caller, tokens FROM rate_limits ORDER BY caller") == "caller-one|2.0|caller-spent|0.0")
+        #expect(try await Self.sql(directory.url, "SELECT caller, tokens FROM rate_limits ORDER BY caller") == "caller-one|2.0|caller-spent|0.0")
 
         // The next start: the spent caller waits out the same bucket, the others are as they were.
         let second = try await LocalDatabase.open(in: directory.url, logger: Self.logger)
@@ -158,7 +160,7 @@ struct LocalStateTests {
         let later = RateLimiter(perMinute: 3)
         #expect(try await LocalRateLimits(database: second, limiter: later).load(now: now + 700) == 0)
         try await LocalRateLimits(database: second, limiter: later).save(now: now + 700)
-        #expect(try Self.sql(directory.url, "SELECT count(*) FROM rate_limits") == "0")
+        #expect(try await Self.sql(directory.url, "SELECT count(*) FROM rate_limits") == "0")
         await second.close()
     }
 
@@ -176,8 +178,26 @@ struct LocalStateTests {
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(versions == Array(repeating: LocalDatabase.schemaVersion, count: 4))
-        #expect(try Self.sql(folder, "SELECT group_concat(name) FROM (SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name)") == "clips,jobs,rate_limits,renders")
-        #expect(try Self.sql(folder, "PRAGMA journal_mode") == "wal")
+        #expect(try await Self.sql(folder, "SELECT group_concat(name) FROM (SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name)") == "accepted,clips,rate_limits,renders")
+        #expect(try await Self.sql(folder, "PRAGMA journal_mode") == "wal")
+    }
+
+    @Test("an opening whose task cannot run (a busy process) does not hold the schema upgrade's write lock: a second opening beside it succeeds")
+    func upgradeIndependentOfTheOpenersThread() async throws {
+        let directory = try TemporaryDirectory(prefix: "chorus-sqlite")
+        let folder = directory.url
+        // The first opening runs on an executor that stops running anything the moment its upgrade has begun: as if every
+        // thread of a loaded process were busy. Its upgrade must still end (and free the lock) without it.
+        let gate = GatedExecutor()
+        var logger = Logger(label: "gate") { _ in GateClosingLogHandler(gate: gate, message: "state upgrade started") }
+        logger.logLevel = .debug
+        let first = Task(executorPreference: gate) { try await LocalDatabase.open(in: folder, logger: logger) }
+        try await gate.waitUntilClosed(timeout: 30)
+        let second = try await LocalDatabase.open(in: folder, logger: Self.logger)
+        #expect(try await second.rows("PRAGMA user_version").first?.column("user_version")?.integer == LocalDatabase.schemaVersion)
+        gate.open()
+        _ = try await first.value
+        #expect(try await SQLiteReferee.query(folder.appendingPathComponent(LocalDatabase.fileName), "PRAGMA user_version") == "\(LocalDatabase.schemaVersion)")
     }
 
     @Test("a state file that is not a database, or is newer than this build, stops the start naming the file")
@@ -189,7 +209,7 @@ struct LocalStateTests {
             _ = try await LocalDatabase.open(in: directory.url, logger: Self.logger)
             Issue.record("a file of A's opened as the state")
         } catch let error as ConfigurationError {
-            #expect(error.value == path.path && error.setting == "--data-dir", "\(error)")
+            #expect(error.value == path.path && error.setting == "dataDirectory", "\(error)")
         }
         #expect(try Data(contentsOf: path) == Data(repeating: 0x41, count: 4096), "the file was changed")
 
@@ -220,10 +240,15 @@ struct LocalStateTests {
         try holder.run()
         // SIGKILL: a child of this process inherits SIGTERM ignored (the service lifecycle's signal handling).
         defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
-        // "locked" (one read(2): Foundation's `availableData` waits for the end of the stream here).
-        var buffer = [UInt8](repeating: 0, count: 16)
-        let count = read(output.fileHandleForReading.fileDescriptor, &buffer, buffer.count)
-        try #require(count > 0 && String(decoding: buffer.prefix(count), as: UTF8.self).hasPrefix("locked"), "the lock holder did not start")
+        // "locked" (one read(2): Foundation's `availableData` waits for the end of the stream here), waited for on a thread
+        // of its own.
+        let descriptor = output.fileHandleForReading.fileDescriptor
+        let said = try await offCooperativeThreads { () -> String in
+            var buffer = [UInt8](repeating: 0, count: 16)
+            let count = read(descriptor, &buffer, buffer.count)
+            return count > 0 ? String(decoding: buffer.prefix(count), as: UTF8.self) : ""
+        }
+        try #require(said.hasPrefix("locked"), "the lock holder did not start")
         let started = Date()
         try await server.application.test(.router) { client in
             let response = try await client.call(.post, "/v1/renders", json: textRequest(["Blocked by a lock."], voice: "espeak:en"),
@@ -233,5 +258,62 @@ struct LocalStateTests {
         }
         let seconds = Date().timeIntervalSince(started)
         #expect(seconds > 4 && seconds < 30, "answered after \(seconds) s (the busy timeout is 5 s)")
+    }
+}
+
+/// A task executor that runs jobs on its own queue until it is closed, and then holds them until it is opened again.
+final class GatedExecutor: TaskExecutor, @unchecked Sendable {
+    private let queue = DispatchQueue(label: "gated-executor")
+    private let lock = NSLock()
+    private var closed = false
+    private var held: [UnownedJob] = []
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        lock.lock()
+        if closed {
+            held.append(job)
+            lock.unlock()
+            return
+        }
+        lock.unlock()
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+
+    func close() { lock.withLock { closed = true } }
+
+    func open() {
+        let jobs = lock.withLock { () -> [UnownedJob] in
+            closed = false
+            defer { held = [] }
+            return held
+        }
+        for job in jobs { queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) } }
+    }
+
+    /// Waits (off the cooperative threads' work: polling with sleeps) until it has been closed.
+    func waitUntilClosed(timeout: Double) async throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !lock.withLock({ closed }) {
+            guard Date() < deadline else { throw CancellationError() }
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+    }
+}
+
+/// Closes a `GatedExecutor` when a given message is logged.
+struct GateClosingLogHandler: LogHandler {
+    let gate: GatedExecutor
+    let message: String
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .debug
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        if event.message.description == message { gate.close() }
     }
 }

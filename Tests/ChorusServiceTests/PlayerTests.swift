@@ -127,7 +127,7 @@ struct PlayerTests {
                 let manifest = try await Self.render(client, body)
                 let timeline = service.directory.file("\(name).timeline.json")
                 try JSONEncoder().encode(try #require(manifest.timeline)).write(to: timeline)
-                let report = try BrowserReferee.check(url: "http://127.0.0.1:\(port)/v1/renders/\(manifest.id)/player?key=\(serviceKey)",
+                let report = try await BrowserReferee.check(url: "http://127.0.0.1:\(port)/v1/renders/\(manifest.id)/player?key=\(serviceKey)",
                                                       timeline: timeline, screenshot: name == "family-chat" ? screenshot : nil,
                                                       secrets: [serviceKey], signed: true)
                 #expect(report.speakersSeen.count >= 2 && report.wordsSeen > 0 && report.played[1] > report.played[0])

@@ -75,7 +75,7 @@ struct ProviderFaultTests {
             let again = try await client.call(.post, "/v1/renders", json: body)
             #expect(again.status == .ok && stub.requests.count == requests, "the stored render, no new provider request")
         }
-        try Self.checkNoLeaks(service, audioEntries: 1)
+        try await Self.checkNoLeaks(service, audioEntries: 1)
     }
 
     @Test("a fault for good: 502 naming the provider and the message within the retry budget; with a fallback voice the render succeeds",
@@ -97,7 +97,7 @@ struct ProviderFaultTests {
             let segment = try rescued.decode(RenderManifest.self).timeline?.segments.first
             #expect(segment?.fallback == true && segment?.voice == "espeak:en-us")
         }
-        try Self.checkNoLeaks(service, audioEntries: 1)   // the fallback's espeak speech; nothing from the failing provider
+        try await Self.checkNoLeaks(service, audioEntries: 1)   // the fallback's espeak speech; nothing from the failing provider
     }
 
     @Test("a provider that is down for the whole render (connection refused): 502 after the retries, or the fallback voice")
@@ -116,12 +116,12 @@ struct ProviderFaultTests {
             #expect(rescued.status == .created, "\(rescued.text)")
             #expect(try rescued.decode(RenderManifest.self).timeline?.segments.first?.fallback == true)
         }
-        try Self.checkNoLeaks(service, audioEntries: 1)
+        try await Self.checkNoLeaks(service, audioEntries: 1)
     }
 
     /// The cache holds `audioEntries` syntheses, each with its metadata and audio that decodes, and no
     /// temporary file; the provider key is in no log line and no file of the data folder.
-    static func checkNoLeaks(_ service: TestService, audioEntries: Int) throws {
+    static func checkNoLeaks(_ service: TestService, audioEntries: Int) async throws {
         let data = service.configuration.dataDirectory
         func regularFiles() -> [URL] {
             (FileManager.default.enumerator(at: data, includingPropertiesForKeys: nil)?.allObjects as? [URL] ?? [])
@@ -130,7 +130,7 @@ struct ProviderFaultTests {
         // A render's waveform base is computed after its answer: let that background write finish first.
         var files = regularFiles()
         for _ in 0..<200 where files.contains(where: { $0.lastPathComponent.contains("partial") }) {
-            Thread.sleep(forTimeInterval: 0.05)
+            try await Task.sleep(nanoseconds: 50_000_000)
             files = regularFiles()
         }
         let cache = files.filter { $0.path.contains("/cache/") }

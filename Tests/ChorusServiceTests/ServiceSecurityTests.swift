@@ -85,7 +85,7 @@ struct ServiceSecurityTests {
         var idle = try ServiceConfiguration(environment: ["CHORUS_IDLE_TIMEOUT": "2m"])
         #expect(idle.idleTimeoutSeconds == 120)
         idle.idleTimeoutSeconds = 0.01
-        #expect { try idle.validate() } throws: { ($0 as? ConfigurationError)?.description.contains("--idle-timeout") == true }
+        #expect { try idle.validate() } throws: { ($0 as? ConfigurationError)?.setting == "idleTimeoutSeconds" }
         #expect(throws: ConfigurationError.self) { _ = try ServiceConfiguration(environment: ["CHORUS_IDLE_TIMEOUT": "soon"]) }
     }
 

@@ -51,18 +51,18 @@ struct SharedJobsTests {
     func concurrentMigrations() async throws {
         try await withinTimeLimit(180, "concurrentMigrations") {
             let server = try Self.server()
-            let url = try server.database("migrate")
+            let url = try await server.database("migrate")
             let folder = try TemporaryDirectory()
             let a = try Self.instance(url, shared: folder), b = try Self.instance(url, shared: folder)
             async let first = a.server()
             async let second = b.server()
             _ = try await (first, second)
-            #expect(try server.psql(url, "SELECT string_agg(version::text, ',' ORDER BY version) FROM chorus_schema")
-                    == Database.migrations.map { String($0.version) }.joined(separator: ","))
-            #expect(try server.psql(url, "SELECT count(*) FROM chorus_renders") == "0")
+            #expect(try await server.psql(url, "SELECT string_agg(version::text, ',' ORDER BY version) FROM chorus_schema")
+                    == PostgresDatabase.migrations.map { String($0.version) }.joined(separator: ","))
+            #expect(try await server.psql(url, "SELECT count(*) FROM chorus_renders") == "0")
             // Started again: nothing to apply.
             _ = try await a.server()
-            #expect(try server.psql(url, "SELECT count(*) FROM chorus_schema") == String(Database.migrations.count))
+            #expect(try await server.psql(url, "SELECT count(*) FROM chorus_schema") == String(PostgresDatabase.migrations.count))
         }
     }
 
@@ -70,7 +70,7 @@ struct SharedJobsTests {
     func queuedAcrossInstances() async throws {
         try await withinTimeLimit(180, "queuedAcrossInstances") {
             let server = try Self.server()
-            let url = try server.database("queue")
+            let url = try await server.database("queue")
             let folder = try TemporaryDirectory()
             let stub = try StubSpeech.openAIServer(latency: 0.4)
             let a = try Self.instance(url, shared: folder, stub: stub), b = try Self.instance(url, shared: folder, stub: stub)
@@ -86,7 +86,7 @@ struct SharedJobsTests {
                     // The second is B's (A's one worker is busy): two different owners while both run.
                     var owners = ""
                     for _ in 0..<100 {
-                        owners = try server.psql(url, "SELECT count(DISTINCT owner) FROM chorus_renders WHERE status = 'running'")
+                        owners = try await server.psql(url, "SELECT count(DISTINCT owner) FROM chorus_renders WHERE status = 'running'")
                         if owners == "2" { break }
                         try await Task.sleep(nanoseconds: 50_000_000)
                     }
@@ -103,13 +103,13 @@ struct SharedJobsTests {
                         let audioA = try await clientA.call(.get, "/v1/renders/\(id)/audio"), audioB = try await clientB.call(.get, "/v1/renders/\(id)/audio")
                         #expect(audioA.status == .ok && audioA.data.count > 10_000 && audioA.data == audioB.data)
                     }
-                    #expect(try server.psql(url, "SELECT string_agg(status || ':' || attempts, ',') FROM chorus_renders") == "done:1,done:1")
+                    #expect(try await server.psql(url, "SELECT string_agg(status || ':' || attempts, ',') FROM chorus_renders") == "done:1,done:1")
                 }
             }
             // Twelve messages, twelve provider requests: nothing rendered twice.
             #expect(stub.requests.count == 12)
             // Callers are stored as digests, never as keys; no log line holds the database password or a key.
-            #expect(try server.psql(url, "SELECT count(*) FROM chorus_renders WHERE caller LIKE '%' || 'SECRET' || '%'") == "0")
+            #expect(try await server.psql(url, "SELECT count(*) FROM chorus_renders WHERE caller LIKE '%' || 'SECRET' || '%'") == "0")
             for service in [a, b] {
                 #expect(!service.logs.text.contains(server.password) && !service.logs.text.contains(serviceKey))
             }
@@ -120,7 +120,7 @@ struct SharedJobsTests {
     func sameRequestOnce() async throws {
         try await withinTimeLimit(180, "sameRequestOnce") {
             let server = try Self.server()
-            let url = try server.database("dedupe")
+            let url = try await server.database("dedupe")
             let folder = try TemporaryDirectory()
             let stub = try StubSpeech.openAIServer(latency: 0.3)
             let a = try Self.instance(url, shared: folder, stub: stub), b = try Self.instance(url, shared: folder, stub: stub)
@@ -136,7 +136,7 @@ struct SharedJobsTests {
                 }
             }
             #expect(stub.requests.count == 2)
-            #expect(try server.psql(url, "SELECT count(*) || ':' || max(attempts) FROM chorus_renders") == "1:1")
+            #expect(try await server.psql(url, "SELECT count(*) || ':' || max(attempts) FROM chorus_renders") == "1:1")
             let claims = (a.logs.lines + b.logs.lines).filter { $0.contains("render claimed") }.count
             #expect(claims == 1)
         }
@@ -146,7 +146,7 @@ struct SharedJobsTests {
     func deleteAcrossInstances() async throws {
         try await withinTimeLimit(180, "deleteAcrossInstances") {
             let server = try Self.server()
-            let url = try server.database("delete")
+            let url = try await server.database("delete")
             let folder = try TemporaryDirectory()
             let a = try Self.instance(url, shared: folder), b = try Self.instance(url, shared: folder)
             let instanceB = try await b.server()
@@ -176,10 +176,10 @@ struct SharedJobsTests {
                     #expect(gone, "B still has the deleted render")
                     // The second one's row removed with no notification (as if B's listening connection were down then):
                     // B still has its copy until its sweep asks the database.
-                    _ = try server.psql(url, "DELETE FROM chorus_renders WHERE id = '\(ids[1])'")
+                    _ = try await server.psql(url, "DELETE FROM chorus_renders WHERE id = '\(ids[1])'")
                     let stillServed = try await clientB.call(.get, "/v1/renders/\(ids[1])/audio")
                     #expect(stillServed.status == .ok)
-                    #expect(try await instanceB.state.evictDeleted() == 1)
+                    #expect(try await instanceB.state.catalog.evictDeleted() == 1)
                     let afterSweep = try await clientB.call(.get, "/v1/renders/\(ids[1])")
                     #expect(afterSweep.status == .notFound)
                     #expect(!FileManager.default.fileExists(atPath: copies.appendingPathComponent(ids[1]).path))
@@ -192,7 +192,7 @@ struct SharedJobsTests {
     func perKeyAcrossInstances() async throws {
         try await withinTimeLimit(180, "perKeyAcrossInstances") {
             let server = try Self.server()
-            let url = try server.database("limits")
+            let url = try await server.database("limits")
             let folder = try TemporaryDirectory()
             let stub = try StubSpeech.openAIServer(latency: 0.5)
             let a = try Self.instance(url, shared: folder, stub: stub) { $0.rendersPerKey = 1 }
@@ -219,7 +219,7 @@ struct SharedJobsTests {
     func rateLimitAcrossInstances() async throws {
         try await withinTimeLimit(180, "rateLimitAcrossInstances") {
             let server = try Self.server()
-            let url = try server.database("rate")
+            let url = try await server.database("rate")
             let folder = try TemporaryDirectory()
             let a = try Self.instance(url, shared: folder) { $0.rateLimitPerMinute = 4 }
             let b = try Self.instance(url, shared: folder) { $0.rateLimitPerMinute = 4 }
@@ -238,8 +238,8 @@ struct SharedJobsTests {
                     }
                 }
             }
-            #expect(try server.psql(url, "SELECT count(*) FROM chorus_rate_limits WHERE caller LIKE '%SECRET%'") == "0")
-            #expect(try server.psql(url, "SELECT count(*) FROM chorus_rate_limits") == "1")
+            #expect(try await server.psql(url, "SELECT count(*) FROM chorus_rate_limits WHERE caller LIKE '%SECRET%'") == "0")
+            #expect(try await server.psql(url, "SELECT count(*) FROM chorus_rate_limits") == "1")
         }
     }
 
@@ -247,7 +247,7 @@ struct SharedJobsTests {
     func databaseGoesAway() async throws {
         try await withinTimeLimit(180, "databaseGoesAway") {
             let server = try Self.server()
-            let url = try server.database("outage")
+            let url = try await server.database("outage")
             let proxy = try TCPProxy(to: server.port)
             let proxied = url.replacingOccurrences(of: ":\(server.port)/", with: ":\(proxy.port)/")
             let folder = try TemporaryDirectory()
@@ -288,7 +288,7 @@ struct SharedJobsTests {
                 }
                 #expect(recovered != nil, "no recovery within 20 s")
                 #expect(try await Self.waitDone(client, runningID).status == .done)
-                #expect(try server.psql(url, "SELECT status || ':' || attempts FROM chorus_renders WHERE id = '\(runningID)'") == "done:1")
+                #expect(try await server.psql(url, "SELECT status || ':' || attempts FROM chorus_renders WHERE id = '\(runningID)'") == "done:1")
             }
             #expect(!a.logs.text.contains(server.password))
         }
@@ -298,15 +298,15 @@ struct SharedJobsTests {
     func claimsAreExclusive() async throws {
         try await withinTimeLimit(180, "claimsAreExclusive") {
             let server = try Self.server()
-            let url = try server.database("claims")
+            let url = try await server.database("claims")
             let logger = Logger(label: "test")
             let location = try DatabaseLocation(url: url)
-            let pools = try [Database(location: location, logger: logger), Database(location: location, logger: logger)]
+            let pools = try [PostgresDatabase(location: location, logger: logger), PostgresDatabase(location: location, logger: logger)]
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for pool in pools { group.addTask { await pool.client.run() } }
                 defer { group.cancelAll() }
                 try await pools[0].migrate()
-                let jobs = pools.enumerated().map { RenderJobs(database: $0.element, instance: "instance-\($0.offset)", lease: 15) }
+                let jobs = pools.enumerated().map { SharedQueue(database: $0.element, instance: "instance-\($0.offset)", lease: 15) }
                 let now = Date().timeIntervalSince1970
                 for index in 0..<40 {
                     let id = String(format: "%032x", index)
@@ -329,7 +329,7 @@ struct SharedJobsTests {
                     return try await claimers.reduce(into: []) { $0 += $1 }
                 }
                 #expect(claimed.count == 40 && Set(claimed).count == 40)
-                #expect(try server.psql(url, "SELECT count(*) FROM chorus_renders WHERE status = 'failed' AND attempts = 1") == "40")
+                #expect(try await server.psql(url, "SELECT count(*) FROM chorus_renders WHERE status = 'failed' AND attempts = 1") == "40")
             }
         }
     }
@@ -338,14 +338,14 @@ struct SharedJobsTests {
     func leaseTakeover() async throws {
         try await withinTimeLimit(180, "leaseTakeover") {
             let server = try Self.server()
-            let url = try server.database("lease")
+            let url = try await server.database("lease")
             let logger = Logger(label: "test")
-            let database = try Database(location: try DatabaseLocation(url: url), logger: logger)
+            let database = try PostgresDatabase(location: try DatabaseLocation(url: url), logger: logger)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { await database.client.run() }
                 defer { group.cancelAll() }
                 try await database.migrate()
-                let first = RenderJobs(database: database, instance: "first", lease: 2), second = RenderJobs(database: database, instance: "second", lease: 2)
+                let first = SharedQueue(database: database, instance: "first", lease: 2), second = SharedQueue(database: database, instance: "second", lease: 2)
                 let now = Date().timeIntervalSince1970
                 let id = String(repeating: "ab", count: 16)
                 _ = try await first.enqueue(id: id, caller: "c", request: Data("{}".utf8), format: "mp3", createdAt: now, expiresAt: now + 60, perCaller: 1,
@@ -363,12 +363,12 @@ struct SharedJobsTests {
                 let poison = String(repeating: "cd", count: 16)
                 _ = try await first.enqueue(id: poison, caller: "c", request: Data("{}".utf8), format: "mp3", createdAt: now, expiresAt: now + 60, perCaller: 5,
                                             queueLimit: 10)
-                for _ in 0..<RenderJobs.maxAttempts {
+                for _ in 0..<SharedQueue.maxAttempts {
                     #expect(try await first.claim()?.job.id == poison)
                     try await Task.sleep(nanoseconds: 2_300_000_000)
                 }
                 #expect(try await second.claim() == nil)
-                #expect(try await second.job(poison)?.status == .failed)
+                #expect(try await second.entry(poison)?.status == .failed)
             }
         }
     }
@@ -392,7 +392,7 @@ struct DatabaseLocationTests {
                 try DatabaseLocation(url: bad)
             } throws: { error in
                 let text = "\(error)"
-                return text.hasPrefix("--database") && !text.contains("SECRET")
+                return text.hasPrefix("database ") && !text.contains("SECRET")
             }
         }
         #expect(DatabaseLocation.masked("postgres://u:SECRET@h/d?password=SECRET2") == "postgres://u:%E2%80%A6@h/d?password=%E2%80%A6"

@@ -185,7 +185,7 @@ struct SharedStorageTests {
         redirectOnly.redirectAudio = true
         #expect(throws: ConfigurationError.self) { try redirectOnly.validate() }
         #expect { try SharedStorage.make("relative/folder", redirectAudio: false, environment: [:]) } throws: { error in
-            (error as? ConfigurationError)?.setting == "--storage"
+            (error as? ConfigurationError)?.setting == "storage"
         }
         #expect { try SharedStorage.make("s3://bucket-name", redirectAudio: false, environment: [:]) } throws: { error in
             (error as? ConfigurationError)?.setting == "AWS_ACCESS_KEY_ID"
@@ -195,23 +195,23 @@ struct SharedStorageTests {
     static func id(_ digit: Character) -> String { String(repeating: digit, count: RenderIdentity.length) }
 
     /// A render record and its audio, as an instance publishes them.
-    static func publish(_ id: String, in shared: SharedStorage, expiresAt: Double, now: Double, audioFile: String = "audio.mp3",
+    static func publish(_ id: String, in shared: SharedStorage, expiresAt: Double, now: Double, format: String = "mp3",
                         recordID: String? = nil) async throws {
         var manifest = RenderManifest(id: recordID ?? id, status: .done, createdAt: "", expiresAt: "")
-        manifest.format = "mp3"
-        let stored = StoredRender(manifest: manifest, audioFile: audioFile, etag: "\"x\"", audioBytes: 1, createdAt: now - 10, expiresAt: expiresAt)
+        manifest.format = format
+        let stored = StoredRender(manifest: manifest, etag: "\"x\"", audioBytes: 1, createdAt: now - 10, expiresAt: expiresAt)
         try await shared.blobs.put(Data("a".utf8), name: "renders/\(id)/audio.mp3", contentType: "audio/mpeg")
         try await shared.blobs.put(try JSONEncoder().encode(stored), name: "renders/\(id)/render.json", contentType: "application/json")
     }
 
-    @Test("records in the shared storage are not trusted as paths: a forged audio file or id, or missing audio, is no render")
+    @Test("records in the shared storage are not trusted as paths: a forged format (the audio's name follows from it) or id, or missing audio, is no render")
     func forgedRecords() async throws {
         let folder = try TemporaryDirectory()
         let (setting, environment) = try await Self.storage(.folder, shared: folder)
         let shared = try SharedStorage.make(setting, redirectAudio: false, environment: environment)
         let now = Date().timeIntervalSince1970
         let (traversal, otherID, missing, good) = (Self.id("1"), Self.id("2"), Self.id("3"), Self.id("4"))
-        try await Self.publish(traversal, in: shared, expiresAt: now + 3600, now: now, audioFile: "../../signing.key")
+        try await Self.publish(traversal, in: shared, expiresAt: now + 3600, now: now, format: "../../signing.key")
         try await Self.publish(otherID, in: shared, expiresAt: now + 3600, now: now, recordID: good)
         try await Self.publish(missing, in: shared, expiresAt: now + 3600, now: now)
         try await shared.blobs.delete("renders/\(missing)/audio.mp3")

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A Python helper beside these files (`pg_server.py`, `s3_server.py`, `tcp_proxy.py`): started with its standard input
 /// held open (the helpers stop when it closes, so they go with the test process however it ends), announcing itself
@@ -28,7 +28,7 @@ struct HelperScript {
         process.standardInput = input
         process.standardOutput = output
         if let log {
-            FileManager.default.createFile(atPath: log.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
             process.standardError = try? FileHandle(forWritingTo: log)
         } else {
             process.standardError = FileHandle.nullDevice
@@ -58,10 +58,17 @@ struct HelperScript {
 
 /// A command run to its end, as the tests' referees run them (`/usr/bin/env` finds it): its exit status and output.
 /// Both pipes are read to the end before waiting (errors on a thread of their own), so neither can fill and stall it.
-struct ToolRun {
+/// From async code use `ToolRun.run`, which waits on a thread of its own: a test that blocks one of Swift's
+/// cooperative threads (two on a 2-core machine) stalls every other test of the process meanwhile.
+struct ToolRun: Sendable {
     let status: Int32
     let output: String
     let errors: String
+
+    /// Runs `arguments` on a thread of its own and resumes when it has ended.
+    static func run(_ arguments: [String]) async throws -> ToolRun {
+        try await offCooperativeThreads { try ToolRun(arguments) }
+    }
 
     init(_ arguments: [String]) throws {
         let process = Process()
@@ -80,5 +87,13 @@ struct ToolRun {
         status = process.terminationStatus
         self.output = String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         self.errors = String(decoding: errorText.data, as: UTF8.self)
+    }
+}
+
+/// Runs blocking work (a process to its end, a blocking read) on a new thread and resumes with its result, so that
+/// waiting for it never holds one of Swift's cooperative threads.
+public func offCooperativeThreads<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }

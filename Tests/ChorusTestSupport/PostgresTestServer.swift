@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// The tests' PostgreSQL: a throwaway cluster (`pg_server.py`: initdb in a temporary folder, the server on a free
 /// loopback port, password authentication, run as `nobody` when the tests run as root), one for the whole test run,
@@ -31,17 +31,17 @@ public final class PostgresTestServer: Sendable {
     public func url(_ name: String) -> String { "postgres://\(user):\(password)@127.0.0.1:\(port)/\(name)?sslmode=disable" }
 
     /// A new, empty database no other test uses; returns its URL.
-    public func database(_ label: String) throws -> String {
+    public func database(_ label: String) async throws -> String {
         let name = "chorus_\(label.lowercased().filter { $0.isLetter || $0.isNumber })_\(UUID().uuidString.prefix(8).lowercased())"
-        try psql(url("postgres"), "CREATE DATABASE \(name)")
+        try await psql(url("postgres"), "CREATE DATABASE \(name)")
         return url(name)
     }
 
     /// Runs `sql` with `psql` (an independent client: the tests' referee of what the service stored); returns its
     /// output, unaligned, tuples only, fields separated by `|`.
     @discardableResult
-    public func psql(_ url: String, _ sql: String) throws -> String {
-        let run = try ToolRun(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql])
+    public func psql(_ url: String, _ sql: String) async throws -> String {
+        let run = try await ToolRun.run(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql])
         guard run.status == 0 else {
             throw Unavailable(description: "psql failed: \(run.errors.prefix(400))")
         }

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// The tests' S3-compatible servers: moto's server mode (`s3_server.py`) on free loopback ports, one process each
 /// for the whole test run, stopped when the test process ends (their standard input closes). `checked` verifies

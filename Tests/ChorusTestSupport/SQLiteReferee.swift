@@ -8,8 +8,8 @@ public enum SQLiteReferee {
     }
 
     /// - Throws: `Failure` with Python's error when the query fails (a locked or missing database, bad SQL).
-    public static func query(_ file: URL, _ sql: String, _ arguments: [String] = []) throws -> String {
-        let run = try ToolRun(["python3", "-c", """
+    public static func query(_ file: URL, _ sql: String, _ arguments: [String] = []) async throws -> String {
+        let run = try await ToolRun.run(["python3", "-c", """
             import sqlite3, sys
             rows = sqlite3.connect(sys.argv[1], isolation_level=None).execute(sys.argv[2], sys.argv[3:])
             print('|'.join(str(v) for row in rows for v in row))

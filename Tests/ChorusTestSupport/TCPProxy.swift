@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A TCP proxy to a local port that a test cuts (`down`: every connection closed, new ones closed at once) and
 /// restores (`up`), to make a server go away mid-test and come back (`tcp_proxy.py`). Stops with the test process.

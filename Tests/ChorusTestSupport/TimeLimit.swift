@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// The body did not finish within its time limit.
 public struct TimeLimitExceeded: Error, CustomStringConvertible {

@@ -1,10 +1,12 @@
 import ChorusAudio
+import ChorusFixtures
 import ChorusVoices
 import Foundation
 import Testing
 
-/// The README's "Use it as a library" example, compiled here. Between the markers it is the README's
-/// code block without its import lines; the test below fails when the two drift apart.
+/// The README's "Use it as a library" example, compiled and run here. Between the markers it is the README's
+/// code block without its import lines; the tests below fail when the two drift apart, and run it as a reader would,
+/// from a folder holding `samples/`.
 func readmeLibraryExample() async throws {
     // README BEGIN
     let chorus = try Chorus()   // Flite and espeak-ng offline; ElevenLabs and OpenAI when their keys are in the environment
@@ -26,14 +28,34 @@ func readmeLibraryExample() async throws {
     // README END
 }
 
-@Suite("README")
+@Suite("README", .serialized)
 struct ReadmeExampleTests {
-    @Test("the library example in the README is the code compiled in this file")
-    func exampleMatches() throws {
+    /// The repository's root folder.
+    static var root: URL {
         var root = URL(fileURLWithPath: #filePath)
         while root.lastPathComponent != "Tests" { root.deleteLastPathComponent() }
-        root.deleteLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        return root.deletingLastPathComponent()
+    }
+
+    @Test("the library example runs as shown: family-chat.mp3, its timeline and 8-bit peaks at 100 a second, from the offline voices")
+    func exampleRuns() async throws {
+        let folder = try TemporaryDirectory(prefix: "chorus-readme")
+        try FileManager.default.createSymbolicLink(at: folder.file("samples"), withDestinationURL: Self.root.appendingPathComponent("samples"))
+        // The example names its files relative to the current folder, as a reader's program would.
+        let previous = FileManager.default.currentDirectoryPath
+        #expect(FileManager.default.changeCurrentDirectoryPath(folder.url.path))
+        defer { _ = FileManager.default.changeCurrentDirectoryPath(previous) }
+        try await readmeLibraryExample()
+        let timeline = try JSONDecoder().decode(Timeline.self, from: Data(contentsOf: folder.file("family-chat.timeline.json")))
+        #expect(timeline.segments.count == 15)
+        #expect(try AudioProbe.probe(folder.file("family-chat.mp3")).samples == timeline.samples)
+        let peaks = try WaveformPeaks(datData: Data(contentsOf: folder.file("family-chat.dat")))
+        #expect(peaks.samplesPerPixel == timeline.sampleRate / 100 && peaks.length == (timeline.samples + peaks.samplesPerPixel - 1) / peaks.samplesPerPixel)
+    }
+
+    @Test("the library example in the README is the code compiled in this file")
+    func exampleMatches() throws {
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
         let section = try #require(readme.range(of: "## Use it as a library"))
         let block = readme[section.upperBound...].components(separatedBy: "```swift\n")[1].components(separatedBy: "```")[0]

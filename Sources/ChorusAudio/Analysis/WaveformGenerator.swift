@@ -116,7 +116,15 @@ extension WaveformPeaks {
     /// Peaks of any audio file FFmpeg decodes, at its own sample rate, channels averaged.
     /// - Throws: `AudioError` naming the file.
     public static func compute(fileAt url: URL, zoom: WaveformZoom) throws -> WaveformPeaks {
-        let reader = try AudioFileReader(url: url)
+        try compute(AudioFileReader(url: url), zoom: zoom)
+    }
+
+    /// The same for encoded audio held in memory (`name` labels it in errors).
+    public static func compute(data: Data, name: String, zoom: WaveformZoom) throws -> WaveformPeaks {
+        try compute(AudioFileReader(data: data, name: name), zoom: zoom)
+    }
+
+    private static func compute(_ reader: AudioFileReader, zoom: WaveformZoom) throws -> WaveformPeaks {
         let generator = try WaveformGenerator(sampleRate: reader.outputFormat.sampleRate,
                                               channels: reader.outputFormat.channels, zoom: zoom)
         try reader.readToEnd16 { generator.process($0) }

@@ -1,7 +1,7 @@
 public import Foundation
 
 /// How many audio frames each waveform point covers.
-public enum WaveformZoom: Sendable, Equatable {
+public enum WaveformZoom: Sendable, Equatable, Encodable {
     /// Frames per point (audiowaveform `--zoom`), at least 2.
     case samplesPerPixel(Int)
     /// Points per second (audiowaveform `--pixels-per-second`): `samplesPerPixel = sampleRate / n`.
@@ -97,14 +97,32 @@ public struct WaveformPeaks: Sendable, Equatable {
         return bytes
     }
 
-    /// The serialization for a file name: `.dat` is binary, anything else JSON.
-    public func fileData(for url: URL, bits: Int) -> Data {
-        url.pathExtension.lowercased() == "dat" ? datData(bits: bits) : jsonData(bits: bits)
+    /// The peaks as `format` writes them.
+    public func data(_ format: WaveformFileFormat, bits: Int) -> Data {
+        switch format {
+        case .json: return jsonData(bits: bits)
+        case .dat: return datData(bits: bits)
+        }
+    }
+}
+
+/// The files peaks are written as, audiowaveform's: `.json` and binary `.dat`. The one owner of the rule a file name
+/// picks one of them by.
+public enum WaveformFileFormat: String, Sendable, CaseIterable {
+    case json, dat
+
+    /// The format `url`'s extension names (case-insensitive).
+    /// - Throws: `AudioError.invalidArgument` naming the file when it is neither `.json` nor `.dat`.
+    public init(url: URL) throws {
+        guard let format = WaveformFileFormat(rawValue: url.pathExtension.lowercased()) else {
+            throw AudioError(.invalidArgument, subject: url.path, reason: "waveform output must end in .json or .dat")
+        }
+        self = format
     }
 }
 
 /// Output settings for waveform peaks: the one owner of their ranges and defaults.
-public struct WaveformOptions: Sendable, Equatable {
+public struct WaveformOptions: Sendable, Equatable, Encodable {
     /// audiowaveform's default zoom.
     public static let defaultSamplesPerPixel = 256
     /// The smallest zoom audiowaveform accepts.
@@ -130,10 +148,4 @@ public struct WaveformOptions: Sendable, Equatable {
         _ = try zoom.samplesPerPixel(sampleRate: sampleRate)
     }
 
-    /// Checks the extension of a waveform output file.
-    public static func validateFileExtension(_ url: URL) throws {
-        guard ["json", "dat"].contains(url.pathExtension.lowercased()) else {
-            throw AudioError(.invalidArgument, subject: url.path, reason: "waveform output must end in .json or .dat")
-        }
-    }
 }

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// JSON with object members in a fixed order, for files people read (timeline, probe).
 /// Foundation's encoder on Linux does not keep declaration order.

@@ -107,9 +107,10 @@ public final class AudioFileReader {
             guard Int(frame.pointee.sample_rate) == output.sampleRate, channels == output.channels,
                   let data = frame.pointee.data.0 else { return false }
             switch format {
-            case AV_SAMPLE_FMT_S16, AV_SAMPLE_FMT_S16P where channels == 1:
+            // Interleaved samples, or planar ones of one channel (the same layout).
+            case _ where format == AV_SAMPLE_FMT_S16 || (format == AV_SAMPLE_FMT_S16P && channels == 1):
                 try data.withMemoryRebound(to: Int16.self, capacity: count) { try body(UnsafeBufferPointer(start: $0, count: count)) }
-            case AV_SAMPLE_FMT_FLT, AV_SAMPLE_FMT_FLTP where channels == 1:
+            case _ where format == AV_SAMPLE_FMT_FLT || (format == AV_SAMPLE_FMT_FLTP && channels == 1):
                 try data.withMemoryRebound(to: Float.self, capacity: count) { try quantized(UnsafeBufferPointer(start: $0, count: count)) }
             default:
                 return false

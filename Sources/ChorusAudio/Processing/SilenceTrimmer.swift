@@ -10,7 +10,7 @@ import Foundation
 /// let keep = SilenceTrimmer().soundRange(of: clip)   // frames to keep
 /// let trimmed = clip.frames(keep)
 /// ```
-public struct SilenceTrimmer: Sendable {
+public struct SilenceTrimmer: Sendable, Encodable {
     /// Level below the clip's peak that counts as silence, in dB (default −40).
     public var thresholdDB: Double
     /// Margin kept around the sound, in milliseconds (default 25).

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// How a conversation is rendered, and the one owner of every range and default: the CLI shows
 /// these defaults in `--help` and the service applies them to requests.
@@ -13,7 +13,7 @@ public import Foundation
 /// options.waveform = WaveformOptions(zoom: .pixelsPerSecond(100), bits: 8)
 /// try options.validate(for: .mp3)
 /// ```
-public struct RenderOptions: Sendable {
+public struct RenderOptions: Sendable, Encodable {
     // MARK: Ranges and defaults
 
     /// Silence between messages when a conversation does not say, milliseconds.

@@ -51,7 +51,9 @@ package final class RenderSession: @unchecked Sendable {
                                            chapterTitles: chapterTitles, encoderJobs: options.serialEncode ? 1 : options.jobs)
             stitcher = try Stitcher(
                 encoder: EncoderFactory.make(settings, output: encoded),
-                waveform: options.waveform.map { try WaveformGenerator(sampleRate: format.sampleRate, channels: format.channels, zoom: $0.zoom) },
+                // Lossless output decodes to the very 16-bit samples stitched: their peaks are taken on the way.
+                waveform: fileFormat.isLossy ? nil
+                    : options.waveform.map { try WaveformGenerator(sampleRate: format.sampleRate, channels: format.channels, zoom: $0.zoom) },
                 gapFrames: format.frames(milliseconds: gapMilliseconds))
         } catch {
             [audioFile].compactMap { $0 }.forEach { $0.discard() }
@@ -79,14 +81,24 @@ package final class RenderSession: @unchecked Sendable {
     }
 
     /// Finishes the encoder, writes the side files and moves every file into place.
+    ///
+    /// A render's waveform peaks are those of its audio as a decoder reads it back: what `chorus waveform` gives for the
+    /// file, and what the service's waveform routes give for the stored render. Lossless output decodes to the samples
+    /// stitched, so their peaks are taken while stitching; lossy output is decoded here, once encoded.
     package func finish() throws -> RenderResult {
-        let peaks = try stitcher.finish(chapterTitles: chapterTitles)
+        var peaks = try stitcher.finish(chapterTitles: chapterTitles)
         timings.merge(stitcher.timings)
         let audio = try encoded.finish()
+        if let waveform = options.waveform, fileFormat.isLossy {
+            peaks = try timings.measure(.waveform) { () throws -> WaveformPeaks? in
+                if let file = audioFile?.temporaryURL { return try WaveformPeaks.compute(fileAt: file, zoom: waveform.zoom) }
+                return try audio.map { try WaveformPeaks.compute(data: $0, name: "\(fileFormat.rawValue) output", zoom: waveform.zoom) }
+            }
+        }
         let timeline = Timeline(format: format, samples: stitcher.framesWritten, gapMs: gapMilliseconds, segments: segments)
         if let file = sideFiles[0] { try file.write(timeline.jsonData()) }
         if let file = sideFiles[1], let peaks, let waveform = options.waveform {
-            try file.write(peaks.fileData(for: file.destination, bits: waveform.bits))
+            try file.write(peaks.data(try WaveformFileFormat(url: file.destination), bits: waveform.bits))
         }
         if let file = sideFiles[2] { try file.write(Data(WebVTT.captions(for: timeline).utf8)) }
         try audioFile?.commit()

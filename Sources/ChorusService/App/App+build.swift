@@ -23,14 +23,14 @@ public struct ChorusServer: Sendable {
         try configuration.validate()
         let logger = logger ?? ChorusServer.logger(json: configuration.jsonLogs)
         state = try await ServiceState(configuration: configuration, logger: logger)
-        if let database = state.database, let url = configuration.database {
-            try await Database.prepare(database.location, url: url, logger: logger)
+        if case .shared(let shared) = state.deployment, let url = configuration.database {
+            try await PostgresDatabase.prepare(shared.database.location, url: url, logger: logger)
+            let evict = state.catalog.evicting()
+            shared.watcher.whenDeleted { id, createdAt in Task { _ = await evict(id, createdAt) } }
         }
-        let evict = state.evicting()
-        state.watcher?.whenDeleted { id, createdAt in Task { _ = await evict(id, createdAt) } }
         try await state.clips.load()
-        try await state.localRateLimits?.load()
-        let loaded = try await state.renders.load(retention: configuration.retentionSeconds, sharedJobs: state.jobs != nil)
+        try await state.deployment.localRateLimits?.load()
+        let loaded = try await state.renders.load(retention: configuration.retentionSeconds, sharedQueue: state.deployment.shared != nil)
         let resumed = await Self.resume(loaded.pending, state: state)
         let (router, routes) = buildRouter(state: state)
         self.routes = routes
@@ -63,7 +63,7 @@ public struct ChorusServer: Sendable {
                 try await state.scheduler.resume(resolved, caller: job.caller, createdAt: job.createdAt, expiresAt: job.expiresAt)
                 resumed += 1
             } catch {
-                let failure = RenderExecutor.serviceError(for: error)
+                let failure = ServiceError(error, during: .render)
                 state.logger.warning("accepted render not run again", metadata: ["render": .string(job.id), "error": .string(failure.description)])
                 // The request's own fault (4xx) is final; anything else (disk, database) leaves it for the next start.
                 guard (400..<500).contains(Int(failure.status.code)) else { continue }
@@ -77,9 +77,9 @@ public struct ChorusServer: Sendable {
     /// The background services: with a database, its pool first (stopped last), its listener and the claim loop.
     static func services(_ state: ServiceState) -> [any Service] {
         var services: [any Service] = []
-        if let database = state.database, let watcher = state.watcher {
-            services += [DatabaseService(database: database), JobListenService(database: database, watcher: watcher, logger: state.logger),
-                         JobClaimService(state: state)]
+        if case .shared(let shared) = state.deployment {
+            services += [DatabaseService(database: shared.database), QueueListenService(database: shared.database, watcher: shared.watcher, logger: state.logger),
+                         QueueClaimService(state: state)]
         }
         return services + [RetentionSweeper(state: state), RateLimitKeeper(state: state)]
     }
@@ -100,7 +100,7 @@ public struct ChorusServer: Sendable {
     /// Last, when the service has stopped: keeps the request limits' buckets and closes the embedded database.
     private func stopped() async {
         do {
-            try await state.localRateLimits?.save()
+            try await state.deployment.localRateLimits?.save()
         } catch {
             state.logger.warning("request limits not kept", metadata: ["error": .string("\(error)")])
         }
@@ -130,7 +130,7 @@ func buildRouter(state: ServiceState) -> (Router<ChorusRequestContext>, RouteTab
     SystemController(state: state).register(on: router, table: table)
     let v1 = router.group()
         .add(middleware: state.authenticator)
-        .add(middleware: RateLimitMiddleware(limiter: state.limiter, shared: state.rateLimits))
+        .add(middleware: RateLimitMiddleware(limiter: state.limiter, shared: state.deployment.shared?.rateLimits))
     let renders = RendersController(state: state)
     renders.register(on: v1, table: table)
     ClipsController(state: state).register(on: v1, table: table)

@@ -1,10 +1,11 @@
+import ChorusAudio
 import Foundation
 import Logging
 import ServiceLifecycle
 
 /// On shutdown: stop taking renders, let accepted ones finish within the timeout, then cancel the
-/// rest (they are recorded as failed). Runs before the HTTP server stops, so waiting requests get
-/// their answers.
+/// rest (not failed: they stay recorded as accepted, and the next start — or, with a shared queue, another
+/// instance — runs them again). Runs before the HTTP server stops, so waiting requests get their answers.
 struct RenderDrain: Service, CustomStringConvertible {
     let state: ServiceState
     var description: String { "RenderDrain" }
@@ -29,7 +30,7 @@ struct RateLimitKeeper: Service, CustomStringConvertible {
     static let interval = 10.0
 
     func run() async throws {
-        guard let keeper = state.localRateLimits, keeper.limiter.perMinute > 0 else {
+        guard let keeper = state.deployment.localRateLimits, keeper.limiter.perMinute > 0 else {
             // Nothing to keep; a service that returns would stop the whole group, so it waits for the shutdown.
             try? await gracefulShutdown()
             return
@@ -73,7 +74,7 @@ struct RetentionSweeper: Service, CustomStringConvertible {
             expired = []
             state.logger.error("retention: renders not swept", metadata: ["error": .string("\(error)")])
         }
-        for id in expired { state.files.mapped.forget(under: state.data.renderFolder(id)) }
+        for id in expired { state.files.mapped.forget(under: state.data.render(id).url) }
         let renders = expired.count
         let clips: Int
         do {
@@ -86,7 +87,7 @@ struct RetentionSweeper: Service, CustomStringConvertible {
         if renders + clips > 0 {
             state.logger.info("retention", metadata: ["renders_deleted": .stringConvertible(renders), "clips_deleted": .stringConvertible(clips)])
         }
-        if state.jobs == nil {
+        if state.deployment.shared == nil {
             // Accepted renders whose resumption at start failed for the service's reasons: tried again.
             let scheduler = state.scheduler
             if let retry = try? await state.renders.unfinished(isActive: { await scheduler.find($0) != nil }), !retry.isEmpty {
@@ -95,7 +96,7 @@ struct RetentionSweeper: Service, CustomStringConvertible {
             }
         }
         do {
-            let evicted = try await state.evictDeleted()
+            let evicted = try await state.catalog.evictDeleted()
             if evicted > 0 { state.logger.info("renders deleted elsewhere removed here", metadata: ["renders": .stringConvertible(evicted)]) }
         } catch {
             state.logger.warning("renders deleted elsewhere not checked", metadata: ["error": .string("\(error)")])
@@ -103,12 +104,12 @@ struct RetentionSweeper: Service, CustomStringConvertible {
         guard let shared = state.shared else { return }
         do {
             let removed: (renders: Int, clips: Int)
-            if let jobs = state.jobs {
+            if let queue = state.deployment.shared?.queue {
                 // With a database: its rows say what expired, and one instance at a time sweeps.
-                guard let swept = try await jobs.sweep(removeFiles: { id, record, format in
-                    try await shared.removeFiles(of: id, format: record?.manifest.format ?? format)
+                guard let swept = try await queue.sweep(removeFiles: { id, record, format in
+                    try await shared.removeFiles(of: id, format: (record?.manifest.format ?? format).flatMap(OutputFileFormat.init(rawValue:)))
                 }, alsoLocked: {
-                    try? await state.rateLimits?.sweep()
+                    try? await state.deployment.shared?.rateLimits.sweep()
                     return try await shared.sweepClips()
                 }) else { return }
                 removed = (swept.renders, swept.other)
@@ -128,12 +129,12 @@ struct RetentionSweeper: Service, CustomStringConvertible {
 
 /// With shared jobs (`--database`): claims queued jobs (and jobs whose instance's lease ran out) whenever a worker is
 /// free here — woken by the database's notifications and by renders finishing here, and looking every second anyway.
-struct JobClaimService: Service, CustomStringConvertible {
+struct QueueClaimService: Service, CustomStringConvertible {
     let state: ServiceState
     var description: String { "JobClaimer" }
 
     func run() async throws {
-        guard let watcher = state.watcher else { return }
+        guard let watcher = state.deployment.shared?.watcher else { return }
         await cancelWhenGracefulShutdown {
             var failing = false
             while !Task.isCancelled {

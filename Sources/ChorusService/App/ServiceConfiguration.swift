@@ -34,7 +34,7 @@ public struct ServiceConfiguration: Sendable {
     /// Longest clip accepted, seconds.
     public var maxClipSeconds = 600.0
     /// Seconds a shutdown (SIGTERM/SIGINT) may take: in-flight renders get this less about 2 s, then the rest are
-    /// cancelled and recorded failed, and the process exits.
+    /// cancelled (they stay recorded as accepted, and the next start runs them again), and the process exits.
     public var shutdownTimeoutSeconds: Double = 30
     /// Seconds a connection may take to send a complete request head, and may sit idle between requests,
     /// before it is closed (slowloris, forgotten keep-alive connections). Never applies while a request's
@@ -62,40 +62,49 @@ public struct ServiceConfiguration: Sendable {
     /// Log lines as JSON (the default when stdout is not a terminal).
     public var jsonLogs = isatty(STDOUT_FILENO) != 1
 
-    /// Defaults, overridden by `CHORUS_HOST`, `CHORUS_PORT`, `CHORUS_DATA_DIR`, `CHORUS_API_KEYS` (comma-separated),
-    /// `CHORUS_API_KEYS_FILE`, `CHORUS_RATE_LIMIT`, `CHORUS_KEY_RENDERS`, `CHORUS_WORKERS`, `CHORUS_QUEUE`,
-    /// `CHORUS_RETENTION` (`24h`, `90m`, `3600s`), `CHORUS_MAX_BODY_MB`, `CHORUS_SHUTDOWN_TIMEOUT`, `CHORUS_IDLE_TIMEOUT`, `CHORUS_CONCURRENCY` and
-    /// `CHORUS_VOICE_ENGINE` (`flite` or `espeak`), `CHORUS_STORAGE` and `CHORUS_REDIRECT_AUDIO` (`true`/`false`), `CHORUS_DATABASE_URL`
-    /// and `CHORUS_LEASE` (`15s`).
-    /// - Throws: `ConfigurationError` naming the variable whose value is unusable.
-    public init(environment: [String: String]) throws {
+    /// The defaults: what `ServiceConfiguration()` and `chorus serve --help` show.
+    public static let defaults = ServiceConfiguration(defaultsIn: [:])
+
+    private init(defaultsIn environment: [String: String]) {
         self.environment = environment
         dataDirectory = Self.defaultDataDirectory(environment: environment)
-        func value<T>(_ name: String, _ parse: (String) -> T?) throws -> T? {
+    }
+
+    /// The defaults, overridden by the environment: each `Setting`'s variable (`CHORUS_HOST`, `CHORUS_PORT`, …;
+    /// `CHORUS_API_KEYS` is comma-separated, durations are `24h`, `90m`, `3600s`, `CHORUS_REDIRECT_AUDIO` is
+    /// `true`/`false`), and `CHORUS_API_KEYS_FILE` (keys one per line).
+    /// - Throws: `ConfigurationError` naming the variable whose value is unusable.
+    public init(environment: [String: String]) throws {
+        self.init(defaultsIn: environment)
+        func value<T>(_ setting: Setting, _ parse: (String) -> T?) throws -> T? {
+            let name = setting.environmentVariable
             guard let text = environment[name], !text.isEmpty else { return nil }
             guard let parsed = parse(text) else { throw ConfigurationError(setting: name, value: text) }
             return parsed
         }
-        host = try value("CHORUS_HOST") { $0 } ?? host
-        port = try value("CHORUS_PORT") { Int($0) } ?? port
-        dataDirectory = try value("CHORUS_DATA_DIR") { URL(fileURLWithPath: $0) } ?? dataDirectory
-        apiKeys = try value("CHORUS_API_KEYS") { Self.keys(in: $0.replacingOccurrences(of: ",", with: "\n")) } ?? []
-        if let file = environment["CHORUS_API_KEYS_FILE"], !file.isEmpty { apiKeys += try Self.keys(fromFile: file) }
-        rateLimitPerMinute = try value("CHORUS_RATE_LIMIT") { Int($0) } ?? rateLimitPerMinute
-        rendersPerKey = try value("CHORUS_KEY_RENDERS") { Int($0) } ?? rendersPerKey
-        workers = try value("CHORUS_WORKERS") { Int($0) } ?? workers
-        queueLimit = try value("CHORUS_QUEUE") { Int($0) } ?? queueLimit
-        retentionSeconds = try value("CHORUS_RETENTION", Self.seconds) ?? retentionSeconds
-        maxBodyBytes = try value("CHORUS_MAX_BODY_MB") { Int($0).map { $0 * 1_048_576 } } ?? maxBodyBytes
-        shutdownTimeoutSeconds = try value("CHORUS_SHUTDOWN_TIMEOUT", Self.seconds) ?? shutdownTimeoutSeconds
-        idleTimeoutSeconds = try value("CHORUS_IDLE_TIMEOUT", Self.seconds) ?? idleTimeoutSeconds
-        providerConcurrency = try value("CHORUS_CONCURRENCY") { Int($0) } ?? providerConcurrency
-        voiceEngine = try value("CHORUS_VOICE_ENGINE") { VoiceEngine(rawValue: $0) } ?? voiceEngine
-        storage = try value("CHORUS_STORAGE") { $0 }
-        database = try value("CHORUS_DATABASE_URL") { $0 }
-        leaseSeconds = try value("CHORUS_LEASE", Self.seconds) ?? leaseSeconds
-        redirectAudio = try value("CHORUS_REDIRECT_AUDIO") { ["1", "true", "yes"].contains($0.lowercased()) ? true : ["0", "false", "no"].contains($0.lowercased()) ? false : nil } ?? false
+        host = try value(.host) { $0 } ?? host
+        port = try value(.port) { Int($0) } ?? port
+        dataDirectory = try value(.dataDirectory) { URL(fileURLWithPath: $0) } ?? dataDirectory
+        apiKeys = try value(.apiKeys) { Self.keys(in: $0.replacingOccurrences(of: ",", with: "\n")) } ?? []
+        if let file = environment[Self.apiKeysFileVariable], !file.isEmpty { apiKeys += try Self.keys(fromFile: file) }
+        rateLimitPerMinute = try value(.rateLimitPerMinute) { Int($0) } ?? rateLimitPerMinute
+        rendersPerKey = try value(.rendersPerKey) { Int($0) } ?? rendersPerKey
+        workers = try value(.workers) { Int($0) } ?? workers
+        queueLimit = try value(.queueLimit) { Int($0) } ?? queueLimit
+        retentionSeconds = try value(.retentionSeconds, Self.seconds) ?? retentionSeconds
+        maxBodyBytes = try value(.maxBodyBytes) { Int($0).map { $0 * 1_048_576 } } ?? maxBodyBytes
+        shutdownTimeoutSeconds = try value(.shutdownTimeoutSeconds, Self.seconds) ?? shutdownTimeoutSeconds
+        idleTimeoutSeconds = try value(.idleTimeoutSeconds, Self.seconds) ?? idleTimeoutSeconds
+        providerConcurrency = try value(.providerConcurrency) { Int($0) } ?? providerConcurrency
+        voiceEngine = try value(.voiceEngine) { VoiceEngine(rawValue: $0) } ?? voiceEngine
+        storage = try value(.storage) { $0 }
+        database = try value(.database) { $0 }
+        leaseSeconds = try value(.leaseSeconds, Self.seconds) ?? leaseSeconds
+        redirectAudio = try value(.redirectAudio) { ["1", "true", "yes"].contains($0.lowercased()) ? true : ["0", "false", "no"].contains($0.lowercased()) ? false : nil } ?? false
     }
+
+    /// Keys one per line in a file named by this variable (added to `CHORUS_API_KEYS`'s).
+    public static let apiKeysFileVariable = "CHORUS_API_KEYS_FILE"
 
     /// `$XDG_DATA_HOME/chorus`, else `~/.local/share/chorus`.
     public static func defaultDataDirectory(environment: [String: String]) -> URL {
@@ -104,9 +113,10 @@ public struct ServiceConfiguration: Sendable {
     }
 
     /// Keys from a file, one per line (blank lines and `#` comments ignored).
+    /// - Throws: `ConfigurationError` about `apiKeys` when the file cannot be read.
     public static func keys(fromFile path: String) throws -> [String] {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            throw ConfigurationError(setting: "--api-keys-file", value: path, reason: "cannot be read")
+            throw ConfigurationError(setting: .apiKeys, value: path, reason: "the keys file cannot be read")
         }
         return keys(in: text)
     }
@@ -134,41 +144,45 @@ public struct ServiceConfiguration: Sendable {
     }
 
     /// Refuses settings that cannot work, and an open service (no keys) on a non-loopback host.
+    /// - Throws: `ConfigurationError` naming the setting (`Setting`) and, in its reason, any other it depends on.
     public func validate() throws {
         if apiKeys.isEmpty && !isLoopback {
-            throw ConfigurationError(setting: "--host", value: host,
-                                     reason: "no API keys are configured, so the service may only listen on a loopback address (set CHORUS_API_KEYS or --api-keys-file)")
+            throw ConfigurationError(setting: .host, value: host,
+                                     reason: "no API keys are configured, so the service may only listen on a loopback address (set `apiKeys`)")
         }
         if apiKeys.contains(where: { $0.count < 16 }) {
-            throw ConfigurationError(setting: "api keys", value: "…", reason: "every key must be at least 16 characters")
+            throw ConfigurationError(setting: .apiKeys, value: "…", reason: "every key must be at least 16 characters")
         }
-        let checks: [(String, Int, ClosedRange<Int>)] = [
-            ("--port", port, 0...65_535), ("--rate-limit", rateLimitPerMinute, 0...1_000_000), ("--key-renders", rendersPerKey, 1...10_000),
-            ("--workers", workers, 1...256), ("--queue", queueLimit, 0...100_000), ("--max-body-bytes", maxBodyBytes, 1_024...(4_096 * 1_048_576)),
-            ("--concurrency", providerConcurrency, Chorus.Configuration.concurrencyRange.lowerBound...Chorus.Configuration.concurrencyRange.upperBound),
+        let checks: [(Setting, Int, ClosedRange<Int>)] = [
+            (.port, port, 0...65_535), (.rateLimitPerMinute, rateLimitPerMinute, 0...1_000_000), (.rendersPerKey, rendersPerKey, 1...10_000),
+            (.workers, workers, 1...256), (.queueLimit, queueLimit, 0...100_000), (.maxBodyBytes, maxBodyBytes, Self.bodyBytesRange),
+            (.providerConcurrency, providerConcurrency, Chorus.Configuration.concurrencyRange.lowerBound...Chorus.Configuration.concurrencyRange.upperBound),
         ]
-        for (name, value, range) in checks where !range.contains(value) {
-            throw ConfigurationError(setting: name, value: String(value), reason: "must be between \(range.lowerBound) and \(range.upperBound)")
+        for (setting, value, range) in checks where !range.contains(value) {
+            throw ConfigurationError(setting: setting, value: String(value), reason: "must be between \(range.lowerBound) and \(range.upperBound)")
         }
         if redirectAudio && storage?.hasPrefix("s3://") != true {
-            throw ConfigurationError(setting: "--redirect-audio", value: storage ?? "(no --storage)", reason: "needs --storage s3://bucket/prefix")
+            throw ConfigurationError(setting: .redirectAudio, value: storage ?? "(no storage)", reason: "needs `storage` set to s3://bucket/prefix")
         }
         if let database {
             _ = try DatabaseLocation(url: database)
             if storage == nil {
-                throw ConfigurationError(setting: "--database", value: DatabaseLocation.masked(database),
-                                         reason: "needs --storage (s3://bucket/prefix or a shared folder): the instances share the renders' files there")
+                throw ConfigurationError(setting: .database, value: DatabaseLocation.masked(database),
+                                         reason: "needs `storage` (s3://bucket/prefix or a shared folder): the instances share the renders' files there")
             }
         }
         if !(Self.leaseRange ~= leaseSeconds) {
-            throw ConfigurationError(setting: "--lease", value: "\(leaseSeconds)s",
+            throw ConfigurationError(setting: .leaseSeconds, value: "\(leaseSeconds)s",
                                      reason: "must be between \(Int(Self.leaseRange.lowerBound)) s and \(Int(Self.leaseRange.upperBound)) s")
         }
         if !(Self.idleTimeoutRange ~= idleTimeoutSeconds) {
-            throw ConfigurationError(setting: "--idle-timeout", value: "\(idleTimeoutSeconds)s",
+            throw ConfigurationError(setting: .idleTimeoutSeconds, value: "\(idleTimeoutSeconds)s",
                                      reason: "must be between \(Self.idleTimeoutRange.lowerBound) s and \(Int(Self.idleTimeoutRange.upperBound)) s")
         }
     }
+
+    /// What `maxBodyBytes` may be: 1 KiB to 4 GiB.
+    public static let bodyBytesRange = 1_024...(4_096 * 1_048_576)
 }
 
 extension ServiceConfiguration: CustomStringConvertible, CustomReflectable {
@@ -184,10 +198,22 @@ extension ServiceConfiguration: CustomStringConvertible, CustomReflectable {
     public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 }
 
-/// A setting that cannot be used, named as the user wrote it.
+/// A setting that cannot be used: `setting` is the `ServiceConfiguration` field (`Setting.rawValue`: `dataDirectory`,
+/// `storage`), or the environment variable whose value it is (`CHORUS_PORT`, `AWS_ACCESS_KEY_ID`); other settings the
+/// reason names are written in backticks (`` `storage` ``). The CLI shows each field as its flag (`--data-dir`).
 public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
     public var setting: String
     public var value: String
     public var reason = "is not a valid value"
     public var description: String { "\(setting) \(value): \(reason)" }
+
+    public init(setting: String, value: String, reason: String = "is not a valid value") {
+        self.setting = setting
+        self.value = value
+        self.reason = reason
+    }
+
+    public init(setting: ServiceConfiguration.Setting, value: String, reason: String = "is not a valid value") {
+        self.init(setting: setting.rawValue, value: value, reason: reason)
+    }
 }

@@ -1,4 +1,5 @@
 import ChorusAudio
+import ChorusOutbound
 import ChorusWire
 import Foundation
 import Hummingbird
@@ -15,7 +16,7 @@ struct RendersController: Sendable {
             return try await start(body, mode: try RenderMode(request), context: context)
         }
         table.add(.get, "/v1/renders/{id}", to: router) { _, context in
-            switch try await state.lookup(try id(context)) {
+            switch try await state.catalog.lookup(try id(context)) {
             case .active(let active): return try HTTPSupport.json(active.manifest())
             case .remote(let job): return try HTTPSupport.json(RenderResponses.manifest(job))
             case .stored(let stored): return try HTTPSupport.json(RenderResponses.manifest(stored, data: state.data))
@@ -33,25 +34,26 @@ struct RendersController: Sendable {
                     if let url = shared.audioRedirect(of: stored, until: linkExpiry) {
                         return Response(status: .found, headers: [.location: url, .cacheControl: "private, no-store"])
                     }
-                    if !state.hasLocalAudio(stored) {
+                    if !state.catalog.hasLocalAudio(stored) {
                         // Made by another instance: ranges straight from the shared storage.
                         return try await state.files.respond(to: request, size: stored.audioBytes, contentType: contentType, etag: stored.etag,
                                                              modified: modified) { range in try await shared.audio(of: stored, range: range) }
                     }
                 }
-                return try await state.files.respond(to: request, context: context, path: state.audioPath(stored), size: stored.audioBytes,
+                guard let path = state.catalog.audioPath(stored) else { throw ServiceError.notFound("the audio of render \(stored.manifest.id)") }
+                return try await state.files.respond(to: request, context: context, path: path, size: stored.audioBytes,
                                                      contentType: contentType, etag: stored.etag, modified: modified)
             }
         }
         table.add(.get, "/v1/renders/{id}/timeline", to: router) { _, context in
             let stored = try await finished(try id(context))
-            return HTTPSupport.bytes(try Data(contentsOf: state.data.renderFolder(stored.manifest.id).appendingPathComponent("timeline.json")),
-                                     contentType: "application/json")
+            return HTTPSupport.bytes(try Data(contentsOf: state.data.render(stored.manifest.id).url(.timeline)),
+                                     contentType: RenderFolder.File.timeline.contentType)
         }
         table.add(.get, "/v1/renders/{id}/captions.vtt", to: router) { _, context in
             let stored = try await finished(try id(context))
-            return HTTPSupport.bytes(try Data(contentsOf: state.data.renderFolder(stored.manifest.id).appendingPathComponent("captions.vtt")),
-                                     contentType: "text/vtt; charset=utf-8")
+            return HTTPSupport.bytes(try Data(contentsOf: state.data.render(stored.manifest.id).url(.captions)),
+                                     contentType: RenderFolder.File.captions.contentType)
         }
         table.add(.get, "/v1/renders/{id}/waveform", to: router) { request, context in
             try await WaveformResponder(state: state).respond(to: request, stored: try await finished(try id(context)))
@@ -65,18 +67,18 @@ struct RendersController: Sendable {
             try PlayerResponder(state: state).respond(to: request, context: context, stored: try await finished(try id(context)))
         }
         table.add(.delete, "/v1/renders/{id}", to: router) { _, context in
-            switch try await state.lookup(try id(context)) {
+            switch try await state.catalog.lookup(try id(context)) {
             case .active, .remote: throw ServiceError(.conflict, "not_ready", "the render is still running; delete it when it has finished")
             case .stored(let stored):
                 // The row expires first, then the files go, then the row: a failure in between leaves an expired row
                 // (not found, replaced by a new request, finished by the sweep), never files that no row names.
-                if let jobs = state.jobs, try await !jobs.expire(stored.manifest.id) {
+                if let queue = state.deployment.shared?.queue, try await !queue.expire(stored.manifest.id) {
                     // Queued again (or running) elsewhere since this instance's copy was made: not ours to delete now.
                     throw ServiceError(.conflict, "not_ready", "the render is being made again; delete it when it has finished")
                 }
                 try await state.shared?.remove(stored)
-                _ = try await state.jobs?.delete(stored.manifest.id)
-                state.files.mapped.forget(under: state.data.renderFolder(stored.manifest.id))
+                _ = try await state.deployment.shared?.queue.delete(stored.manifest.id)
+                state.files.mapped.forget(under: state.data.render(stored.manifest.id).url)
                 try await state.renders.remove(stored.manifest.id)
                 return Response(status: .noContent)
             }
@@ -90,7 +92,7 @@ struct RendersController: Sendable {
 
     /// A render whose files exist (409 while it runs, 404 when unknown or failed-without-audio).
     private func finished(_ id: String) async throws -> StoredRender {
-        switch try await state.lookup(id) {
+        switch try await state.catalog.lookup(id) {
         case .active, .remote: throw ServiceError(.conflict, "not_ready", "the render is still running; follow GET /v1/renders/\(id)/events")
         case .stored(let stored):
             guard stored.isDone else { throw ServiceError(.notFound, "render_failed", "render \(id) failed: \(stored.manifest.error?.message ?? "")") }
@@ -107,7 +109,7 @@ struct RendersController: Sendable {
             throw ServiceError.badRequest("?stream=true needs mp3 or ogg output (\(resolved.format.rawValue) rewrites its header at the end)", field: "stream")
         }
         let locations: HTTPFields = [.init("X-Render-Id")!: resolved.id, .contentLocation: "/v1/renders/\(resolved.id)"]
-        if case .stored(let stored)? = try await state.existing(resolved.id), stored.isDone {
+        if case .stored(let stored)? = try await state.catalog.existing(resolved.id), stored.isDone {
             if streaming { return try await streamStored(stored, headers: locations, context: context) }
             return try HTTPSupport.json(RenderResponses.manifest(stored, data: state.data, words: words), headers: locations)
         }
@@ -124,7 +126,7 @@ struct RendersController: Sendable {
                 headers[.location] = "/v1/renders/\(resolved.id)"
                 return try HTTPSupport.json(RenderResponses.manifest(job), status: .accepted, headers: headers)
             }
-            let stored = try await state.finishedShared(job.id)
+            let stored = try await state.catalog.finishedShared(job.id)
             if streaming { return try await streamStored(stored, headers: locations, context: context) }
             return try HTTPSupport.json(RenderResponses.manifest(stored, data: state.data, words: words), status: .created, headers: locations)
         }
@@ -139,7 +141,7 @@ struct RendersController: Sendable {
             do {
                 first = try await chunks.next()
             } catch {
-                throw RenderExecutor.serviceError(for: error)
+                throw ServiceError(error, during: .render)
             }
             return Response(status: .ok, headers: headers, body: ResponseBody { writer in
                 if let first { try await writer.write(ByteBuffer(bytes: first)) }
@@ -157,8 +159,8 @@ struct RendersController: Sendable {
             return try HTTPSupport.json(RenderResponses.manifest(stored, data: state.data, words: words), status: .created, headers: locations)
         case .failure(let error):
             // A shared job this instance gave up (another instance took it over): that instance's result.
-            if state.jobs != nil, active.isStopped {
-                let stored = try await state.finishedShared(resolved.id)
+            if state.deployment.shared != nil, active.isStopped {
+                let stored = try await state.catalog.finishedShared(resolved.id)
                 return try HTTPSupport.json(RenderResponses.manifest(stored, data: state.data, words: words), status: .created, headers: locations)
             }
             throw error
@@ -168,7 +170,7 @@ struct RendersController: Sendable {
     private func streamStored(_ stored: StoredRender, headers: HTTPFields, context: ChorusRequestContext) async throws -> Response {
         var headers = headers
         headers[.contentType] = stored.audioContentType
-        let file = try await state.localAudio(stored)
+        let file = try await state.catalog.localAudio(stored)
         // Read before the status is sent (off the event loop), so a render deleted meanwhile is a 404, not a cut-off 200.
         guard let audio = try? await state.chorus.workerPool.run({ try Data(contentsOf: file, options: .mappedIfSafe) }) else {
             throw ServiceError(.notFound, "not_found", "render \(stored.manifest.id) is gone")
@@ -177,14 +179,14 @@ struct RendersController: Sendable {
     }
 
     private func events(id: String) async throws -> Response {
-        let lookup = try await state.lookup(id)
+        let lookup = try await state.catalog.lookup(id)
         let data = state.data
         let headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-cache"]
         switch lookup {
         case .active(let active):
             let feed = active.listen()
             return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-                for await event in feed { try await writer.write(RenderResponses.event(event, data: data)) }
+                for try await event in feed { try await writer.write(RenderResponses.event(event, data: data)) }
                 try await writer.finish(nil)
             })
         case .remote(let job):
@@ -199,17 +201,20 @@ struct RendersController: Sendable {
         }
     }
 
+    /// Five attempts 2 s apart (or sooner, when the database announces a change).
+    static let remoteRetry = RetryPolicy(maxAttempts: 5, initialDelay: 2, multiplier: 1, maxDelay: 2, jitter: 0, maxTotal: .infinity)
+
     /// The events of a shared job another instance runs: its progress as that instance records it (each change the
     /// database announces, or every 2 s), then, once it has finished, everything a finished render replays (or its
     /// failure). If this instance ends up running it, its live events. A database or storage that cannot be reached
-    /// meanwhile is retried for about 10 s, then reported (`failed`, 503); a shutdown ends the stream too.
-    static func remoteEvents(of job: RenderJobs.Job, state: ServiceState) -> AsyncStream<RenderFeedEvent> {
+    /// meanwhile is tried again for about 10 s (`remoteRetry`), then reported (`failed`, 503); a shutdown ends the
+    /// stream too.
+    static func remoteEvents(of job: SharedQueue.Entry, state: ServiceState) -> AsyncStream<RenderFeedEvent> {
         AsyncStream { continuation in
             let task = Task {
-                guard let watcher = state.watcher else { return continuation.finish() }
+                guard let watcher = state.deployment.shared?.watcher else { return continuation.finish() }
                 await watcher.watching(job.id) { signal in
                     var progress: RenderProgressBody?
-                    var failures = 0
                     while !Task.isCancelled {
                         guard await state.scheduler.isAccepting else {
                             continuation.yield(.failed(ServiceError.shuttingDown))
@@ -217,17 +222,12 @@ struct RendersController: Sendable {
                         }
                         let found: RenderLookup?
                         do {
-                            found = try await state.existing(job.id)
-                            failures = 0
-                        } catch {
                             // The database or storage could not be reached: tried again for about 10 s, then told.
-                            failures += 1
-                            if failures >= 5 {
-                                continuation.yield(.failed(RenderExecutor.serviceError(for: error)))
-                                return
-                            }
-                            await signal.wait(timeout: 2)
-                            continue
+                            found = try await Self.remoteRetry.run({ _ in try await state.catalog.existing(job.id) }, classify: { _ in .retry(after: nil) },
+                                                                   wait: { await signal.wait(timeout: $0) })
+                        } catch {
+                            continuation.yield(.failed(ServiceError(error, during: .render)))
+                            return
                         }
                         switch found {
                         case .remote(let current)?:
@@ -237,7 +237,9 @@ struct RendersController: Sendable {
                             }
                             await signal.wait(timeout: 2)
                         case .active(let active)?:
-                            for await event in active.listen() { continuation.yield(event) }
+                            do {
+                                for try await event in active.listen() { continuation.yield(event) }
+                            } catch {}   // a render's events end with `failed`, never by throwing
                             return
                         case .stored(let stored)?:
                             RenderResponses.replay(stored, data: state.data).forEach { continuation.yield($0) }

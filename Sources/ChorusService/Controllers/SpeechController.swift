@@ -57,10 +57,10 @@ struct SpeechController: Sendable {
             return try await renders.start(render, mode: .stream, context: context)
         }
         _ = try await renders.start(render, mode: .sync, context: context)
-        guard case .stored(let stored) = try await state.lookup(resolved.id), stored.isDone else {
+        guard case .stored(let stored) = try await state.catalog.lookup(resolved.id), stored.isDone else {
             throw ServiceError(.internalServerError, "internal", "the speech was not stored")
         }
-        let audio = try Data(contentsOf: try await state.localAudio(stored))
+        let audio = try Data(contentsOf: try await state.catalog.localAudio(stored))
         if name == "pcm" { return HTTPSupport.bytes(try Self.pcm(fromWAV: audio), contentType: "audio/pcm") }
         let types = ["mp3": "audio/mpeg", "opus": "audio/ogg", "aac": "audio/mp4", "flac": "audio/flac", "wav": "audio/wav"]
         return HTTPSupport.bytes(audio, contentType: types[name] ?? format.mimeType)

@@ -51,14 +51,14 @@ struct AudioFastPath: Sendable {
                                                             query: { items[$0] }) else { return nil }
         if let shared = state.shared, shared.redirectAudio { return nil }
         // A limit counted in the database takes a round trip: the router's middleware does it.
-        if state.rateLimits != nil && limiter.perMinute > 0 { return nil }
+        if state.deployment.shared != nil && limiter.perMinute > 0 { return nil }
         let plan = state.files.plan(method: request.method, requestHeaders: request.headerFields, size: stored.audioBytes,
                                     contentType: stored.audioContentType,
                                     etag: stored.etag, modified: Date(timeIntervalSince1970: stored.createdAt))
         var body: Body?
         if let bytes = plan.bytes {
             // Opening a stored file is a metadata lookup, not audio work; one descriptor per answer, owned by it.
-            guard let handle = try? NIOFileHandle(_deprecatedPath: state.audioPath(stored)) else { return nil }
+            guard let path = state.catalog.audioPath(stored), let handle = try? NIOFileHandle(_deprecatedPath: path) else { return nil }
             var info = stat()
             guard (try? handle.withUnsafeFileDescriptor { fstat($0, &info) }) == 0, Int(info.st_size) == stored.audioBytes else {
                 try? handle.close()
@@ -102,151 +102,5 @@ struct AudioFastPath: Sendable {
 
     private static func isHexOrDigit(_ byte: UInt8) -> Bool {
         (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f"))
-    }
-}
-
-/// The channel handler of `AudioFastPath`, placed after Hummingbird's connection-state handler (which so sees
-/// every request and response, and keeps its idle timeout and keep-alive right) and before its async channel.
-/// Order and pace as the router keeps them: while the router owes an answer, later requests go to it too; while an
-/// answer of the fast path is being sent, later request parts wait here (and the socket is not read), and the
-/// answer's end is written only once its bytes are out — so the idle timeout and a graceful shutdown, which count
-/// from an answer's end, never cut a slow download short.
-final class AudioFastPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
-
-    private let fastPath: AudioFastPath
-    /// The answer to the request being read, sent at its end; `nil` while requests are passed on.
-    private var answer: (HTTPResponse, AudioFastPath.Body?)?
-    /// Requests passed on to the router whose responses have not ended yet.
-    private var routerPending = 0
-    /// An answer's bytes are being sent; request parts arriving meanwhile wait in `waiting`.
-    private var sending = false
-    private var waiting: [NIOAny] = []
-    private var readHeld = false
-    /// The HTTP/1 codec's context: a file region is written from there, in NIO's HTTP/1 types, which carry files.
-    private var codec: ChannelHandlerContext?
-
-    init(_ fastPath: AudioFastPath) { self.fastPath = fastPath }
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        codec = try? context.pipeline.syncOperations.context(handlerType: HTTP1ToHTTPServerCodec.self)
-    }
-
-    func handlerRemoved(context: ChannelHandlerContext) {
-        if case .file(let handle, _)? = answer?.1 { try? handle.close() }
-        answer = nil
-        waiting = []
-    }
-
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) { routerPending -= 1 }
-        context.write(data, promise: promise)
-    }
-
-    func read(context: ChannelHandlerContext) {
-        if sending || !waiting.isEmpty { readHeld = true } else { context.read() }
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if sending || !waiting.isEmpty {
-            waiting.append(data)
-            return
-        }
-        process(context: context, data: data)
-    }
-
-    private func process(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
-        case .head(let request):
-            answer = routerPending == 0 && codec != nil ? fastPath.answer(request, started: Date().timeIntervalSince1970) : nil
-            if answer == nil {
-                routerPending += 1
-                context.fireChannelRead(data)
-            }
-        case .body:
-            if answer == nil { context.fireChannelRead(data) }
-        case .end:
-            guard let (response, body) = answer else {
-                context.fireChannelRead(data)
-                return
-            }
-            answer = nil
-            send(response, body, context: context)
-        }
-    }
-
-    private func send(_ response: HTTPResponse, _ body: AudioFastPath.Body?, context: ChannelHandlerContext) {
-        let closing = response.headerFields[.connection] == "close"
-        context.write(wrapOutboundOut(.head(response)), promise: nil)
-        guard case .file(let handle, let bytes)? = body, let codec else {
-            finish(closing: closing, context: context)
-            return
-        }
-        sending = true
-        let region = FileRegion(fileHandle: handle, readerIndex: bytes.lowerBound, endIndex: bytes.upperBound + 1)
-        let written = context.eventLoop.makePromise(of: Void.self)
-        codec.write(NIOAny(HTTPServerResponsePart.body(.fileRegion(region))), promise: written)
-        context.flush()
-        written.futureResult.assumeIsolated().whenComplete { result in
-            try? handle.close()
-            self.sending = false
-            switch result {
-            case .success:
-                self.finish(closing: closing, context: context)
-                self.resume(context: context)
-            case .failure:
-                self.waiting = []
-                context.close(promise: nil)
-            }
-        }
-    }
-
-    /// Writes the answer's end (and closes the connection after it when the request asked to).
-    private func finish(closing: Bool, context: ChannelHandlerContext) {
-        guard closing else {
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-            return
-        }
-        let written = context.eventLoop.makePromise(of: Void.self)
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
-        written.futureResult.whenComplete { _ in context.close(promise: nil) }
-    }
-
-    /// Handles the request parts that waited, then reads again.
-    private func resume(context: ChannelHandlerContext) {
-        while !sending, !waiting.isEmpty { process(context: context, data: waiting.removeFirst()) }
-        if !sending, waiting.isEmpty, readHeld {
-            readHeld = false
-            context.read()
-        }
-    }
-}
-
-/// Hummingbird's HTTP/1.1 channel with `AudioFastPathHandler` placed after its connection-state handler.
-struct FastPathHTTP1Channel: ServerChildChannel {
-    typealias Value = HTTP1Channel.Value
-    let base: HTTP1Channel
-    let fastPath: AudioFastPath
-
-    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        let fastPath = fastPath
-        return base.setup(channel: channel, logger: logger).flatMapThrowing { value in
-            let operations = channel.pipeline.syncOperations
-            let connectionState = try operations.handler(type: HTTPConnectionStateHandler.self)
-            try operations.addHandler(AudioFastPathHandler(fastPath), position: .after(connectionState))
-            return value
-        }
-    }
-
-    func handle(value: Value, logger: Logger) async { await base.handle(value: value, logger: logger) }
-
-    /// What `Application` is given in place of `.http1(configuration:)`.
-    static func server(fastPath: AudioFastPath, idleTimeout: TimeAmount) -> HTTPServerBuilder {
-        HTTPServerBuilder { responder in
-            FastPathHTTP1Channel(base: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: idleTimeout)), fastPath: fastPath)
-        }
     }
 }

@@ -1,7 +1,7 @@
 import ChorusOutbound
 import ChorusVoices
 import ChorusWire
-package import Foundation
+import Foundation
 import Hummingbird
 import NIOCore
 

@@ -1,7 +1,7 @@
 import ChorusAudio
 import Foundation
 
-/// The service's folder: `chorus.sqlite` (the state: `LocalDatabase`), `renders/<id>/` (audio, timeline, captions, waveform base),
+/// The service's folder: `chorus.sqlite` (the state: `LocalDatabase`), `renders/<id>/` (`RenderFolder`),
 /// `clips/<id>.audio`, and `cache/` for synthesized speech. Every file is written under a
 /// temporary name and renamed into place; on start, temporary files left by a crash are removed.
 struct DataDirectory: Sendable {
@@ -20,7 +20,8 @@ struct DataDirectory: Sendable {
         rendersPath = renders.path
     }
 
-    func renderFolder(_ id: String) -> URL { renders.appendingPathComponent(id) }
+    /// Render `id`'s folder (`renders/<id>/`) and its files.
+    func render(_ id: String) -> RenderFolder { RenderFolder(id: id, renders: renders, rendersPath: rendersPath) }
 
     /// Creates the folders and removes leftovers of interrupted writes.
     /// - Returns: how many temporary files were removed.
@@ -30,7 +31,7 @@ struct DataDirectory: Sendable {
             do {
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             } catch {
-                throw ConfigurationError(setting: "--data-dir", value: root.path, reason: "cannot create \(folder.lastPathComponent)/ (\(error.localizedDescription))")
+                throw ConfigurationError(setting: .dataDirectory, value: root.path, reason: "cannot create \(folder.lastPathComponent)/ (\(error.localizedDescription))")
             }
         }
         var removed = 0

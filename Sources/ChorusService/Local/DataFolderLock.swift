@@ -24,11 +24,11 @@ final class DataFolderLock: @unchecked Sendable {
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         } catch {
-            throw ConfigurationError(setting: "--data-dir", value: folder.path, reason: "cannot create the folder (\(error.localizedDescription))")
+            throw ConfigurationError(setting: .dataDirectory, value: folder.path, reason: "cannot create the folder (\(error.localizedDescription))")
         }
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw ConfigurationError(setting: "--data-dir", value: folder.path, reason: "cannot open \(Self.fileName) (\(String(cString: strerror(errno))))")
+            throw ConfigurationError(setting: .dataDirectory, value: folder.path, reason: "cannot open \(Self.fileName) (\(String(cString: strerror(errno))))")
         }
         var lock = Self.wholeFile(F_WRLCK)
         if fcntl(descriptor, F_SETLK, &lock) == 0 {
@@ -43,7 +43,7 @@ final class DataFolderLock: @unchecked Sendable {
             var holder = Self.wholeFile(F_WRLCK)
             let pid = fcntl(descriptor, F_GETLK, &holder) == 0 && holder.l_type != Int16(F_UNLCK) ? " (pid \(holder.l_pid))" : ""
             close(descriptor)
-            throw ConfigurationError(setting: "--data-dir", value: folder.path,
+            throw ConfigurationError(setting: .dataDirectory, value: folder.path,
                                      reason: "another chorus serve\(pid) is using this data folder; give each instance its own")
         }
         self.descriptor = descriptor

@@ -18,7 +18,7 @@ import SQLiteNIO
 final class LocalDatabase: Sendable {
     static let fileName = "chorus.sqlite"
     /// The schema this build writes (`PRAGMA user_version`).
-    static let schemaVersion = 3
+    static let schemaVersion = 4
 
     let path: String
     private let connection: SQLiteConnection
@@ -47,7 +47,8 @@ final class LocalDatabase: Sendable {
     }
 
     /// Opens (creating) `<folder>/chorus.sqlite` and brings its schema up to date. Two processes opening it at once are
-    /// safe: the migration runs in an immediate transaction, the second waits for the first and finds nothing to do.
+    /// safe: the migration runs in an immediate transaction, the second waits for the first and finds nothing to do;
+    /// a database already current is opened without taking the write lock.
     /// - Throws: `ConfigurationError` naming the file when it cannot be opened, is not a database, or is newer.
     static func open(in folder: URL, logger: Logger) async throws -> LocalDatabase {
         let path = folder.appendingPathComponent(fileName).path
@@ -65,16 +66,16 @@ final class LocalDatabase: Sendable {
                 throw error
             }
             let database = LocalDatabase(path: path, connection: connection, thread: thread)
-            try await database.migrate()
+            try await database.migrate(logger: logger)
             return database
         } catch let error as ConfigurationError {
             throw error
         } catch {
-            throw ConfigurationError(setting: "--data-dir", value: path, reason: "cannot open the service's state (\(Self.describe(error)))")
+            throw ConfigurationError(setting: .dataDirectory, value: path, reason: "cannot open the service's state (\(Self.describe(error)))")
         }
     }
 
-    private func migrate() async throws {
+    private func migrate(logger: Logger) async throws {
         // Replaces sqlite-nio's busy handler, which retries forever: another process holding the lock is an error
         // after 5 s, never a hang.
         try await statement("PRAGMA busy_timeout = 5000")
@@ -84,7 +85,7 @@ final class LocalDatabase: Sendable {
         let deadline = Date().addingTimeInterval(10)
         while true {
             do {
-                try await migrateOnce()
+                try await migrateOnce(logger: logger)
                 return
             } catch let error as DatabaseError where error.kind == .unavailable && Date() < deadline {
                 try await Task.sleep(nanoseconds: UInt64.random(in: 20_000_000...120_000_000))
@@ -92,67 +93,107 @@ final class LocalDatabase: Sendable {
         }
     }
 
-    private func migrateOnce() async throws {
+    private func migrateOnce(logger: Logger) async throws {
         try await statement("PRAGMA journal_mode = WAL")
         // WAL + NORMAL: a committed change survives the process being killed (not necessarily a power cut).
         try await statement("PRAGMA synchronous = NORMAL")
-        try await statement("BEGIN IMMEDIATE")
+        // A schema already current needs no write lock (in WAL mode reading never waits for a writer): the usual start.
+        guard try checkedVersion(try await rows("PRAGMA user_version", operation: "migration")) < Self.schemaVersion else { return }
         do {
-            let version = try await rows("PRAGMA user_version").first?.column("user_version")?.integer ?? 0
-            guard version <= Self.schemaVersion else {
-                throw ConfigurationError(setting: "--data-dir", value: path,
-                                         reason: "the state was written by a newer chorus (schema \(version), this one knows \(Self.schemaVersion))")
-            }
-            if version < 1 {
-                // renders: finished renders (done or failed), the record as the routes serve it.
-                // jobs: accepted renders not yet finished, with the request that runs them again after a restart.
-                try await statement("""
-                    CREATE TABLE renders (
-                        id TEXT PRIMARY KEY,
-                        status TEXT NOT NULL CHECK (status IN ('done', 'failed')),
-                        record TEXT NOT NULL,
-                        created_at REAL NOT NULL,
-                        expires_at REAL NOT NULL
-                    ) WITHOUT ROWID
-                    """)
-                try await statement("CREATE INDEX renders_expiry ON renders (expires_at)")
-                try await statement("""
-                    CREATE TABLE jobs (
-                        id TEXT PRIMARY KEY,
-                        caller TEXT NOT NULL,
-                        request TEXT NOT NULL,
-                        created_at REAL NOT NULL,
-                        expires_at REAL NOT NULL
-                    ) WITHOUT ROWID
-                    """)
-            }
-            if version < 2 {
-                // clips: uploaded clips (their audio is clips/<id>.audio), what each is and when it expires.
-                try await statement("""
-                    CREATE TABLE clips (
-                        id TEXT PRIMARY KEY,
-                        record TEXT NOT NULL,
-                        expires_at REAL NOT NULL
-                    ) WITHOUT ROWID
-                    """)
-                try await statement("CREATE INDEX clips_expiry ON clips (expires_at)")
-            }
-            if version < 3 {
-                // rate_limits: the request buckets of callers (key digests) not yet full again, kept across restarts.
-                try await statement("""
-                    CREATE TABLE rate_limits (
-                        caller TEXT PRIMARY KEY,
-                        tokens REAL NOT NULL,
-                        updated_at REAL NOT NULL
-                    ) WITHOUT ROWID
-                    """)
-            }
-            try await statement("PRAGMA user_version = \(Self.schemaVersion)")
-            try await statement("COMMIT")
+            try await upgrade(on: MultiThreadedEventLoopGroup.singleton.any(), logger: logger).get()
         } catch {
-            try? await statement("ROLLBACK")
-            throw error
+            throw convert(error, operation: "migration")
         }
+    }
+
+    /// The schema version in `rows` (of `PRAGMA user_version`).
+    /// - Throws: `ConfigurationError` when a newer chorus wrote it.
+    private func checkedVersion(_ rows: [SQLiteRow]) throws -> Int {
+        let version = rows.first?.column("user_version")?.integer ?? 0
+        guard version <= Self.schemaVersion else {
+            throw ConfigurationError(setting: .dataDirectory, value: path,
+                                     reason: "the state was written by a newer chorus (schema \(version), this one knows \(Self.schemaVersion))")
+        }
+        return version
+    }
+
+    /// Brings the schema up to date in one immediate transaction. Its statements are chained on an event loop, not
+    /// awaited one by one: between two of them nothing waits for Swift's cooperative threads, so the write lock is
+    /// held only for SQLite's own work however busy the process is (a busy process had held it for as long as its
+    /// tasks waited for a thread, and openers waiting beside it gave up).
+    private func upgrade(on loop: any EventLoop, logger: Logger) -> EventLoopFuture<Void> {
+        let connection = self.connection
+        let quiet = Logger(label: "chorus.sqlite", factory: { _ in SwiftLogNoOpLogHandler() })
+        @Sendable func run(_ sql: String) -> EventLoopFuture<[SQLiteRow]> {
+            let collected = Collected()
+            return connection.query(sql, [], logger: quiet) { collected.append($0) }.hop(to: loop).map { collected.rows }
+        }
+        @Sendable func run(_ statements: ArraySlice<String>) -> EventLoopFuture<Void> {
+            guard let first = statements.first else { return loop.makeSucceededVoidFuture() }
+            return run(first).flatMap { _ in run(statements.dropFirst()) }
+        }
+        let path = self.path
+        return run("BEGIN IMMEDIATE").flatMap { _ in
+            logger.debug("state upgrade started", metadata: ["file": .string(path)])
+            return run("PRAGMA user_version")
+        }.flatMapThrowing { rows in
+            Self.upgradeStatements(from: try self.checkedVersion(rows))
+        }.flatMap { statements in
+            run(statements[...])
+        }.flatMapError { error in
+            run("ROLLBACK").flatMapThrowing { _ in throw error }.flatMapErrorThrowing { _ in throw error }
+        }
+    }
+
+    /// What takes a database of schema `version` to `schemaVersion`, ending with the new version and `COMMIT`.
+    static func upgradeStatements(from version: Int) -> [String] {
+        var statements: [String] = []
+        if version < 1 {
+            // renders: finished renders (done or failed), the record as the routes serve it.
+            // jobs (renamed accepted in schema 4): accepted renders not yet finished, with the request that runs them again after a restart.
+            statements += ["""
+                CREATE TABLE renders (
+                    id TEXT PRIMARY KEY,
+                    status TEXT NOT NULL CHECK (status IN ('done', 'failed')),
+                    record TEXT NOT NULL,
+                    created_at REAL NOT NULL,
+                    expires_at REAL NOT NULL
+                ) WITHOUT ROWID
+                """, "CREATE INDEX renders_expiry ON renders (expires_at)", """
+                CREATE TABLE jobs (
+                    id TEXT PRIMARY KEY,
+                    caller TEXT NOT NULL,
+                    request TEXT NOT NULL,
+                    created_at REAL NOT NULL,
+                    expires_at REAL NOT NULL
+                ) WITHOUT ROWID
+                """]
+        }
+        if version < 2 {
+            // clips: uploaded clips (their audio is clips/<id>.audio), what each is and when it expires.
+            statements += ["""
+                CREATE TABLE clips (
+                    id TEXT PRIMARY KEY,
+                    record TEXT NOT NULL,
+                    expires_at REAL NOT NULL
+                ) WITHOUT ROWID
+                """, "CREATE INDEX clips_expiry ON clips (expires_at)"]
+        }
+        if version < 3 {
+            // rate_limits: the request buckets of callers (key digests) not yet full again, kept across restarts.
+            statements += ["""
+                CREATE TABLE rate_limits (
+                    caller TEXT PRIMARY KEY,
+                    tokens REAL NOT NULL,
+                    updated_at REAL NOT NULL
+                ) WITHOUT ROWID
+                """]
+        }
+        if version < 4 {
+            // accepted: the table of accepted renders, named `jobs` up to schema 3 (a "job" is now only `--jobs`, work in parallel).
+            statements.append("ALTER TABLE jobs RENAME TO accepted")
+        }
+        return statements + ["PRAGMA user_version = \(schemaVersion)", "COMMIT"]
     }
 
     /// Runs one statement; returns its rows (`RETURNING` included).

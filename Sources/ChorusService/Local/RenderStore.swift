@@ -3,7 +3,7 @@ import Foundation
 import SQLiteNIO
 
 /// Finished renders (done or failed), indexed in memory and recorded in the embedded database (`LocalDatabase`,
-/// table `renders`), their files in each render's folder; and the renders accepted but not finished (table `jobs`,
+/// table `renders`), their files in each render's folder; and the renders accepted but not finished (table `accepted`,
 /// with their requests), which the next start runs again instead of losing them.
 ///
 /// Lookups read the in-memory index under a lock and never wait: every audio request reads it, some on an event
@@ -62,27 +62,27 @@ final class RenderStore: @unchecked Sendable {
     }
 
     /// Reads the index at start: moves the records of earlier versions (`renders/<id>/render.json`) into the database,
-    /// deletes expired renders, clears the files of unfinished ones and returns those to run again. With shared jobs
+    /// deletes expired renders, clears the files of unfinished ones and returns those to run again. With a shared queue
     /// (`--database`) nothing is run again here: the shared queue has them.
     /// - Throws: `POSIXError`/`DatabaseError` when the database cannot be read or written.
-    func load(now: Double = Date().timeIntervalSince1970, retention: Double, sharedJobs: Bool = false) async throws -> Loaded {
-        try await changes.run { try await self.loadSerially(now: now, retention: retention, sharedJobs: sharedJobs) }
+    func load(now: Double = Date().timeIntervalSince1970, retention: Double, sharedQueue: Bool = false) async throws -> Loaded {
+        try await changes.run { try await self.loadSerially(now: now, retention: retention, sharedQueue: sharedQueue) }
     }
 
-    private func loadSerially(now: Double, retention: Double, sharedJobs: Bool) async throws -> Loaded {
+    private func loadSerially(now: Double, retention: Double, sharedQueue: Bool) async throws -> Loaded {
         let files = FileManager.default
         let folders = ((try? files.contentsOfDirectory(atPath: data.renders.path)) ?? []).compactMap {
             DataDirectory.validID($0, length: RenderIdentity.length)
         }
         for id in folders {
-            let file = data.renderFolder(id).appendingPathComponent("render.json")
+            let file = data.render(id).url(.record)
             guard let json = try? Data(contentsOf: file) else { continue }
             if let stored = try? JSONDecoder().decode(StoredRender.self, from: json) { try await write(stored) }
             try? files.removeItem(at: file)
         }
         for row in try await database.rows("DELETE FROM renders WHERE expires_at <= ? RETURNING id", [.float(now)], operation: "sweep") {
             if let id = row.column("id")?.string.flatMap({ DataDirectory.validID($0, length: RenderIdentity.length) }) {
-                try? files.removeItem(at: data.renderFolder(id))
+                try? files.removeItem(at: data.render(id).url)
             }
         }
         var loaded: [String: StoredRender] = [:]
@@ -93,15 +93,15 @@ final class RenderStore: @unchecked Sendable {
         }
         index { $0 = loaded }
         var result = Loaded()
-        let jobs = try await database.rows("SELECT \(Pending.columns) FROM jobs ORDER BY created_at", operation: "read the accepted renders")
-        for row in jobs {
+        let accepted = try await database.rows("SELECT \(Pending.columns) FROM accepted ORDER BY created_at", operation: "read the accepted renders")
+        for row in accepted {
             guard let id = row.column("id")?.string else { continue }
             guard let pending = Pending(row: row), DataDirectory.validID(id, length: RenderIdentity.length) != nil, loaded[id] == nil,
                   pending.expiresAt > now else {
-                try await database.rows("DELETE FROM jobs WHERE id = ?", [.text(id)], operation: "forget an accepted render")
+                try await database.rows("DELETE FROM accepted WHERE id = ?", [.text(id)], operation: "forget an accepted render")
                 continue
             }
-            if sharedJobs {
+            if sharedQueue {
                 // Accepted while this data folder ran without `--database`: the shared queue never had it.
                 try await write(StoredRender.failure(id: id, format: nil, createdAt: now, expiresAt: now + retention, error: StoredRender.interrupted))
                 result.interrupted += 1
@@ -112,15 +112,15 @@ final class RenderStore: @unchecked Sendable {
         let pendingIDs = Set(result.pending.map(\.id))
         for id in folders where index({ $0[id] }) == nil {
             // Started but never finished: keep the fact (the job, or an earlier version's `job.json` marker), not the files.
-            let folder = data.renderFolder(id)
-            let marked = files.fileExists(atPath: folder.appendingPathComponent("job.json").path)
+            let folder = data.render(id).url
+            let marked = files.fileExists(atPath: data.render(id).url(.runningMarker).path)
             if pendingIDs.contains(id) {
                 for file in (try? files.contentsOfDirectory(atPath: folder.path)) ?? [] { try? files.removeItem(at: folder.appendingPathComponent(file)) }
                 continue
             }
-            // With shared jobs the job is not lost: another instance (or this one) takes it over. Otherwise the fact is
+            // With a shared queue the render is not lost: another instance (or this one) takes it over. Otherwise the fact is
             // recorded before the marker goes.
-            if marked && !sharedJobs {
+            if marked && !sharedQueue {
                 try await write(StoredRender.failure(id: id, format: nil, createdAt: now, expiresAt: now + retention, error: StoredRender.interrupted))
                 result.interrupted += 1
             }
@@ -152,13 +152,13 @@ final class RenderStore: @unchecked Sendable {
             operation: "record a render")
         index { $0[id] = stored }
         // Best effort: the record is what counts, and `load` drops a job that has one.
-        _ = try? await database.rows("DELETE FROM jobs WHERE id = ?", [.text(id)], operation: "forget an accepted render")
+        _ = try? await database.rows("DELETE FROM accepted WHERE id = ?", [.text(id)], operation: "forget an accepted render")
     }
 
     /// Forgets render `id`'s acceptance (it was refused after all).
     func forgetAccepted(_ id: String) async throws {
         try await changes.run {
-            try await self.database.rows("DELETE FROM jobs WHERE id = ?", [.text(id)], operation: "forget an accepted render")
+            try await self.database.rows("DELETE FROM accepted WHERE id = ?", [.text(id)], operation: "forget an accepted render")
         }
     }
 
@@ -175,7 +175,7 @@ final class RenderStore: @unchecked Sendable {
     /// runs it again.
     func accept(id: String, caller: String, request: Data, createdAt: Double, expiresAt: Double) async throws {
         try await changes.run {
-            try await self.database.rows("INSERT OR REPLACE INTO jobs (id, caller, request, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+            try await self.database.rows("INSERT OR REPLACE INTO accepted (id, caller, request, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
                                          [.text(id), .text(caller), .text(String(decoding: request, as: UTF8.self)), .float(createdAt), .float(expiresAt)],
                                          operation: "record an accepted render")
         }
@@ -210,10 +210,10 @@ final class RenderStore: @unchecked Sendable {
         }
         index { $0[id] = nil }
         // The folder too, unless the render is being made again (accepted under the same id: its job is recorded, or,
-        // with shared jobs, it runs here).
-        var remade = !(try await database.rows("SELECT id FROM jobs WHERE id = ?", [.text(id)], operation: "delete a render")).isEmpty
+        // with a shared queue, it runs here).
+        var remade = !(try await database.rows("SELECT id FROM accepted WHERE id = ?", [.text(id)], operation: "delete a render")).isEmpty
         if !remade, let isActive { remade = await isActive(id) }
-        if !remade { try? FileManager.default.removeItem(at: data.renderFolder(id)) }
+        if !remade { try? FileManager.default.removeItem(at: data.render(id).url) }
         return existed || !removed.isEmpty
     }
 
@@ -230,7 +230,7 @@ final class RenderStore: @unchecked Sendable {
     /// service's reasons (disk, database), to be tried again.
     func unfinished(isActive: @Sendable (String) async -> Bool) async throws -> [Pending] {
         let rows = try await database.rows("""
-            SELECT \(Pending.columns) FROM jobs WHERE id NOT IN (SELECT id FROM renders) ORDER BY created_at
+            SELECT \(Pending.columns) FROM accepted WHERE id NOT IN (SELECT id FROM renders) ORDER BY created_at
             """, operation: "read the accepted renders")
         var pending: [Pending] = []
         for row in rows {
@@ -251,6 +251,7 @@ actor SerialChanges {
     private var busy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
 
+    @discardableResult
     func run<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
         if busy {
             await withCheckedContinuation { waiting.append($0) }   // handed over by the one before, still busy

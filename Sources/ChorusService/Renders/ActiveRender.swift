@@ -11,22 +11,23 @@ enum RenderFeedEvent: Sendable {
 }
 
 /// A render that is queued or running: its progress, the segments fixed so far, its audio as it is
-/// encoded, and everyone waiting for it. A listener that joins late first hears every segment so far.
+/// encoded, and everyone waiting for it. A listener that joins late first hears every segment so far (`Broadcast`).
 final class ActiveRender: @unchecked Sendable {
     let resolved: ResolvedRender
     let caller: String
     let createdAt: Double
     let expiresAt: Double
     /// The encoded audio while it is produced (MP3 and Ogg), for streaming listeners.
-    let audio: AudioTap?
+    let audio: Broadcast<Data>?
+    /// Its events: progress (live only), segments (kept), and at the end `done` or `failed`.
+    private let events = Broadcast<RenderFeedEvent>()
     private let lock = NSLock()
     private var status = RenderManifest.Status.queued
     private var progress: RenderProgressBody
-    private var segments: [Timeline.Segment] = []
     private var outcome: Result<StoredRender, ServiceError>?
-    private var listeners: [Int: AsyncStream<RenderFeedEvent>.Continuation] = [:]
-    private var nextListener = 0
     private var waiters: [CheckedContinuation<Result<StoredRender, ServiceError>, Never>] = []
+    /// Recorded clips count as synthesized from the start.
+    private let recorded: Int
 
     var id: String { resolved.id }
 
@@ -35,8 +36,8 @@ final class ActiveRender: @unchecked Sendable {
         self.caller = caller
         self.createdAt = createdAt
         self.expiresAt = expiresAt
-        audio = resolved.format.isStreamable ? AudioTap() : nil
-        let recorded = resolved.conversation.messages.filter { !$0.needsSynthesis }.count
+        audio = resolved.format.isStreamable ? Broadcast() : nil
+        recorded = resolved.conversation.messages.filter { !$0.needsSynthesis }.count
         progress = RenderProgressBody(synthesized: recorded, rendered: 0, total: resolved.conversation.messages.count)
     }
 
@@ -75,65 +76,35 @@ final class ActiveRender: @unchecked Sendable {
     /// New counts from the engine (recorded clips count as synthesized from the start).
     func update(synthesizedText: Int, rendered: Int) {
         lock.lock()
-        let recorded = resolved.conversation.messages.filter { !$0.needsSynthesis }.count
         progress = RenderProgressBody(synthesized: recorded + synthesizedText, rendered: rendered, total: progress.total)
-        let event = RenderFeedEvent.progress(progress)
-        let current = Array(listeners.values)
+        let current = progress
         lock.unlock()
-        current.forEach { $0.yield(event) }
+        events.send(.progress(current), keep: false)
     }
 
-    func add(_ segment: Timeline.Segment) {
-        lock.lock()
-        segments.append(segment)
-        let current = Array(listeners.values)
-        lock.unlock()
-        current.forEach { $0.yield(.segment(segment)) }
-    }
+    func add(_ segment: Timeline.Segment) { events.send(.segment(segment)) }
 
     /// Ends the render for everyone listening or waiting.
     func finish(_ result: Result<StoredRender, ServiceError>) {
         lock.lock()
         outcome = result
         status = (try? result.get()) == nil ? .failed : .done
-        let current = Array(listeners.values)
-        listeners.removeAll()
         let waiting = waiters
         waiters.removeAll()
         lock.unlock()
-        let event: RenderFeedEvent
         switch result {
-        case .success(let stored): event = .done(stored)
-        case .failure(let error): event = .failed(error)
-        }
-        for listener in current {
-            listener.yield(event)
-            listener.finish()
+        case .success(let stored): events.finish(last: [.done(stored)])
+        case .failure(let error): events.finish(last: [.failed(error)])
         }
         waiting.forEach { $0.resume(returning: result) }
     }
 
-    /// Progress and every segment so far, then live events until the end.
-    func listen() -> AsyncStream<RenderFeedEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: RenderFeedEvent.self)
+    /// Progress now and every segment so far, then live events until the end (`done` or `failed`).
+    func listen() -> AsyncThrowingStream<RenderFeedEvent, any Error> {
         lock.lock()
-        continuation.yield(.progress(progress))
-        segments.forEach { continuation.yield(.segment($0)) }
-        if let outcome {
-            lock.unlock()
-            switch outcome {
-            case .success(let stored): continuation.yield(.done(stored))
-            case .failure(let error): continuation.yield(.failed(error))
-            }
-            continuation.finish()
-            return stream
-        }
-        let id = nextListener
-        nextListener += 1
-        listeners[id] = continuation
+        let current = progress
         lock.unlock()
-        continuation.onTermination = { [weak self] _ in self?.removeListener(id) }
-        return stream
+        return events.listen(first: [.progress(current)])
     }
 
     /// Waits for the end.
@@ -148,11 +119,5 @@ final class ActiveRender: @unchecked Sendable {
                 lock.unlock()
             }
         }
-    }
-
-    private func removeListener(_ id: Int) {
-        lock.lock()
-        listeners.removeValue(forKey: id)
-        lock.unlock()
     }
 }

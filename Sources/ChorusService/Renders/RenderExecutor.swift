@@ -37,7 +37,7 @@ struct RenderExecutor: Sendable {
             if let error = error as? StorageError {
                 logger.error("shared storage failed", metadata: ["render": .string(active.id), "error": .string(error.description)])
             }
-            let failure = Self.serviceError(for: error)
+            let failure = ServiceError(error, during: .render)
             await recordFailure(of: active, failure)
             result = .failure(failure)
         }
@@ -53,12 +53,12 @@ struct RenderExecutor: Sendable {
     /// - Throws: `ServiceError` 507/503/500 when it cannot be recorded (the render is then not accepted).
     func accept(_ active: ActiveRender, request: Data?) async throws {
         do {
-            try FileManager.default.createDirectory(at: data.renderFolder(active.id), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: data.render(active.id).url, withIntermediateDirectories: true)
             if let request {
                 try await store.accept(id: active.id, caller: active.caller, request: request, createdAt: active.createdAt, expiresAt: active.expiresAt)
             }
         } catch {
-            throw Self.serviceError(for: error)
+            throw ServiceError(error, during: .render)
         }
     }
 
@@ -78,33 +78,33 @@ struct RenderExecutor: Sendable {
 
     /// Peaks of the decoded stored audio at `waveformBase` frames per point, recorded in its record.
     func addWaveformBase(to stored: StoredRender) async {
-        let folder = data.renderFolder(stored.manifest.id)
-        let audioURL = folder.appendingPathComponent(stored.audioFile)
+        let folder = data.render(stored.manifest.id)
+        guard let format = stored.format else { return }
+        let audioURL = folder.audioURL(format), waveformURL = folder.url(.waveform)
         do {
             try await chorus.workerPool.run {
                 let peaks = try WaveformPeaks.compute(fileAt: audioURL, zoom: .samplesPerPixel(Self.waveformBase))
-                try DataDirectory.write(peaks.datData(bits: 16), to: folder.appendingPathComponent("waveform.dat"))
+                try DataDirectory.write(peaks.datData(bits: 16), to: waveformURL)
             }
             var updated = stored
             updated.waveformBase = Self.waveformBase
             try await store.replace(updated)   // not if the render was deleted meanwhile
-            if let shared, store.get(stored.manifest.id) != nil { try await shared.publish(file: "waveform.dat", of: updated, from: folder) }
+            if let shared, store.get(stored.manifest.id) != nil { try await shared.publish(file: .waveform, of: updated, from: folder) }
         } catch {
             logger.warning("waveform base not stored", metadata: ["render": .string(stored.manifest.id), "error": .string("\(error)")])
         }
     }
 
     private func render(_ active: ActiveRender) async throws -> StoredRender {
-        let folder = data.renderFolder(active.id)   // made by `accept`, with the job marker
+        let folder = data.render(active.id)   // made by `accept`
         let format = active.resolved.format
-        let audioName = "audio.\(format.rawValue)"
-        var outputs = RenderOutputs(audio: folder.appendingPathComponent(audioName), timeline: folder.appendingPathComponent("timeline.json"),
-                                    captions: folder.appendingPathComponent("captions.vtt"))
+        let audioURL = folder.audioURL(format)
+        var outputs = RenderOutputs(audio: audioURL, timeline: folder.url(.timeline), captions: folder.url(.captions))
         let stream = active.audio.map { _ in AudioChunkStream() }
         outputs.stream = stream
         let forwarding = Task {
             guard let stream, let tap = active.audio else { return }
-            for try await chunk in stream { tap.append(chunk) }
+            for try await chunk in stream { tap.send(chunk) }
         }
         defer { forwarding.cancel() }
         let result = try await chorus.render(active.resolved.conversation, options: active.resolved.options, to: outputs).result { event in
@@ -115,7 +115,6 @@ struct RenderExecutor: Sendable {
             }
         }
         _ = await forwarding.result
-        let audioURL = folder.appendingPathComponent(audioName)
         let (etag, bytes) = try await chorus.workerPool.run {
             let audio = try Data(contentsOf: audioURL, options: .mappedIfSafe)
             return ("\"" + Hex.string(SHA256.hash(data: audio).prefix(12)) + "\"", audio.count)
@@ -127,8 +126,7 @@ struct RenderExecutor: Sendable {
         manifest.samples = timeline.samples
         manifest.sampleRate = timeline.sampleRate
         manifest.channels = timeline.channels
-        let stored = StoredRender(manifest: manifest, audioFile: audioName, etag: etag, audioBytes: bytes, createdAt: active.createdAt,
-                                  expiresAt: active.expiresAt)
+        let stored = StoredRender(manifest: manifest, etag: etag, audioBytes: bytes, createdAt: active.createdAt, expiresAt: active.expiresAt)
         // Published before it is recorded here: once a client hears the render is done, every instance finds it.
         try await shared?.publish(stored, from: folder)
         do {
@@ -141,38 +139,9 @@ struct RenderExecutor: Sendable {
     }
 
     private func clearFiles(of id: String) throws {
-        let folder = data.renderFolder(id)
+        let folder = data.render(id).url
         for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
             try FileManager.default.removeItem(at: folder.appendingPathComponent(name))
-        }
-    }
-
-    /// What a client is told about a failed render: the provider and message for provider failures (502),
-    /// the voice for one that does not exist and the clip for unusable audio (422), never a key or a server path.
-    static func serviceError(for error: any Error) -> ServiceError {
-        if let storage = ServiceError.storageFailure(error) { return storage }
-        switch error {
-        case let error as StorageError:
-            return ServiceError.sharedStorage(error)
-        case let error as DatabaseError:
-            return error.serviceError
-        case let error as SynthesisError where error.underlying.kind == .voiceNotFound:
-            // The voice the request names does not exist: the request's fault, not the provider's.
-            return ServiceError(.unprocessableContent, "unknown_voice", error.description, field: "messages[\(error.index)].voice")
-        case let error as SynthesisError where error.underlying.kind == .configuration:
-            // A provider without its key: the service's setup, documented as 409, not an upstream failure.
-            return ServiceError(.conflict, "provider_not_configured", error.description, field: "messages[\(error.index)].voice")
-        case let error as SynthesisError:
-            return ServiceError(.badGateway, "provider_error", error.description, field: "messages[\(error.index)]")
-        case let error as AudioError:
-            let subject = error.subject.hasPrefix("/") ? "a clip" : error.subject
-            return ServiceError(.unprocessableContent, "invalid_audio", "\(subject): \(error.reason)")
-        case let error as ServiceError:
-            return error
-        case is CancellationError:
-            return .shuttingDown
-        default:
-            return ServiceError(.internalServerError, "internal", "the render failed inside the service")
         }
     }
 }

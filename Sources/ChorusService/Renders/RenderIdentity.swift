@@ -7,12 +7,15 @@ import Foundation
 
 /// A render's id: the SHA-256 (first 128 bits, hex) of a canonical description of everything that
 /// shapes its output — each message's speaker, text, clip bytes (by hash) and resolved voice, the
-/// settings of the providers it uses, the gap, every output setting after defaults, and the engine
-/// format version. The same request gets the same id, so it is rendered once.
+/// settings of the providers it uses, the gap, the format, every setting that shapes the output
+/// (`RenderOptions.identity(for:)`, which owns that list), the fallback voice and the engine format version. The same
+/// request gets the same id, so it is rendered once.
 enum RenderIdentity {
     static let length = 32
-    /// Bumped when the engine's output for the same input changes.
-    static let engineVersion = 2
+    /// Bumped when the engine's output for the same input changes, or the description changes shape (3: every
+    /// setting of `RenderOptions.identity`, where 2 had a list of its own that missed MP3 quality, fades, the
+    /// true-peak ceiling and the trimmer).
+    static let engineVersion = 3
 
     static func id(conversation: Conversation, voices: [VoiceID?], clipHashes: [String?], options: RenderOptions,
                    format: OutputFileFormat, fallbackVoice: VoiceID?) -> String {
@@ -28,17 +31,10 @@ enum RenderIdentity {
         let settings = JSONValue.object(Dictionary(uniqueKeysWithValues: providers.sorted().map {
             ($0, JSONValue.object(conversation.settings(for: $0)))
         }))
-        let output = options.outputFormat(for: format)
         let description = JSONValue.object([
             "engine": .number(Double(engineVersion)), "gap_ms": .number(Double(conversation.gapMilliseconds)),
-            "messages": .array(messages), "voice_settings": settings,
-            "output": .object([
-                "format": .string(format.rawValue), "sample_rate": .number(Double(output.sampleRate)), "channels": .number(Double(output.channels)),
-                "bitrate": .number(Double(format.isLossy ? options.bitRate : 0)), "loudness": .number(options.normalize ? options.targetLoudness : 0),
-                "normalize": .bool(options.normalize), "trim": .bool(options.trimSilence),
-                "chapters": .bool(options.chapters),
-                "fallback_voice": fallbackVoice.map { .string($0.description) } ?? .null,
-            ]),
+            "messages": .array(messages), "voice_settings": settings, "format": .string(format.rawValue),
+            "options": .object(options.identity(for: format)), "fallback_voice": fallbackVoice.map { .string($0.description) } ?? .null,
         ])
         let digest = SHA256.hash(data: Data(description.canonicalText.utf8))
         return Hex.string(digest.prefix(length / 2))

@@ -15,7 +15,7 @@ enum RenderResponses {
         manifest.waveformURL = base + "/waveform"
         manifest.captionsURL = base + "/captions.vtt"
         manifest.playerURL = base + "/player"
-        if let json = try? Data(contentsOf: data.renderFolder(manifest.id).appendingPathComponent("timeline.json")),
+        if let json = try? Data(contentsOf: data.render(manifest.id).url(.timeline)),
            var timeline = try? JSONDecoder().decode(Timeline.self, from: json) {
             if !words { timeline.segments = timeline.segments.map { var segment = $0; segment.words = nil; return segment } }
             manifest.timeline = timeline
@@ -41,7 +41,6 @@ enum RenderResponses {
         }
     }
 
-    /// Replays a finished render as events: final progress, every segment, then `done` (or `error`).
     /// A failed render's error as the service reports it.
     static func failure(of stored: StoredRender) -> ServiceError {
         ServiceError(.internalServerError, stored.manifest.error?.code ?? "failed", stored.manifest.error?.message ?? "the render failed",
@@ -49,7 +48,7 @@ enum RenderResponses {
     }
 
     /// The manifest of a shared job another instance has queued or runs.
-    static func manifest(_ job: RenderJobs.Job) -> RenderManifest {
+    static func manifest(_ job: SharedQueue.Entry) -> RenderManifest {
         var manifest = RenderManifest(id: job.id, status: job.status == .running ? .running : .queued, createdAt: Timestamp.iso(job.createdAt),
                                       expiresAt: Timestamp.iso(job.expiresAt))
         manifest.progress = job.progress
@@ -57,6 +56,7 @@ enum RenderResponses {
         return manifest
     }
 
+    /// Replays a finished render as events: final progress, every segment, then `done` (or `error`).
     static func replay(_ stored: StoredRender, data: DataDirectory) -> [RenderFeedEvent] {
         guard stored.isDone else { return [.failed(failure(of: stored))] }
         let timeline = manifest(stored, data: data).timeline

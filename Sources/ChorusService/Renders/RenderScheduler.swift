@@ -1,3 +1,4 @@
+import ChorusOutbound
 import ChorusWire
 import Foundation
 import Logging
@@ -23,7 +24,7 @@ actor RenderScheduler {
     private var running: [String: Task<Void, Never>] = [:]
     private var perCallerCount: [String: Int] = [:]
     private var accepting = true
-    private let shared: SharedJobs?
+    private let shared: SharedQueueAccess?
     /// Shared jobs being claimed (a worker is kept for each until it runs or the claim comes back empty).
     private var claiming = 0
     /// When the shutdown stopped waiting for renders (records still being retried then get a second more).
@@ -32,9 +33,9 @@ actor RenderScheduler {
     private var abandoned: Set<String> = []
 
     /// What running shared jobs takes: the queue, its notifications, and how a queued request becomes a render.
-    struct SharedJobs: Sendable {
-        let jobs: RenderJobs
-        let watcher: JobWatcher
+    struct SharedQueueAccess: Sendable {
+        let queue: SharedQueue
+        let watcher: QueueWatcher
         let resolve: @Sendable (RenderRequest) async throws -> ResolvedRender
         let logger: Logger
     }
@@ -44,10 +45,10 @@ actor RenderScheduler {
         /// Running or queued here.
         case local(ActiveRender)
         /// Queued for, or running on, another instance (shared jobs only).
-        case remote(RenderJobs.Job)
+        case remote(SharedQueue.Entry)
     }
 
-    init(workers: Int, queueLimit: Int, perCaller: Int, executor: RenderExecutor, shared: SharedJobs? = nil) {
+    init(workers: Int, queueLimit: Int, perCaller: Int, executor: RenderExecutor, shared: SharedQueueAccess? = nil) {
         self.workers = workers
         self.queueLimit = queueLimit
         self.perCaller = perCaller
@@ -90,7 +91,7 @@ actor RenderScheduler {
         } catch {
             // Not accepted: nothing of it stays to run after a restart.
             if recorded { try? await executor.store.forgetAccepted(render.id) }
-            let failure = RenderExecutor.serviceError(for: error)
+            let failure = ServiceError(error, during: .render)
             active.removeValue(forKey: render.id)
             releaseCaller(caller)
             render.finish(.failure(failure))
@@ -160,7 +161,7 @@ actor RenderScheduler {
             // gives jobs back itself.
             if abandoned.remove(render.id) != nil, accepting {
                 let id = render.id
-                Task { _ = try? await shared.jobs.release(id) }
+                Task { _ = try? await shared.queue.release(id) }
             }
             shared.watcher.claims.wake()   // a worker is free
             return
@@ -184,7 +185,7 @@ actor RenderScheduler {
         }
         if let existing = active[resolved.id] { return .local(existing) }
         guard accepting else { throw ServiceError.shuttingDown }
-        let enqueued = try await shared.jobs.enqueue(id: resolved.id, caller: caller, request: try JSONEncoder().encode(request),
+        let enqueued = try await shared.queue.enqueue(id: resolved.id, caller: caller, request: try JSONEncoder().encode(request),
                                                      format: resolved.format.rawValue, createdAt: now, expiresAt: now + retention,
                                                      perCaller: perCaller, queueLimit: queueLimit)
         if case .existing(let job) = enqueued { return active[job.id].map { .local($0) } ?? .remote(job) }
@@ -192,7 +193,7 @@ actor RenderScheduler {
             claiming += 1
             defer { claiming -= 1 }
             do {
-                if let claim = try await shared.jobs.claim(id: resolved.id), case .started(let render) = await start(claim, resolved: resolved) {
+                if let claim = try await shared.queue.claim(id: resolved.id), case .started(let render) = await start(claim, resolved: resolved) {
                     return .local(render)
                 }
             } catch {
@@ -200,7 +201,7 @@ actor RenderScheduler {
             }
         }
         if let render = active[resolved.id] { return .local(render) }
-        return .remote(RenderJobs.Job(id: resolved.id, status: .queued, caller: caller, createdAt: now, expiresAt: now + retention, attempts: 0,
+        return .remote(SharedQueue.Entry(id: resolved.id, status: .queued, caller: caller, createdAt: now, expiresAt: now + retention, attempts: 0,
                                       format: resolved.format.rawValue))
     }
 
@@ -216,14 +217,14 @@ actor RenderScheduler {
         if lostClaims && claiming == 0 {
             reconciling = true
             defer { reconciling = false }
-            try await shared.jobs.releaseUnknown(running: Array(running.keys))
+            try await shared.queue.releaseUnknown(running: Array(running.keys))
             lostClaims = false
         }
         claiming += 1
         defer { claiming -= 1 }
-        let claim: RenderJobs.Claim?
+        let claim: SharedQueue.Claim?
         do {
-            claim = try await shared.jobs.claim()
+            claim = try await shared.queue.claim()
         } catch {
             lostClaims = true
             throw error
@@ -246,14 +247,14 @@ actor RenderScheduler {
 
     /// Runs a claimed job here: resolves its request (unless the caller has), then renders it while renewing the lease.
     /// A request that cannot be resolved here (a clip gone, a voice unknown) completes the job as failed.
-    private func start(_ claim: RenderJobs.Claim, resolved given: ResolvedRender?) async -> Start {
+    private func start(_ claim: SharedQueue.Claim, resolved given: ResolvedRender?) async -> Start {
         guard let shared else { return .skipped }
         let job = claim.job
         // This instance's own job whose lease ran out while it still runs it (renewals failing): the claim renewed
         // the lease; the run under way completes it.
         if active[job.id] != nil { return .skipped }
         guard accepting else {
-            _ = try? await shared.jobs.release(job.id)
+            _ = try? await shared.queue.release(job.id)
             return .skipped
         }
         shared.logger.info("render claimed", metadata: ["render": .string(job.id), "attempt": .stringConvertible(job.attempts),
@@ -267,13 +268,13 @@ actor RenderScheduler {
                 resolved = try await shared.resolve(try JSONDecoder().decode(RenderRequest.self, from: claim.request))
             }
         } catch {
-            let failure = RenderExecutor.serviceError(for: error)
+            let failure = ServiceError(error, during: .render)
             let record = StoredRender.failure(id: job.id, format: job.format, createdAt: job.createdAt, expiresAt: job.expiresAt, error: failure.body.error)
-            _ = try? await shared.jobs.complete(job.id, record: record)
+            _ = try? await shared.queue.complete(job.id, record: record)
             return .failed
         }
         guard active[job.id] == nil, accepting else {   // checked again: resolving awaited
-            if !accepting { _ = try? await shared.jobs.release(job.id) }
+            if !accepting { _ = try? await shared.queue.release(job.id) }
             return .skipped
         }
         resolved.id = job.id
@@ -287,8 +288,8 @@ actor RenderScheduler {
             active.removeValue(forKey: render.id)
             // Given back to the queue: whoever joined it here waits for the instance that runs it.
             render.markStopped()
-            render.finish(.failure(RenderExecutor.serviceError(for: error)))
-            _ = try? await shared.jobs.release(job.id)
+            render.finish(.failure(ServiceError(error, during: .render)))
+            _ = try? await shared.queue.release(job.id)
             return .skipped
         }
         active[render.id] = render
@@ -310,8 +311,8 @@ actor RenderScheduler {
     /// Renews the lease of a running shared job every third of it, and records its progress (at most once a second);
     /// stops the render when the job is no longer this instance's, or when no renewal has succeeded for two thirds of
     /// the lease (counted from when the last successful one was sent), before another instance may claim it.
-    private nonisolated func keepLease(of render: ActiveRender, shared: SharedJobs) async {
-        let lease = shared.jobs.lease
+    private nonisolated func keepLease(of render: ActiveRender, shared: SharedQueueAccess) async {
+        let lease = shared.queue.lease
         var renewed = Date(), written = Date.distantPast
         var progress: RenderProgressBody?
         while !Task.isCancelled {
@@ -323,7 +324,7 @@ actor RenderScheduler {
             // No longer than the time left before two thirds of the lease: the decision to stop is never late.
             let left = max(0.2, lease * 2 / 3 - sent.timeIntervalSince(renewed))
             do {
-                if try await shared.jobs.renew(render.id, progress: current, deadline: min(shared.jobs.database.deadline, left)) {
+                if try await shared.queue.renew(render.id, progress: current, deadline: min(shared.queue.database.deadline, left)) {
                     renewed = sent
                     written = sent
                     progress = current
@@ -348,11 +349,11 @@ actor RenderScheduler {
         task.cancel()
     }
 
-    /// Records a shared job's end in the database, retried while the database is unreachable for up to a lease (if it
-    /// stays so, the lease runs out and the job is run again by whichever instance claims it). A finished render is
+    /// Records a shared job's end in the database, retried while the database is unreachable for up to a lease
+    /// (`completionRetry`; if it stays so, the lease runs out and the job is run again by whichever instance claims it). A finished render is
     /// always offered (only the lease holder's completion counts); a failure is not recorded when this instance gave
     /// the job up (taken over, or given back at shutdown: the cancellation is not the render's failure).
-    private func complete(_ render: ActiveRender, result: Result<StoredRender, ServiceError>, shared: SharedJobs) async {
+    private func complete(_ render: ActiveRender, result: Result<StoredRender, ServiceError>, shared: SharedQueueAccess) async {
         let record: StoredRender
         switch result {
         case .success(let stored):
@@ -362,26 +363,28 @@ actor RenderScheduler {
             record = StoredRender.failure(id: render.id, format: render.resolved.format.rawValue, createdAt: render.createdAt,
                                           expiresAt: render.expiresAt, error: failure.body.error)
         }
-        let deadline = Date().addingTimeInterval(shared.jobs.lease)
-        while true {
-            // Stopping: a second more at most (the shutdown's timeout holds; an unrecorded job's lease runs out and
-            // another instance runs it again).
-            let limit = stoppedAt.map { min(deadline, $0.addingTimeInterval(1)) } ?? deadline
-            do {
+        let started = Date()
+        do {
+            try await Self.completionRetry.run({ _ in
                 // Each attempt 2 s at most: one under way when the shutdown comes overruns it by no more.
-                let left = max(0.2, limit.timeIntervalSinceNow)
-                if try await !shared.jobs.complete(render.id, record: record, deadline: min(2, left)) {
+                let left = max(0.2, self.completionLimit(started: started, lease: shared.queue.lease).timeIntervalSinceNow)
+                if try await !shared.queue.complete(render.id, record: record, deadline: min(2, left)) {
                     shared.logger.warning("render finished after another instance took it over", metadata: ["render": .string(render.id)])
                 }
-                return
-            } catch {
-                guard Date() < limit else {
-                    shared.logger.error("render not recorded in the database", metadata: ["render": .string(render.id), "error": .string("\(error)")])
-                    return
-                }
-                try? await Task.sleep(nanoseconds: 500_000_000)
-            }
+            }, classify: { _ in Date() < self.completionLimit(started: started, lease: shared.queue.lease) ? .retry(after: nil) : .fail })
+        } catch {
+            shared.logger.error("render not recorded in the database", metadata: ["render": .string(render.id), "error": .string("\(error)")])
         }
+    }
+
+    /// A shared job's end is recorded again every half second while the database is unreachable (`completionLimit`).
+    static let completionRetry = RetryPolicy(maxAttempts: .max, initialDelay: 0.5, multiplier: 1, maxDelay: 0.5, jitter: 0, maxTotal: .infinity)
+
+    /// Until when a completion begun at `started` is tried: for a lease; once stopping, a second more at most (the
+    /// shutdown's timeout holds; an unrecorded job's lease runs out and another instance runs it again).
+    private func completionLimit(started: Date, lease: Double) -> Date {
+        let deadline = started.addingTimeInterval(lease)
+        return stoppedAt.map { min(deadline, $0.addingTimeInterval(1)) } ?? deadline
     }
 
     /// Stops taking renders; waits up to `timeout` seconds for accepted ones, then cancels what is left.
@@ -411,7 +414,7 @@ actor RenderScheduler {
         if let shared {
             // At once and briefly: with the database gone the leases run out and other instances take the jobs anyway.
             await withTaskGroup(of: Void.self) { group in
-                for id in unfinished { group.addTask { _ = try? await shared.jobs.release(id, deadline: 1) } }
+                for id in unfinished { group.addTask { _ = try? await shared.queue.release(id, deadline: 1) } }
             }
         }
     }

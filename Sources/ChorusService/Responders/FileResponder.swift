@@ -5,18 +5,16 @@ import NIOCore
 /// Serves a stored file the way AVPlayer and browsers seek in it: `Accept-Ranges`, a strong `ETag`,
 /// `Last-Modified`, long-lived `Cache-Control`; `Range` (`a-b`, `a-`, `-n`) → 206 with `Content-Range`,
 /// unsatisfiable → 416, `If-None-Match` → 304, `If-Range` honoured, `HEAD` with headers only.
-/// Stored audio is served from memory (`MappedFiles`); other files are read by Hummingbird's `FileIO`.
-/// `plan` is the one decision of status, headers and bytes, for the router and the audio fast path alike.
+/// Stored audio is served from memory (`MappedFiles`). `plan` is the one decision of status, headers and bytes, for the
+/// router and the audio fast path alike.
 struct FileResponder: Sendable {
-    let fileIO: FileIO
     let mapped = MappedFiles()
     /// `Cache-Control: max-age`, seconds.
     let maxAge: Int
     private let cacheControl: String
     private let modifiedTexts = ModifiedTexts()
 
-    init(fileIO: FileIO, maxAge: Int) {
-        self.fileIO = fileIO
+    init(maxAge: Int) {
         self.maxAge = maxAge
         cacheControl = "public, max-age=\(maxAge), immutable"
     }

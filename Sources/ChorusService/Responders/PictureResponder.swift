@@ -20,9 +20,8 @@ struct PictureResponder: Sendable {
         } catch let error as AudioError {
             throw ServiceError.badRequest("\(error.subject)\(error.value.map { " \($0)" } ?? ""): \(error.reason)", field: error.subject)
         }
-        let folder = state.data.renderFolder(stored.manifest.id)
-        let audio = try await state.localAudio(stored)
-        let timelineURL = folder.appendingPathComponent("timeline.json")
+        let audio = try await state.catalog.localAudio(stored)
+        let timelineURL = state.data.render(stored.manifest.id).url(.timeline)
         let chosen = options
         let data = try await state.chorus.workerPool.run {
             let timeline = try JSONDecoder().decode(Timeline.self, from: Data(contentsOf: timelineURL))

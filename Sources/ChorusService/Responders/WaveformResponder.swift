@@ -27,10 +27,10 @@ struct WaveformResponder: Sendable {
         } catch let error as AudioError {
             throw ServiceError.badRequest("\(error.subject)\(error.value.map { " \($0)" } ?? ""): \(error.reason)", field: error.subject)
         }
-        let folder = state.data.renderFolder(stored.manifest.id)
+        let waveformURL = state.data.render(stored.manifest.id).url(.waveform)
         let base = stored.waveformBase
         let derived = try await state.chorus.workerPool.run { () -> WaveformPeaks? in
-            guard let base, spp % base == 0, let data = try? Data(contentsOf: folder.appendingPathComponent("waveform.dat")),
+            guard let base, spp % base == 0, let data = try? Data(contentsOf: waveformURL),
                   let basePeaks = try? WaveformPeaks(datData: data), basePeaks.samplesPerPixel == base else { return nil }
             return basePeaks.coarsened(by: spp / base)
         }
@@ -38,7 +38,7 @@ struct WaveformResponder: Sendable {
         if let derived {
             peaks = derived
         } else {
-            let audio = try await state.localAudio(stored)
+            let audio = try await state.catalog.localAudio(stored)
             peaks = try await state.chorus.workerPool.run { try WaveformPeaks.compute(fileAt: audio, zoom: .samplesPerPixel(spp)) }
         }
         return format == "dat"

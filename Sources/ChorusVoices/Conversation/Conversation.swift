@@ -91,6 +91,7 @@ public struct Conversation: Sendable {
     }
 
     /// Parses conversation JSON held in memory; `audio` paths are resolved against `baseDirectory`.
+    /// - Throws: `AudioError.invalidConversation` about `name`, naming the field (`messages[2].speaker: must not be empty`).
     public static func parse(_ data: Data, baseDirectory: URL, name: String) throws -> Conversation {
         let raw: RawConversation
         do {
@@ -98,36 +99,21 @@ public struct Conversation: Sendable {
         } catch let error as DecodingError {
             throw AudioError(.invalidConversation, subject: name, reason: DecodingErrorText.describe(error))
         }
-        func invalid(_ reason: String) -> AudioError { AudioError(.invalidConversation, subject: name, reason: reason) }
-        let gap = raw.gap_ms ?? RenderOptions.defaultGapMilliseconds
-        do { try RenderOptions.validate(gapMilliseconds: gap) } catch let error as AudioError { throw error.about(name, code: .invalidConversation) }
-        guard !raw.messages.isEmpty else { throw invalid("has no messages (\"messages\" is empty)") }
-        var messages: [Message] = []
-        for (index, message) in raw.messages.enumerated() {
-            if message.speaker.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-                throw invalid("messages[\(index)].speaker: must not be empty")
-            }
-            var audio: Audio?
-            if let path = message.audio {
-                guard !path.trimmingCharacters(in: .whitespaces).isEmpty else { throw invalid("messages[\(index)].audio: must not be empty") }
-                let url = path.hasPrefix("/") ? URL(fileURLWithPath: path) : baseDirectory.appendingPathComponent(path).standardizedFileURL
-                audio = .file(url, label: path)
-            }
-            let hasText = !(message.text ?? "").trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
-            if audio == nil && !hasText {
-                throw invalid("messages[\(index)]: needs \"audio\" (a clip) or \"text\" (words to synthesize)")
-            }
-            do {
-                messages.append(Message(speaker: message.speaker, audio: audio, text: message.text,
-                                        voice: try message.voice.map { try VoiceID(validating: $0, field: "messages[\(index)].voice") }))
-            } catch let error as AudioError {
-                throw error.about(name, code: .invalidConversation)
-            }
-        }
         do {
-            return Conversation(messages: messages, gapMilliseconds: gap,
-                                voices: try VoiceID.map(raw.voices ?? [:], field: "voices"),
-                                voiceSettings: try VoiceSettings.parse(raw.voice_settings ?? [:]), name: name)
+            var drafts: [Draft] = []
+            for (index, message) in raw.messages.enumerated() {
+                var audio: Audio?
+                if let path = message.audio {
+                    guard !path.trimmingCharacters(in: .whitespaces).isEmpty else {
+                        throw AudioError(.invalidConversation, subject: "messages[\(index)].audio", reason: "must not be empty")
+                    }
+                    let url = path.hasPrefix("/") ? URL(fileURLWithPath: path) : baseDirectory.appendingPathComponent(path).standardizedFileURL
+                    audio = .file(url, label: path)
+                }
+                drafts.append(Draft(speaker: message.speaker, audio: audio, text: message.text, voice: message.voice))
+            }
+            return try validated(drafts, gapMilliseconds: raw.gap_ms, voices: raw.voices ?? [:], voiceSettings: raw.voice_settings ?? [:],
+                                 audioFields: #""audio" (a clip)"#, name: name)
         } catch let error as AudioError {
             throw error.about(name, code: .invalidConversation)
         }
@@ -135,20 +121,6 @@ public struct Conversation: Sendable {
 
     /// The settings of `provider` (an empty object when the conversation gives none).
     public func settings(for provider: String) -> [String: JSONValue] { voiceSettings[provider] ?? [:] }
-}
-
-/// `voice_settings`: each provider's value must be an object.
-enum VoiceSettings {
-    static func parse(_ raw: [String: JSONValue]) throws -> [String: [String: JSONValue]] {
-        var result: [String: [String: JSONValue]] = [:]
-        for (provider, value) in raw {
-            guard let object = value.object else {
-                throw AudioError(.invalidConversation, subject: "voice_settings.\(provider)", reason: "must be an object")
-            }
-            result[provider.lowercased()] = object
-        }
-        return result
-    }
 }
 
 private struct RawConversation: Decodable {

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import ChorusOutbound
+import ChorusWire
 import Foundation
 import NIOCore
 import NIOFoundationCompat
@@ -51,7 +52,7 @@ struct ProviderHTTP: Sendable {
         var request = HTTPClientRequest(url: url)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
-        request.headers.add(name: "User-Agent", value: "chorus/0.1")
+        request.headers.add(name: "User-Agent", value: ChorusVersion.userAgent)
         if let body {
             if let contentType { request.headers.add(name: "Content-Type", value: contentType) }
             request.body = .bytes(ByteBuffer(data: body))

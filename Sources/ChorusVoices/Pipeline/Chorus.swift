@@ -85,8 +85,8 @@ public final class Chorus: Sendable {
     ///   - conversation: recorded clips, text, or both; its `gapMilliseconds` is the gap.
     ///   - options: sound and encoding settings.
     ///   - outputs: where the audio and side files go.
-    public func render(_ conversation: Conversation, options: RenderOptions = RenderOptions(), to outputs: RenderOutputs) -> RenderJob {
-        RenderJob(pipeline: RenderPipeline(chorus: self, conversation: conversation, options: options, outputs: outputs))
+    public func render(_ conversation: Conversation, options: RenderOptions = RenderOptions(), to outputs: RenderOutputs) -> RenderRun {
+        RenderRun(pipeline: RenderPipeline(chorus: self, conversation: conversation, options: options, outputs: outputs))
     }
 
     /// The voice of every message that will be synthesized (`nil` for recorded clips): a message's

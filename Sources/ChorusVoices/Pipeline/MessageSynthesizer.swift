@@ -1,5 +1,5 @@
-public import ChorusOutbound
-public import ChorusAudio
+import ChorusOutbound
+import ChorusAudio
 import Foundation
 
 /// A message whose audio now exists, ready for the renderer.

@@ -1,6 +1,6 @@
 public import ChorusAudio
 
-/// What a render reports while it runs (see `RenderJob`).
+/// What a render reports while it runs (see `RenderRun`).
 public enum RenderEvent: Sendable {
     /// Counts changed: a message synthesized or rendered, a cache hit, a retry, a fallback.
     case progress(RenderProgress)

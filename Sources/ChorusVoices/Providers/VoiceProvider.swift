@@ -28,15 +28,6 @@ public struct VoiceID: Sendable, Hashable, CustomStringConvertible {
         }
         self = parsed
     }
-
-    /// Parses a speaker → voice map (the conversation's `voices`).
-    static func map(_ raw: [String: String], field: String) throws -> [String: VoiceID] {
-        var result: [String: VoiceID] = [:]
-        for (speaker, text) in raw {
-            result[speaker] = try VoiceID(validating: text, field: "\(field)[\(OrderedJSON.quote(speaker))]")
-        }
-        return result
-    }
 }
 
 /// A voice a provider offers.

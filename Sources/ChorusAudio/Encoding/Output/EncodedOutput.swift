@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// Where one encoder's bytes go: any of a file (a temporary file until committed), memory, and an
 /// `AudioChunkStream`. Encoders see one byte sequence with a write position; a write at an earlier

@@ -6,7 +6,7 @@ import Logging
 import NIOConcurrencyHelpers
 
 /// Gives every request an id (`X-Request-Id`, and in the log), turns any error into the service's JSON
-/// error body, counts it (`RequestMetrics`) and writes one log line per request: method, path (secrets in the query removed),
+/// error body (`ServiceError(_:during:)`), counts it (`RequestMetrics`) and writes one log line per request: method, path (secrets in the query removed),
 /// status, duration and caller. A method a known path does not take is `405` with `Allow`, not `404`.
 struct RequestLogMiddleware: RouterMiddleware {
     typealias Context = ChorusRequestContext
@@ -23,9 +23,9 @@ struct RequestLogMiddleware: RouterMiddleware {
         var failure: String?
         do {
             response = try await next(request, context)
-        } catch let error as any HTTPResponseError {
-            var standard = Self.standardize(error)
-            if error.status == .notFound, !(error is ServiceError) {
+        } catch {
+            var standard = ServiceError(error, during: .request)
+            if let error = error as? any HTTPResponseError, error.status == .notFound, !(error is ServiceError) {
                 let allowed = routes.methods(for: request.uri.path)
                 if !allowed.isEmpty {
                     var notAllowed = ServiceError(.methodNotAllowed, "method_not_allowed",
@@ -35,20 +35,19 @@ struct RequestLogMiddleware: RouterMiddleware {
                 }
             }
             response = try standard.response(from: request, context: context)
-            failure = (standard as? ServiceError)?.body.error.code
-            if let storage = error as? StorageError {
+            failure = standard.body.error.code
+            switch error {
+            case let storage as StorageError:
                 logger.error("shared storage failed", metadata: ["request_id": .string(context.requestID), "error": .string(storage.description)])
-            }
-            if let database = error as? DatabaseError {
+            case let database as DatabaseError:
                 logger.error("database failed", metadata: ["request_id": .string(context.requestID), "error": .string(database.description)])
+            case is any HTTPResponseError:
+                break
+            default:
+                // The service's own files unwritable (507), or anything else unexpected (500).
+                logger.error(standard.status.code == 507 ? "storage failure" : "unhandled error",
+                             metadata: ["request_id": .string(context.requestID), "error": .string(String(describing: error))])
             }
-        } catch {
-            // A failed write of the service's own files is 507; anything else unexpected is 500.
-            let answer = ServiceError.storageFailure(error) ?? ServiceError(.internalServerError, "internal", "the request failed inside the service")
-            logger.error(answer.status.code == 507 ? "storage failure" : "unhandled error",
-                         metadata: ["request_id": .string(context.requestID), "error": .string(String(describing: error))])
-            response = try answer.response(from: request, context: context)
-            failure = answer.body.error.code
         }
         response.headers[Self.requestIDField] = context.requestID
         Self.record(logger: logger, metrics: metrics, requestID: context.requestID, method: request.method.rawValue, route: context.endpointPath,
@@ -70,19 +69,6 @@ struct RequestLogMiddleware: RouterMiddleware {
         if let caller { metadata["caller"] = .string(caller.id) }
         if let failure { metadata["error"] = .string(failure) }
         logger.info("request", metadata: metadata)
-    }
-
-    /// Hummingbird's own errors (unknown route, body too large) in the service's error format.
-    static func standardize(_ error: any HTTPResponseError) -> any HTTPResponseError {
-        if error is ServiceError { return error }
-        if let storage = error as? StorageError { return ServiceError.sharedStorage(storage) }
-        if let database = error as? DatabaseError { return database.serviceError }
-        switch error.status {
-        case .notFound: return ServiceError(.notFound, "not_found", "no such route")
-        case .contentTooLarge: return ServiceError.tooLarge("the request body is too large")
-        case .methodNotAllowed: return ServiceError(.methodNotAllowed, "method_not_allowed", "this route does not take that method")
-        default: return ServiceError(error.status, "http_\(error.status.code)", error.status.reasonPhrase)
-        }
     }
 
     /// The path with the values of `key`, `sig` and `token` query parameters removed.

@@ -18,10 +18,10 @@ struct DatabaseLocation: Sendable, CustomStringConvertible {
 
     static let sslModes = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"]
 
-    /// - Throws: `ConfigurationError` naming `--database`, with the URL's password masked.
+    /// - Throws: `ConfigurationError` naming `database`, with the URL's password masked.
     init(url text: String) throws {
         func refuse(_ reason: String) -> ConfigurationError {
-            ConfigurationError(setting: "--database", value: Self.masked(text), reason: reason)
+            ConfigurationError(setting: .database, value: Self.masked(text), reason: reason)
         }
         guard let components = URLComponents(string: text), ["postgres", "postgresql"].contains(components.scheme ?? "") else {
             throw refuse("is not a postgres://user:password@host:port/database URL")
@@ -84,7 +84,7 @@ struct DatabaseLocation: Sendable, CustomStringConvertible {
                 do {
                     tlsConfiguration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(rootCertificate))
                 } catch {
-                    throw ConfigurationError(setting: "--database", value: "sslrootcert=\(rootCertificate)", reason: "cannot be read as PEM certificates")
+                    throw ConfigurationError(setting: .database, value: "sslrootcert=\(rootCertificate)", reason: "cannot be read as PEM certificates")
                 }
             }
             tlsConfiguration.certificateVerification = sslMode == "verify-full" ? .fullVerification : .noHostnameVerification

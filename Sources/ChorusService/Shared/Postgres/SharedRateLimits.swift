@@ -5,13 +5,13 @@ import PostgresNIO
 /// per caller in `chorus_rate_limits` (a minute's worth of requests, refilled continuously), taken in one statement
 /// that the row's lock serializes — the same rule as `RateLimiter`, which counts per instance without a database.
 struct SharedRateLimits: Sendable {
-    let database: Database
+    let database: PostgresDatabase
     let perMinute: Int
     /// When taking a token last failed: for a few seconds after, requests are not counted (no wait on a database that
     /// is not answering; the caller lets them through uncounted anyway).
     private let lastFailure = FailureClock()
 
-    init(database: Database, perMinute: Int) {
+    init(database: PostgresDatabase, perMinute: Int) {
         self.database = database
         self.perMinute = perMinute
     }

@@ -16,9 +16,6 @@ struct SharedStorage: Sendable {
     /// Answer audio requests with a `302` to a presigned URL of the bucket (when the store can make one).
     let redirectAudio: Bool
 
-    /// The small files of a render, fetched whole when another instance adopts it.
-    static let renderFiles = ["timeline.json", "captions.vtt", "waveform.dat"]
-
     /// The store a `--storage` value names: `s3://bucket/prefix` (credentials and endpoint from `environment`),
     /// or an absolute folder path (`/mnt/chorus` or `file:///mnt/chorus`).
     /// - Throws: `ConfigurationError` naming the setting that is unusable.
@@ -28,36 +25,35 @@ struct SharedStorage: Sendable {
                 return SharedStorage(blobs: S3BlobStore(client: S3Client(location: try S3Location(url: setting, environment: environment))),
                                      redirectAudio: redirectAudio)
             } catch let error as S3LocationError {
-                throw ConfigurationError(setting: error.setting ?? "--storage", value: error.value, reason: error.reason)
+                throw ConfigurationError(setting: error.setting ?? ServiceConfiguration.Setting.storage.rawValue, value: error.value, reason: error.reason)
             }
         }
         let path = setting.hasPrefix("file://") ? String(setting.dropFirst(7)) : setting
         guard path.hasPrefix("/") else {
-            throw ConfigurationError(setting: "--storage", value: setting, reason: "is neither s3://bucket/prefix nor an absolute folder path")
+            throw ConfigurationError(setting: .storage, value: setting, reason: "is neither s3://bucket/prefix nor an absolute folder path")
         }
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         } catch {
-            throw ConfigurationError(setting: "--storage", value: setting, reason: "cannot create the folder (\(error.localizedDescription))")
+            throw ConfigurationError(setting: .storage, value: setting, reason: "cannot create the folder (\(error.localizedDescription))")
         }
         return SharedStorage(blobs: FolderBlobStore(root: URL(fileURLWithPath: path)), redirectAudio: redirectAudio)
     }
-
-    private static func name(_ id: String, _ file: String) -> String { "renders/\(id)/\(file)" }
 
     // MARK: renders
 
     /// Publishes a finished render from its local folder: the audio and whichever small files exist, then `render.json`.
     /// A publish that fails part-way removes what it wrote (as far as the storage lets it), so nothing is left that no
     /// record names.
-    func publish(_ stored: StoredRender, from folder: URL) async throws {
+    func publish(_ stored: StoredRender, from folder: RenderFolder) async throws {
         let id = stored.manifest.id
+        guard let format = stored.format, stored.isDone else { throw StorageError(kind: .invalid, operation: "publish", key: id, reason: "the render has no audio") }
         do {
-            try await blobs.upload(file: folder.appendingPathComponent(stored.audioFile), name: Self.name(id, stored.audioFile),
-                                   contentType: stored.audioContentType)
-            for file in Self.renderFiles {
-                guard let data = try? Data(contentsOf: folder.appendingPathComponent(file)) else { continue }
-                try await blobs.put(data, name: Self.name(id, file), contentType: Self.contentType(file))
+            let audio = RenderFolder.audioName(format)
+            try await blobs.upload(file: folder.audioURL(format), name: RenderFolder.objectName(id, audio), contentType: format.mimeType)
+            for file in RenderFolder.sideFiles {
+                guard let data = try? Data(contentsOf: folder.url(file)) else { continue }
+                try await blobs.put(data, name: RenderFolder.objectName(id, file.rawValue), contentType: file.contentType)
             }
             try await publishRecord(stored)
         } catch {
@@ -68,54 +64,62 @@ struct SharedStorage: Sendable {
 
     /// Publishes one small file of a render, then its record again (which now says the file exists) — unless the
     /// render was deleted meanwhile: its audio is checked just before, and adopters check it again.
-    func publish(file: String, of stored: StoredRender, from folder: URL) async throws {
-        try await blobs.put(try Data(contentsOf: folder.appendingPathComponent(file)), name: Self.name(stored.manifest.id, file),
-                            contentType: Self.contentType(file))
+    func publish(file: RenderFolder.File, of stored: StoredRender, from folder: RenderFolder) async throws {
+        try await blobs.put(try Data(contentsOf: folder.url(file)), name: RenderFolder.objectName(stored.manifest.id, file.rawValue),
+                            contentType: file.contentType)
         guard try await hasAudio(of: stored) else { return }
         try await publishRecord(stored)
     }
 
     /// Whether the render's audio is in the storage, whole.
     func hasAudio(of stored: StoredRender) async throws -> Bool {
-        try await blobs.size(Self.name(stored.manifest.id, stored.audioFile)) == stored.audioBytes
+        guard let audio = stored.audioName else { return false }
+        return try await blobs.size(RenderFolder.objectName(stored.manifest.id, audio)) == stored.audioBytes
     }
 
     private func publishRecord(_ stored: StoredRender) async throws {
-        try await blobs.put(try JSONEncoder().encode(stored), name: Self.name(stored.manifest.id, "render.json"), contentType: "application/json")
+        try await blobs.put(try JSONEncoder().encode(stored), name: RenderFolder.objectName(stored.manifest.id, RenderFolder.File.record.rawValue),
+                            contentType: RenderFolder.File.record.contentType)
     }
 
     /// The render's record, if some instance published it and it is one this service could have written: its id is
-    /// the one asked for and its audio file is `audio.<format>` (names from the storage become paths here).
+    /// the one asked for, and a done one has an output format (its audio's name follows from it: names from the storage
+    /// become paths here).
     func record(_ id: String) async throws -> StoredRender? {
-        guard let data = try await blobs.read(Self.name(id, "render.json")),
-              let stored = try? JSONDecoder().decode(StoredRender.self, from: Data(buffer: data)), stored.manifest.id == id else { return nil }
-        let format = stored.manifest.format.flatMap(OutputFileFormat.init(rawValue:))
-        guard stored.isDone ? (format.map { stored.audioFile == "audio.\($0.rawValue)" } ?? false) : stored.audioFile.isEmpty else { return nil }
+        guard let data = try await blobs.read(RenderFolder.objectName(id, RenderFolder.File.record.rawValue)),
+              let stored = try? JSONDecoder().decode(StoredRender.self, from: Data(buffer: data)), stored.manifest.id == id,
+              !stored.isDone || stored.format != nil else { return nil }
         return stored
     }
 
     /// Copies the render's small files that exist into `folder` (atomically each).
-    func fetchFiles(of stored: StoredRender, into folder: URL) async throws {
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        for file in Self.renderFiles {
-            guard let data = try await blobs.read(Self.name(stored.manifest.id, file)) else { continue }
-            try DataDirectory.write(Data(buffer: data), to: folder.appendingPathComponent(file))
+    func fetchFiles(of stored: StoredRender, into folder: RenderFolder) async throws {
+        try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
+        for file in RenderFolder.sideFiles {
+            guard let data = try await blobs.read(RenderFolder.objectName(stored.manifest.id, file.rawValue)) else { continue }
+            try DataDirectory.write(Data(buffer: data), to: folder.url(file))
         }
     }
 
     /// Copies the render's audio into `folder`.
-    func fetchAudio(of stored: StoredRender, into folder: URL) async throws {
-        guard stored.audioBytes > 0, let (_, data) = try await blobs.read(Self.name(stored.manifest.id, stored.audioFile), range: 0...(stored.audioBytes - 1)) else {
-            throw StorageError(kind: .notFound, operation: "read", key: Self.name(stored.manifest.id, stored.audioFile), reason: "the audio is missing")
+    func fetchAudio(of stored: StoredRender, into folder: RenderFolder) async throws {
+        let name = audioObject(of: stored)
+        guard let format = stored.format, stored.audioBytes > 0, let (_, data) = try await blobs.read(name, range: 0...(stored.audioBytes - 1)) else {
+            throw StorageError(kind: .notFound, operation: "read", key: name, reason: "the audio is missing")
         }
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try DataDirectory.write(Data(buffer: data), to: folder.appendingPathComponent(stored.audioFile))
+        try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
+        try DataDirectory.write(Data(buffer: data), to: folder.audioURL(format))
+    }
+
+    /// The name of a render's audio in the storage (of a render without audio: a name nothing has).
+    private func audioObject(of stored: StoredRender) -> String {
+        RenderFolder.objectName(stored.manifest.id, stored.audioName ?? "audio")
     }
 
     /// `range` of the render's audio.
     func audio(of stored: StoredRender, range: ClosedRange<Int>) async throws -> ByteBuffer {
-        guard let (_, bytes) = try await blobs.read(Self.name(stored.manifest.id, stored.audioFile), range: range) else {
-            throw StorageError(kind: .notFound, operation: "read", key: Self.name(stored.manifest.id, stored.audioFile), reason: "the audio is missing")
+        guard let (_, bytes) = try await blobs.read(audioObject(of: stored), range: range) else {
+            throw StorageError(kind: .notFound, operation: "read", key: audioObject(of: stored), reason: "the audio is missing")
         }
         return bytes
     }
@@ -125,14 +129,12 @@ struct SharedStorage: Sendable {
     func audioRedirect(of stored: StoredRender, until: Double? = nil, now: Double = Date().timeIntervalSince1970) -> String? {
         guard redirectAudio else { return nil }
         let expires = Int(max(1, min(3600, stored.expiresAt - now, (until ?? .infinity) - now)))
-        return blobs.presignedURL(Self.name(stored.manifest.id, stored.audioFile), expires: expires)
+        return blobs.presignedURL(audioObject(of: stored), expires: expires)
     }
 
     /// Removes the render: its record first (so it is no longer found), then its files.
     func remove(_ stored: StoredRender) async throws {
-        let id = stored.manifest.id
-        try await blobs.delete(Self.name(id, "render.json"))
-        for file in [stored.audioFile] + Self.renderFiles where !file.isEmpty { try await blobs.delete(Self.name(id, file)) }
+        try await removeFiles(of: stored.manifest.id, format: stored.format)
     }
 
     /// Ids of every render that has files here.
@@ -195,9 +197,10 @@ struct SharedStorage: Sendable {
 
     /// Removes render `id`'s files whatever state its record is in (`format`: its audio's, if known): the sweep of
     /// shared jobs (`--database`), whose rows say what has expired.
-    func removeFiles(of id: String, format: String?) async throws {
-        try await blobs.delete(Self.name(id, "render.json"))
-        for file in (format.map { ["audio.\($0)"] } ?? []) + Self.renderFiles { try await blobs.delete(Self.name(id, file)) }
+    func removeFiles(of id: String, format: OutputFileFormat?) async throws {
+        try await blobs.delete(RenderFolder.objectName(id, RenderFolder.File.record.rawValue))
+        let files = (format.map { [RenderFolder.audioName($0)] } ?? []) + RenderFolder.sideFiles.map(\.rawValue)
+        for file in files { try await blobs.delete(RenderFolder.objectName(id, file)) }
     }
 
     /// Removes every clip whose record says it has expired; returns how many.
@@ -211,13 +214,5 @@ struct SharedStorage: Sendable {
             clips += 1
         }
         return clips
-    }
-
-    static func contentType(_ file: String) -> String {
-        switch file {
-        case "timeline.json", "render.json": return "application/json"
-        case "captions.vtt": return "text/vtt; charset=utf-8"
-        default: return "application/octet-stream"
-        }
     }
 }

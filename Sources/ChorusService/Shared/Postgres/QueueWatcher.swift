@@ -7,7 +7,7 @@ import ServiceLifecycle
 /// instance runs are told when its row changes, and the claim loop is woken when a job is queued. Notifications are
 /// hints, not the truth: whoever is woken reads the row, and everyone also looks again every second or two, so a
 /// notification lost while the listening connection was down delays, never loses, anything.
-final class JobWatcher: @unchecked Sendable {
+final class QueueWatcher: @unchecked Sendable {
     private let lock = NSLock()
     private var waiters: [String: [UUID: Signal]] = [:]
     let claims = Signal()
@@ -107,9 +107,9 @@ final class Signal: @unchecked Sendable {
 
 /// Keeps one connection listening on `chorus_renders` for the life of the service, reconnecting after a second when
 /// it is lost.
-struct JobListenService: Service, CustomStringConvertible {
-    let database: Database
-    let watcher: JobWatcher
+struct QueueListenService: Service, CustomStringConvertible {
+    let database: PostgresDatabase
+    let watcher: QueueWatcher
     let logger: Logger
     var description: String { "JobListener" }
 
@@ -119,7 +119,7 @@ struct JobListenService: Service, CustomStringConvertible {
             while !Task.isCancelled {
                 do {
                     try await database.client.withConnection { connection in
-                        try await connection.listen(on: RenderJobs.channel) { notifications in
+                        try await connection.listen(on: SharedQueue.channel) { notifications in
                             if failures > 0 { logger.info("listening to the database again") }
                             failures = 0
                             watcher.wakeAll()
@@ -130,7 +130,7 @@ struct JobListenService: Service, CustomStringConvertible {
                     if Task.isCancelled { return }
                     if failures == 0 {
                         logger.warning("database notifications lost; renders of other instances are polled meanwhile",
-                                       metadata: ["error": .string("\(Database.converted(error, operation: "listen"))")])
+                                       metadata: ["error": .string("\(PostgresDatabase.converted(error, operation: "listen"))")])
                     }
                     failures += 1
                 }

@@ -14,7 +14,7 @@ public import ChorusAudio
 /// }
 /// let result = try await chorus.render(conversation, to: outputs).result()   // or just the outcome
 /// ```
-public struct RenderJob: AsyncSequence, Sendable {
+public struct RenderRun: AsyncSequence, Sendable {
     public typealias Element = RenderEvent
     let pipeline: RenderPipeline
 
@@ -50,3 +50,7 @@ public struct RenderJob: AsyncSequence, Sendable {
         return AsyncIterator(base: stream.makeAsyncIterator())
     }
 }
+
+/// The name of `RenderRun` before 0.2 ("job" now means only work done in parallel, `RenderOptions.jobs`).
+@available(*, deprecated, renamed: "RenderRun")
+public typealias RenderJob = RenderRun

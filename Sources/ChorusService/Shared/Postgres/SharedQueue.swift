@@ -10,8 +10,8 @@ import PostgresNIO
 /// that runs out (the instance died or lost the database) lets another instance claim the job again. Times of leases
 /// are the database's clock, never an instance's. Every change is announced on the channel `chorus_renders`
 /// (`<id> <status>`) for instances waiting on it.
-struct RenderJobs: Sendable {
-    let database: Database
+struct SharedQueue: Sendable {
+    let database: PostgresDatabase
     /// This process, as the owner of the jobs it runs.
     let instance: String
     /// Seconds a claim lasts unless renewed.
@@ -23,7 +23,7 @@ struct RenderJobs: Sendable {
     enum Status: String, Sendable { case queued, running, done, failed }
 
     /// A render's row.
-    struct Job: Sendable {
+    struct Entry: Sendable {
         var id: String
         var status: Status
         var caller: String
@@ -43,16 +43,16 @@ struct RenderJobs: Sendable {
         /// A new job (or one that failed before, queued again).
         case queued
         /// The render exists already: queued, running or finished.
-        case existing(Job)
+        case existing(Entry)
     }
 
     private static let columns = "id, status, caller, created_at, expires_at, attempts, progress, record, format"
 
-    private static func job(_ row: PostgresRow) throws -> Job {
+    private static func entry(_ row: PostgresRow) throws -> Entry {
         let (id, status, caller, created, expires, attempts, progress, record, format) =
             try row.decode((String, String, String, Double, Double, Int, String?, String?, String?).self)
         let decoder = JSONDecoder()
-        return Job(id: id, status: Status(rawValue: status) ?? .failed, caller: caller, createdAt: created, expiresAt: expires, attempts: attempts,
+        return Entry(id: id, status: Status(rawValue: status) ?? .failed, caller: caller, createdAt: created, expiresAt: expires, attempts: attempts,
                    progress: progress.flatMap { try? decoder.decode(RenderProgressBody.self, from: Data($0.utf8)) },
                    record: record.flatMap { try? decoder.decode(StoredRender.self, from: Data($0.utf8)) }, format: format)
     }
@@ -77,7 +77,7 @@ struct RenderJobs: Sendable {
                 for try await row in try await connection.query(
                     "SELECT \(unescaped: Self.columns) FROM chorus_renders WHERE id = \(id) AND expires_at > \(createdAt) AND status <> 'failed'",
                     logger: database.logger) {
-                    return .existing(try Self.job(row))
+                    return .existing(try Self.entry(row))
                 }
                 for try await count in try await connection.query(
                     "SELECT count(*)::int FROM chorus_renders WHERE caller = \(caller) AND status IN ('queued', 'running')", logger: database.logger).decode(Int.self)
@@ -101,7 +101,7 @@ struct RenderJobs: Sendable {
                     """, logger: database.logger).collect()
                 if inserted.isEmpty {
                     for try await row in try await connection.query("SELECT \(unescaped: Self.columns) FROM chorus_renders WHERE id = \(id)", logger: database.logger) {
-                        return .existing(try Self.job(row))
+                        return .existing(try Self.entry(row))
                     }
                 }
                 try await connection.query("SELECT pg_notify(\(Self.channel), \(id) || ' queued')", logger: database.logger)
@@ -112,7 +112,7 @@ struct RenderJobs: Sendable {
 
     /// A claimed job: the row and the request to run.
     struct Claim: Sendable {
-        var job: Job
+        var job: Entry
         var request: Data
         /// Seconds from queued to claimed (the database's clock).
         var waited: Double
@@ -143,7 +143,7 @@ struct RenderJobs: Sendable {
                 RETURNING \(unescaped: Self.columns), request, extract(epoch FROM clock_timestamp() - queued_at)::float8
                 """, logger: database.logger).collect()
             guard let row = rows.first else { return nil }
-            let job = try Self.job(row)
+            let job = try Self.entry(row)
             let columns = row.makeRandomAccess()
             let request = try columns[9].decode(ByteBuffer?.self)
             let waited = try columns[10].decode(Double.self)
@@ -205,11 +205,11 @@ struct RenderJobs: Sendable {
     }
 
     /// Render `id`'s row, unless it has expired.
-    func job(_ id: String, now: Double = Date().timeIntervalSince1970) async throws -> Job? {
+    func entry(_ id: String, now: Double = Date().timeIntervalSince1970) async throws -> Entry? {
         try await database.run("read a render") { client in
             for try await row in try await client.query(
                 "SELECT \(unescaped: Self.columns) FROM chorus_renders WHERE id = \(id) AND expires_at > \(now)", logger: database.logger) {
-                return try Self.job(row)
+                return try Self.entry(row)
             }
             return nil
         }
@@ -309,7 +309,7 @@ struct RenderJobs: Sendable {
                     logger: database.logger).collect()
                 var removed: [String] = []
                 for row in expired {
-                    let job = try Self.job(row)
+                    let job = try Self.entry(row)
                     try await removeFiles(job.id, job.record, job.format)
                     removed.append(job.id)
                 }

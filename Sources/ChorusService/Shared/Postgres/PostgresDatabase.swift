@@ -4,22 +4,10 @@ import Logging
 import PostgresNIO
 import ServiceLifecycle
 
-/// A database operation that failed: `unavailable` when the server cannot be reached, stops answering within the
-/// deadline or is shutting down (the service answers `503` with `Retry-After`), `failed` for anything else. The
-/// description names the operation only: never the URL, the password or a query's values.
-struct DatabaseError: Error, CustomStringConvertible, Sendable {
-    enum Kind: Sendable { case unavailable, failed }
-    let kind: Kind
-    let operation: String
-    let reason: String
-
-    var description: String { "database \(operation): \(reason)" }
-}
-
 /// The PostgreSQL connection pool of one instance (`--database`), its schema, and the one place database errors
 /// are converted. Every operation has a deadline, so a database that stops answering is an error within seconds,
 /// never a request that hangs (the pool itself would wait for a connection forever).
-final class Database: Sendable {
+final class PostgresDatabase: Sendable {
     let client: PostgresClient
     let location: DatabaseLocation
     /// Seconds an operation may take, connection included.
@@ -214,7 +202,7 @@ final class Database: Sendable {
     /// Migrates the database at `location` through a pool of its own, at start, before the service takes requests.
     /// - Throws: `ConfigurationError` naming `--database` (masked) and why.
     static func prepare(_ location: DatabaseLocation, url: String, logger: Logger) async throws {
-        let database = try Database(location: location, deadline: 60, maximumConnections: 1, logger: logger)
+        let database = try PostgresDatabase(location: location, deadline: 60, maximumConnections: 1, logger: logger)
         do {
             let applied = try await withThrowingTaskGroup(of: [Int]?.self) { group in
                 group.addTask {
@@ -226,8 +214,8 @@ final class Database: Sendable {
             }
             if !applied.isEmpty { logger.info("database schema migrated", metadata: ["versions": .string(applied.map(String.init).joined(separator: ","))]) }
         } catch {
-            throw ConfigurationError(setting: "--database", value: DatabaseLocation.masked(url),
-                                     reason: "cannot be used: \(Database.converted(error, operation: "migrate"))")
+            throw ConfigurationError(setting: .database, value: DatabaseLocation.masked(url),
+                                     reason: "cannot be used: \(PostgresDatabase.converted(error, operation: "migrate"))")
         }
     }
 
@@ -260,30 +248,10 @@ final class Database: Sendable {
 
 /// Runs the pool's connections for the life of the service.
 struct DatabaseService: Service, CustomStringConvertible {
-    let database: Database
+    let database: PostgresDatabase
     var description: String { "Database" }
 
     func run() async throws {
         await cancelWhenGracefulShutdown { await database.client.run() }
-    }
-}
-
-/// A database failure that reaches a route: `503 database_unavailable` with `Retry-After` when it cannot be reached,
-/// `500 database_error` otherwise; the message names the operation only.
-extension DatabaseError: HTTPResponseError {
-    var serviceError: ServiceError {
-        switch kind {
-        case .unavailable:
-            return ServiceError(.serviceUnavailable, "database_unavailable", "the database is unavailable (\(operation) failed); try again shortly",
-                                retryAfter: 5)
-        case .failed:
-            return ServiceError(.internalServerError, "database_error", "the database refused \(operation)")
-        }
-    }
-
-    var status: HTTPResponse.Status { serviceError.status }
-
-    func response(from request: Request, context: some RequestContext) throws -> Response {
-        try serviceError.response(from: request, context: context)
     }
 }

@@ -1,0 +1,67 @@
+import ChorusAudio
+public import ChorusWire
+
+extension Conversation {
+    /// A message as given, before it is checked: a conversation file's, or a service request's once its clip is found.
+    public struct Draft: Sendable {
+        public var speaker: String
+        public var audio: Audio?
+        public var text: String?
+        /// A voice id as written (`provider:voice`).
+        public var voice: String?
+
+        public init(speaker: String, audio: Audio? = nil, text: String? = nil, voice: String? = nil) {
+            self.speaker = speaker
+            self.audio = audio
+            self.text = text
+            self.voice = voice
+        }
+    }
+
+    /// The one validation of a conversation, for conversation files (`parse`) and the service's requests alike:
+    ///
+    /// - at least one message;
+    /// - `gap_ms` in `RenderOptions.gapRange` (default `RenderOptions.defaultGapMilliseconds`);
+    /// - each message: a speaker that is not blank; text that is only whitespace counts as none; a clip or text;
+    ///   a voice, if given, of the form `provider:voice`;
+    /// - `voices`: each a voice id; `voice_settings`: each provider's value an object (providers lowercased);
+    /// - the fallback voice, if given, a voice id.
+    ///
+    /// - Parameters:
+    ///   - audioFields: how the caller's format names a message's clip, for the error of a message with neither
+    ///     (`"audio" (a clip)`; the service: `"clip" or "audio_base64"`).
+    ///   - fallbackVoice: the fallback voice as written, and the field it came from.
+    /// - Throws: `AudioError.invalidConversation` (or `.invalidArgument` for the gap) whose `subject` is the field
+    ///   (`messages[2].speaker`, `voices.Sarah`, `voice_settings.openai`, `gap_ms`) and whose `reason` says why.
+    public static func validated(_ drafts: [Draft], gapMilliseconds: Int?, voices: [String: String] = [:],
+                                 voiceSettings: [String: JSONValue] = [:], fallbackVoice: (text: String, field: String)? = nil,
+                                 audioFields: String, name: String) throws -> Conversation {
+        guard !drafts.isEmpty else { throw AudioError(.invalidConversation, subject: "messages", reason: "must not be empty") }
+        let gap = gapMilliseconds ?? RenderOptions.defaultGapMilliseconds
+        try RenderOptions.validate(gapMilliseconds: gap)
+        var messages: [Message] = []
+        for (index, draft) in drafts.enumerated() {
+            let field = "messages[\(index)]"
+            guard !draft.speaker.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+                throw AudioError(.invalidConversation, subject: "\(field).speaker", reason: "must not be empty")
+            }
+            let text = draft.text?.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty == false ? draft.text : nil
+            guard draft.audio != nil || text != nil else {
+                throw AudioError(.invalidConversation, subject: field, reason: "needs \(audioFields) or \"text\" (words to synthesize)")
+            }
+            messages.append(Message(speaker: draft.speaker, audio: draft.audio, text: text,
+                                    voice: try draft.voice.map { try VoiceID(validating: $0, field: "\(field).voice") }))
+        }
+        var voiceMap: [String: VoiceID] = [:]
+        for (speaker, id) in voices { voiceMap[speaker] = try VoiceID(validating: id, field: "voices.\(speaker)") }
+        var settings: [String: [String: JSONValue]] = [:]
+        for (provider, value) in voiceSettings {
+            guard let object = value.object else {
+                throw AudioError(.invalidConversation, subject: "voice_settings.\(provider)", reason: "must be an object")
+            }
+            settings[provider.lowercased()] = object
+        }
+        return Conversation(messages: messages, gapMilliseconds: gap, voices: voiceMap, voiceSettings: settings,
+                            fallbackVoice: try fallbackVoice.map { try VoiceID(validating: $0.text, field: $0.field) }, name: name)
+    }
+}

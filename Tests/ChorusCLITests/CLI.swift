@@ -1,0 +1,68 @@
+import ChorusAudio
+import ChorusFixtures
+import ChorusTestSupport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+
+/// Runs the `chorus` binary built beside the tests.
+struct CLI {
+    /// The `chorus` of the same build as the running test executable (`.build/debug`, or `.build-asan/debug` for
+    /// a sanitized run — never a binary of another build).
+    static let binary: URL = {
+        let tests = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")).map(URL.init(fileURLWithPath:))
+        if let beside = tests?.deletingLastPathComponent().appendingPathComponent("chorus"), FileManager.default.isExecutableFile(atPath: beside.path) {
+            return beside
+        }
+        var directory = URL(fileURLWithPath: #filePath)
+        while directory.lastPathComponent != "Tests" { directory.deleteLastPathComponent() }
+        return directory.deletingLastPathComponent().appendingPathComponent(".build/debug/chorus")
+    }()
+
+    struct Result: Sendable {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// Runs `chorus arguments` in `directory` to its end, waiting on a thread of its own (never one of Swift's
+    /// cooperative threads, which every other test of the process needs meanwhile).
+    static func run(_ arguments: [String], in directory: URL, environment: [String: String]? = nil) async throws -> Result {
+        try await offCooperativeThreads { try runBlocking(arguments, in: directory, environment: environment) }
+    }
+
+    private static func runBlocking(_ arguments: [String], in directory: URL, environment: [String: String]?) throws -> Result {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        process.currentDirectoryURL = directory
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Standard error on a thread of its own: a full pipe nobody reads would stall the process.
+        final class Collected: @unchecked Sendable { var data = Data() }
+        let errors = Collected(), done = DispatchSemaphore(value: 0)
+        Thread { errors.data = err.fileHandleForReading.readDataToEndOfFile(); done.signal() }.start()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        done.wait()
+        let stderr = errors.data
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                      stderr: String(decoding: stderr, as: UTF8.self))
+    }
+}
+
+extension Process {
+    /// Waits for the process to end on a thread of its own (never one of Swift's cooperative threads).
+    func exited() async {
+        _ = try? await offCooperativeThreads { self.waitUntilExit() }
+    }
+}

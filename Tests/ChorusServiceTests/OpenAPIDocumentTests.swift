@@ -1,0 +1,46 @@
+import ChorusAudio
+@testable import ChorusService
+import ChorusWire
+import Foundation
+import Testing
+
+/// The OpenAPI document states the service's rules as the code has them: a default or a range changed in one place
+/// and not in the other fails here.
+@Suite("OpenAPI document")
+struct OpenAPIDocumentTests {
+    static func schema(_ name: String) throws -> [String: Any] {
+        let document = try #require(try JSONSerialization.jsonObject(with: OpenAPIDocument.data()) as? [String: Any])
+        let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        return try #require(schemas[name] as? [String: Any])
+    }
+
+    static func property(_ schema: [String: Any], _ name: String) throws -> [String: Any] {
+        try #require((schema["properties"] as? [String: Any])?[name] as? [String: Any], "no property \(name)")
+    }
+
+    @Test("output settings: the formats, and every default and range, are the code's")
+    func outputDefaults() throws {
+        let output = try Self.schema("OutputSettings")
+        let format = try Self.property(output, "format")
+        #expect(format["enum"] as? [String] == OutputSettings.formats)
+        #expect(format["default"] as? String == OutputSettings.defaultFormat)
+        #expect(try Self.property(output, "normalize")["default"] as? Bool == OutputSettings.defaultNormalize)
+        #expect(try Self.property(output, "trim")["default"] as? Bool == OutputSettings.defaultTrim)
+        #expect(try Self.property(output, "chapters")["default"] as? Bool == OutputSettings.defaultChapters)
+        let channels = try Self.property(output, "channels")
+        #expect(channels["enum"] as? [Int] == Array(RenderOptions.channelRange) && channels["default"] as? Int == RenderOptions().channels)
+        #expect(try Self.property(output, "bitrate")["default"] as? Int == RenderOptions.defaultBitRate)
+        let loudness = try Self.property(output, "loudness")
+        #expect(loudness["default"] as? Double == RenderOptions.defaultLoudness)
+        #expect(loudness["minimum"] as? Double == RenderOptions.loudnessRange.lowerBound && loudness["maximum"] as? Double == RenderOptions.loudnessRange.upperBound)
+    }
+
+    @Test("render requests: the gap's range and default, and the message limit, are the code's")
+    func requestLimits() throws {
+        let request = try Self.schema("RenderRequest")
+        let gap = try Self.property(request, "gap_ms")
+        #expect(gap["minimum"] as? Int == RenderOptions.gapRange.lowerBound && gap["maximum"] as? Int == RenderOptions.gapRange.upperBound)
+        #expect(gap["default"] as? Int == RenderOptions.defaultGapMilliseconds)
+        #expect(try Self.property(request, "messages")["maxItems"] as? Int == ServiceConfiguration.defaults.maxMessages)
+    }
+}
