@@ -44,4 +44,8 @@ public struct RenderMessage: Sendable {
         self.words = words
         self.expectedSourceFrames = expectedSourceFrames
     }
+
+    /// How errors and warnings name message `index` of `speaker`: `messages[3] (Marcus)`. The one form, engine and
+    /// voices alike.
+    public static func subject(index: Int, speaker: String) -> String { "messages[\(index)] (\(speaker))" }
 }

@@ -62,8 +62,7 @@ struct SpeechController: Sendable {
         }
         let audio = try Data(contentsOf: try await state.catalog.localAudio(stored))
         if name == "pcm" { return HTTPSupport.bytes(try Self.pcm(fromWAV: audio), contentType: "audio/pcm") }
-        let types = ["mp3": "audio/mpeg", "opus": "audio/ogg", "aac": "audio/mp4", "flac": "audio/flac", "wav": "audio/wav"]
-        return HTTPSupport.bytes(audio, contentType: types[name] ?? format.mimeType)
+        return HTTPSupport.bytes(audio, contentType: format.mimeType)
     }
 
     /// A Chorus voice id as it is, or a bare OpenAI voice name: the OpenAI voice when a key is set, else its offline stand-in.

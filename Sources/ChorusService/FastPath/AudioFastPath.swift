@@ -43,7 +43,7 @@ struct AudioFastPath: Sendable {
             for item in query.split(separator: "&") {
                 let pair = item.split(separator: "=", maxSplits: 1)
                 // Only a signed link's own parameters (hex and digits, nothing to decode); anything else goes the long way.
-                guard pair.count == 2, pair[0] == "exp" || pair[0] == "sig", pair[1].utf8.allSatisfy(Self.isHexOrDigit) else { return nil }
+                guard pair.count == 2, pair[0] == "exp" || pair[0] == "sig", Hex.isLowercase(pair[1]) else { return nil }
                 items[String(pair[0])] = String(pair[1])
             }
         }
@@ -100,7 +100,4 @@ struct AudioFastPath: Sendable {
         return DataDirectory.validID(String(path[start..<end]), length: RenderIdentity.length)
     }
 
-    private static func isHexOrDigit(_ byte: UInt8) -> Bool {
-        (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f"))
-    }
 }

@@ -31,7 +31,9 @@ actor ClipStore {
         self.shared = shared
     }
 
+    /// A clip's id: the SHA-256 of its bytes, `idLength` lowercase hex digits.
     static func id(of data: Data) -> String { Hex.string(SHA256.hash(data: data)) }
+    static let idLength = 64
 
     private func audioURL(_ id: String) -> URL { folder.appendingPathComponent(id + ".audio") }
 
@@ -42,7 +44,7 @@ actor ClipStore {
     func load() async throws {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] where name.hasSuffix(".json") {
             let file = folder.appendingPathComponent(name)
-            if let id = DataDirectory.validID(String(name.dropLast(5)), length: 64), let data = try? Data(contentsOf: file),
+            if let id = DataDirectory.validID(String(name.dropLast(5)), length: Self.idLength), let data = try? Data(contentsOf: file),
                let record = try? JSONDecoder().decode(Record.self, from: data) {
                 try await save(id, record)
             }
@@ -117,7 +119,7 @@ actor ClipStore {
     /// The clip `id` if it exists and has not expired, here or (copied from there) in the shared storage.
     /// - Throws: `StorageError` (503) when the shared storage cannot be reached, `DatabaseError`/`POSIXError`.
     func get(_ id: String, now: Double = Date().timeIntervalSince1970) async throws -> (url: URL, info: ClipInfo)? {
-        guard let id = DataDirectory.validID(id, length: 64) else { return nil }
+        guard let id = DataDirectory.validID(id, length: Self.idLength) else { return nil }
         if let record = try await lookup(id, now: now) { return (audioURL(id), record.info) }
         guard let shared, let (audio, encoded) = try await shared.clip(id), let record = try? JSONDecoder().decode(Record.self, from: encoded),
               record.expiresAt > now, Self.id(of: audio) == id else { return nil }
@@ -140,7 +142,7 @@ actor ClipStore {
         let expired = try await database.rows("DELETE FROM clips WHERE expires_at <= ? RETURNING id", [.float(now)], operation: "sweep clips")
         var removed = 0
         for row in expired {
-            guard let id = row.column("id")?.string.flatMap({ DataDirectory.validID($0, length: 64) }), !writing.contains(id) else { continue }
+            guard let id = row.column("id")?.string.flatMap({ DataDirectory.validID($0, length: Self.idLength) }), !writing.contains(id) else { continue }
             try? FileManager.default.removeItem(at: audioURL(id))
             removed += 1
         }

@@ -1,4 +1,5 @@
 import ChorusAudio
+import ChorusOutbound
 import Foundation
 
 /// The service's folder: `chorus.sqlite` (the state: `LocalDatabase`), `renders/<id>/` (`RenderFolder`),
@@ -54,9 +55,5 @@ struct DataDirectory: Sendable {
     }
 
     /// A hex id of exactly `length` characters, or `nil`: ids from clients are checked before any path is built.
-    static func validID(_ text: String, length: Int) -> String? {
-        let utf8 = text.utf8
-        guard utf8.count == length else { return nil }
-        return utf8.allSatisfy { ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "f")) } ? text : nil
-    }
+    static func validID(_ text: String, length: Int) -> String? { Hex.isLowercase(text, length: length) ? text : nil }
 }

@@ -1,4 +1,5 @@
 public import ChorusAudio
+import ChorusOutbound
 import Crypto
 public import Foundation
 
@@ -49,7 +50,10 @@ public final class SynthesisCache: Sendable {
 
     /// Opens (creating if needed) a cache folder.
     /// - Throws: `AudioError.writeFailed` when the folder cannot be created.
-    public init(directory: URL, maxBytes: Int = 1024 * 1_048_576, shared: (any SharedCacheStore)? = nil) throws {
+    /// The default bound of the cache folder: 1 GiB.
+    public static let defaultMaxBytes = 1024 * 1_048_576
+
+    public init(directory: URL, maxBytes: Int = SynthesisCache.defaultMaxBytes, shared: (any SharedCacheStore)? = nil) throws {
         self.directory = directory.appendingPathComponent("v\(Self.formatVersion)")
         self.maxBytes = maxBytes
         self.shared = shared
@@ -71,7 +75,7 @@ public final class SynthesisCache: Sendable {
         if let previousText { description["previous_text"] = .string(previousText) }
         if let nextText { description["next_text"] = .string(nextText) }
         let digest = SHA256.hash(data: Data(JSONValue.object(description).canonicalText.utf8))
-        return digest.map { String(format: "%02x", $0) }.joined()
+        return Hex.string(digest)
     }
 
     private func folder(for key: String) -> URL { directory.appendingPathComponent(String(key.prefix(2))) }
@@ -163,7 +167,7 @@ public final class SynthesisCache: Sendable {
     /// The entry for `key` from the shared tier, copied here first (audio, then metadata, each atomically); `nil` when
     /// there is no tier, it does not have it, it cannot be reached, or what it holds is unusable.
     public func lookupShared(_ key: String) async -> Entry? {
-        guard let shared, key.count == 64, key.allSatisfy(\.isHexDigit),
+        guard let shared, Hex.isLowercase(key, length: 64),
               let metadataData = try? await shared.read(Self.sharedName(key + ".json")),
               let metadata = try? JSONDecoder().decode(Metadata.self, from: metadataData), Self.isAudioName(metadata.audio, of: key),
               metadata.frames != nil, metadata.sample_rate != nil,

@@ -39,7 +39,7 @@ public final class Chorus: Sendable {
         /// Allowed per-provider concurrency.
         public static let concurrencyRange = 1...64
         public static let defaultProviderConcurrency = 4
-        public static let defaultCacheMaxBytes = 1024 * 1_048_576
+        public static let defaultCacheMaxBytes = SynthesisCache.defaultMaxBytes
 
         public init(registry: VoiceRegistry = .standard(), cacheDirectory: URL = SynthesisCache.defaultDirectory(),
                     cacheMaxBytes: Int = Configuration.defaultCacheMaxBytes,

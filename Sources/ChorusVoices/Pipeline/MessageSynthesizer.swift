@@ -16,7 +16,7 @@ public struct SynthesisError: Error, CustomStringConvertible, Sendable {
     public var voice: VoiceID
     public var underlying: VoiceError
 
-    public var description: String { "messages[\(index)] (\(speaker), \(voice)): \(underlying)" }
+    public var description: String { "\(RenderMessage.subject(index: index, speaker: "\(speaker), \(voice)")): \(underlying)" }
 }
 
 /// Turns one message's text into audio through its provider: from the cache when it is there,

@@ -87,7 +87,7 @@ struct RenderPipeline: Sendable {
                             return .processed(index, try await pool.run { try processor.process(ready.message, index: index) })
                         } catch let error as AudioError {
                             if !ready.cacheKeys.isEmpty { return .staleCache(index, error) }
-                            throw error.about("messages[\(index)] (\(ready.message.speaker))")
+                            throw error.about(RenderMessage.subject(index: index, speaker: ready.message.speaker))
                         }
                     }
                 }
@@ -102,12 +102,12 @@ struct RenderPipeline: Sendable {
                     processed[index] = message
                 case .staleCache(let index, let error):
                     guard !retried.contains(index), let stale = sourced.removeValue(forKey: index) else {
-                        throw error.about("messages[\(index)] (\(messages[index].speaker))")
+                        throw error.about(RenderMessage.subject(index: index, speaker: messages[index].speaker))
                     }
                     retried.insert(index)
                     processing.remove(index)
                     stale.cacheKeys.forEach(synthesizer.cache.remove)
-                    emit(.warning("messages[\(index)] (\(messages[index].speaker)): a cached clip did not decode (\(error)); synthesizing it again"))
+                    emit(.warning("\(RenderMessage.subject(index: index, speaker: messages[index].speaker)): a cached clip did not decode (\(error)); synthesizing it again"))
                     source(index, fresh: true)
                 }
                 while let ready = processed.removeValue(forKey: written) {

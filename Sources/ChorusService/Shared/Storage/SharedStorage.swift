@@ -208,7 +208,7 @@ struct SharedStorage: Sendable {
         var clips = 0
         for name in try await blobs.list(prefix: "clips/") where name.hasSuffix(".json") {
             let id = String(name.dropFirst("clips/".count).dropLast(".json".count))
-            guard DataDirectory.validID(id, length: 64) != nil, let data = try await blobs.read(name),
+            guard DataDirectory.validID(id, length: ClipStore.idLength) != nil, let data = try await blobs.read(name),
                   let expiry = try? JSONDecoder().decode(Expiry.self, from: Data(buffer: data)), expiry.expiresAt <= now else { continue }
             try await removeClip(id)
             clips += 1
