@@ -12,7 +12,7 @@ import Logging
 /// only after that computes the waveform base from the stored audio (so every zoom equals `chorus
 /// waveform` on that file; until it exists, waveform requests decode the audio). A failure leaves no
 /// audio and a failed record saying why.
-struct RenderExecutor: Sendable {
+struct RenderExecutor: RenderRunner {
     /// Frames per point of the stored waveform base; zooms that are multiples of it are derived from it.
     static let waveformBase = 32
 
@@ -61,6 +61,18 @@ struct RenderExecutor: Sendable {
             throw ServiceError(error, during: .render)
         }
     }
+
+    func forgetAccepted(_ id: String) async throws { try await store.forgetAccepted(id) }
+
+    func replaceEarlier(_ id: String, now: Double, createdAt: Double?) async throws {
+        guard let earlier = store.get(id, now: 0) else { return }
+        let other = createdAt.map { abs($0 - earlier.createdAt) >= 0.001 } ?? false
+        if !earlier.isDone || earlier.expiresAt <= now || other { try await store.remove(id) }
+    }
+
+    func queued(depth: Int) { metrics.queue(depth: depth) }
+
+    func claimed(waited: Double) { metrics.claimed(waited: waited) }
 
     /// Records `active` as failed with `failure` (its files removed, the record saying why) — unless it was stopped
     /// (shutdown, or taken over by another instance): that is not the render's failure, and it runs again.

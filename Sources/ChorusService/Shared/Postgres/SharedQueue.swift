@@ -321,3 +321,7 @@ struct SharedQueue: Sendable {
         }
     }
 }
+
+extension SharedQueue: SharedQueueing {
+    var deadline: Double { database.deadline }
+}
