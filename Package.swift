@@ -41,6 +41,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.25.0"),
         // The embedded state of one instance (no `--database`): SQLite in the data folder.
         .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.0"),
+        // `swift package generate-documentation` (the DocC catalogs of ChorusAudio, ChorusVoices, ChorusClient).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // System-library shims: module map + tiny header, nothing else.
@@ -52,7 +54,8 @@ let package = Package(
         .systemLibrary(name: "CEbur128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
         .systemLibrary(name: "CEspeakNG", providers: [.apt(["libespeak-ng-dev", "espeak-ng-data"])]),
         .systemLibrary(name: "CFlite", providers: [.apt(["flite1-dev"])]),
-        .systemLibrary(name: "CGD", pkgConfig: "gdlib", providers: [.apt(["libgd-dev", "fonts-dejavu-core"])]),
+        // No pkgConfig: gdlib.pc adds -DAVIF_DLL, which SwiftPM refuses with a warning on every build; gd.h needs no flags.
+        .systemLibrary(name: "CGD", providers: [.apt(["libgd-dev", "fonts-dejavu-core"])]),
 
         .target(name: "ChorusWire", swiftSettings: strictSettings),
         .target(name: "ChorusClient", dependencies: ["ChorusWire"], swiftSettings: strictSettings),

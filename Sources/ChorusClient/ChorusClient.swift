@@ -19,9 +19,11 @@ public final class ChorusClient: Sendable {
     private let apiKey: String?
     private let session: URLSession
 
+    /// A client of the service at `baseURL`.
     /// - Parameters:
     ///   - baseURL: the service's address (`https://host` or `http://127.0.0.1:8080`).
     ///   - apiKey: sent as `Authorization: Bearer …`; `nil` for a service without keys.
+    ///   - session: the URL session requests go through.
     public init(baseURL: URL, apiKey: String?, session: URLSession = .shared) {
         self.baseURL = baseURL
         self.apiKey = apiKey

@@ -28,9 +28,14 @@ extension Conversation {
     /// - the fallback voice, if given, a voice id.
     ///
     /// - Parameters:
+    ///   - drafts: the messages, in order.
+    ///   - gapMilliseconds: the silence between messages, `nil` for the default.
+    ///   - voices: speaker → voice id, as written.
+    ///   - voiceSettings: provider → that provider's settings.
+    ///   - fallbackVoice: the fallback voice as written, and the field it came from.
     ///   - audioFields: how the caller's format names a message's clip, for the error of a message with neither
     ///     (`"audio" (a clip)`; the service: `"clip" or "audio_base64"`).
-    ///   - fallbackVoice: the fallback voice as written, and the field it came from.
+    ///   - name: where the conversation came from, for messages.
     /// - Throws: `AudioError.invalidConversation` (or `.invalidArgument` for the gap) whose `subject` is the field
     ///   (`messages[2].speaker`, `voices.Sarah`, `voice_settings.openai`, `gap_ms`) and whose `reason` says why.
     public static func validated(_ drafts: [Draft], gapMilliseconds: Int?, voices: [String: String] = [:],

@@ -54,6 +54,7 @@ public enum WordAligner {
 
     /// Timings for every word of `text`.
     /// - Parameters:
+    ///   - text: the words as written (each word once, in order, spelled as here).
     ///   - anchors: character offsets (0-based scalars) and the seconds at which speech reaches them, in order of time.
     ///   - pauses: seconds at which clauses end (silence follows until the next word).
     ///   - duration: length of the audio, seconds.
