@@ -74,7 +74,7 @@ struct RetentionSweeper: Service, CustomStringConvertible {
             expired = []
             state.logger.error("retention: renders not swept", metadata: ["error": .string("\(error)")])
         }
-        for id in expired { state.files.mapped.forget(under: state.data.render(id).url) }
+        for id in expired { state.files.memory.forget(under: state.data.render(id).url) }
         let renders = expired.count
         let clips: Int
         do {

@@ -78,7 +78,7 @@ struct ServiceState: Sendable {
                                     perCaller: configuration.rendersPerKey, executor: executor, shared: sharedQueue)
         files = FileResponder(maxAge: Int(configuration.retentionSeconds))
         catalog = RenderCatalog(renders: renders, scheduler: scheduler, data: data, shared: shared, queue: deployment.shared?.queue,
-                                watcher: deployment.shared?.watcher, memory: files.mapped, logger: logger)
+                                watcher: deployment.shared?.watcher, memory: files.memory, logger: logger)
     }
 }
 

@@ -78,7 +78,7 @@ struct RendersController: Sendable {
                 }
                 try await state.shared?.remove(stored)
                 _ = try await state.deployment.shared?.queue.delete(stored.manifest.id)
-                state.files.mapped.forget(under: state.data.render(stored.manifest.id).url)
+                state.files.memory.forget(under: state.data.render(stored.manifest.id).url)
                 try await state.renders.remove(stored.manifest.id)
                 return Response(status: .noContent)
             }

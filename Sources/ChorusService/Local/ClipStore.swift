@@ -139,7 +139,8 @@ actor ClipStore {
 
     /// Deletes expired clips (records first, then audio) and audio without a record; returns how many.
     func sweep(now: Double = Date().timeIntervalSince1970) async throws -> Int {
-        let expired = try await database.rows("DELETE FROM clips WHERE expires_at <= ? RETURNING id", [.float(now)], operation: "sweep clips")
+        let expired = try await database.rows("DELETE FROM clips WHERE expires_at <= ? RETURNING id", [.float(now)], operation: "sweep clips",
+                                              background: true)
         var removed = 0
         for row in expired {
             guard let id = row.column("id")?.string.flatMap({ DataDirectory.validID($0, length: Self.idLength) }), !writing.contains(id) else { continue }

@@ -17,6 +17,11 @@ import SQLiteNIO
 /// rest a `DatabaseError` (500) naming the file and the operation.
 final class LocalDatabase: Sendable {
     static let fileName = "chorus.sqlite"
+    /// How long a statement waits for a lock another process holds before it fails (`DatabaseError`, 503).
+    static let busyTimeout = 5.0
+    /// How long, after a statement found the database locked, background work gives up at once (`rows(…background:)`).
+    static let backgroundPause = 30.0
+
     /// The schema this build writes (`PRAGMA user_version`).
     static let schemaVersion = 4
 
@@ -78,7 +83,7 @@ final class LocalDatabase: Sendable {
     private func migrate(logger: Logger) async throws {
         // Replaces sqlite-nio's busy handler, which retries forever: another process holding the lock is an error
         // after 5 s, never a hang.
-        try await statement("PRAGMA busy_timeout = 5000")
+        try await statement("PRAGMA busy_timeout = \(Int(Self.busyTimeout * 1000))")
         // Processes creating the file at the same moment can meet in SQLite's deadlock case (one holds the write lock
         // and waits for the other's read lock): the one told so at once steps back and tries again.
         // Within 10 s in all: a process holding the lock longer is an error naming the file.
@@ -196,16 +201,39 @@ final class LocalDatabase: Sendable {
         return statements + ["PRAGMA user_version = \(schemaVersion)", "COMMIT"]
     }
 
+    /// When a statement last found the database locked by another process.
+    private let lockedAt = NIOLockedValueBox<Double?>(nil)
+    /// Background statements run one at a time, each deciding when its turn comes whether to try.
+    private let backgroundTurn = SerialChanges()
+
     /// Runs one statement; returns its rows (`RETURNING` included).
+    ///
+    /// Statements run one at a time on the database's thread, and a write that finds the database locked by another
+    /// process waits there up to `busyTimeout`. So that requests queued behind never wait for more than one such wait
+    /// ahead of their own, background work (`background`: the retention sweeps, keeping the request limits) runs one
+    /// statement at a time and gives up at once for `backgroundPause` after any statement found the database locked;
+    /// it tries again in its next round.
     /// - Throws: `POSIXError` (disk full or unwritable: 507), `DatabaseError` (locked: 503; else 500).
     @discardableResult
-    func rows(_ sql: String, _ binds: [SQLiteData] = [], operation: String = "query") async throws -> [SQLiteRow] {
+    func rows(_ sql: String, _ binds: [SQLiteData] = [], operation: String = "query", background: Bool = false) async throws -> [SQLiteRow] {
+        if background {
+            return try await backgroundTurn.run {
+                if let locked = self.lockedAt.withLockedValue({ $0 }), Date().timeIntervalSince1970 - locked < Self.backgroundPause {
+                    throw DatabaseError(kind: .unavailable, operation: "\(operation) (\(Self.fileName))", reason: "locked by another process (left for later)")
+                }
+                return try await self.rows(sql, binds, operation: operation)
+            }
+        }
         do {
             let collected = Collected()
             try await connection.query(sql, binds) { collected.append($0) }
             return collected.rows
         } catch {
-            throw convert(error, operation: operation)
+            let converted = convert(error, operation: operation)
+            if let locked = converted as? DatabaseError, locked.kind == .unavailable {
+                lockedAt.withLockedValue { $0 = Date().timeIntervalSince1970 }
+            }
+            throw converted
         }
     }
 

@@ -42,7 +42,7 @@ struct LocalRateLimits: Sendable {
             try await database.rows("""
                 INSERT INTO rate_limits (caller, tokens, updated_at) VALUES \(values)
                 ON CONFLICT (caller) DO UPDATE SET tokens = excluded.tokens, updated_at = excluded.updated_at
-                """, binds, operation: "keep the request limits")
+                """, binds, operation: "keep the request limits", background: true)
             start += 1000
         }
         // A bucket full again since its row was written: with the same limit the row refills to full too (takes only
@@ -50,6 +50,6 @@ struct LocalRateLimits: Sendable {
         // With a limit raised in between, such a row restores a bucket stricter than a fresh one for at most a minute:
         // on the safe side.
         try await database.rows("DELETE FROM rate_limits WHERE updated_at <= ?", [.float(now - Self.forgottenAfter)],
-                                operation: "keep the request limits")
+                                operation: "keep the request limits", background: true)
     }
 }

@@ -204,7 +204,7 @@ final class RenderStore: @unchecked Sendable {
         let removed: [SQLiteRow]
         if let now {
             removed = try await database.rows("DELETE FROM renders WHERE id = ? AND expires_at <= ? RETURNING id", [.text(id), .float(now)],
-                                              operation: "delete a render")
+                                              operation: "sweep", background: true)
         } else {
             removed = try await database.rows("DELETE FROM renders WHERE id = ? RETURNING id", [.text(id)], operation: "delete a render")
         }

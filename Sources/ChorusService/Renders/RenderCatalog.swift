@@ -15,7 +15,7 @@ struct RenderCatalog: Sendable {
     let queue: SharedQueue?
     let watcher: QueueWatcher?
     /// Stored audio held in memory (`FileResponder`): a deleted render's is forgotten.
-    let memory: MappedFiles
+    let memory: AudioMemoryCache
     let logger: Logger
 
     /// A render by id: running or queued (`ActiveRender`, or a shared job another instance runs), finished

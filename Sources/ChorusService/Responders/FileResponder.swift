@@ -5,10 +5,10 @@ import NIOCore
 /// Serves a stored file the way AVPlayer and browsers seek in it: `Accept-Ranges`, a strong `ETag`,
 /// `Last-Modified`, long-lived `Cache-Control`; `Range` (`a-b`, `a-`, `-n`) → 206 with `Content-Range`,
 /// unsatisfiable → 416, `If-None-Match` → 304, `If-Range` honoured, `HEAD` with headers only.
-/// Stored audio is served from memory (`MappedFiles`). `plan` is the one decision of status, headers and bytes, for the
+/// Stored audio is served from memory (`AudioMemoryCache`). `plan` is the one decision of status, headers and bytes, for the
 /// router and the audio fast path alike.
 struct FileResponder: Sendable {
-    let mapped = MappedFiles()
+    let memory = AudioMemoryCache()
     /// `Cache-Control: max-age`, seconds.
     let maxAge: Int
     private let cacheControl: String
@@ -68,9 +68,9 @@ struct FileResponder: Sendable {
 
     func respond(to request: Request, context: ChorusRequestContext, path: String, size: Int, contentType: String, etag: String,
                  modified: Date) async throws -> Response {
-        let mapped = mapped
+        let memory = memory
         return try await respond(to: request, size: size, contentType: contentType, etag: etag, modified: modified, chunkBytes: .max) { bytes in
-            try Self.slice(try mapped.buffer(path), bytes, size: size)
+            try Self.slice(try memory.buffer(path), bytes, size: size)
         }
     }
 
