@@ -123,21 +123,8 @@ struct DocCommandTests {
     /// `chorus serve` on a free port with its data in `scratch` (open: no keys, on loopback), once it answers.
     static func serve(scratch: URL, environment: [String: String]) async throws -> (Process, Int) {
         let port = try ServeCommandTests.freePort()
-        let process = Process()
-        process.executableURL = CLI.binary
-        process.arguments = ["serve", "--port", String(port), "--data-dir", scratch.appendingPathComponent("service").path]
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var ready = false
-        for _ in 0..<200 where !ready {
-            try await Task.sleep(nanoseconds: 100_000_000)
-            var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/health")!)
-            request.timeoutInterval = 5
-            ready = await ServeCommandTests.send(request)?.status == 200
-        }
-        try #require(ready, "the service did not start")
+        let process = try await ServeCommandTests.launch(["--port", String(port), "--data-dir", scratch.appendingPathComponent("service").path],
+                                                         environment: environment, port: port)
         return (process, port)
     }
 

@@ -54,26 +54,44 @@ struct ServeCommandTests {
     /// `chorus serve` on `<directory>/data` with the stub as its OpenAI, one provider request at a time; returns once
     /// it answers.
     static func serve(directory: URL, stub: StubServer, port: Int, rateLimit: Int = 0) async throws -> Process {
-        let process = Process()
-        process.executableURL = CLI.binary
-        process.arguments = ["serve", "--port", String(port), "--data-dir", directory.appendingPathComponent("data").path, "--concurrency", "1",
-                             "--rate-limit", String(rateLimit)]
         var environment = ProcessInfo.processInfo.environment
         environment["CHORUS_API_KEYS"] = serveKey
         environment["OPENAI_API_KEY"] = "stub-key-0123456789"
         environment["OPENAI_BASE_URL"] = stub.baseURL + "/v1"
+        return try await launch(["--port", String(port), "--data-dir", directory.appendingPathComponent("data").path, "--concurrency", "1",
+                                 "--rate-limit", String(rateLimit)], environment: environment, port: port)
+    }
+
+    /// `chorus serve arguments` (which must include `--port port`) with `environment`, its output to `log` (else
+    /// nowhere); returns once `/health` answers, or fails the test after 10 s.
+    static func launch(_ arguments: [String], environment: [String: String], port: Int, log: URL? = nil) async throws -> Process {
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = ["serve"] + arguments
         process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
+        if let log {
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+            process.standardOutput = try FileHandle(forWritingTo: log)
+        } else {
+            process.standardOutput = FileHandle.nullDevice
+        }
         process.standardError = FileHandle.nullDevice
         try process.run()
         var ready = false
         for _ in 0..<100 where !ready {
             try await Task.sleep(nanoseconds: 100_000_000)
-            ready = await get("http://127.0.0.1:\(port)/health", key: serveKey)?.status == 200
+            ready = await get("http://127.0.0.1:\(port)/health", key: "")?.status == 200
         }
         if !ready { process.terminate() }
-        try #require(ready, "the service did not start")
+        try #require(ready, "the service did not start\(log.map { ": " + ((try? String(contentsOf: $0, encoding: .utf8)) ?? "") } ?? "")")
         return process
+    }
+
+    /// A new scratch folder, removed by the caller.
+    static func scratch() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-serve-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
     }
 
     /// Sends three renders of two stub messages each (0.5 s per message, one at a time); returns their ids.
@@ -117,8 +135,7 @@ struct ServeCommandTests {
 
     @Test("SIGTERM with renders in flight: they finish, the process exits 0, and the renders are stored")
     func gracefulShutdown() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-serve-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
         let stub = try StubSpeech.openAIServer(latency: 0.5)
         let port = try Self.freePort()
@@ -133,8 +150,7 @@ struct ServeCommandTests {
 
     @Test("a key's spent request limit stays spent across a restart (SIGTERM, then a new process)")
     func rateLimitAcrossRestart() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-serve-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
         let stub = try StubSpeech.openAIServer(latency: 0)
         let port = try Self.freePort()
@@ -158,8 +174,7 @@ struct ServeCommandTests {
 
     @Test("a key's spent request limit stays spent across a crash: kept every 10 s (kill -9 after 11 s, then a new process)")
     func rateLimitAcrossCrash() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-serve-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
         let stub = try StubSpeech.openAIServer(latency: 0)
         let port = try Self.freePort()
@@ -180,8 +195,7 @@ struct ServeCommandTests {
 
     @Test("a second chorus serve on a data folder in use stops at start, naming the folder and the process holding it; after a kill -9 the folder is free again")
     func oneProcessPerFolder() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-serve-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
         let stub = try StubSpeech.openAIServer(latency: 0)
         let port = try Self.freePort()
@@ -220,8 +234,7 @@ struct ServeCommandTests {
 
     @Test("kill -9 with renders accepted: the restarted service runs them again, and each finishes once")
     func killedAndRestarted() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-serve-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
         let stub = try StubSpeech.openAIServer(latency: 0.5)
         let port = try Self.freePort()
@@ -269,26 +282,15 @@ struct TakeoverTests {
 
     static func start(database: String, directory: URL, name: String, stub: StubServer) async throws -> Instance {
         let port = try ServeCommandTests.freePort()
-        let process = Process()
-        process.executableURL = CLI.binary
-        process.arguments = ["serve", "--port", String(port), "--data-dir", directory.appendingPathComponent(name).path, "--concurrency", "1",
-                             "--workers", "1", "--lease", "3s", "--rate-limit", "0", "--storage", directory.appendingPathComponent("shared").path, "--database", database]
         var environment = ProcessInfo.processInfo.environment
         environment["CHORUS_API_KEYS"] = key
         environment["OPENAI_API_KEY"] = "stub-key-0123456789"
         environment["OPENAI_BASE_URL"] = stub.baseURL + "/v1"
-        process.environment = environment
         let log = directory.appendingPathComponent("\(name).log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: log)
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var ready = false
-        for _ in 0..<100 where !ready {
-            try await Task.sleep(nanoseconds: 100_000_000)
-            ready = await ServeCommandTests.get("http://127.0.0.1:\(port)/health", key: key)?.status == 200
-        }
-        try #require(ready, "instance \(name) did not start: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+        let process = try await ServeCommandTests.launch(["--port", String(port), "--data-dir", directory.appendingPathComponent(name).path,
+                                                          "--concurrency", "1", "--workers", "1", "--lease", "3s", "--rate-limit", "0",
+                                                          "--storage", directory.appendingPathComponent("shared").path, "--database", database],
+                                                         environment: environment, port: port, log: log)
         return Instance(process: process, port: port, log: log)
     }
 
