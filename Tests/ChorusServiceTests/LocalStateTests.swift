@@ -224,47 +224,84 @@ struct LocalStateTests {
         }
     }
 
-    @Test("the database locked by another process beyond the busy timeout is a 503 naming the file, never a hang")
-    func lockedByAnotherProcess() async throws {
-        let service = try TestService()
-        let data = service.configuration.dataDirectory
-        let server = try await service.server()
-        // Another process takes the write lock and holds it until it is stopped.
+    /// Starts another process that takes the write lock of `<folder>/chorus.sqlite` and holds it until it is killed;
+    /// returns once it holds it.
+    static func holdLock(in folder: URL) async throws -> Process {
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         holder.arguments = ["python3", "-c", "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('BEGIN EXCLUSIVE'); print('locked', flush=True); time.sleep(600)",
-                            data.appendingPathComponent(LocalDatabase.fileName).path]
+                            folder.appendingPathComponent(LocalDatabase.fileName).path]
         let output = Pipe()
         holder.standardOutput = output
         holder.standardError = FileHandle.nullDevice
         try holder.run()
-        // SIGKILL: a child of this process inherits SIGTERM ignored (the service lifecycle's signal handling).
-        defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
-        // "locked" (one read(2): Foundation's `availableData` waits for the end of the stream here), waited for on a thread
-        // of its own.
+        // "locked" (one read(2): Foundation's `availableData` waits for the end of the stream here), waited for on a
+        // thread of its own.
         let descriptor = output.fileHandleForReading.fileDescriptor
         let said = try await offCooperativeThreads { () -> String in
             var buffer = [UInt8](repeating: 0, count: 16)
             let count = read(descriptor, &buffer, buffer.count)
             return count > 0 ? String(decoding: buffer.prefix(count), as: UTF8.self) : ""
         }
-        try #require(said.hasPrefix("locked"), "the lock holder did not start")
-        // Background work queued ahead of the request (five rounds of keeping the request limits, each a write): only
-        // the first may wait out the lock on the database's one thread; the rest give up at once, so the request waits
-        // at most one busy timeout ahead of its own. (Each waiting its own timeout would take 25 s before the request.)
-        let keeper = try #require(server.state.deployment.localRateLimits)
-        let background = (0..<5).map { _ in Task { try? await keeper.save() } }
+        guard said.hasPrefix("locked") else {
+            release(holder)
+            throw CocoaError(.fileLocking, userInfo: [NSLocalizedDescriptionKey: "the lock holder did not start"])
+        }
+        return holder
+    }
+
+    /// SIGKILL: a child of this process inherits SIGTERM ignored (the service lifecycle's signal handling).
+    static func release(_ holder: Process) {
+        kill(holder.processIdentifier, SIGKILL)
+        holder.waitUntilExit()
+    }
+
+    @Test("the database locked by another process: background writes queued ahead of a request's give up at once after the first wait, so the request waits behind at most one")
+    func backgroundGivesWay() async throws {
+        let directory = try TemporaryDirectory(prefix: "chorus-sqlite")
+        let database = try await LocalDatabase.open(in: directory.url, logger: Self.logger)
+        try await database.rows("CREATE TABLE t (x)")
+        let holder = try await Self.holdLock(in: directory.url)
+        defer { Self.release(holder) }
+        // Five background writes (each would wait out the busy timeout on the database's one thread), then a
+        // request's. Counted, not timed: nothing else uses this database, so every wait is one of these.
+        let background = (0..<5).map { _ in Task { try? await database.rows("INSERT INTO t VALUES (1)", operation: "keep", background: true) } }
         try await Task.sleep(nanoseconds: 200_000_000)
+        do {
+            try await database.rows("INSERT INTO t VALUES (2)", operation: "record")
+            Issue.record("a write went through a lock another process holds")
+        } catch let error as DatabaseError {
+            #expect(error.kind == .unavailable && "\(error)".contains(LocalDatabase.fileName), "\(error)")
+        }
+        #expect(database.lockWaits <= 2, "the request waited behind \(database.lockWaits - 1) waits out of the busy timeout")
+        for task in background { await task.value }
+        #expect(database.lockWaits == 2, "\(database.lockWaits) waits: one background write, the request; the other four give up at once")
+        // Once the lock is gone, the request's writes go through (background ones try again in their next round).
+        Self.release(holder)
+        try await database.rows("INSERT INTO t VALUES (3)", operation: "record")
+        #expect(try await SQLiteReferee.query(directory.url.appendingPathComponent(LocalDatabase.fileName), "SELECT group_concat(x) FROM t") == "3")
+        await database.close()
+    }
+
+    @Test("the database locked by another process beyond the busy timeout is a 503 naming the file with Retry-After, never a hang")
+    func lockedByAnotherProcess() async throws {
+        let service = try TestService()
+        let data = service.configuration.dataDirectory
+        let server = try await service.server()
+        let holder = try await Self.holdLock(in: data)
+        defer { Self.release(holder) }
         let started = Date()
         try await server.application.test(.router) { client in
             let response = try await client.call(.post, "/v1/renders", json: textRequest(["Blocked by a lock."], voice: "espeak:en"),
                                                  headers: [.init("Prefer")!: "respond-async"])
             #expect(response.status == .serviceUnavailable && response.errorCode == "database_unavailable", "\(response.status) \(response.text)")
+            #expect(response.text.contains(LocalDatabase.fileName), "\(response.text)")
             #expect(response.headers[.retryAfter] != nil)
         }
+        // The request waited out the busy timeout (5 s), and was answered: the bound is for a hang only (a loaded
+        // machine under a sanitizer stretches everything; what may queue ahead is `backgroundGivesWay`'s to check).
         let seconds = Date().timeIntervalSince(started)
-        #expect(seconds > 4 && seconds < 20, "answered after \(seconds) s (the busy timeout is 5 s; one background wait may come first)")
-        for task in background { await task.value }
+        #expect(seconds > 4 && seconds < 120, "answered after \(seconds) s")
     }
 }
 

@@ -203,6 +203,9 @@ final class LocalDatabase: Sendable {
 
     /// When a statement last found the database locked by another process.
     private let lockedAt = NIOLockedValueBox<Double?>(nil)
+    private let lockWaitCount = NIOLockedValueBox(0)
+    /// How many statements have waited out the busy timeout on a lock another process held (and failed).
+    var lockWaits: Int { lockWaitCount.withLockedValue { $0 } }
     /// Background statements run one at a time, each deciding when its turn comes whether to try.
     private let backgroundTurn = SerialChanges()
 
@@ -232,6 +235,7 @@ final class LocalDatabase: Sendable {
             let converted = convert(error, operation: operation)
             if let locked = converted as? DatabaseError, locked.kind == .unavailable {
                 lockedAt.withLockedValue { $0 = Date().timeIntervalSince1970 }
+                lockWaitCount.withLockedValue { $0 += 1 }
             }
             throw converted
         }
