@@ -112,7 +112,7 @@ struct DecodingTests {
     func hugeDeclaredChunk() throws {
         // Found by the decode fuzz target: this WAV's LIST chunk claims 2.6 GB; FFmpeg's demuxer took 1.9 GB
         // before failing, until FFmpeg's largest single allocation was capped (FFmpeg.maxAllocation).
-        let fuzzFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Fuzz/regressions/decode")
+        let fuzzFolder = Repository.file("Fuzz/regressions/decode")
         let bytes = try Data(contentsOf: fuzzFolder.appendingPathComponent("wav-list-chunk-2600mb.wav").standardized)
         let before = Self.residentBytes()
         #expect(throws: AudioError.self) { _ = try AudioFileReader(data: bytes, name: "list.wav").readAll() }

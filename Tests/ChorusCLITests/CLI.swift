@@ -19,9 +19,7 @@ struct CLI {
         if let beside = tests?.deletingLastPathComponent().appendingPathComponent("chorus"), FileManager.default.isExecutableFile(atPath: beside.path) {
             return beside
         }
-        var directory = URL(fileURLWithPath: #filePath)
-        while directory.lastPathComponent != "Tests" { directory.deleteLastPathComponent() }
-        return directory.deletingLastPathComponent().appendingPathComponent(".build/debug/chorus")
+        return Repository.file(".build/debug/chorus")
     }()
 
     struct Result: Sendable {

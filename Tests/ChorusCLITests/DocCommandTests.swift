@@ -25,21 +25,15 @@ struct DocCommandTests {
 
     static let marker = "<!-- not run by the tests:"
 
-    static var root: URL {
-        var root = URL(fileURLWithPath: #filePath)
-        while root.lastPathComponent != "Tests" { root.deleteLastPathComponent() }
-        return root.deletingLastPathComponent()
-    }
-
     /// The README and every page of `docs/`, as paths from the repository's root.
     static var documents: [String] {
-        let docs = (try? FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("docs").path)) ?? []
+        let docs = (try? FileManager.default.contentsOfDirectory(atPath: Repository.file("docs").path)) ?? []
         return ["README.md"] + docs.filter { $0.hasSuffix(".md") }.sorted().map { "docs/\($0)" }
     }
 
     /// The ```sh blocks of `document`, in order.
     static func blocks(in document: String) throws -> [Block] {
-        let lines = try String(contentsOf: root.appendingPathComponent(document), encoding: .utf8).components(separatedBy: "\n")
+        let lines = try String(contentsOf: Repository.file(document), encoding: .utf8).components(separatedBy: "\n")
         var blocks: [Block] = []
         var index = 0
         while index < lines.count {
@@ -71,7 +65,7 @@ struct DocCommandTests {
         #expect(notRun.count <= blocks.count / 2, "most commands shown must run: \(notRun.count) of \(blocks.count) do not")
         // A command shown outside a ```sh block would escape this test: none begins a line in another fenced block.
         for document in Self.documents {
-            let text = try String(contentsOf: Self.root.appendingPathComponent(document), encoding: .utf8)
+            let text = try String(contentsOf: Repository.file(document), encoding: .utf8)
             #expect(!text.contains("```bash") && !text.contains("```shell") && !text.contains("```console"), "\(document): use ```sh")
         }
     }
@@ -84,7 +78,7 @@ struct DocCommandTests {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-doc-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
-        try FileManager.default.createSymbolicLink(at: scratch.appendingPathComponent("samples"), withDestinationURL: Self.root.appendingPathComponent("samples"))
+        try FileManager.default.createSymbolicLink(at: scratch.appendingPathComponent("samples"), withDestinationURL: Repository.file("samples"))
         var environment = ProcessInfo.processInfo.environment
         for name in ["OPENAI_API_KEY", "ELEVENLABS_API_KEY", "CHORUS_API_KEYS", "CHORUS_API_KEYS_FILE"] { environment[name] = nil }
         environment["CHORUS_CACHE_DIR"] = scratch.appendingPathComponent("cache").path

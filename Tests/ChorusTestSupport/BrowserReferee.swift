@@ -32,9 +32,7 @@ public enum BrowserReferee {
     /// word, clicks a speaker, uses the keyboard and speed buttons; `secrets` must appear nowhere the page
     /// can see; `signed` asks that the page and every URL it loads carry a signature.
     public static func check(url: String, timeline: URL, screenshot: URL? = nil, secrets: [String] = [], signed: Bool = false) async throws -> Report {
-        var script = URL(fileURLWithPath: #filePath)
-        script.deleteLastPathComponent()
-        var arguments = ["python3", script.appendingPathComponent("player_check.py").path, url, timeline.path]
+        var arguments = ["python3", Repository.supportScript("player_check.py").path, url, timeline.path]
         if let screenshot { arguments += ["--screenshot", screenshot.path] }
         for secret in secrets { arguments += ["--secret", secret] }
         if signed { arguments.append("--expect-signed") }

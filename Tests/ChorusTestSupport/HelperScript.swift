@@ -19,11 +19,9 @@ struct HelperScript {
     /// Starts `script` and decodes its announcement as `Announcement`.
     static func start<Announcement: Decodable>(_ script: String, arguments: [String] = [], log: URL?,
                                                announcing: Announcement.Type) -> Result<(HelperScript, Announcement), Failure> {
-        var folder = URL(fileURLWithPath: #filePath)
-        folder.deleteLastPathComponent()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", folder.appendingPathComponent(script).path] + arguments
+        process.arguments = ["python3", Repository.supportScript(script).path] + arguments
         let input = Pipe(), output = Pipe()
         process.standardInput = input
         process.standardOutput = output
@@ -60,13 +58,13 @@ struct HelperScript {
 /// Both pipes are read to the end before waiting (errors on a thread of their own), so neither can fill and stall it.
 /// From async code use `ToolRun.run`, which waits on a thread of its own: a test that blocks one of Swift's
 /// cooperative threads (two on a 2-core machine) stalls every other test of the process meanwhile.
-struct ToolRun: Sendable {
-    let status: Int32
-    let output: String
-    let errors: String
+public struct ToolRun: Sendable {
+    public let status: Int32
+    public let output: String
+    public let errors: String
 
     /// Runs `arguments` on a thread of its own and resumes when it has ended.
-    static func run(_ arguments: [String]) async throws -> ToolRun {
+    public static func run(_ arguments: [String]) async throws -> ToolRun {
         try await offCooperativeThreads { try ToolRun(arguments) }
     }
 

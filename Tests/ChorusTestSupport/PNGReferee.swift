@@ -12,11 +12,9 @@ public enum PNGReferee {
     }
 
     public static func columns(of png: URL, rows: ClosedRange<Int>) throws -> Columns {
-        var script = URL(fileURLWithPath: #filePath)
-        script.deleteLastPathComponent()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.appendingPathComponent("png_columns.py").path, png.path, String(rows.lowerBound), String(rows.upperBound)]
+        process.arguments = ["python3", Repository.supportScript("png_columns.py").path, png.path, String(rows.lowerBound), String(rows.upperBound)]
         let output = Pipe()
         process.standardOutput = output
         try process.run()

@@ -95,9 +95,7 @@ struct EspeakTests {
 
     @Test("the sample family chat renders offline: distinct voices, words inside segment bounds")
     func familyChat() async throws {
-        var samples = URL(fileURLWithPath: #filePath)
-        while samples.lastPathComponent != "Tests" { samples.deleteLastPathComponent() }
-        let url = samples.deletingLastPathComponent().appendingPathComponent("samples/family-chat.json")
+        let url = Repository.file("samples/family-chat.json")
         let chat = try Conversation.load(from: url)
         #expect((12...20).contains(chat.messages.count))
         let directory = try TemporaryDirectory()

@@ -1,5 +1,6 @@
 import ChorusAudio
 import ChorusFixtures
+import ChorusTestSupport
 import ChorusVoices
 import Foundation
 import Testing
@@ -30,17 +31,11 @@ func readmeLibraryExample() async throws {
 
 @Suite("README", .serialized)
 struct ReadmeExampleTests {
-    /// The repository's root folder.
-    static var root: URL {
-        var root = URL(fileURLWithPath: #filePath)
-        while root.lastPathComponent != "Tests" { root.deleteLastPathComponent() }
-        return root.deletingLastPathComponent()
-    }
 
     @Test("the library example runs as shown: family-chat.mp3, its timeline and 8-bit peaks at 100 a second, from the offline voices")
     func exampleRuns() async throws {
         let folder = try TemporaryDirectory(prefix: "chorus-readme")
-        try FileManager.default.createSymbolicLink(at: folder.file("samples"), withDestinationURL: Self.root.appendingPathComponent("samples"))
+        try FileManager.default.createSymbolicLink(at: folder.file("samples"), withDestinationURL: Repository.file("samples"))
         // The example names its files relative to the current folder, as a reader's program would.
         let previous = FileManager.default.currentDirectoryPath
         #expect(FileManager.default.changeCurrentDirectoryPath(folder.url.path))
@@ -55,7 +50,7 @@ struct ReadmeExampleTests {
 
     @Test("the library example in the README is the code compiled in this file")
     func exampleMatches() throws {
-        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: Repository.file("README.md"), encoding: .utf8)
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
         let section = try #require(readme.range(of: "## Use it as a library"))
         let block = readme[section.upperBound...].components(separatedBy: "```swift\n")[1].components(separatedBy: "```")[0]

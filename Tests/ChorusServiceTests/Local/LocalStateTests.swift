@@ -274,7 +274,7 @@ struct LocalStateTests {
             #expect(error.kind == .unavailable && "\(error)".contains(LocalDatabase.fileName), "\(error)")
         }
         #expect(database.lockWaits <= 2, "the request waited behind \(database.lockWaits - 1) waits out of the busy timeout")
-        for task in background { await task.value }
+        for task in background { _ = await task.value }
         #expect(database.lockWaits == 2, "\(database.lockWaits) waits: one background write, the request; the other four give up at once")
         // Once the lock is gone, the request's writes go through (background ones try again in their next round).
         Self.release(holder)

@@ -35,7 +35,7 @@ extension RenderScheduler {
                     return .local(render)
                 }
             } catch {
-                lostClaims = true   // the claim may have been made without this instance hearing of it
+                lostClaimAt = Date()   // the claim may have been made without this instance hearing of it
             }
         }
         if let render = active[resolved.id] { return .local(render) }
@@ -48,11 +48,11 @@ extension RenderScheduler {
     /// - Throws: `DatabaseError`.
     func claimNext() async throws -> Bool {
         guard let shared, accepting, !reconciling, running.count + claiming < workers else { return false }
-        if lostClaims && claiming == 0 {
+        if lostClaimAt != nil && claiming == 0 {
             reconciling = true
             defer { reconciling = false }
             try await shared.queue.releaseUnknown(running: Array(running.keys))
-            lostClaims = false
+            if let lost = lostClaimAt, Date().timeIntervalSince(lost) > shared.queue.lease { lostClaimAt = nil }
         }
         claiming += 1
         defer { claiming -= 1 }
@@ -60,7 +60,7 @@ extension RenderScheduler {
         do {
             claim = try await shared.queue.claim()
         } catch {
-            lostClaims = true
+            lostClaimAt = Date()
             throw error
         }
         guard let claim else { return false }

@@ -111,8 +111,7 @@ struct PlayerTests {
             $0.workers = 2
             $0.rateLimitPerMinute = 0   // polling a 50-message render on a slow (sanitized) build must not meet the limit
         }
-        let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("samples")
+        let samples = Repository.file("samples")
         let familyChat = try String(contentsOf: samples.appendingPathComponent("family-chat.json"), encoding: .utf8)
         // Fifty messages among four speakers: the size the family-chat app plays.
         let lines = ["Are we still on for dinner tonight?", "Yes, seven o'clock at Grandma's.", "Can someone pick up bread on the way?",

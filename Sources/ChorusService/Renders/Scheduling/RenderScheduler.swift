@@ -30,9 +30,10 @@ actor RenderScheduler {
     var stoppedAt: Date?
     /// Shared jobs this instance stopped running without completing them (taken over, or given back at shutdown).
     var abandoned: Set<String> = []
-    /// A claim whose answer was lost (an error after the database made it): the next claim first gives back whatever
-    /// this instance holds but does not run.
-    var lostClaims = false
+    /// When a claim's answer was last lost (an error, while the database may have made it, or may yet: a query held
+    /// up by the network runs when it arrives). Until a lease after it, each claim first gives back whatever this
+    /// instance holds but does not run; a claim landing later than that is the lease's to end.
+    var lostClaimAt: Date?
     /// Giving back what this instance holds but does not run (claims wait meanwhile).
     var reconciling = false
 

@@ -91,6 +91,10 @@ struct SharedSchedulingTests {
         }
 
         func claim(id: String?) async throws -> SharedQueue.Claim? {
+            if claimsToLose > 0 {
+                claimsToLose -= 1
+                throw DatabaseError(kind: .unavailable, operation: "claim a render", reason: "no answer within 1 s")
+            }
             guard let index = queued.firstIndex(where: { id == nil || $0.id == id }) else { return nil }
             let (claimed, request) = queued.remove(at: index)
             let entry = SharedQueue.Entry(id: claimed, status: .running, caller: "caller", createdAt: 1, expiresAt: 1e10, attempts: 1, request: request,
@@ -109,7 +113,28 @@ struct SharedSchedulingTests {
         }
 
         func release(_ id: String, deadline: Double?) async throws { releasedIDs.append(id) }
-        func releaseUnknown(running: [String]) async throws {}
+
+        /// Entries claimed for this instance without it hearing so (a claim whose answer was lost), and the next claims
+        /// to lose: each takes its entry and throws, as a claim held up by the network does.
+        private var heldUnknown: Set<String> = []
+        private var claimsToLose = 0
+        private(set) var givenBack: [String] = []
+        func loseNextClaim() { claimsToLose += 1 }
+        /// A lost claim arriving at the database late: the entry becomes this instance's.
+        func land(_ id: String) {
+            queued.removeAll { $0.id == id }
+            heldUnknown.insert(id)
+        }
+        var held: Set<String> { heldUnknown }
+
+        func releaseUnknown(running: [String]) async throws {
+            for id in heldUnknown.subtracting(running).sorted() {
+                heldUnknown.remove(id)
+                givenBack.append(id)
+                queued.append((id, Data(#"{"messages": [{"speaker": "A", "text": "Hi."}]}"#.utf8)))
+            }
+        }
+
     }
 
     static func scheduler(workers: Int, queue: MemoryQueue, runner: RecordingRunner,
@@ -129,6 +154,44 @@ struct SharedSchedulingTests {
     static func eventually(_ condition: @Sendable () async -> Bool) async throws {
         for _ in 0..<500 where await !condition() { try await Task.sleep(nanoseconds: 10_000_000) }
         #expect(await condition())
+    }
+
+    @Test("a claim whose answer was lost and that lands late (the network held it up) is given back by the claims after it, for a lease")
+    func lateLostClaim() async throws {
+        let queue = MemoryQueue(lease: 15), runner = RecordingRunner()
+        let scheduler = Self.scheduler(workers: 1, queue: queue, runner: runner, resolve: Self.resolve)
+        let late = Self.id("c")
+        await queue.add(late)
+        await queue.loseNextClaim()
+        await #expect(throws: DatabaseError.self) { try await scheduler.claimNext() }
+        // The next claim finds nothing of this instance's to give back yet (the lost claim has not arrived) and claims
+        // the render itself… unless the late claim lands first: then this claim gives it back and the one after runs it.
+        await queue.land(late)
+        #expect(try await scheduler.claimNext())
+        #expect(await queue.givenBack == [late])
+        try await Self.eventually { runner.events.contains("run \(late)") }
+        #expect(await queue.held.isEmpty)
+        runner.finish(late)
+        try await Self.eventually { await queue.completed[late] != nil }
+        try await Self.eventually { await scheduler.depth.running == 0 }   // the worker is free again
+        // Landing after a claim that found nothing to give back: the claims within a lease still give it back.
+        let later = Self.id("d")
+        await queue.add(later)
+        await queue.loseNextClaim()
+        await #expect(throws: DatabaseError.self) { try await scheduler.claimNext() }
+        #expect(try await scheduler.claimNext() == true)        // claims and runs it…
+        try await Self.eventually { runner.events.contains("run \(later)") }
+        runner.finish(later)
+        try await Self.eventually { await queue.completed[later] != nil }
+        try await Self.eventually { await scheduler.depth.running == 0 }   // the worker is free again
+        let third = Self.id("e")
+        await queue.land(third)                                  // …and a lost claim of another render lands after that
+        _ = try await scheduler.claimNext()
+        #expect(await queue.givenBack == [late, third])
+        try await Self.eventually { runner.events.contains("run \(third)") }
+        runner.finish(third)
+        try await Self.eventually { await queue.completed[third] != nil }
+        try await Self.eventually { await scheduler.depth.running == 0 }   // the worker is free again
     }
 
     @Test("a queued render is claimed when a worker is free, run once, and its end recorded in the queue before anyone hears it")
