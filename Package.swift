@@ -56,6 +56,8 @@ let package = Package(
         .systemLibrary(name: "CFlite", providers: [.apt(["flite1-dev"])]),
         // No pkgConfig: gdlib.pc adds -DAVIF_DLL, which SwiftPM refuses with a warning on every build; gd.h needs no flags.
         .systemLibrary(name: "CGD", providers: [.apt(["libgd-dev", "fonts-dejavu-core"])]),
+        // sherpa-onnx's C API from its PyPI wheel, pinned (scripts/setup-speech.sh writes sherpa-onnx-c-api.pc).
+        .systemLibrary(name: "CSherpaOnnx", pkgConfig: "sherpa-onnx-c-api"),
 
         .target(name: "ChorusWire", swiftSettings: strictSettings),
         .target(name: "ChorusClient", dependencies: ["ChorusWire"], swiftSettings: strictSettings),
@@ -90,6 +92,7 @@ let package = Package(
                 "ChorusOutbound",
                 "CEspeakNG",
                 "CFlite",
+                "CSherpaOnnx",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Chorus needs on Debian 12 / Ubuntu, only what is missing; safe to run again.
-#   scripts/setup.sh            build and run: Swift's C libraries (FFmpeg 5.1, LAME, libsndfile, libebur128, espeak-ng, Flite, libgd)
+#   scripts/setup.sh            build and run: Swift's C libraries (FFmpeg 5.1, LAME, libsndfile, libebur128, espeak-ng, Flite, libgd),
+#                               sherpa-onnx's C API and the offline Whisper model (scripts/setup-speech.sh)
 #   scripts/setup.sh --test     also what the tests use as independent referees: ffmpeg/ffprobe, and headless
 #                               Chromium + chromedriver with Python's selenium (from PyPI) for the player page, and
 #                               moto's S3-compatible server (from PyPI) for the object-storage tests, and PostgreSQL
@@ -8,7 +9,8 @@
 set -euo pipefail
 
 packages=(pkg-config libavformat-dev libavcodec-dev libavutil-dev libswresample-dev
-          libsndfile1-dev libmp3lame-dev libebur128-dev libespeak-ng-dev espeak-ng-data flite1-dev libgd-dev fonts-dejavu-core)
+          libsndfile1-dev libmp3lame-dev libebur128-dev libespeak-ng-dev espeak-ng-data flite1-dev libgd-dev fonts-dejavu-core
+          python3 python3-pip python3-venv)   # Python for set-up only (scripts/setup-speech.sh): never run by chorus
 if [[ "${1:-}" == "--test" ]]; then packages+=(ffmpeg chromium chromium-driver python3 python3-pip postgresql postgresql-client); fi
 
 missing=()
@@ -28,6 +30,8 @@ if ((${#missing[@]})); then
 fi
 
 command -v swift >/dev/null || { echo "setup: Swift 6.2 or newer is needed (https://www.swift.org/install/linux/)" >&2; exit 1; }
+
+"$(dirname "$0")/setup-speech.sh"
 
 if [[ "${1:-}" == "--test" ]] && ! python3 -c "import selenium" 2>/dev/null; then
   echo "setup: installing selenium (PyPI) for the browser tests" >&2

@@ -1,0 +1,84 @@
+public import ChorusWire
+
+/// What a recognizer heard: the text, each word with when it is spoken (seconds from the start of the audio),
+/// and how long the audio was.
+public struct Transcript: Sendable, Equatable, Codable {
+    public var text: String
+    /// The language it was transcribed as (ISO 639-1, e.g. `en`).
+    public var language: String
+    /// Seconds of audio transcribed.
+    public var duration: Double
+    public var words: [WordTiming]
+
+    public init(text: String, language: String, duration: Double, words: [WordTiming]) {
+        self.text = text
+        self.language = language
+        self.duration = duration
+        self.words = words
+    }
+}
+
+/// Where long audio is cut for a recognizer that hears at most `limit` seconds at a time (Whisper: 30): at the
+/// quietest moment of the last few seconds before the limit, so that a cut falls between words where it can.
+enum SpeechChunks {
+    /// Frame ranges of `samples` (mono, `rate` Hz), each at most `limit` seconds, covering all of it in order.
+    static func ranges(of samples: [Float], rate: Int, limit: Double = 28, search: Double = 8) -> [Range<Int>] {
+        let most = max(1, Int(limit * Double(rate)))
+        guard samples.count > most else { return [0..<samples.count] }
+        let window = max(1, rate / 50)   // 20 ms
+        var ranges: [Range<Int>] = []
+        var start = 0
+        while samples.count - start > most {
+            let latest = start + most
+            let earliest = max(start + window, latest - Int(search * Double(rate)))
+            var best = latest, quietest = Float.infinity
+            var position = earliest
+            while position + window <= latest {
+                var energy: Float = 0
+                for index in position..<(position + window) { energy += samples[index] * samples[index] }
+                if energy < quietest {
+                    quietest = energy
+                    best = position + window / 2
+                }
+                position += window
+            }
+            ranges.append(start..<best)
+            start = best
+        }
+        ranges.append(start..<samples.count)
+        return ranges
+    }
+}
+
+extension Transcript {
+    /// The transcript in the wire's shape (OpenAI's `verbose_json`): words, and segments made from them.
+    public var transcription: Transcription {
+        Transcription(language: LanguageNames.name(of: language), duration: duration, text: text, words: words,
+                      segments: Transcription.segments(of: words))
+    }
+}
+
+/// Whisper's language codes and the English names OpenAI's answers use for them.
+enum LanguageNames {
+    static let byCode: [String: String] = [
+        "en": "english", "zh": "chinese", "de": "german", "es": "spanish", "ru": "russian", "ko": "korean", "fr": "french",
+        "ja": "japanese", "pt": "portuguese", "tr": "turkish", "pl": "polish", "ca": "catalan", "nl": "dutch", "ar": "arabic",
+        "sv": "swedish", "it": "italian", "id": "indonesian", "hi": "hindi", "fi": "finnish", "vi": "vietnamese", "he": "hebrew",
+        "uk": "ukrainian", "el": "greek", "ms": "malay", "cs": "czech", "ro": "romanian", "da": "danish", "hu": "hungarian",
+        "ta": "tamil", "no": "norwegian", "th": "thai", "ur": "urdu", "hr": "croatian", "bg": "bulgarian", "lt": "lithuanian",
+        "la": "latin", "mi": "maori", "ml": "malayalam", "cy": "welsh", "sk": "slovak", "te": "telugu", "fa": "persian",
+        "lv": "latvian", "bn": "bengali", "sr": "serbian", "az": "azerbaijani", "sl": "slovenian", "kn": "kannada",
+        "et": "estonian", "mk": "macedonian", "br": "breton", "eu": "basque", "is": "icelandic", "hy": "armenian",
+        "ne": "nepali", "mn": "mongolian", "bs": "bosnian", "kk": "kazakh", "sq": "albanian", "sw": "swahili",
+        "gl": "galician", "mr": "marathi", "pa": "punjabi", "si": "sinhala", "km": "khmer", "sn": "shona", "yo": "yoruba",
+        "so": "somali", "af": "afrikaans", "oc": "occitan", "ka": "georgian", "be": "belarusian", "tg": "tajik",
+        "sd": "sindhi", "gu": "gujarati", "am": "amharic", "yi": "yiddish", "lo": "lao", "uz": "uzbek", "fo": "faroese",
+        "ht": "haitian creole", "ps": "pashto", "tk": "turkmen", "nn": "nynorsk", "mt": "maltese", "sa": "sanskrit",
+        "lb": "luxembourgish", "my": "myanmar", "bo": "tibetan", "tl": "tagalog", "mg": "malagasy", "as": "assamese",
+        "tt": "tatar", "haw": "hawaiian", "ln": "lingala", "ha": "hausa", "ba": "bashkir", "jw": "javanese", "su": "sundanese",
+        "yue": "cantonese",
+    ]
+
+    /// The English name of Whisper language `code`; the code itself when it is not one.
+    static func name(of code: String) -> String { byCode[code.lowercased()] ?? code }
+}

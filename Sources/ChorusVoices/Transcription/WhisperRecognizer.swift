@@ -1,0 +1,169 @@
+import ChorusAudio
+import ChorusWire
+import CSherpaOnnx
+public import Foundation
+
+/// Offline transcription with a Whisper model through sherpa-onnx's C API, in process. The one owner of the C
+/// recognizer: it is made when this is, used one audio at a time on a thread of its own (never Swift's cooperative
+/// pool or an event loop: a decode is CPU work of up to seconds), and destroyed with it.
+///
+/// The model is checked (`WhisperModel`) before sherpa-onnx sees it. Audio longer than Whisper's 30 s window is
+/// cut at quiet moments and transcribed piece by piece; word times are from the start of the whole audio.
+public final class WhisperRecognizer: Sendable {
+    public let model: WhisperModel
+    /// The sample rate Whisper hears (audio is resampled to it).
+    public static let sampleRate = 16_000
+
+    private let recognizer: Recognizer
+    private let thread = WorkerPool(threads: 1, name: "whisper")
+
+    /// Loads `model` (about a second, and 150–400 MB resident for tiny.en).
+    /// - Parameter threads: ONNX Runtime's threads for one decode.
+    /// - Throws: `VoiceError` (`.configuration`) when sherpa-onnx refuses the model.
+    public init(model: WhisperModel, threads: Int = 1) throws {
+        self.model = model
+        recognizer = try Recognizer(model: model, threads: max(1, threads))
+    }
+
+    /// Transcribes `samples` (mono, `sampleRate` Hz).
+    /// - Throws: `VoiceError` (`.badRequest`) for no audio; `CancellationError` when cancelled before its turn.
+    public func transcribe(_ samples: [Float], sampleRate: Int = WhisperRecognizer.sampleRate) async throws -> Transcript {
+        let recognizer = self.recognizer
+        let english = model.isEnglishOnly
+        return try await thread.run {
+            try Self.transcribe(samples, rate: sampleRate, recognizer: recognizer, englishOnly: english)
+        }
+    }
+
+    /// Decodes the audio file at `url` (any format Chorus reads), and transcribes it.
+    /// - Throws: `AudioError` naming the file when it cannot be decoded; as `transcribe(_:sampleRate:)` otherwise.
+    public func transcribe(fileAt url: URL) async throws -> Transcript {
+        let recognizer = self.recognizer
+        let english = model.isEnglishOnly
+        return try await thread.run {
+            let reader = try AudioFileReader(url: url, outputFormat: AudioFormat(sampleRate: Self.sampleRate, channels: 1))
+            let samples = try reader.readAll().samples
+            return try Self.transcribe(samples, rate: Self.sampleRate, recognizer: recognizer, englishOnly: english)
+        }
+    }
+
+    private static func transcribe(_ samples: [Float], rate: Int, recognizer: Recognizer, englishOnly: Bool) throws -> Transcript {
+        guard rate > 0, !samples.isEmpty else {
+            throw VoiceError(.badRequest, provider: "whisper", message: "no audio to transcribe")
+        }
+        var words: [WordTiming] = []
+        var texts: [String] = []
+        var language = englishOnly ? "en" : ""
+        for range in SpeechChunks.ranges(of: samples, rate: rate) {
+            let offset = Double(range.lowerBound) / Double(rate)
+            let piece = try recognizer.decode(Array(samples[range]), rate: rate)
+            if !piece.text.isEmpty { texts.append(piece.text) }
+            if language.isEmpty { language = piece.language }
+            words += piece.words.map { WordTiming(word: $0.word, start: $0.start + offset, end: $0.end + offset) }
+        }
+        return Transcript(text: texts.joined(separator: " "), language: language, duration: Double(samples.count) / Double(rate), words: words)
+    }
+
+    /// sherpa-onnx's recognizer, used from one thread at a time (the pool's one thread).
+    private final class Recognizer: @unchecked Sendable {
+        private let handle: OpaquePointer
+
+        init(model: WhisperModel, threads: Int) throws {
+            var config = SherpaOnnxOfflineRecognizerConfig()
+            config.feat_config.sample_rate = Int32(WhisperRecognizer.sampleRate)
+            config.feat_config.feature_dim = Int32(model.melBands)
+            config.model_config.num_threads = Int32(threads)
+            config.model_config.debug = 0
+            config.model_config.whisper.tail_paddings = -1
+            config.model_config.whisper.enable_token_timestamps = model.timesTokens ? 1 : 0
+            let made: OpaquePointer? = model.encoder.path.withCString { encoder in
+                model.decoder.path.withCString { decoder in
+                    model.tokens.path.withCString { tokens in
+                        "cpu".withCString { provider in
+                            "".withCString { empty in
+                                "transcribe".withCString { task in
+                                    "greedy_search".withCString { method in
+                                        (model.isEnglishOnly ? "en" : "").withCString { language in
+                                            config.model_config.whisper.encoder = encoder
+                                            config.model_config.whisper.decoder = decoder
+                                            config.model_config.whisper.language = language
+                                            config.model_config.whisper.task = task
+                                            config.model_config.tokens = tokens
+                                            config.model_config.provider = provider
+                                            config.model_config.model_type = empty
+                                            config.model_config.modeling_unit = empty
+                                            config.model_config.bpe_vocab = empty
+                                            config.decoding_method = method
+                                            config.hotwords_file = empty
+                                            config.rule_fsts = empty
+                                            config.rule_fars = empty
+                                            return SherpaOnnxCreateOfflineRecognizer(&config)
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            guard let made else {
+                throw VoiceError.model("\(model.folder.path): sherpa-onnx could not load this model")
+            }
+            handle = made
+        }
+
+        deinit { SherpaOnnxDestroyOfflineRecognizer(handle) }
+
+        struct Piece {
+            var text: String
+            /// What the model said the language is (multilingual models; `<|en|>` comes back as `en`).
+            var language: String
+            var words: [WordTiming]
+        }
+
+        /// One piece of at most 30 s.
+        func decode(_ samples: [Float], rate: Int) throws -> Piece {
+            guard let stream = SherpaOnnxCreateOfflineStream(handle) else {
+                throw VoiceError(.unavailable, provider: "whisper", message: "sherpa-onnx could not start a transcription")
+            }
+            defer { SherpaOnnxDestroyOfflineStream(stream) }
+            samples.withUnsafeBufferPointer { SherpaOnnxAcceptWaveformOffline(stream, Int32(rate), $0.baseAddress, Int32($0.count)) }
+            SherpaOnnxDecodeOfflineStream(handle, stream)
+            guard let result = SherpaOnnxGetOfflineStreamResult(stream) else {
+                throw VoiceError(.unavailable, provider: "whisper", message: "sherpa-onnx gave no result")
+            }
+            defer { SherpaOnnxDestroyOfflineRecognizerResult(result) }
+            let text = result.pointee.text.map { String(cString: $0) } ?? ""
+            let language = (result.pointee.lang.map { String(cString: $0) } ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "<|>"))
+            return Piece(text: text.trimmingCharacters(in: .whitespacesAndNewlines), language: language, words: Self.words(of: result.pointee))
+        }
+
+        /// Tokens joined into words: a token starting with a space starts a word; its time is its first token's
+        /// start to its last token's end. A token's text may be part of a UTF-8 character: bytes are joined first.
+        private static func words(of result: SherpaOnnxOfflineRecognizerResult) -> [WordTiming] {
+            guard let tokens = result.tokens_arr, let starts = result.timestamps, result.count > 0 else { return [] }
+            var words: [WordTiming] = []
+            var bytes: [UInt8] = []
+            var start = 0.0, end = 0.0
+            func flush() {
+                let word = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                if !word.isEmpty { words.append(WordTiming(word: word, start: start, end: max(start, end))) }
+                bytes.removeAll()
+            }
+            for index in 0..<Int(result.count) {
+                guard let token = tokens[index] else { continue }
+                let piece = Array(UnsafeBufferPointer(start: UnsafeRawPointer(token).assumingMemoryBound(to: UInt8.self), count: strlen(token)))
+                let tokenStart = Double(starts[index])
+                let tokenEnd = tokenStart + (result.durations.map { Double($0[index]) } ?? 0)
+                if piece.first == UInt8(ascii: " ") || bytes.isEmpty {
+                    flush()
+                    start = tokenStart
+                }
+                bytes += piece
+                end = tokenEnd
+            }
+            flush()
+            return words
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import ArgumentParser
+import ChorusAudio
+import ChorusVoices
+import ChorusWire
+import Foundation
+
+struct TranscribeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "transcribe",
+        abstract: "Transcribe recorded speech offline with Whisper, with each word's time.",
+        discussion: """
+            Reads any audio Chorus decodes (voice notes in M4A/AAC, Opus, MP3, WAV…). The model is found by name \
+            in the models folder ($CHORUS_MODELS_DIR, else $XDG_DATA_HOME/chorus/models); scripts/setup.sh \
+            installs \(WhisperModel.defaultName). Formats are those of OpenAI's transcription API: text, json \
+            ({"text"}), verbose_json (language, duration, words and segments with times), srt and vtt (one \
+            caption per segment).
+
+            Example:
+              chorus transcribe samples/clips/sarah-1.mp3 --format vtt -o sarah-1.vtt
+            """)
+
+    @Argument(help: "The audio file.")
+    var file: String
+
+    @Option(help: "text, json, verbose_json, srt or vtt.")
+    var format: String = TranscriptionFormat.text.rawValue
+
+    @Option(name: [.short, .customLong("output")], help: "Write to this file instead of standard output.")
+    var output: String?
+
+    @Option(help: "The model: a folder's name in the models folder.")
+    var model: String = WhisperModel.defaultName
+
+    @Option(help: "ONNX Runtime threads for the decode.")
+    var threads: Int = 1
+
+    func validate() throws {
+        guard TranscriptionFormat(rawValue: format) != nil else {
+            throw ValidationError("--format \(format): use \(TranscriptionFormat.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        guard (1...64).contains(threads) else { throw ValidationError("--threads \(threads): use 1 to 64") }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let audio = URL(fileURLWithPath: file)
+            // The audio is checked before the model is loaded (a second): a wrong file name fails at once.
+            _ = try AudioProbe.probe(audio)
+            let recognizer = try WhisperRecognizer(model: try WhisperModel.named(model), threads: threads)
+            let text = TranscriptionFormat(rawValue: format)!.render(try await recognizer.transcribe(fileAt: audio).transcription)
+            if let output {
+                let destination = try AtomicOutput(destination: URL(fileURLWithPath: output))
+                defer { destination.discard() }
+                try destination.write(Data(text.utf8))
+                try destination.commit()
+            } else {
+                FileHandle.standardOutput.write(Data(text.utf8))
+            }
+        }
+    }
+}

