@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of the engine and the service's request decoding (libFuzzer + AddressSanitizer).
 #
-#   scripts/fuzz.sh [SECONDS=60] [TARGET…]      targets: decode conversation request waveform mp3tag (default: all)
+#   scripts/fuzz.sh [SECONDS=60] [TARGET…]      targets: decode conversation request waveform mp3tag multipart (default: all)
 #
 # Builds `chorus-fuzz` with -sanitize=fuzzer,address into .build-fuzz, then runs each target for SECONDS
 # starting from the committed seed corpus (Fuzz/corpus/TARGET) and the regression inputs
@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(decode conversation request waveform mp3tag)
+[ ${#targets[@]} -eq 0 ] && targets=(decode conversation request waveform mp3tag multipart)
 scratch=.build-fuzz
 swift build --scratch-path "$scratch" --product chorus-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING 2>&1 \
   | grep -E "error|Compiling chorus|Build" || true

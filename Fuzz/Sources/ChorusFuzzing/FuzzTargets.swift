@@ -19,6 +19,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case waveform
     /// MP3 bytes through the parallel encoder's frame walker, and as the LAME tag frame it rewrites.
     case mp3tag
+    /// `multipart/form-data` bodies (the audio routes' uploads) through the form parser, with the boundary the
+    /// seeds use and one taken from the input's first line.
+    case multipart
 
     /// Runs the target on `bytes`.
     public func run(_ bytes: Data) {
@@ -28,6 +31,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .request: Self.request(bytes)
         case .waveform: Self.waveform(bytes)
         case .mp3tag: Self.mp3tag(bytes)
+        case .multipart: Self.multipart(bytes)
         }
     }
 
@@ -111,6 +115,31 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
 
     /// The first 8 bytes choose the stream the tag describes (frames, frame size, samples, bytes per frame);
     /// the rest is both an MP3 stream for the frame walker and the template tag frame.
+    static func multipart(_ bytes: Data) {
+        var boundaries = ["chorus-fuzz-boundary"]
+        if let line = bytes.split(separator: 0x0A, maxSplits: 1).first, let text = String(data: Data(line), encoding: .utf8) {
+            boundaries.append("multipart/form-data; boundary=" + text.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        for (index, given) in boundaries.enumerated() {
+            do {
+                let boundary = index == 0 ? given : try MultipartForm.boundary(of: given)
+                let form = try MultipartForm(body: bytes, boundary: boundary, limits: .init(maxParts: 16, maxHeaderBytes: 1024))
+                check(!form.parts.isEmpty && form.parts.count <= 16, "\(form.parts.count) parts")
+                var end = 0
+                for part in form.parts {
+                    check(part.range.lowerBound >= end && part.range.upperBound <= bytes.count, "part \(part.name) at \(part.range) after \(end)")
+                    check(!part.name.isEmpty, "a part without a name")
+                    check(form.data(of: part).count == part.range.count, "content of \(part.name)")
+                    end = part.range.upperBound
+                }
+            } catch let error as MultipartError {
+                check(!error.reason.isEmpty, "an error without a reason")
+            } catch {
+                preconditionFailure("MultipartForm threw \(type(of: error)), not MultipartError: \(error)")
+            }
+        }
+    }
+
     static func mp3tag(_ bytes: Data) {
         let input = [UInt8](bytes)
         let parameters = Array(input.prefix(8)) + [UInt8](repeating: 0, count: max(0, 8 - input.count))
