@@ -18,7 +18,9 @@ public final class WhisperRecognizer: Sendable {
     private let thread = WorkerPool(threads: 1, name: "whisper")
 
     /// Loads `model` (about a second, and 150–400 MB resident for tiny.en).
-    /// - Parameter threads: ONNX Runtime's threads for one decode.
+    /// - Parameters:
+    ///   - model: A model checked by `WhisperModel`.
+    ///   - threads: ONNX Runtime's threads for one decode.
     /// - Throws: `VoiceError` (`.configuration`) when sherpa-onnx refuses the model.
     public init(model: WhisperModel, threads: Int = 1) throws {
         self.model = model
