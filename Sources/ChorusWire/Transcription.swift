@@ -1,5 +1,3 @@
-import Foundation
-
 /// A transcription in the shape OpenAI's `/v1/audio/transcriptions` answers with `response_format=verbose_json`
 /// (so its SDKs read Chorus's answers as they are): the text, the language, the duration, and words and segments
 /// with their times in seconds from the start of the audio.
@@ -75,45 +73,5 @@ public enum TranscriptionFormat: String, Sendable, CaseIterable, Codable {
         case .srt: return "application/x-subrip"
         case .vtt: return "text/vtt; charset=utf-8"
         }
-    }
-
-    /// `transcription` written in this format: the text (with a final newline), `{"text"}`, the whole
-    /// transcription, or captions with one cue per segment.
-    public func render(_ transcription: Transcription) -> String {
-        switch self {
-        case .text:
-            return transcription.text + "\n"
-        case .json:
-            return Self.json(["text": transcription.text])
-        case .verboseJSON:
-            return Self.json(transcription)
-        case .srt, .vtt:
-            var out = self == .vtt ? "WEBVTT\n" : ""
-            for (index, segment) in (transcription.segments ?? []).enumerated() {
-                if self == .vtt || index > 0 { out += "\n" }
-                out += "\(index + 1)\n\(Self.timestamp(segment.start, srt: self == .srt)) --> \(Self.timestamp(segment.end, srt: self == .srt))\n"
-                out += Self.cueText(segment.text) + "\n"
-            }
-            return out
-        }
-    }
-
-    private static func json(_ value: some Encodable) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: (try? encoder.encode(value)) ?? Data("{}".utf8), as: UTF8.self) + "\n"
-    }
-
-    /// `hh:mm:ss.mmm` (WebVTT) or `hh:mm:ss,mmm` (SubRip).
-    static func timestamp(_ seconds: Double, srt: Bool) -> String {
-        let milliseconds = max(0, Int((seconds * 1000).rounded()))
-        let text = String(format: "%02d:%02d:%02d", milliseconds / 3_600_000, milliseconds / 60_000 % 60, milliseconds / 1000 % 60)
-        return text + (srt ? "," : ".") + String(format: "%03d", milliseconds % 1000)
-    }
-
-    /// Cue text may hold neither blank lines (they end a cue) nor, in WebVTT, the arrow.
-    static func cueText(_ text: String) -> String {
-        text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            .joined(separator: " ").replacingOccurrences(of: "-->", with: "->")
     }
 }

@@ -43,11 +43,10 @@ struct TranscribeCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let audio = URL(fileURLWithPath: file)
-            // The audio is checked before the model is loaded (a second): a wrong file name fails at once.
-            _ = try AudioProbe.probe(audio)
+            // The audio is decoded before the model is loaded (a second): a file that is not audio fails at once.
+            let samples = try WhisperRecognizer.audio(fileAt: URL(fileURLWithPath: file))
             let recognizer = try WhisperRecognizer(model: try WhisperModel.named(model), threads: threads)
-            let text = TranscriptionFormat(rawValue: format)!.render(try await recognizer.transcribe(fileAt: audio).transcription)
+            let text = TranscriptionFormat(rawValue: format)!.render(try await recognizer.transcribe(samples).transcription)
             if let output {
                 let destination = try AtomicOutput(destination: URL(fileURLWithPath: output))
                 defer { destination.discard() }

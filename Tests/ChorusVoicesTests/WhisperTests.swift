@@ -92,6 +92,19 @@ struct WhisperTests {
         #expect(zip(transcript.words, transcript.words.dropFirst()).allSatisfy { $0.start <= $1.start })
     }
 
+    @Test("captions: one cue per segment, SubRip's comma, WebVTT's text escaped and never a blank line inside a cue")
+    func captions() {
+        let words = [WordTiming(word: "Fish", start: 0.5, end: 0.9), WordTiming(word: "<&>", start: 1.0, end: 1.2), WordTiming(word: "chips.", start: 1.3, end: 1.7),
+                     WordTiming(word: "Later", start: 3.0, end: 3.4)]
+        let transcription = Transcript(text: "Fish <&> chips. Later", language: "en", duration: 4, words: words).transcription
+        #expect(transcription.language == "english" && transcription.segments?.map(\.text) == ["Fish <&> chips.", "Later"])
+        #expect(TranscriptionFormat.vtt.render(transcription)
+                == "WEBVTT\n\n1\n00:00:00.500 --> 00:00:01.700\nFish &lt;&amp;&gt; chips.\n\n2\n00:00:03.000 --> 00:00:03.400\nLater\n")
+        #expect(TranscriptionFormat.srt.render(transcription)
+                == "1\n00:00:00,500 --> 00:00:01,700\nFish <&> chips.\n\n2\n00:00:03,000 --> 00:00:03,400\nLater\n")
+        #expect(TranscriptionFormat.json.render(transcription) == #"{"text":"Fish <&> chips. Later"}"# + "\n")
+    }
+
     @Test("no audio is a clear error")
     func empty() async throws {
         let recognizer = try Self.recognizer.get()

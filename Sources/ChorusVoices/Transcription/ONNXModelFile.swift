@@ -13,7 +13,6 @@ struct ONNXModelFile: Sendable {
     var inputs: [String] = []
     var outputs: [String] = []
     var opsetVersion: Int?
-    var size = 0
 
     /// The smallest plausible model (a header and a graph); anything smaller is not one.
     static let minimumSize = 64
@@ -28,7 +27,6 @@ struct ONNXModelFile: Sendable {
         } catch {
             throw VoiceError.model("\(url.path): cannot be read (\(Self.reason(error)))")
         }
-        size = data.count
         guard data.count >= Self.minimumSize else {
             throw VoiceError.model("\(url.path): \(data.count) bytes, not an ONNX model")
         }

@@ -43,10 +43,14 @@ public final class WhisperRecognizer: Sendable {
         let recognizer = self.recognizer
         let english = model.isEnglishOnly
         return try await thread.run {
-            let reader = try AudioFileReader(url: url, outputFormat: AudioFormat(sampleRate: Self.sampleRate, channels: 1))
-            let samples = try reader.readAll().samples
-            return try Self.transcribe(samples, rate: Self.sampleRate, recognizer: recognizer, englishOnly: english)
+            try Self.transcribe(try Self.audio(fileAt: url), rate: Self.sampleRate, recognizer: recognizer, englishOnly: english)
         }
+    }
+
+    /// The audio file at `url` as Whisper hears it: mono at `sampleRate` (what `transcribe(_:sampleRate:)` takes).
+    /// - Throws: `AudioError` naming the file.
+    public static func audio(fileAt url: URL) throws -> [Float] {
+        try AudioFileReader(url: url, outputFormat: AudioFormat(sampleRate: sampleRate, channels: 1)).readAll().samples
     }
 
     private static func transcribe(_ samples: [Float], rate: Int, recognizer: Recognizer, englishOnly: Bool) throws -> Transcript {
@@ -78,36 +82,21 @@ public final class WhisperRecognizer: Sendable {
             config.model_config.debug = 0
             config.model_config.whisper.tail_paddings = -1
             config.model_config.whisper.enable_token_timestamps = model.timesTokens ? 1 : 0
-            let made: OpaquePointer? = model.encoder.path.withCString { encoder in
-                model.decoder.path.withCString { decoder in
-                    model.tokens.path.withCString { tokens in
-                        "cpu".withCString { provider in
-                            "".withCString { empty in
-                                "transcribe".withCString { task in
-                                    "greedy_search".withCString { method in
-                                        (model.isEnglishOnly ? "en" : "").withCString { language in
-                                            config.model_config.whisper.encoder = encoder
-                                            config.model_config.whisper.decoder = decoder
-                                            config.model_config.whisper.language = language
-                                            config.model_config.whisper.task = task
-                                            config.model_config.tokens = tokens
-                                            config.model_config.provider = provider
-                                            config.model_config.model_type = empty
-                                            config.model_config.modeling_unit = empty
-                                            config.model_config.bpe_vocab = empty
-                                            config.decoding_method = method
-                                            config.hotwords_file = empty
-                                            config.rule_fsts = empty
-                                            config.rule_fars = empty
-                                            return SherpaOnnxCreateOfflineRecognizer(&config)
-                                        }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
+            // sherpa-onnx copies the strings while it makes the recognizer: they live until it returns.
+            let strings = CStrings()
+            defer { strings.free() }
+            config.model_config.whisper.encoder = strings[model.encoder.path]
+            config.model_config.whisper.decoder = strings[model.decoder.path]
+            config.model_config.whisper.language = strings[model.isEnglishOnly ? "en" : ""]
+            config.model_config.whisper.task = strings["transcribe"]
+            config.model_config.tokens = strings[model.tokens.path]
+            config.model_config.provider = strings["cpu"]
+            config.decoding_method = strings["greedy_search"]
+            for empty in [\.model_config.model_type, \.model_config.modeling_unit, \.model_config.bpe_vocab, \.hotwords_file, \.rule_fsts,
+                          \.rule_fars] as [WritableKeyPath<SherpaOnnxOfflineRecognizerConfig, UnsafePointer<CChar>?>] {
+                config[keyPath: empty] = strings[""]
             }
+            let made = SherpaOnnxCreateOfflineRecognizer(&config)
             guard let made else {
                 throw VoiceError.model("\(model.folder.path): sherpa-onnx could not load this model")
             }
@@ -167,5 +156,21 @@ public final class WhisperRecognizer: Sendable {
             flush()
             return words
         }
+    }
+}
+
+/// C strings made for one call into C and freed together after it.
+private final class CStrings {
+    private var made: [UnsafeMutablePointer<CChar>] = []
+
+    subscript(_ text: String) -> UnsafePointer<CChar> {
+        let copy = strdup(text)!
+        made.append(copy)
+        return UnsafePointer(copy)
+    }
+
+    func free() {
+        for pointer in made { Foundation.free(pointer) }
+        made.removeAll()
     }
 }

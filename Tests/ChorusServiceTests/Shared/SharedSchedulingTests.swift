@@ -156,6 +156,14 @@ struct SharedSchedulingTests {
         #expect(await condition())
     }
 
+    /// Waits for render `id` to run here, lets it finish, and waits for its end recorded and its worker free.
+    static func runToEnd(_ id: String, runner: RecordingRunner, queue: MemoryQueue, scheduler: RenderScheduler) async throws {
+        try await eventually { runner.events.contains("run \(id)") }
+        runner.finish(id)
+        try await eventually { await queue.completed[id] != nil }
+        try await eventually { await scheduler.depth.running == 0 }
+    }
+
     @Test("a claim whose answer was lost and that lands late (the network held it up) is given back by the claims after it, for a lease")
     func lateLostClaim() async throws {
         let queue = MemoryQueue(lease: 15), runner = RecordingRunner()
@@ -164,34 +172,24 @@ struct SharedSchedulingTests {
         await queue.add(late)
         await queue.loseNextClaim()
         await #expect(throws: DatabaseError.self) { try await scheduler.claimNext() }
-        // The next claim finds nothing of this instance's to give back yet (the lost claim has not arrived) and claims
-        // the render itself… unless the late claim lands first: then this claim gives it back and the one after runs it.
+        // The lost claim lands before the next claim: that claim gives the render back, then claims and runs it.
         await queue.land(late)
         #expect(try await scheduler.claimNext())
         #expect(await queue.givenBack == [late])
-        try await Self.eventually { runner.events.contains("run \(late)") }
         #expect(await queue.held.isEmpty)
-        runner.finish(late)
-        try await Self.eventually { await queue.completed[late] != nil }
-        try await Self.eventually { await scheduler.depth.running == 0 }   // the worker is free again
+        try await Self.runToEnd(late, runner: runner, queue: queue, scheduler: scheduler)
         // Landing after a claim that found nothing to give back: the claims within a lease still give it back.
         let later = Self.id("d")
         await queue.add(later)
         await queue.loseNextClaim()
         await #expect(throws: DatabaseError.self) { try await scheduler.claimNext() }
         #expect(try await scheduler.claimNext() == true)        // claims and runs it…
-        try await Self.eventually { runner.events.contains("run \(later)") }
-        runner.finish(later)
-        try await Self.eventually { await queue.completed[later] != nil }
-        try await Self.eventually { await scheduler.depth.running == 0 }   // the worker is free again
+        try await Self.runToEnd(later, runner: runner, queue: queue, scheduler: scheduler)
         let third = Self.id("e")
         await queue.land(third)                                  // …and a lost claim of another render lands after that
         _ = try await scheduler.claimNext()
         #expect(await queue.givenBack == [late, third])
-        try await Self.eventually { runner.events.contains("run \(third)") }
-        runner.finish(third)
-        try await Self.eventually { await queue.completed[third] != nil }
-        try await Self.eventually { await scheduler.depth.running == 0 }   // the worker is free again
+        try await Self.runToEnd(third, runner: runner, queue: queue, scheduler: scheduler)
     }
 
     @Test("a queued render is claimed when a worker is free, run once, and its end recorded in the queue before anyone hears it")
