@@ -1,6 +1,7 @@
 #ifndef CHORUS_CFLITE_SHIM_H
 #define CHORUS_CFLITE_SHIM_H
 #include <setjmp.h>
+#include <stdlib.h>
 #include <flite/flite.h>
 #include <flite/flite_version.h>
 
@@ -16,10 +17,14 @@ static inline const char *chorus_flite_version(void) { return FLITE_PROJECT_VERS
 /* Synthesizes `text` with per-utterance rate and pitch (feature names must outlive the utterance, so they
    are literals here). Flite reports internal errors by longjmp through the global `cst_errjmp`, or exits
    the process when it is unset: this catches them, so callers must not run two of these at once.
+   Flite's voices excite unvoiced sounds with noise from libc's rand(): it is seeded here with glibc's
+   start-up seed, so the same text gives the same audio however many utterances came before (unless
+   another library draws from rand() during this one).
    Returns NULL on failure (the half-built utterance is abandoned: Flite cannot free it safely). */
 static inline cst_utterance *chorus_flite_synth(const char *text, cst_voice *voice, float duration_stretch,
                                                 float f0_mean, float f0_stddev) {
     jmp_buf env;
+    srand(1);
     cst_utterance *volatile utterance = new_utterance();
     utt_set_input_text(utterance, text);
     if (duration_stretch > 0) feat_set_float(utterance->features, "duration_stretch", duration_stretch);

@@ -32,6 +32,16 @@ struct FliteTests {
         #expect(listed[0].details.contains("female") && listed[1].details.contains("male"))
     }
 
+    @Test("the same text gives the same audio, whatever was spoken before it (Flite's noise is seeded per utterance)")
+    func sameTextSameAudio() async throws {
+        let (first, _) = try await speak("slt")
+        _ = try await speak("slt", "Something else entirely, to move Flite's random numbers on.")
+        _ = try await speak("awb")
+        let (again, _) = try await speak("slt")
+        let differing = zip(first.samples, again.samples).filter { $0 != $1 }.count   // not the arrays: printing them takes minutes
+        #expect(first.samples.count == again.samples.count && differing == 0, "\(differing) samples differ")
+    }
+
     @Test("rate and pitch settings change the audio; bad settings and voices are clear errors")
     func settings() async throws {
         let (normal, _) = try await speak("slt")

@@ -16,8 +16,11 @@ struct WhisperTests {
         try WhisperRecognizer(model: try WhisperModel.named(WhisperModel.defaultName))
     }
 
-    /// Mono 16 kHz speech of `text` by a Flite voice, with Flite's own word times.
-    static func speech(_ text: String = sentence, voice: String = "slt") async throws -> ([Float], [WordTiming]) {
+    /// Mono 16 kHz speech of `text` by a Flite voice, with Flite's own word times. awb by default: tiny.en hears
+    /// it best of Flite's voices (1 word of 16 wrong, the same with any of Flite's noise: measured over 4 takes
+    /// drawing different noise; slt varied between 3 and 5 wrong, too close to
+    /// any bound).
+    static func speech(_ text: String = sentence, voice: String = "awb") async throws -> ([Float], [WordTiming]) {
         let speech = try await FliteProvider().synthesize(SynthesisRequest(voice: voice, text: text, outputFormat: "pcm"))
         guard case .pcm(let buffer) = speech.audio else { throw VoiceError(.invalidResponse, provider: "flite", message: "not pcm") }
         #expect(buffer.format == AudioFormat(sampleRate: 16_000, channels: 1))
@@ -49,10 +52,10 @@ struct WhisperTests {
         #expect(recognizer.model.isEnglishOnly && recognizer.model.timesTokens && recognizer.model.melBands == 80)
         let (samples, spoken) = try await Self.speech()
         let transcript = try await recognizer.transcribe(samples)
-        // tiny.en hears Flite's synthetic voice imperfectly ("…moved to have pest for": 4 of 16 words, greedy); this
-        // checks the whole path, accuracy is measured in the benchmarks.
+        // tiny.en hears Flite's synthetic voice imperfectly ("…move to half past four": 1 of 16 words, greedy);
+        // this checks the whole path, accuracy is measured in the benchmarks.
         let rate = Self.wordErrorRate(transcript.text, Self.sentence)
-        #expect(rate <= 0.3, "\(transcript.text) (word error rate \(rate))")
+        #expect(rate <= 0.15, "\(transcript.text) (word error rate \(rate))")
         #expect(Self.normalized(transcript.text).starts(with: Self.normalized("The quick brown fox jumps over the lazy dog")), "\(transcript.text)")
         #expect(transcript.language == "en")
         #expect(abs(transcript.duration - Double(samples.count) / 16_000) < 0.001)
@@ -68,7 +71,7 @@ struct WhisperTests {
             offsets.append(abs(remaining[index].start - word.start))
             remaining = remaining[(index + 1)...]
         }
-        #expect(offsets.count >= 12, "matched \(offsets.count) of \(words.count)")
+        #expect(offsets.count >= 14, "matched \(offsets.count) of \(words.count)")
         let median = offsets.sorted()[offsets.count / 2]
         #expect(median < 0.35, "median start offset \(median) s: \(offsets)")
     }
