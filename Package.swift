@@ -192,7 +192,7 @@ let package = Package(
         .testTarget(
             name: "ChorusClientTests",
             dependencies: [
-                "ChorusClient", "ChorusService", "ChorusWire", "ChorusVoices", "ChorusFixtures",
+                "ChorusClient", "ChorusService", "ChorusWire", "ChorusVoices", "ChorusFixtures", "ChorusTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: strictSettings),
@@ -202,7 +202,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "ChorusCLITests",
-            dependencies: ["chorus", "ChorusAudio", "ChorusService", "ChorusFixtures", "ChorusTestSupport"],
+            dependencies: ["chorus", "ChorusAudio", "ChorusService", "ChorusWire", "ChorusFixtures", "ChorusTestSupport"],
             swiftSettings: strictSettings),
     ]
 )

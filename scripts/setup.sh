@@ -40,6 +40,12 @@ if [[ "${1:-}" == "--test" ]] && ! python3 -c "import selenium" 2>/dev/null; the
     || python3 -m pip install --quiet --user --break-system-packages selenium
 fi
 
+if [[ "${1:-}" == "--test" ]] && ! python3 -c "import openai" 2>/dev/null; then
+  echo "setup: installing the OpenAI Python SDK (PyPI), a real client of the OpenAI-compatible routes in the tests" >&2
+  python3 -m pip install --quiet --user "openai>=1.100,<2" 2>/dev/null \
+    || python3 -m pip install --quiet --user --break-system-packages "openai>=1.100,<2"
+fi
+
 if [[ "${1:-}" == "--test" ]] && ! python3 -c "import moto.server, flask_cors" 2>/dev/null; then
   echo "setup: installing moto[server] (PyPI), the S3-compatible server of the storage tests" >&2
   python3 -m pip install --quiet --user "moto[server]" 2>/dev/null \

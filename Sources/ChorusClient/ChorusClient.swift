@@ -48,6 +48,33 @@ public final class ChorusClient: Sendable {
                        as: VoiceCloneResponse.self)
     }
 
+    // MARK: Transcription
+
+    /// Transcribes recorded speech (any format the service decodes) with the service's offline Whisper: the text, the
+    /// language, the duration, each word's times and the segments (OpenAI's `verbose_json`).
+    public func transcribe(_ audio: Data, language: String? = nil) async throws -> Transcription {
+        try await transcription("/v1/audio/transcriptions", TranscriptionRequest(audio: .file(audio, filename: "audio"), language: language,
+                                                                                 format: .verboseJSON, granularities: [.word, .segment]))
+    }
+
+    /// Transcribes a clip uploaded earlier (`uploadClip`), by its id.
+    public func transcribe(clip id: String, language: String? = nil) async throws -> Transcription {
+        try await transcription("/v1/audio/transcriptions", TranscriptionRequest(audio: .clip(id), language: language, format: .verboseJSON,
+                                                                                 granularities: [.word, .segment]))
+    }
+
+    /// Times every word of `text`, the words spoken in `audio` (a verse, a paragraph, an edited voice note): each word
+    /// exactly once, in order, spelled as written, and the sentences.
+    public func align(_ audio: Data, text: String) async throws -> Transcription {
+        try await transcription("/v1/audio/alignments", TranscriptionRequest(audio: .file(audio, filename: "audio"), format: .verboseJSON,
+                                                                             granularities: [.word, .segment], text: text))
+    }
+
+    private func transcription(_ path: String, _ request: TranscriptionRequest) async throws -> Transcription {
+        let (body, contentType) = request.form()
+        return try await send("POST", path, body: body, contentType: contentType, as: Transcription.self)
+    }
+
     // MARK: Renders
 
     /// Renders and waits for the result (or gets the existing one: renders are content-addressed).

@@ -42,9 +42,26 @@ public struct VoiceCloneResponse: Codable, Sendable, Equatable {
 public struct HealthResponse: Codable, Sendable, Equatable {
     public var status: String
     public var version: String
+    /// Whether `/v1/audio/transcriptions` can answer, and if not why.
+    public var transcription: TranscriptionHealth?
 
-    public init(status: String, version: String) {
+    public init(status: String, version: String, transcription: TranscriptionHealth? = nil) {
         self.status = status
         self.version = version
+        self.transcription = transcription
+    }
+}
+
+/// The offline recognizer's state: `loading` (at start), `ready`, `unavailable` (with the reason: no model
+/// installed, a broken file) or `off`.
+public struct TranscriptionHealth: Codable, Sendable, Equatable {
+    public var status: String
+    public var model: String?
+    public var reason: String?
+
+    public init(status: String, model: String? = nil, reason: String? = nil) {
+        self.status = status
+        self.model = model
+        self.reason = reason
     }
 }

@@ -29,7 +29,7 @@ struct ChorusCommand: AsyncParsableCommand {
             64 for invalid command-line usage.
             """,
         version: ChorusVersion.current,
-        subcommands: [RenderCommand.self, SpeakCommand.self, TranscribeCommand.self, VoicesCommand.self, ProbeCommand.self, WaveformCommand.self, ImageCommand.self, PlayerCommand.self,
+        subcommands: [RenderCommand.self, SpeakCommand.self, TranscribeCommand.self, AlignCommand.self, VoicesCommand.self, ProbeCommand.self, WaveformCommand.self, ImageCommand.self, PlayerCommand.self,
                       ServeCommand.self,
                       BenchCommand.self])
 }

@@ -46,7 +46,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: help("Renders running at once, and audio worker threads. Default: cores", .workers))
     var workers: Int?
 
-    @Option(parsing: .unconditional, help: help("Renders waiting before new ones get 503. Default \(defaults.queueLimit)", .queueLimit))
+    @Option(parsing: .unconditional, help: help("Renders (and, apart, transcriptions) waiting before new ones get 503. Default \(defaults.queueLimit)", .queueLimit))
     var queue: Int?
 
     @Option(help: help("How long renders and clips are kept: 24h, 90m, 3600s. Default \(Self.duration(defaults.retentionSeconds))", .retentionSeconds))
@@ -88,13 +88,18 @@ struct ServeCommand: AsyncParsableCommand {
                        .leaseSeconds))
     var lease: String?
 
+    @Option(name: .customLong("transcription-model"),
+            help: help("Offline Whisper model for /v1/audio/transcriptions, by name in the models folder ($CHORUS_MODELS_DIR), or off. Default \(defaults.transcriptionModel ?? "off")",
+                       .transcriptionModel))
+    var transcriptionModel: String?
+
     /// The flag of each setting: library errors name fields (`dataDirectory`), the command line shows flags.
     static let flags: [Setting: String] = [
         .host: "--host", .port: "--port", .dataDirectory: "--data-dir", .apiKeys: "--api-keys-file", .rateLimitPerMinute: "--rate-limit",
         .rendersPerKey: "--key-renders", .workers: "--workers", .queueLimit: "--queue", .retentionSeconds: "--retention",
         .maxBodyBytes: "--max-body-mb", .shutdownTimeoutSeconds: "--shutdown-timeout", .idleTimeoutSeconds: "--idle-timeout",
         .providerConcurrency: "--concurrency", .voiceEngine: "--voice-engine", .storage: "--storage", .redirectAudio: "--redirect-audio",
-        .database: "--database", .leaseSeconds: "--lease",
+        .database: "--database", .leaseSeconds: "--lease", .transcriptionModel: "--transcription-model",
     ]
 
     /// `error` with its setting and every setting its reason names (`` `storage` ``) written as flags.
@@ -133,6 +138,12 @@ struct ServeCommand: AsyncParsableCommand {
             if redirectAudio { configuration.redirectAudio = true }
             if let database { configuration.database = database }
             if let lease { configuration.leaseSeconds = try Self.seconds("--lease", lease, example: "15s") }
+            if let transcriptionModel {
+                guard let name = ServiceConfiguration.modelName(transcriptionModel) else {
+                    throw ValidationError("--transcription-model \(transcriptionModel): give a model's folder name in the models folder, or off")
+                }
+                configuration.transcriptionModel = name
+            }
             if let voiceEngine {
                 guard let engine = VoiceEngine(rawValue: voiceEngine) else {
                     throw ValidationError("--voice-engine \(voiceEngine): use \(VoiceEngine.allCases.map(\.rawValue).joined(separator: " or "))")

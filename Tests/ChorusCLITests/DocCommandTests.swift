@@ -114,9 +114,12 @@ struct DocCommandTests {
         return names
     }
 
-    /// `chorus serve` on a free port with its data in `scratch` (open: no keys, on loopback), once it answers.
+    /// `chorus serve` on a free port with its data in `scratch` (open: no keys, on loopback), once it answers; it
+    /// transcribes, as a service set up by the README does.
     static func serve(scratch: URL, environment: [String: String]) async throws -> (Process, Int) {
         let port = try ServeCommandTests.freePort()
+        var environment = environment
+        environment["CHORUS_TRANSCRIPTION_MODEL"] = "whisper-tiny.en"
         let process = try await ServeCommandTests.launch(["--port", String(port), "--data-dir", scratch.appendingPathComponent("service").path],
                                                          environment: environment, port: port)
         return (process, port)

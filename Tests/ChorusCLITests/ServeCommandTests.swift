@@ -63,11 +63,14 @@ struct ServeCommandTests {
     }
 
     /// `chorus serve arguments` (which must include `--port port`) with `environment`, its output to `log` (else
-    /// nowhere); returns once `/health` answers, or fails the test after 10 s.
+    /// nowhere); returns once `/health` answers, or fails the test after 10 s. Transcription is off unless
+    /// `environment` sets `CHORUS_TRANSCRIPTION_MODEL` (loading Whisper takes a second of a core).
     static func launch(_ arguments: [String], environment: [String: String], port: Int, log: URL? = nil) async throws -> Process {
         let process = Process()
         process.executableURL = CLI.binary
         process.arguments = ["serve"] + arguments
+        var environment = environment
+        if environment["CHORUS_TRANSCRIPTION_MODEL"] == nil { environment["CHORUS_TRANSCRIPTION_MODEL"] = "off" }
         process.environment = environment
         if let log {
             _ = FileManager.default.createFile(atPath: log.path, contents: nil)

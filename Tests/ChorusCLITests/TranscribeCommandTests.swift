@@ -1,5 +1,6 @@
 import ChorusAudio
 import ChorusTestSupport
+import ChorusWire
 import Foundation
 import Testing
 
@@ -62,5 +63,26 @@ struct TranscribeCommandTests {
 
         let badFormat = try await CLI.run(["transcribe", "note.m4a", "--format", "mp3"], in: directory)
         #expect(badFormat.status == 64 && badFormat.stderr.contains("--format"), "\(badFormat.stderr)")
+    }
+
+    @Test("chorus align: every word of the text timed as written, captions per sentence; a missing or empty text file is named")
+    func align() async throws {
+        let clip = Repository.file("samples/clips/marcus-1.m4a").path
+        try Data("I can get her.\nI'm leaving work at four anyway.\n".utf8).write(to: file("marcus.txt"))
+        let json = try await CLI.run(["align", clip, "--text", "marcus.txt", "-o", "aligned.json"], in: directory)
+        #expect(json.status == 0, "\(json.stderr)")
+        let aligned = try JSONDecoder().decode(Transcription.self, from: Data(contentsOf: file("aligned.json")))
+        #expect(aligned.words?.map(\.word) == ["I", "can", "get", "her", "I'm", "leaving", "work", "at", "four", "anyway"])
+        #expect(aligned.text == "I can get her. I'm leaving work at four anyway." && aligned.segments?.count == 2)
+        let vtt = try await CLI.run(["align", clip, "--text", "marcus.txt", "--format", "vtt"], in: directory)
+        #expect(vtt.stdout.hasPrefix("WEBVTT\n\n1\n00:00:00.000 --> ") && vtt.stdout.contains("\nI'm leaving work at four anyway.\n"), "\(vtt.stdout)")
+
+        let missing = try await CLI.run(["align", clip, "--text", "nowhere.txt"], in: directory)
+        #expect(missing.status == 1 && missing.stderr.contains("nowhere.txt: cannot read the text file"), "\(missing.stderr)")
+        try Data(" ... \n".utf8).write(to: file("empty.txt"))
+        let empty = try await CLI.run(["align", clip, "--text", "empty.txt"], in: directory)
+        #expect(empty.status == 1 && empty.stderr.contains("empty.txt: no words"), "\(empty.stderr)")
+        let text = try await CLI.run(["align", clip, "--text", "marcus.txt", "--format", "text"], in: directory)
+        #expect(text.status == 64 && text.stderr.contains("--format"), "\(text.stderr)")
     }
 }

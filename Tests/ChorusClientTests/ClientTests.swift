@@ -2,6 +2,7 @@ import ChorusAudio
 import ChorusClient
 import ChorusFixtures
 import ChorusService
+import ChorusTestSupport
 import ChorusVoices
 import ChorusWire
 import Foundation
@@ -18,7 +19,7 @@ struct ClientTests {
     static let key = "client-test-key-0123456789abcdef"
 
     /// Runs `body` with a client talking to a fresh service over a real socket.
-    func withService(rateLimit: Int = 0, _ body: @Sendable (ChorusClient) async throws -> Void) async throws {
+    func withService(rateLimit: Int = 0, transcription: Bool = false, _ body: @Sendable (ChorusClient) async throws -> Void) async throws {
         let directory = try TemporaryDirectory(prefix: "chorus-client")
         var configuration = try ServiceConfiguration(environment: [:])
         configuration.dataDirectory = directory.file("data")
@@ -26,6 +27,8 @@ struct ClientTests {
         configuration.port = 0
         configuration.jsonLogs = true
         configuration.rateLimitPerMinute = rateLimit
+        configuration.transcriptionModel = transcription ? WhisperModel.defaultName : nil
+        configuration.environment["CHORUS_MODELS_DIR"] = WhisperModel.modelsFolder().path
         configuration.registry = VoiceRegistry(providers: [FliteProvider(), EspeakProvider(), OpenAIProvider(apiKey: nil), ElevenLabsProvider(apiKey: nil)])
         let server = try await ChorusServer(configuration: configuration, logger: .init(label: "test") { _ in JSONLogHandler(label: "test") { _ in } })
         try await server.application.test(.live) { client in
@@ -77,6 +80,27 @@ struct ClientTests {
             #expect(done?.status == .done && done?.timeline?.segments == segments)
             let spoken = try await chorus.speech("Amen.", voice: "flite:slt")
             #expect(spoken.timeline?.segments.first?.words?.map(\.word) == ["Amen"])
+        }
+    }
+
+    @Test("transcribe a voice note (bytes, or an uploaded clip by id) and align its known text")
+    func transcribeAndAlign() async throws {
+        let note = try Data(contentsOf: Repository.file("samples/clips/marcus-1.m4a"))
+        try await withService(transcription: true) { chorus in
+            let heard = try await chorus.transcribe(note, language: "en")
+            #expect(heard.text.lowercased().hasPrefix("i can get her") && heard.language == "english", "\(heard.text)")
+            #expect((heard.words?.count ?? 0) >= 8 && heard.segments?.isEmpty == false)
+            let clip = try await chorus.uploadClip(note)
+            #expect(try await chorus.transcribe(clip: clip.id) == heard)
+            let aligned = try await chorus.align(note, text: "I can get her. I'm leaving work at four anyway.")
+            #expect(aligned.words?.map(\.word) == ["I", "can", "get", "her", "I'm", "leaving", "work", "at", "four", "anyway"])
+            #expect(aligned.segments?.count == 2)
+            do {
+                _ = try await chorus.transcribe(note, language: "de")
+                Issue.record("expected 400")
+            } catch let error as ChorusClientError {
+                #expect(error.status == 400 && error.field == "language", "\(error)")
+            }
         }
     }
 

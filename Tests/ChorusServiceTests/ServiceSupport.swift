@@ -50,6 +50,7 @@ struct TestService {
             providers.append(ElevenLabsProvider(apiKey: nil))
         }
         configuration.registry = VoiceRegistry(providers: providers)
+        configuration.transcriptionModel = nil   // loading Whisper costs a second of a core: only the tests that transcribe
         edit(&configuration)
     }
 

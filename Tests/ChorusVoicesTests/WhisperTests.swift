@@ -95,6 +95,62 @@ struct WhisperTests {
         #expect(zip(transcript.words, transcript.words.dropFirst()).allSatisfy { $0.start <= $1.start })
     }
 
+    @Test("word onsets after pauses: words spoken one by one with random pauses are timed within 40 ms (median) of where they begin")
+    func onsets() async throws {
+        let recognizer = try Self.recognizer.get()
+        let text = "Morning everyone, practice moved to half past four, bring water and snacks for the team."
+        let written = WordAligner.words(in: text).map(\.word)
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15   // SplitMix64: the same pauses every run
+        func random() -> Double {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Double((z ^ (z >> 31)) >> 11) / Double(1 << 53)
+        }
+        var samples = [Float](repeating: 0, count: 8_000)
+        var onsets: [Double] = []
+        for word in written {
+            let (clip, _) = try await Self.speech(word)
+            let buffer = AudioBuffer(format: AudioFormat(sampleRate: 16_000, channels: 1), samples: clip)
+            let sound = SilenceTrimmer(thresholdDB: -40, marginMilliseconds: 0).soundRange(of: buffer)
+            onsets.append(Double(samples.count) / 16_000)
+            samples += clip[sound]
+            samples += [Float](repeating: 0, count: Int((0.25 + 0.55 * random()) * 16_000))
+        }
+        let duration = Double(samples.count) / 16_000
+        func errors(_ words: [WordTiming]) -> [Double] { zip(words, onsets).map { abs($0.start - $1) }.sorted() }
+        let raw = try await recognizer.transcribe(samples, sharpen: false).aligned(to: text)
+        let sharp = SpeechOnsets.refine(try await recognizer.transcribe(samples).aligned(to: text), samples: samples, rate: 16_000)
+        #expect(sharp.map(\.word) == written && raw.count == written.count)
+        let before = errors(raw), after = errors(sharp)
+        let median = after[after.count / 2], ninety = after[after.count * 9 / 10]
+        print("onsets: \(written.count) words, Whisper's own times median \(Int(before[before.count / 2] * 1000)) ms / 90 % \(Int(before[before.count * 9 / 10] * 1000)) ms; sharpened median \(Int(median * 1000)) ms / 90 % \(Int(ninety * 1000)) ms")
+        #expect(median <= 0.040 && ninety <= 0.100, "\(zip(sharp, onsets).map { "\($0.word) \(Int(($0.start - $1) * 1000))" }) raw \(zip(raw, onsets).map { "\($0.word) \(Int(($0.start - $1) * 1000))" })")
+        #expect(sharp.allSatisfy { $0.end > $0.start && $0.end <= duration } && zip(sharp, sharp.dropFirst()).allSatisfy { $0.end <= $1.start })
+    }
+
+    @Test("alignment: every written word once, in order, as written; misheard words keep the heard times, missing ones share the gaps")
+    func alignment() {
+        let heard = [WordTiming(word: " the", start: 0.50, end: 0.62), WordTiming(word: " quick", start: 0.62, end: 0.90),
+                     WordTiming(word: " box", start: 0.95, end: 1.30), WordTiming(word: " um", start: 1.4, end: 1.5),
+                     WordTiming(word: " jumps.", start: 2.40, end: 2.80)]
+        let transcript = Transcript(text: "the quick box um jumps.", language: "en", duration: 3.2, words: heard)
+        let words = transcript.aligned(to: "The quick brown fox jumps.")
+        #expect(words.map(\.word) == ["The", "quick", "brown", "fox", "jumps"])
+        #expect(words[0].start == 0.50 && words[1].start == 0.62 && words[4].start == 2.40, "\(words)")
+        // "box" was heard for "brown" or "fox": one of them has its time, the other shares the stretch before "jumps".
+        #expect(words[2].start >= 0.62 && words[3].start > words[2].start && words[3].start < 2.40, "\(words)")
+        #expect(words[4].end <= 3.2 && zip(words, words.dropFirst()).allSatisfy { $0.end <= $1.start + 1e-9 })
+        #expect(transcript.aligned(to: "") == [] && Transcript(text: "", language: "en", duration: 1, words: []).aligned(to: "Hello there").count == 2)
+        let sentences = Transcript.sentences(of: "The quick brown fox jumps. Really?", words: transcript.aligned(to: "The quick brown fox jumps. Really?"))
+        #expect(sentences.map(\.text) == ["The quick brown fox jumps.", "Really?"] && sentences[0].start == 0.5 && sentences[1].start >= sentences[0].end)
+        // Ten minutes of words against a text of the same length stays cheap (one byte per pair).
+        let many = (0..<1_500).map { WordTiming(word: "w\($0 % 97)", start: Double($0) * 0.4, end: Double($0) * 0.4 + 0.3) }
+        let long = Transcript(text: "", language: "en", duration: 600, words: many).aligned(to: many.map(\.word).joined(separator: " "))
+        #expect(long.count == 1_500 && long.map(\.start) == many.map(\.start))
+    }
+
     @Test("captions: one cue per segment, SubRip's comma, WebVTT's text escaped and never a blank line inside a cue")
     func captions() {
         let words = [WordTiming(word: "Fish", start: 0.5, end: 0.9), WordTiming(word: "<&>", start: 1.0, end: 1.2), WordTiming(word: "chips.", start: 1.3, end: 1.7),

@@ -20,7 +20,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// MP3 bytes through the parallel encoder's frame walker, and as the LAME tag frame it rewrites.
     case mp3tag
     /// `multipart/form-data` bodies (the audio routes' uploads) through the form parser, with the boundary the
-    /// seeds use and one taken from the input's first line.
+    /// seeds use and one taken from the input's first line, and every form read as a transcription and an alignment
+    /// request.
     case multipart
 
     /// Runs the target on `bytes`.
@@ -113,8 +114,6 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         }
     }
 
-    /// The first 8 bytes choose the stream the tag describes (frames, frame size, samples, bytes per frame);
-    /// the rest is both an MP3 stream for the frame walker and the template tag frame.
     static func multipart(_ bytes: Data) {
         var boundaries = ["chorus-fuzz-boundary"]
         if let line = bytes.split(separator: 0x0A, maxSplits: 1).first, let text = String(data: Data(line), encoding: .utf8) {
@@ -132,6 +131,21 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                     check(form.data(of: part).count == part.range.count, "content of \(part.name)")
                     end = part.range.upperBound
                 }
+                for alignment in [false, true] {
+                    do {
+                        let request = try TranscriptionRequest(form: form, alignment: alignment)
+                        check(!request.model.isEmpty && request.model.count <= TranscriptionRequest.maxModelCharacters, "model \(request.model)")
+                        check(request.granularities.isEmpty == false && (alignment ? request.text?.isEmpty == false : request.text == nil), "text or times")
+                        if case .file(let data, _) = request.audio { check(!data.isEmpty, "an empty file accepted") }
+                        // What a client writes from it reads back the same (unless a value holds the boundary written).
+                        if bytes.range(of: Data("chorus-fuzz-written".utf8)) != nil { continue }
+                        let written = request.form(boundary: "chorus-fuzz-written")
+                        let again = try TranscriptionRequest(form: try MultipartForm(body: written.body, boundary: "chorus-fuzz-written"), alignment: alignment)
+                        check(again == request, "written and read again: \(again) is not \(request)")
+                    } catch let error as RequestBodyError {
+                        check(!error.message.isEmpty && error.field != nil, "a refusal without a message or field")
+                    }
+                }
             } catch let error as MultipartError {
                 check(!error.reason.isEmpty, "an error without a reason")
             } catch {
@@ -140,6 +154,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         }
     }
 
+    /// The first 8 bytes choose the stream the tag describes (frames, frame size, samples, bytes per frame);
+    /// the rest is both an MP3 stream for the frame walker and the template tag frame.
     static func mp3tag(_ bytes: Data) {
         let input = [UInt8](bytes)
         let parameters = Array(input.prefix(8)) + [UInt8](repeating: 0, count: max(0, 8 - input.count))

@@ -32,6 +32,7 @@ public struct ChorusServer: Sendable {
         try await state.deployment.localRateLimits?.load()
         let loaded = try await state.renders.load(retention: configuration.retentionSeconds, sharedQueue: state.deployment.shared != nil)
         let resumed = await Self.resume(loaded.pending, state: state)
+        state.recognition.start()
         let (router, routes) = buildRouter(state: state)
         self.routes = routes
         // Hummingbird's idle timeout counts from the connection (or the last response) to the next complete
@@ -136,5 +137,6 @@ func buildRouter(state: ServiceState) -> (Router<ChorusRequestContext>, RouteTab
     ClipsController(state: state).register(on: v1, table: table)
     VoicesController(state: state).register(on: v1, table: table)
     SpeechController(state: state, renders: renders).register(on: v1, table: table)
+    TranscriptionController(state: state).register(on: v1, table: table)
     return (router, table)
 }

@@ -4,6 +4,7 @@ extension ServiceConfiguration {
     public enum Setting: String, CaseIterable, Sendable {
         case host, port, dataDirectory, apiKeys, rateLimitPerMinute, rendersPerKey, workers, queueLimit, retentionSeconds, maxBodyBytes
         case shutdownTimeoutSeconds, idleTimeoutSeconds, providerConcurrency, voiceEngine, storage, redirectAudio, database, leaseSeconds
+        case transcriptionModel
 
         /// The environment variable that sets it (`CHORUS_…`).
         public var environmentVariable: String {
@@ -26,6 +27,7 @@ extension ServiceConfiguration {
             case .redirectAudio: return "CHORUS_REDIRECT_AUDIO"
             case .database: return "CHORUS_DATABASE_URL"
             case .leaseSeconds: return "CHORUS_LEASE"
+            case .transcriptionModel: return "CHORUS_TRANSCRIPTION_MODEL"
             }
         }
     }

@@ -59,6 +59,9 @@ public struct ServiceConfiguration: Sendable {
     public var leaseSeconds: Double = 15
     /// With `storage` in a bucket, answer audio requests with a `302` to a presigned URL (CDN-fronted deployments).
     public var redirectAudio = false
+    /// The offline Whisper model `/v1/audio/transcriptions` uses, by name in the models folder (`$CHORUS_MODELS_DIR`,
+    /// else `$XDG_DATA_HOME/chorus/models`); `nil` (`off`) turns transcription off.
+    public var transcriptionModel: String? = WhisperModel.defaultName
     /// Log lines as JSON (the default when stdout is not a terminal).
     public var jsonLogs = isatty(STDOUT_FILENO) != 1
 
@@ -100,6 +103,7 @@ public struct ServiceConfiguration: Sendable {
         storage = try value(.storage) { $0 }
         database = try value(.database) { $0 }
         leaseSeconds = try value(.leaseSeconds, Self.seconds) ?? leaseSeconds
+        transcriptionModel = try value(.transcriptionModel, Self.modelName) ?? transcriptionModel
         redirectAudio = try value(.redirectAudio) { ["1", "true", "yes"].contains($0.lowercased()) ? true : ["0", "false", "no"].contains($0.lowercased()) ? false : nil } ?? false
     }
 
@@ -123,6 +127,13 @@ public struct ServiceConfiguration: Sendable {
 
     static func keys(in text: String) -> [String] {
         text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
+    }
+
+    /// A model name as `transcriptionModel` takes it: `off` is `.some(nil)`; a name is one folder's name.
+    public static func modelName(_ text: String) -> String?? {
+        if text.lowercased() == "off" { return .some(nil) }
+        guard !text.contains("/"), text != ".", text != "..", text.count <= 100 else { return nil }
+        return text
     }
 
     /// `90`, `90s`, `15m`, `24h`, `7d` as seconds.

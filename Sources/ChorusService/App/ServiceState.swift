@@ -31,6 +31,8 @@ struct ServiceState: Sendable {
     /// Who may call `/v1` (keys, signed links), and how often (per key).
     let authenticator: AuthenticationMiddleware
     let limiter: RateLimiter
+    /// The offline recognizer behind `/v1/audio/transcriptions` and its queue.
+    let recognition: SpeechRecognition
     let logger: Logger
 
     init(configuration: ServiceConfiguration, logger: Logger) async throws {
@@ -54,6 +56,8 @@ struct ServiceState: Sendable {
         }
         engine.sharedCache = shared?.cacheTier
         chorus = try Chorus(configuration: engine)
+        recognition = SpeechRecognition(folder: WhisperModel.modelsFolder(environment: configuration.environment), modelName: configuration.transcriptionModel,
+                                        threads: min(configuration.workers, 4), limit: max(1, configuration.queueLimit), pool: chorus.workerPool, logger: logger)
         let local = try await LocalDatabase.open(in: data.root, logger: logger)
         clips = ClipStore(folder: data.clips, retention: configuration.retentionSeconds, maxSeconds: configuration.maxClipSeconds,
                           pool: chorus.workerPool, database: local, shared: shared)

@@ -5,11 +5,18 @@ import Hummingbird
 
 extension ServiceError {
     /// Where an error happened, which decides what an engine error means.
-    enum Context: Sendable {
+    enum Context: Sendable, Equatable {
         /// Serving a request: an engine error is the service's own failure (500).
         case request
         /// Running a render: an engine error is about the request's audio (422), a provider's about the provider.
         case render
+        /// Reading audio a request uploaded in the form field named: an engine error is about that audio (400).
+        case upload(field: String)
+
+        var uploadField: String? {
+            if case .upload(let field) = self { return field }
+            return nil
+        }
     }
 
     /// The one mapping from any error to what a client is told: its status, code, message and `Retry-After`. Messages
@@ -22,7 +29,7 @@ extension ServiceError {
     /// | `StorageError` (shared storage) | unreachable `503 storage_unavailable`; gone `404 not_found`; refused `502 storage_error` |
     /// | `DatabaseError` | unreachable or locked `503 database_unavailable`; else `500 database_error` |
     /// | `SynthesisError` | voice not found `422 unknown_voice`; provider without its key `409 provider_not_configured`; else `502 provider_error` |
-    /// | `AudioError` | in a render `422 invalid_audio`; else `500 internal` |
+    /// | `AudioError` | in a render `422 invalid_audio`; in an upload `400 invalid_audio` (or `unsupported_format`) naming the field; else `500 internal` |
     /// | `CancellationError` | in a render (the service stopping) `503 shutting_down`; else `500 internal` |
     /// | Hummingbird's `HTTPResponseError` | its status: `404 not_found` (no such route), `413 too_large`, `405 method_not_allowed`, … |
     /// | anything else | `500 internal` |
@@ -46,6 +53,11 @@ extension ServiceError {
             case let error as AudioError where context == .render:
                 let subject = error.subject.hasPrefix("/") ? "a clip" : error.subject
                 self = ServiceError(.unprocessableContent, "invalid_audio", "\(subject): \(error.reason)")
+            case let error as AudioError where context.uploadField != nil:
+                let field = context.uploadField ?? "file"
+                let unsupported = error.code == .unsupportedFormat
+                self = ServiceError(.badRequest, unsupported ? "unsupported_format" : "invalid_audio",
+                                    "\(field): \(unsupported ? "not a supported audio format" : error.reason)", field: field)
             case is CancellationError where context == .render:
                 self = .shuttingDown
             case let error as any HTTPResponseError:

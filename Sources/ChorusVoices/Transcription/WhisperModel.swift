@@ -22,6 +22,9 @@ public struct WhisperModel: Sendable, Equatable {
     /// Whether its decoder gives the alignment heads' cross-attention, from which sherpa times each token.
     public let timesTokens: Bool
 
+    /// Its three files (encoder, decoder, tokens).
+    public var files: [URL] { [encoder, decoder, tokens] }
+
     /// The offline model set-up prepares (`scripts/setup-speech.sh`).
     public static let defaultName = "whisper-tiny.en"
 

@@ -28,12 +28,16 @@ public final class WhisperRecognizer: Sendable {
     }
 
     /// Transcribes `samples` (mono, `sampleRate` Hz).
+    /// - Parameters:
+    ///   - samples: The audio.
+    ///   - sampleRate: Its rate.
+    ///   - sharpen: Move word starts and ends to the pauses around them (`SpeechOnsets`); `false` keeps Whisper's own times.
     /// - Throws: `VoiceError` (`.badRequest`) for no audio; `CancellationError` when cancelled before its turn.
-    public func transcribe(_ samples: [Float], sampleRate: Int = WhisperRecognizer.sampleRate) async throws -> Transcript {
+    public func transcribe(_ samples: [Float], sampleRate: Int = WhisperRecognizer.sampleRate, sharpen: Bool = true) async throws -> Transcript {
         let recognizer = self.recognizer
         let english = model.isEnglishOnly
         return try await thread.run {
-            try Self.transcribe(samples, rate: sampleRate, recognizer: recognizer, englishOnly: english)
+            try Self.transcribe(samples, rate: sampleRate, recognizer: recognizer, englishOnly: english, sharpen: sharpen)
         }
     }
 
@@ -43,7 +47,7 @@ public final class WhisperRecognizer: Sendable {
         let recognizer = self.recognizer
         let english = model.isEnglishOnly
         return try await thread.run {
-            try Self.transcribe(try Self.audio(fileAt: url), rate: Self.sampleRate, recognizer: recognizer, englishOnly: english)
+            try Self.transcribe(try Self.audio(fileAt: url), rate: Self.sampleRate, recognizer: recognizer, englishOnly: english, sharpen: true)
         }
     }
 
@@ -53,7 +57,21 @@ public final class WhisperRecognizer: Sendable {
         try AudioFileReader(url: url, outputFormat: AudioFormat(sampleRate: sampleRate, channels: 1)).readAll().samples
     }
 
-    private static func transcribe(_ samples: [Float], rate: Int, recognizer: Recognizer, englishOnly: Bool) throws -> Transcript {
+    /// Audio bytes as Whisper hears them, read to the end or to one sample past `limit` seconds (whichever comes first:
+    /// a small file that decodes to hours is never held whole). A result longer than `limit` means the audio is.
+    /// - Parameter name: What errors call the audio (a form field, a file name).
+    /// - Throws: `AudioError` naming it.
+    public static func audio(data: Data, name: String, limit: Double) throws -> [Float] {
+        let reader = try AudioFileReader(data: data, name: name, outputFormat: AudioFormat(sampleRate: sampleRate, channels: 1))
+        let most = Int(min(limit, 24 * 3600) * Double(sampleRate)) + 1
+        var samples: [Float] = []
+        while samples.count < most, let chunk = try reader.read() {
+            samples += chunk.prefix(most - samples.count)
+        }
+        return samples
+    }
+
+    private static func transcribe(_ samples: [Float], rate: Int, recognizer: Recognizer, englishOnly: Bool, sharpen: Bool) throws -> Transcript {
         guard rate > 0, !samples.isEmpty else {
             throw VoiceError(.badRequest, provider: "whisper", message: "no audio to transcribe")
         }
@@ -67,6 +85,7 @@ public final class WhisperRecognizer: Sendable {
             if language.isEmpty { language = piece.language }
             words += piece.words.map { WordTiming(word: $0.word, start: $0.start + offset, end: $0.end + offset) }
         }
+        if sharpen { words = SpeechOnsets.refine(words, samples: samples, rate: rate) }
         return Transcript(text: texts.joined(separator: " "), language: language, duration: Double(samples.count) / Double(rate), words: words)
     }
 

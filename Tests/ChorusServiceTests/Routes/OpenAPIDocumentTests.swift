@@ -43,4 +43,21 @@ struct OpenAPIDocumentTests {
         #expect(gap["default"] as? Int == RenderOptions.defaultGapMilliseconds)
         #expect(try Self.property(request, "messages")["maxItems"] as? Int == ServiceConfiguration.defaults.maxMessages)
     }
+
+    @Test("transcription forms: the formats, granularities and limits are the code's")
+    func transcriptionForms() throws {
+        for name in ["TranscriptionForm", "AlignmentForm"] {
+            let form = try Self.schema(name)
+            let format = try Self.property(form, "response_format")
+            #expect(format["enum"] as? [String] == TranscriptionFormat.allCases.map(\.rawValue))
+            #expect(format["default"] as? String == (name == "AlignmentForm" ? "verbose_json" : "json"))
+            let granularities = try Self.property(form, "timestamp_granularities[]")["items"] as? [String: Any]
+            #expect(granularities?["enum"] as? [String] == TranscriptionRequest.Granularity.allCases.map(\.rawValue))
+            #expect(try Self.property(form, "prompt")["maxLength"] as? Int == TranscriptionRequest.maxPromptCharacters)
+            #expect(try Self.property(form, "model")["maxLength"] as? Int == TranscriptionRequest.maxModelCharacters)
+        }
+        #expect(try Self.property(try Self.schema("AlignmentForm"), "text")["maxLength"] as? Int == TranscriptionRequest.maxTextCharacters)
+        let models = try Self.property(try Self.schema("TranscriptionForm"), "model")["description"] as? String ?? ""
+        #expect(TranscriptionController.openAIModels.allSatisfy { models.contains("`\($0)`") }, "\(models)")
+    }
 }

@@ -1,0 +1,106 @@
+import ChorusAudio
+import ChorusVoices
+import ChorusWire
+import Foundation
+import Hummingbird
+
+/// `POST /v1/audio/transcriptions`: OpenAI's transcription endpoint (multipart `file`, `model`, `language`, `prompt`,
+/// `response_format`, `temperature`, `timestamp_granularities[]`), answered by the service's offline Whisper, so an
+/// app written against the OpenAI SDK works against Chorus by changing its base URL; `clip` names an uploaded clip
+/// instead of sending `file`. `POST /v1/audio/alignments`: the same with the `text` spoken in the audio, answered with
+/// every word of that text timed.
+///
+/// The form is read and the audio decoded on the worker threads, the model runs on its own thread: no event loop
+/// waits. Each request is one of at most `queueLimit` transcriptions (`SpeechRecognition`).
+struct TranscriptionController: Sendable {
+    let state: ServiceState
+
+    /// The model names a request may give besides the service's model itself: OpenAI's, which mean "the default".
+    static let openAIModels: Set<String> = ["whisper-1", "gpt-4o-transcribe", "gpt-4o-mini-transcribe"]
+
+    func register(on router: some RouterMethods<ChorusRequestContext>, table: RouteTable) {
+        table.add(.post, "/v1/audio/transcriptions", to: router) { request, _ in
+            try await answer(request, alignment: false)
+        }
+        table.add(.post, "/v1/audio/alignments", to: router) { request, _ in
+            try await answer(request, alignment: true)
+        }
+    }
+
+    private func answer(_ request: Request, alignment: Bool) async throws -> Response {
+        let boundary: String
+        do {
+            boundary = try MultipartForm.boundary(of: request.headers[.contentType] ?? "")
+        } catch let error as MultipartError {
+            throw ServiceError.badRequest(error.description, field: "body")
+        }
+        let body = try await HTTPSupport.body(of: request, limit: state.configuration.maxBodyBytes)
+        return try await state.recognition.admitted {
+            let pool = state.chorus.workerPool
+            let form = try await pool.run {
+                do {
+                    return try TranscriptionRequest(form: try MultipartForm(body: body, boundary: boundary), alignment: alignment)
+                } catch let error as MultipartError {
+                    throw ServiceError.badRequest(error.description, field: "body")
+                } catch let error as RequestBodyError {
+                    throw ServiceError(error)
+                }
+            }
+            let recognizer = try await state.recognition.recognizer()
+            try check(form, model: recognizer.model)
+            let samples = try await audio(of: form)
+            let transcript = try await recognizer.transcribe(samples)
+            var transcription = transcript.transcription
+            if alignment, let text = form.text {
+                transcription = transcript.alignment(of: text, samples: samples, rate: WhisperRecognizer.sampleRate)
+            }
+            if form.format == .verboseJSON {
+                if !form.granularities.contains(.word) { transcription.words = nil }
+                if !form.granularities.contains(.segment) { transcription.segments = nil }
+            }
+            return HTTPSupport.bytes(Data(form.format.render(transcription).utf8), contentType: form.format.mimeType)
+        }
+    }
+
+    /// Refuses a model or language the service's model cannot answer.
+    private func check(_ form: TranscriptionRequest, model: WhisperModel) throws {
+        guard Self.openAIModels.contains(form.model) || form.model == model.name else {
+            throw ServiceError.badRequest("model: \"\(form.model)\" is not served here; use whisper-1 or \(model.name)", field: "model")
+        }
+        if let language = form.language, model.isEnglishOnly, language != "en" {
+            throw ServiceError.badRequest("language: \(model.name) transcribes English only (en), not \(language)", field: "language")
+        }
+    }
+
+    /// The request's audio as Whisper hears it.
+    /// - Throws: `ServiceError`: 400 naming the part for what is not audio or has none, 413 for audio longer than
+    ///   `maxClipSeconds`, 422 for an unknown clip.
+    private func audio(of form: TranscriptionRequest) async throws -> [Float] {
+        let field: String
+        let data: Data
+        switch form.audio {
+        case .file(let bytes, _):
+            (field, data) = ("file", bytes)
+        case .clip(let id):
+            guard let clip = try await state.clips.get(id) else {
+                throw ServiceError.invalid("clip: no uploaded clip \(id.prefix(80))", field: "clip", code: "clip_not_found")
+            }
+            field = "clip"
+            data = try await state.chorus.workerPool.run { try Data(contentsOf: clip.url) }
+        }
+        let limit = state.configuration.maxClipSeconds
+        let samples: [Float]
+        do {
+            samples = try await state.chorus.workerPool.run { try WhisperRecognizer.audio(data: data, name: field, limit: limit) }
+        } catch {
+            throw ServiceError(error, during: .upload(field: field))
+        }
+        guard samples.count <= Int(limit * Double(WhisperRecognizer.sampleRate)) else {
+            throw ServiceError.tooLarge("\(field): longer than \(Int(limit)) s of audio (the limit)", field: field)
+        }
+        guard samples.count >= WhisperRecognizer.sampleRate / 10 else {
+            throw ServiceError.badRequest("\(field): no audio in it (shorter than 0.1 s)", field: field)
+        }
+        return samples
+    }
+}

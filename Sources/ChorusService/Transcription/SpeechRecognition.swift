@@ -1,0 +1,152 @@
+import ChorusAudio
+import ChorusVoices
+import ChorusWire
+import Foundation
+import Logging
+
+/// The service's offline recognizer and the one queue in front of it. The model is checked, loaded and tried on a
+/// short test decode in the background at start (the service serves everything else meanwhile, and keeps serving it
+/// if the model is bad); before each transcription its files are compared with what was loaded, so a model deleted
+/// or replaced while the service runs is checked again (and loaded again) instead of trusted. At most `limit`
+/// transcriptions wait or run at once; more are refused with 503 and `Retry-After`.
+final class SpeechRecognition: @unchecked Sendable {
+    /// What `/health` says.
+    enum Status: Sendable, Equatable {
+        case loading
+        case ready(model: String)
+        case unavailable(reason: String)
+        case off
+    }
+
+    /// The models folder and the model in it (`transcriptionModel`), or `nil` when transcription is off.
+    let folder: URL
+    let modelName: String?
+    private let threads: Int
+    private let limit: Int
+    private let pool: WorkerPool
+    private let logger: Logger
+
+    private let lock = NSLock()
+    private var loaded: (recognizer: WhisperRecognizer, files: [FileStamp])?
+    private var status: Status
+    private var running = 0
+    private var loadTask: Task<Void, Never>?
+
+    init(folder: URL, modelName: String?, threads: Int, limit: Int, pool: WorkerPool, logger: Logger) {
+        self.folder = folder
+        self.modelName = modelName
+        self.threads = max(1, threads)
+        self.limit = max(1, limit)
+        self.pool = pool
+        self.logger = logger
+        status = modelName == nil ? .off : .loading
+    }
+
+    /// Starts loading the model in the background.
+    func start() {
+        guard modelName != nil else { return }
+        let task = Task { [self] in _ = try? await self.load() }
+        lock.withLock { loadTask = task }
+    }
+
+    /// What `/health` says of transcription.
+    var health: TranscriptionHealth {
+        switch lock.withLock({ status }) {
+        case .loading: return TranscriptionHealth(status: "loading", model: modelName)
+        case .ready(let model): return TranscriptionHealth(status: "ready", model: model)
+        case .unavailable(let reason): return TranscriptionHealth(status: "unavailable", model: modelName, reason: reason)
+        case .off: return TranscriptionHealth(status: "off")
+        }
+    }
+
+    /// The recognizer, loaded (waiting for the start-up load if it is still running) and with its files as they were
+    /// when it was loaded; loaded again if they changed.
+    /// - Throws: `ServiceError` 503 `transcription_unavailable` saying why (no model, a broken file), 404-like 400 when
+    ///   transcription is off.
+    func recognizer() async throws -> WhisperRecognizer {
+        guard modelName != nil else {
+            throw ServiceError(.serviceUnavailable, "transcription_unavailable", "transcription is off on this service (transcriptionModel is off)")
+        }
+        if let task = lock.withLock({ loadTask }) { await task.value }
+        let current = lock.withLock { loaded }
+        if let current {
+            let stamps = try await pool.run { current.recognizer.model.files.map(FileStamp.init) }
+            if stamps == current.files { return current.recognizer }
+            logger.warning("the transcription model's files changed; checking and loading it again", metadata: ["model": .string(current.recognizer.model.name)])
+        }
+        return try await load()
+    }
+
+    /// Checks and loads the model, tries it on half a second of silence, and records the outcome.
+    @discardableResult
+    private func load() async throws -> WhisperRecognizer {
+        guard let modelName else { throw ServiceError(.serviceUnavailable, "transcription_unavailable", "transcription is off") }
+        let folder = self.folder, threads = self.threads
+        do {
+            let (recognizer, stamps) = try await pool.run {
+                let model = try WhisperModel.named(modelName, in: folder)
+                let stamps = model.files.map(FileStamp.init)
+                let recognizer = try WhisperRecognizer(model: model, threads: threads)
+                return (recognizer, stamps)
+            }
+            _ = try await recognizer.transcribe([Float](repeating: 0, count: WhisperRecognizer.sampleRate / 2))
+            lock.withLock {
+                loaded = (recognizer, stamps)
+                status = .ready(model: modelName)
+            }
+            logger.info("transcription ready", metadata: ["model": .string(modelName)])
+            return recognizer
+        } catch {
+            let reason = Self.reason(error, folder: folder)
+            lock.withLock {
+                loaded = nil
+                status = .unavailable(reason: reason)
+            }
+            logger.warning("transcription unavailable", metadata: ["model": .string(modelName), "reason": .string(reason)])
+            throw ServiceError(.serviceUnavailable, "transcription_unavailable", "transcription is unavailable: \(reason)", retryAfter: 30)
+        }
+    }
+
+    /// Why loading failed, without server paths: files are named from the models folder (`whisper-tiny.en/encoder.onnx`).
+    static func reason(_ error: any Error, folder: URL) -> String {
+        let text = (error as? VoiceError)?.message ?? "\(error)"
+        return text.replacingOccurrences(of: folder.standardizedFileURL.path + "/", with: "")
+            .replacingOccurrences(of: folder.path + "/", with: "")
+            .replacingOccurrences(of: folder.standardizedFileURL.path, with: "the models folder")
+            .replacingOccurrences(of: folder.path, with: "the models folder")
+    }
+
+    /// Runs `body` as one of at most `limit` transcriptions.
+    /// - Throws: `ServiceError` 503 `overloaded` when `limit` are already waiting or running.
+    func admitted<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        let admitted = lock.withLock {
+            guard running < limit else { return false }
+            running += 1
+            return true
+        }
+        guard admitted else {
+            throw ServiceError(.serviceUnavailable, "overloaded", "the transcription queue is full (\(limit)); try again shortly", retryAfter: 2)
+        }
+        defer { lock.withLock { running -= 1 } }
+        return try await body()
+    }
+
+    /// A file's size and modification time.
+    struct FileStamp: Equatable, Sendable {
+        var path: String
+        var size: Int64
+        var modified: Double
+
+        init(_ url: URL) {
+            var info = stat()
+            if stat(url.path, &info) == 0 {
+                size = Int64(info.st_size)
+                modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+            } else {
+                size = -1
+                modified = 0
+            }
+            path = url.path
+        }
+    }
+}
