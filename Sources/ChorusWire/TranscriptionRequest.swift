@@ -142,7 +142,7 @@ public struct TranscriptionRequest: Sendable, Equatable {
     public func form(boundary: String = "chorus-" + UUID().uuidString) -> (body: Data, contentType: String) {
         var writer = MultipartForm.Writer(boundary: boundary)
         switch audio {
-        case .file(let data, let filename): writer.add("file", data: data, filename: filename ?? "audio", contentType: "application/octet-stream")
+        case .file(let data, let filename): writer.add("file", data: data, filename: filename, contentType: "application/octet-stream")
         case .clip(let id): writer.add("clip", id)
         }
         writer.add("model", model)
