@@ -68,7 +68,8 @@ def multipart(path, fields):
 
 def transcribe_chorus(port, path):
     body, kind = multipart(path, {"model": "whisper-1", "response_format": "json"})
-    request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/audio/transcriptions", data=body, headers={"Content-Type": kind})
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/audio/transcriptions", data=body,
+                                     headers={"Content-Type": kind, "Cache-Control": "no-cache"})  # the model, not the cache
     started = time.perf_counter()
     with urllib.request.urlopen(request, timeout=120) as response:
         text = json.load(response)["text"]

@@ -151,6 +151,33 @@ struct WhisperTests {
         #expect(long.count == 1_500 && long.map(\.start) == many.map(\.start))
     }
 
+    @Test("the transcript cache: keyed by the bytes, the model's files and the options; a damaged entry is a miss; least recently used go first")
+    func transcriptCache() throws {
+        let directory = try TemporaryDirectory(prefix: "chorus-transcripts")
+        let cache = try TranscriptCache(directory: directory.url, maxEntries: 2)
+        let model = try WhisperModel.named(WhisperModel.defaultName)
+        let transcript = Transcript(text: "Hello there.", language: "en", duration: 1.5, words: [WordTiming(word: "Hello", start: 0.1, end: 0.5)])
+        let key = TranscriptCache.key(audio: Data([1, 2, 3]), model: model, options: ["a"])
+        #expect(key.count == 64 && key != TranscriptCache.key(audio: Data([1, 2, 4]), model: model, options: ["a"]))
+        #expect(key != TranscriptCache.key(audio: Data([1, 2, 3]), model: model, options: ["b"]))
+        #expect(cache.lookup(key) == nil)
+        cache.store(key, transcript)
+        #expect(cache.lookup(key) == transcript)
+        let file = directory.url.appendingPathComponent("transcripts/v1/\(key.prefix(2))/\(key).json")
+        try Data("{not json".utf8).write(to: file)
+        #expect(cache.lookup(key) == nil)
+        let keys = (0..<3).map { TranscriptCache.key(audio: Data([UInt8($0)]), model: model, options: []) }
+        for (index, key) in keys.enumerated() {
+            cache.store(key, transcript)
+            // Modification times one second apart, oldest first, as use would leave them.
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: Double(index - 10))],
+                                                  ofItemAtPath: directory.url.appendingPathComponent("transcripts/v1/\(key.prefix(2))/\(key).json").path)
+        }
+        try FileManager.default.removeItem(at: file)
+        cache.evict()
+        #expect(cache.lookup(keys[0]) == nil && cache.lookup(keys[1]) == transcript && cache.lookup(keys[2]) == transcript)
+    }
+
     @Test("captions: one cue per segment, SubRip's comma, WebVTT's text escaped and never a blank line inside a cue")
     func captions() {
         let words = [WordTiming(word: "Fish", start: 0.5, end: 0.9), WordTiming(word: "<&>", start: 1.0, end: 1.2), WordTiming(word: "chips.", start: 1.3, end: 1.7),

@@ -33,6 +33,8 @@ struct ServiceState: Sendable {
     let limiter: RateLimiter
     /// The offline recognizer behind `/v1/audio/transcriptions` and its queue.
     let recognition: SpeechRecognition
+    /// Transcripts by audio bytes and model, in the data folder's cache.
+    let transcripts: TranscriptCache
     let logger: Logger
 
     init(configuration: ServiceConfiguration, logger: Logger) async throws {
@@ -56,6 +58,7 @@ struct ServiceState: Sendable {
         }
         engine.sharedCache = shared?.cacheTier
         chorus = try Chorus(configuration: engine)
+        transcripts = try TranscriptCache(directory: data.cache)
         recognition = SpeechRecognition(folder: WhisperModel.modelsFolder(environment: configuration.environment), modelName: configuration.transcriptionModel,
                                         threads: min(configuration.workers, 4), limit: max(1, configuration.queueLimit), pool: chorus.workerPool, logger: logger)
         let local = try await LocalDatabase.open(in: data.root, logger: logger)

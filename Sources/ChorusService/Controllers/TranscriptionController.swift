@@ -48,8 +48,9 @@ struct TranscriptionController: Sendable {
             }
             let recognizer = try await state.recognition.recognizer()
             try check(form, model: recognizer.model)
-            let samples = try await audio(of: form)
-            let transcript = try await recognizer.transcribe(samples)
+            let (bytes, samples) = try await audio(of: form)
+            let fresh = request.headers[.cacheControl]?.lowercased().contains("no-cache") == true
+            let transcript = try await transcribe(bytes, samples, with: recognizer, fresh: fresh)
             var transcription = transcript.transcription
             if alignment, let text = form.text {
                 transcription = transcript.alignment(of: text, samples: samples, rate: WhisperRecognizer.sampleRate)
@@ -72,10 +73,21 @@ struct TranscriptionController: Sendable {
         }
     }
 
-    /// The request's audio as Whisper hears it.
+    /// The transcript of `bytes` (decoded: `samples`): the stored one if these bytes were transcribed by this model
+    /// before (unless `fresh`: the request said `Cache-Control: no-cache`), else the model's (then stored).
+    private func transcribe(_ bytes: Data, _ samples: [Float], with recognizer: WhisperRecognizer, fresh: Bool) async throws -> Transcript {
+        let cache = state.transcripts, pool = state.chorus.workerPool
+        let key = try await pool.run { TranscriptCache.key(audio: bytes, model: recognizer.model, options: ["sharpened"]) }
+        if !fresh, let stored = try await pool.run({ cache.lookup(key) }) { return stored }
+        let transcript = try await recognizer.transcribe(samples)
+        try await pool.run { cache.store(key, transcript) }
+        return transcript
+    }
+
+    /// The request's audio: its bytes, and as Whisper hears it.
     /// - Throws: `ServiceError`: 400 naming the part for what is not audio or has none, 413 for audio longer than
     ///   `maxClipSeconds`, 422 for an unknown clip.
-    private func audio(of form: TranscriptionRequest) async throws -> [Float] {
+    private func audio(of form: TranscriptionRequest) async throws -> (Data, [Float]) {
         let field: String
         let data: Data
         switch form.audio {
@@ -101,6 +113,6 @@ struct TranscriptionController: Sendable {
         guard samples.count >= WhisperRecognizer.sampleRate / 10 else {
             throw ServiceError.badRequest("\(field): no audio in it (shorter than 0.1 s)", field: field)
         }
-        return samples
+        return (data, samples)
     }
 }

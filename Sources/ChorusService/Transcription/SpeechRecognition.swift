@@ -27,7 +27,7 @@ final class SpeechRecognition: @unchecked Sendable {
     private let logger: Logger
 
     private let lock = NSLock()
-    private var loaded: (recognizer: WhisperRecognizer, files: [FileStamp])?
+    private var loaded: (recognizer: WhisperRecognizer, files: [String])?
     private var status: Status
     private var running = 0
     private var loadTask: Task<Void, Never>?
@@ -70,7 +70,7 @@ final class SpeechRecognition: @unchecked Sendable {
         if let task = lock.withLock({ loadTask }) { await task.value }
         let current = lock.withLock { loaded }
         if let current {
-            let stamps = try await pool.run { current.recognizer.model.files.map(FileStamp.init) }
+            let stamps = try await pool.run { current.recognizer.model.fileStamps }
             if stamps == current.files { return current.recognizer }
             logger.warning("the transcription model's files changed; checking and loading it again", metadata: ["model": .string(current.recognizer.model.name)])
         }
@@ -85,7 +85,7 @@ final class SpeechRecognition: @unchecked Sendable {
         do {
             let (recognizer, stamps) = try await pool.run {
                 let model = try WhisperModel.named(modelName, in: folder)
-                let stamps = model.files.map(FileStamp.init)
+                let stamps = model.fileStamps
                 let recognizer = try WhisperRecognizer(model: model, threads: threads)
                 return (recognizer, stamps)
             }
@@ -129,24 +129,5 @@ final class SpeechRecognition: @unchecked Sendable {
         }
         defer { lock.withLock { running -= 1 } }
         return try await body()
-    }
-
-    /// A file's size and modification time.
-    struct FileStamp: Equatable, Sendable {
-        var path: String
-        var size: Int64
-        var modified: Double
-
-        init(_ url: URL) {
-            var info = stat()
-            if stat(url.path, &info) == 0 {
-                size = Int64(info.st_size)
-                modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
-            } else {
-                size = -1
-                modified = 0
-            }
-            path = url.path
-        }
     }
 }

@@ -48,11 +48,11 @@ public final class SynthesisCache: Sendable {
         return URL(fileURLWithPath: home).appendingPathComponent(".cache/chorus")
     }
 
-    /// Opens (creating if needed) a cache folder.
-    /// - Throws: `AudioError.writeFailed` when the folder cannot be created.
     /// The default bound of the cache folder: 1 GiB.
     public static let defaultMaxBytes = 1024 * 1_048_576
 
+    /// Opens (creating if needed) a cache folder.
+    /// - Throws: `AudioError.writeFailed` when the folder cannot be created.
     public init(directory: URL, maxBytes: Int = SynthesisCache.defaultMaxBytes, shared: (any SharedCacheStore)? = nil) throws {
         self.directory = directory.appendingPathComponent("v\(Self.formatVersion)")
         self.maxBytes = maxBytes

@@ -25,6 +25,17 @@ public struct WhisperModel: Sendable, Equatable {
     /// Its three files (encoder, decoder, tokens).
     public var files: [URL] { [encoder, decoder, tokens] }
 
+    /// Each file's name, size and modification time as they are now (`name size seconds.nanoseconds`; a missing file
+    /// has size -1): what tells a model replaced or damaged in place from the one loaded, and part of a transcript's
+    /// cache key.
+    public var fileStamps: [String] {
+        files.map { url in
+            var info = stat()
+            guard stat(url.path, &info) == 0 else { return "\(url.lastPathComponent) -1" }
+            return "\(url.lastPathComponent) \(info.st_size) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
+        }
+    }
+
     /// The offline model set-up prepares (`scripts/setup-speech.sh`).
     public static let defaultName = "whisper-tiny.en"
 

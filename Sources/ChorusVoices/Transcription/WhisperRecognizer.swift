@@ -59,7 +59,10 @@ public final class WhisperRecognizer: Sendable {
 
     /// Audio bytes as Whisper hears them, read to the end or to one sample past `limit` seconds (whichever comes first:
     /// a small file that decodes to hours is never held whole). A result longer than `limit` means the audio is.
-    /// - Parameter name: What errors call the audio (a form field, a file name).
+    /// - Parameters:
+    ///   - data: The encoded audio (any format Chorus reads).
+    ///   - name: What errors call the audio (a form field, a file name).
+    ///   - limit: Seconds read at most (and one sample more).
     /// - Throws: `AudioError` naming it.
     public static func audio(data: Data, name: String, limit: Double) throws -> [Float] {
         let reader = try AudioFileReader(data: data, name: name, outputFormat: AudioFormat(sampleRate: sampleRate, channels: 1))

@@ -71,6 +71,33 @@ struct TranscriptionRouteTests {
         }
     }
 
+    @Test("the same audio again is answered from the transcript cache (unless Cache-Control: no-cache), keyed by its bytes and the model")
+    func cached() async throws {
+        let audio = try Data(contentsOf: Self.marcus)
+        let service = try Self.service()
+        try await service.test { client in
+            let first = try await Self.post(client, TranscriptionRequest(audio: .file(audio, filename: nil)))
+            #expect(first.status == .ok)
+            let folder = service.configuration.dataDirectory.appendingPathComponent("cache/transcripts/v1")
+            let stored = try #require(FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?.allObjects
+                .compactMap { $0 as? URL }.filter { $0.pathExtension == "json" }.first, "no transcript stored")
+            // A stored transcript altered on disk is what the next request gets: it came from the cache, not the model.
+            var transcript = try JSONDecoder().decode(Transcript.self, from: Data(contentsOf: stored))
+            transcript.text = "From the cache."
+            try JSONEncoder().encode(transcript).write(to: stored)
+            let again = try await Self.post(client, TranscriptionRequest(audio: .file(audio, filename: nil)))
+            #expect(again.text == #"{"text":"From the cache."}"# + "\n", "\(again.text)")
+            let (body, type) = TranscriptionRequest(audio: .file(audio, filename: nil)).form()
+            let fresh = try await client.call(.post, "/v1/audio/transcriptions", body: body, headers: [.contentType: type, .cacheControl: "no-cache"])
+            #expect(fresh.text == first.text)
+            // Other bytes (the same speech in another container) are another entry.
+            let other = try await Self.post(client, TranscriptionRequest(audio: .file(try Data(contentsOf: Repository.file("samples/clips/dad-1.ogg")), filename: nil)))
+            #expect(other.status == .ok && other.text != first.text)
+            let count = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?.allObjects.compactMap { $0 as? URL }.filter { $0.pathExtension == "json" }.count
+            #expect(count == 2)
+        }
+    }
+
     @Test("an alignment times every word of the given text, spelled as written, in order, and its sentences")
     func alignment() async throws {
         let audio = try Data(contentsOf: Self.marcus)
