@@ -28,9 +28,13 @@ final class SpeechRecognition: @unchecked Sendable {
 
     private let lock = NSLock()
     private var loaded: (recognizer: WhisperRecognizer, files: [String])?
+    /// The last load that failed: what the model's folder held then, and the answer (given again at once while the
+    /// folder stays as it was: a broken model is not loaded again for every request).
+    private var failed: (folder: [String], error: ServiceError)?
+    /// The load in flight, which every caller waits for (never two loads at once).
+    private var loading: Task<WhisperRecognizer, any Error>?
     private var status: Status
     private var running = 0
-    private var loadTask: Task<Void, Never>?
 
     init(folder: URL, modelName: String?, threads: Int, limit: Int, pool: WorkerPool, logger: Logger) {
         self.folder = folder
@@ -45,8 +49,7 @@ final class SpeechRecognition: @unchecked Sendable {
     /// Starts loading the model in the background.
     func start() {
         guard modelName != nil else { return }
-        let task = Task { [self] in _ = try? await self.load() }
-        lock.withLock { loadTask = task }
+        Task { [self] in _ = try? await self.sharedLoad() }
     }
 
     /// What `/health` says of transcription.
@@ -59,29 +62,42 @@ final class SpeechRecognition: @unchecked Sendable {
         }
     }
 
-    /// The recognizer, loaded (waiting for the start-up load if it is still running) and with its files as they were
+    /// The recognizer, loaded (waiting for a load in flight, such as the start-up one) and with its files as they were
     /// when it was loaded; loaded again if they changed.
-    /// - Throws: `ServiceError` 503 `transcription_unavailable` saying why (no model, a broken file), 404-like 400 when
-    ///   transcription is off.
+    /// - Throws: `ServiceError` 503 `transcription_unavailable` saying why (off, no model, a broken file).
     func recognizer() async throws -> WhisperRecognizer {
-        guard modelName != nil else {
+        guard let modelName else {
             throw ServiceError(.serviceUnavailable, "transcription_unavailable", "transcription is off on this service (transcriptionModel is off)")
         }
-        if let task = lock.withLock({ loadTask }) { await task.value }
-        let current = lock.withLock { loaded }
+        let (current, failure) = lock.withLock { (loaded, failed) }
         if let current {
             let stamps = try await pool.run { current.recognizer.model.fileStamps }
             if stamps == current.files { return current.recognizer }
-            logger.warning("the transcription model's files changed; checking and loading it again", metadata: ["model": .string(current.recognizer.model.name)])
+            logger.warning("the transcription model's files changed; checking and loading it again", metadata: ["model": .string(modelName)])
+        } else if let failure {
+            let folder = self.folder
+            if try await pool.run({ Self.contents(of: folder.appendingPathComponent(modelName)) }) == failure.folder { throw failure.error }
         }
-        return try await load()
+        return try await sharedLoad()
+    }
+
+    /// The load in flight, or a new one.
+    private func sharedLoad() async throws -> WhisperRecognizer {
+        let task: Task<WhisperRecognizer, any Error> = lock.withLock {
+            if let loading { return loading }
+            let task = Task { [self] in try await self.load() }
+            loading = task
+            return task
+        }
+        defer { lock.withLock { if loading == task { loading = nil } } }
+        return try await task.value
     }
 
     /// Checks and loads the model, tries it on half a second of silence, and records the outcome.
-    @discardableResult
     private func load() async throws -> WhisperRecognizer {
         guard let modelName else { throw ServiceError(.serviceUnavailable, "transcription_unavailable", "transcription is off") }
         let folder = self.folder, threads = self.threads
+        let contents = try await pool.run { Self.contents(of: folder.appendingPathComponent(modelName)) }
         do {
             let (recognizer, stamps) = try await pool.run {
                 let model = try WhisperModel.named(modelName, in: folder)
@@ -92,19 +108,28 @@ final class SpeechRecognition: @unchecked Sendable {
             _ = try await recognizer.transcribe([Float](repeating: 0, count: WhisperRecognizer.sampleRate / 2))
             lock.withLock {
                 loaded = (recognizer, stamps)
+                failed = nil
                 status = .ready(model: modelName)
             }
             logger.info("transcription ready", metadata: ["model": .string(modelName)])
             return recognizer
         } catch {
             let reason = Self.reason(error, folder: folder)
+            let answer = ServiceError(.serviceUnavailable, "transcription_unavailable", "transcription is unavailable: \(reason)", retryAfter: 30)
             lock.withLock {
                 loaded = nil
+                failed = (contents, answer)
                 status = .unavailable(reason: reason)
             }
             logger.warning("transcription unavailable", metadata: ["model": .string(modelName), "reason": .string(reason)])
-            throw ServiceError(.serviceUnavailable, "transcription_unavailable", "transcription is unavailable: \(reason)", retryAfter: 30)
+            throw answer
         }
+    }
+
+    /// What a model folder holds: each file's name, size and modification time (empty when there is no folder).
+    static func contents(of folder: URL) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return names.sorted().map { WhisperModel.stamp(of: folder.appendingPathComponent($0)) }
     }
 
     /// Why loading failed, without server paths: files are named from the models folder (`whisper-tiny.en/encoder.onnx`).

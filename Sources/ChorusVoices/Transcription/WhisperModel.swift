@@ -28,12 +28,13 @@ public struct WhisperModel: Sendable, Equatable {
     /// Each file's name, size and modification time as they are now (`name size seconds.nanoseconds`; a missing file
     /// has size -1): what tells a model replaced or damaged in place from the one loaded, and part of a transcript's
     /// cache key.
-    public var fileStamps: [String] {
-        files.map { url in
-            var info = stat()
-            guard stat(url.path, &info) == 0 else { return "\(url.lastPathComponent) -1" }
-            return "\(url.lastPathComponent) \(info.st_size) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
-        }
+    public var fileStamps: [String] { files.map(Self.stamp(of:)) }
+
+    /// A file's name, size and modification time (`name size seconds.nanoseconds`, `name -1` when it is missing).
+    public static func stamp(of url: URL) -> String {
+        var info = stat()
+        guard stat(url.path, &info) == 0 else { return "\(url.lastPathComponent) -1" }
+        return "\(url.lastPathComponent) \(info.st_size) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
     }
 
     /// The offline model set-up prepares (`scripts/setup-speech.sh`).

@@ -158,8 +158,13 @@ struct TranscriptionRouteTests {
     func unavailable() async throws {
         let audio = try Data(contentsOf: Self.marcus)
         let empty = try TemporaryDirectory(prefix: "chorus-models")
-        try await Self.service(folder: empty.url).test { client in
+        let none = try Self.service(folder: empty.url)
+        try await none.test { client in
             let response = try await Self.post(client, TranscriptionRequest(audio: .file(audio, filename: nil)))
+            // Asked again with the folder as it was, the answer comes without another attempt to load.
+            let again = try await Self.post(client, TranscriptionRequest(audio: .file(audio, filename: nil)))
+            #expect(again.status == .serviceUnavailable && again.text == response.text)
+            #expect(none.logs.lines.filter { $0.contains("transcription unavailable") }.count == 1, "\(none.logs.text)")
             #expect(response.status == .serviceUnavailable && response.errorCode == "transcription_unavailable", "\(response.text)")
             #expect(response.headers[.retryAfter] != nil && !response.text.contains(empty.url.path), "\(response.text)")
             let health = try await client.call(.get, "/health").decode(HealthResponse.self)
