@@ -141,6 +141,10 @@ public struct MultipartForm: Sendable {
         guard let text = String(bytes: bytes, encoding: .utf8) else { throw MultipartError("part \(part): headers are not UTF-8") }
         var disposition: String?, contentType: String?
         for line in text.components(separatedBy: "\r\n") where !line.isEmpty {
+            // A line break inside a header is a header no client writes (and none can write back).
+            guard !line.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" }) else {
+                throw MultipartError("part \(part): a header holds a line break")
+            }
             guard let colon = line.firstIndex(of: ":") else { throw MultipartError("part \(part): a header line without a colon") }
             let field = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
             let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
@@ -155,39 +159,41 @@ public struct MultipartForm: Sendable {
     }
 
     /// `form-data; name="file"; filename="a b.m4a"` → kind and parameters (quoted strings with `\"` escapes).
+    /// Read scalar by scalar, not by grapheme: a quote followed by a combining mark is still a quote.
     static func parameters(_ header: String) -> (kind: String, values: [String: String]) {
         var values: [String: String] = [:]
-        let characters = Array(header)
+        let characters = Array(header.unicodeScalars)
         var index = 0
         func skipSpaces() { while index < characters.count, characters[index] == " " || characters[index] == "\t" { index += 1 } }
-        var kind = ""
+        var kind = String.UnicodeScalarView()
         while index < characters.count, characters[index] != ";" { kind.append(characters[index]); index += 1 }
         while index < characters.count {
             index += 1   // the ';'
             skipSpaces()
-            var key = ""
+            var key = String.UnicodeScalarView()
             while index < characters.count, characters[index] != "=", characters[index] != ";" { key.append(characters[index]); index += 1 }
             guard index < characters.count, characters[index] == "=" else { continue }
             index += 1
             skipSpaces()
-            var value = ""
-            if index < characters.count, characters[index] == "\"" {
+            var scalars = String.UnicodeScalarView()
+            let quoted = index < characters.count && characters[index] == "\""
+            if quoted {
                 index += 1
                 while index < characters.count, characters[index] != "\"" {
                     if characters[index] == "\\", index + 1 < characters.count { index += 1 }
-                    value.append(characters[index])
+                    scalars.append(characters[index])
                     index += 1
                 }
                 index += 1
                 while index < characters.count, characters[index] != ";" { index += 1 }
             } else {
-                while index < characters.count, characters[index] != ";" { value.append(characters[index]); index += 1 }
-                value = value.trimmingCharacters(in: .whitespaces)
+                while index < characters.count, characters[index] != ";" { scalars.append(characters[index]); index += 1 }
             }
-            let name = key.trimmingCharacters(in: .whitespaces).lowercased()
+            let value = quoted ? String(scalars) : String(scalars).trimmingCharacters(in: .whitespaces)
+            let name = String(key).trimmingCharacters(in: .whitespaces).lowercased()
             if values[name] == nil { values[name] = value }
         }
-        return (kind.trimmingCharacters(in: .whitespaces).lowercased(), values)
+        return (String(kind).trimmingCharacters(in: .whitespaces).lowercased(), values)
     }
 }
 

@@ -94,4 +94,20 @@ struct MultipartFormTests {
         let form = try MultipartForm(body: Self.body(file: content), boundary: Self.boundary)
         #expect(form.data(of: try #require(form.part("file"))).count == content.count)
     }
+
+    @Test("a line break inside a header is refused; a quote followed by a combining mark is still a quote; the writer's form reads back")
+    func headerText() throws {
+        func parse(_ disposition: String) throws -> MultipartForm {
+            try MultipartForm(body: Data("--\(Self.boundary)\r\nContent-Disposition: \(disposition)\r\n\r\nx\r\n--\(Self.boundary)--".utf8), boundary: Self.boundary)
+        }
+        #expect(throws: MultipartError("part 1: a header holds a line break")) { try parse("form-data; name=\"file\"; filename=\"a\rb\nc\"") }
+        let marked = try parse("form-data; name=\"file\"; filename=\"\u{301}e.m4a\"")
+        #expect(marked.parts.first?.filename == "\u{301}e.m4a")
+        var writer = MultipartForm.Writer(boundary: "w")
+        writer.add("file", data: Data([0, 13, 10, 45, 45]), filename: "\u{301}say \"hi\" \\.m4a", contentType: "audio/mp4")
+        writer.add("model", "whisper-1")
+        let form = try MultipartForm(body: writer.finished(), boundary: "w")
+        #expect(form.parts.map(\.name) == ["file", "model"] && form.parts[0].filename == "\u{301}say \"hi\" \\.m4a" && form.parts[0].contentType == "audio/mp4")
+        #expect(try form.data(of: form.parts[0]) == Data([0, 13, 10, 45, 45]) && form.text("model") == "whisper-1")
+    }
 }
