@@ -53,7 +53,10 @@ struct TranscriptionController: Sendable {
             let transcript = try await transcribe(bytes, samples, with: recognizer, fresh: fresh)
             var transcription = transcript.transcription
             if alignment, let text = form.text {
-                transcription = transcript.alignment(of: text, samples: samples, rate: WhisperRecognizer.sampleRate)
+                // Matching words and finding pauses is CPU work (a text of thousands of words): on the worker threads.
+                transcription = try await state.chorus.workerPool.run {
+                    transcript.alignment(of: text, samples: samples, rate: WhisperRecognizer.sampleRate)
+                }
             }
             if form.format == .verboseJSON {
                 if !form.granularities.contains(.word) { transcription.words = nil }

@@ -64,9 +64,12 @@ extension Transcript {
     /// The pairs (written index, heard index) of a least-cost alignment of the two word lists (Levenshtein over
     /// words: a match costs 0, a substitution 1, or less for similar spellings, a skipped word 1), matches and
     /// substitutions only, in order. Memory is one byte per pair of words (a few MB for ten minutes of speech).
-    static func matches(_ written: [String], _ heard: [String]) -> [(written: Int, heard: Int)] {
+    static func matches(_ writtenWords: [String], _ heardWords: [String]) -> [(written: Int, heard: Int)] {
+        // Each word's letters once, not once per pair of words.
+        let written = writtenWords.map { Array($0.unicodeScalars) }, heard = heardWords.map { Array($0.unicodeScalars) }
         let n = written.count, m = heard.count
         guard n > 0, m > 0 else { return [] }
+        var rows = ([Int](), [Int]())
         // 0: diagonal (match or substitution), 1: skip a written word, 2: skip a heard word.
         var moves = [UInt8](repeating: 0, count: (n + 1) * (m + 1))
         var previous = (0...m).map(Double.init)
@@ -76,7 +79,7 @@ extension Transcript {
             current[0] = Double(i)
             moves[i * (m + 1)] = 1
             for j in 1...m {
-                let substitution = previous[j - 1] + Self.difference(written[i - 1], heard[j - 1])
+                let substitution = previous[j - 1] + Self.difference(written[i - 1], heard[j - 1], rows: &rows)
                 let skipWritten = previous[j] + 1
                 let skipHeard = current[j - 1] + 1
                 if substitution <= skipWritten && substitution <= skipHeard {
@@ -106,18 +109,21 @@ extension Transcript {
 
     /// 0 for the same word, up to 0.9 for different spellings by their letters' edit distance: a substitution is
     /// always cheaper than skipping a word on each side, and "jumps" for "jump" cheaper than "dog" for "fox".
-    static func difference(_ a: String, _ b: String) -> Double {
-        if a == b { return 0 }
-        let x = Array(a.unicodeScalars), y = Array(b.unicodeScalars)
+    /// `rows` is scratch space the caller keeps between calls (no allocation per pair of words).
+    static func difference(_ x: [Unicode.Scalar], _ y: [Unicode.Scalar], rows: inout ([Int], [Int])) -> Double {
+        if x == y { return 0 }
         guard !x.isEmpty, !y.isEmpty, x.count <= 64, y.count <= 64 else { return 0.9 }
-        var previous = Array(0...y.count)
+        rows.0.removeAll(keepingCapacity: true)
+        rows.0.append(contentsOf: 0...y.count)
+        rows.1.removeAll(keepingCapacity: true)
+        rows.1.append(contentsOf: repeatElement(0, count: y.count + 1))
         for i in 1...x.count {
-            var current = [i] + Array(repeating: 0, count: y.count)
+            rows.1[0] = i
             for j in 1...y.count {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x[i - 1] == y[j - 1] ? 0 : 1))
+                rows.1[j] = min(rows.0[j] + 1, rows.1[j - 1] + 1, rows.0[j - 1] + (x[i - 1] == y[j - 1] ? 0 : 1))
             }
-            previous = current
+            swap(&rows.0, &rows.1)
         }
-        return 0.3 + 0.6 * Double(previous[y.count]) / Double(max(x.count, y.count))
+        return 0.3 + 0.6 * Double(rows.0[y.count]) / Double(max(x.count, y.count))
     }
 }
