@@ -3,7 +3,8 @@
 #
 #   scripts/test.sh [swift test options…]          e.g. --filter RenderRouteTests
 #   scripts/test.sh --sanitize=address [options…]  under AddressSanitizer with leak checking (LeakSanitizer), built
-#                                                  into .build-asan, so the normal build stays as it is
+#                                                  into .build-asan, so the normal build stays as it is (the same
+#                                                  build scripts/docs.sh and scripts/fuzz.sh then reuse)
 #   scripts/test.sh --sanitize=thread [options…]   under ThreadSanitizer, built into .build-tsan
 #
 # Without --filter, each test target runs in a process of its own, one after another: on two cores the whole suite in
@@ -16,16 +17,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh --test
+source scripts/build-settings.sh
 sanitizer=""
 filtered=false
+options=()
 for argument in "$@"; do
   case "$argument" in
-    --sanitize=*) sanitizer="${argument#--sanitize=}" ;;
+    --sanitize=*) sanitizer="${argument#--sanitize=}"; continue ;;
     --filter|--filter=*) filtered=true ;;
   esac
+  options+=("$argument")
 done
+build_settings "$sanitizer"
 if [ -z "$sanitizer" ]; then
-  scratch=".build"
   logs=".build/test-logs"
   if $filtered; then exec swift test "$@"; fi
   mkdir -p "$logs"
@@ -37,22 +41,21 @@ if [ -z "$sanitizer" ]; then
   run=(swift test --skip-build "$@")
   label="passed"
 else
-  scratch=".build-${sanitizer:0:1}san"   # .build-asan, .build-tsan
   logs="$scratch"
   export SWIFT_BACKTRACE=enable=no       # the backtracer reads memory in ways the sanitizers report
   export ASAN_OPTIONS="detect_leaks=1"
   export LSAN_OPTIONS="suppressions=$PWD/scripts/sanitizers/lsan.supp:print_suppressions=0"
   export TSAN_OPTIONS="suppressions=$PWD/scripts/sanitizers/tsan.supp:halt_on_error=0:second_deadlock_stack=1"
   mkdir -p "$scratch"
-  if ! swift build --build-tests --sanitize="$sanitizer" --scratch-path "$scratch" > "$scratch/build.log" 2>&1; then
+  if ! swift build --build-tests "${build_flags[@]}" --scratch-path "$scratch" > "$scratch/build.log" 2>&1; then
     grep -E "error" "$scratch/build.log" | head -20
     echo "test.sh: the $sanitizer-sanitized build failed (log: $scratch/build.log)" >&2
     exit 1
   fi
   if $filtered; then
-    exec swift test --skip-build "$@" --scratch-path "$scratch"
+    exec swift test --skip-build "${build_flags[@]}" "${options[@]}" --scratch-path "$scratch"
   fi
-  run=(swift test --skip-build "$@" --scratch-path "$scratch")
+  run=(swift test --skip-build "${build_flags[@]}" "${options[@]}" --scratch-path "$scratch")
   label="passed under $sanitizer sanitizer"
 fi
 status=0

@@ -1,45 +1,53 @@
 import ChorusFuzzing
 import Foundation
 
-// `chorus-fuzz TARGET FILE|DIR…` replays inputs through a fuzz target (a normal build).
-// Built by scripts/fuzz.sh with `-sanitize=fuzzer,address -DFUZZING`, it is a libFuzzer binary
-// instead: CHORUS_FUZZ_TARGET names the target, and libFuzzer's own flags follow.
+// `chorus-fuzz TARGET FILE|DIR…` replays inputs through a fuzz target. Linked with libFuzzer (scripts/fuzz.sh links
+// the AddressSanitizer build's `chorus-fuzz` with it, and that build carries libFuzzer's coverage instrumentation),
+// it is a libFuzzer binary instead when CHORUS_FUZZ_TARGET names the target; libFuzzer's own flags follow.
 
 private func usage() -> Never {
     FileHandle.standardError.write(Data("usage: chorus-fuzz \(FuzzTarget.allCases.map(\.rawValue).joined(separator: "|")) FILE|DIR…\n".utf8))
     exit(2)
 }
 
-#if FUZZING
-/// The target CHORUS_FUZZ_TARGET names, read once.
-private let selected: FuzzTarget = {
-    guard let name = ProcessInfo.processInfo.environment["CHORUS_FUZZ_TARGET"], let target = FuzzTarget(rawValue: name) else { usage() }
-    return target
-}()
+/// libFuzzer's `LLVMFuzzerRunDriver(&argc, &argv, callback)`.
+private typealias FuzzerDriver = @convention(c) (
+    UnsafeMutablePointer<CInt>,
+    UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+    @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+) -> CInt
 
-/// libFuzzer's callback, whichever `main` the linker keeps (libFuzzer's own, or the one below).
-@_cdecl("LLVMFuzzerTestOneInput")
-func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    selected.run(size == 0 ? Data() : Data(bytes: data!, count: size))
-    return 0
-}
+/// The target libFuzzer runs (a C callback captures nothing, so it reads this).
+nonisolated(unsafe) private var fuzzed: FuzzTarget?
 
-@_silgen_name("LLVMFuzzerRunDriver")
-private func runDriver(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-                       _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> CInt
-
-// SwiftPM links an executable's entry as `<module>_main`; here it hands control to libFuzzer's driver.
-@_cdecl("chorus_fuzz_main")
-func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    _ = selected
-    var count = argc
-    var arguments = argv
-    return runDriver(&count, &arguments, fuzzOne)
-}
-#else
 @main
-struct Replay {
+struct Entry {
     static func main() {
+        if let name = ProcessInfo.processInfo.environment["CHORUS_FUZZ_TARGET"] {
+            fuzz(name)
+        }
+        replay()
+    }
+
+    /// Hands control to libFuzzer, found by name: scripts/fuzz.sh links it in and exports its driver, a normal build
+    /// has none.
+    static func fuzz(_ name: String) -> Never {
+        guard let target = FuzzTarget(rawValue: name) else { usage() }
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "LLVMFuzzerRunDriver") else {
+            FileHandle.standardError.write(Data("chorus-fuzz: this build has no libFuzzer (scripts/fuzz.sh builds one that has)\n".utf8))
+            exit(2)
+        }
+        fuzzed = target
+        var count = CommandLine.argc
+        var arguments = CommandLine.unsafeArgv
+        let driver = unsafeBitCast(symbol, to: FuzzerDriver.self)
+        exit(driver(&count, &arguments) { data, size in
+            fuzzed?.run(size == 0 ? Data() : Data(bytes: data!, count: size))
+            return 0
+        })
+    }
+
+    static func replay() {
         let arguments = CommandLine.arguments.dropFirst()
         guard let name = arguments.first, let target = FuzzTarget(rawValue: name), arguments.count > 1 else { usage() }
         var count = 0
@@ -58,4 +66,3 @@ struct Replay {
         print("\(target.rawValue): \(count) inputs replayed, none crashed")
     }
 }
-#endif
