@@ -178,7 +178,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "ChorusVoicesTests",
-            dependencies: ["ChorusVoices", "ChorusAudio", "ChorusFixtures", "ChorusTestSupport"],
+            dependencies: ["ChorusVoices", "ChorusAudio", "ChorusWire", "ChorusFixtures", "ChorusTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ChorusServiceTests",

@@ -40,21 +40,25 @@ public struct RenderRequest: Codable, Sendable, Equatable {
     public var voiceSettings: [String: JSONValue]?
     public var gapMs: Int?
     public var output: OutputSettings?
+    /// Whether recorded messages get words (default true, when the service transcribes): one without text is
+    /// transcribed, one with text has it aligned to the recording.
+    public var transcribe: Bool?
 
     public init(messages: [Message], voices: [String: String]? = nil, voiceSettings: [String: JSONValue]? = nil,
-                gapMs: Int? = nil, output: OutputSettings? = nil) {
+                gapMs: Int? = nil, output: OutputSettings? = nil, transcribe: Bool? = nil) {
         self.messages = messages
         self.voices = voices
         self.voiceSettings = voiceSettings
         self.gapMs = gapMs
         self.output = output
+        self.transcribe = transcribe
     }
 
     enum CodingKeys: String, CodingKey {
         case messages, voices
         case voiceSettings = "voice_settings"
         case gapMs = "gap_ms"
-        case output
+        case output, transcribe
     }
 }
 

@@ -33,11 +33,14 @@ public struct Timeline: Codable, Sendable, Equatable {
         public var voice: String?
         /// True when the message was rendered with the fallback voice.
         public var fallback: Bool?
-        /// Word timings, when the voice provides them.
+        /// Word timings: from the voice that spoke the message, or for a recorded message from the speech recognizer
+        /// (its own words, or the message's text aligned to the recording).
         public var words: [Word]?
+        /// True when `text` is what the speech recognizer heard in a recorded message that came without text.
+        public var transcribed: Bool?
 
         public init(index: Int, speaker: String, start: Double, end: Double, startSample: Int, endSample: Int, text: String?,
-                    source: String, gainDB: Double, voice: String?, fallback: Bool?, words: [Word]?) {
+                    source: String, gainDB: Double, voice: String?, fallback: Bool?, words: [Word]?, transcribed: Bool? = nil) {
             self.index = index
             self.speaker = speaker
             self.start = start
@@ -50,6 +53,7 @@ public struct Timeline: Codable, Sendable, Equatable {
             self.voice = voice
             self.fallback = fallback
             self.words = words
+            self.transcribed = transcribed
         }
 
         enum CodingKeys: String, CodingKey {
@@ -58,7 +62,7 @@ public struct Timeline: Codable, Sendable, Equatable {
             case endSample = "end_sample"
             case text, source
             case gainDB = "gain_db"
-            case voice, fallback, words
+            case voice, fallback, words, transcribed
         }
     }
 

@@ -154,7 +154,7 @@ public struct TranscriptionRequest: Sendable, Equatable {
         }
         if let temperature { writer.add("temperature", String(temperature)) }
         if let text { writer.add("text", text) }
-        return (writer.finished(), "multipart/form-data; boundary=\(boundary)")
+        return (writer.finished(), writer.contentType)
     }
 }
 
@@ -165,6 +165,9 @@ extension MultipartForm {
         private var body = Data()
 
         public init(boundary: String) { self.boundary = boundary }
+
+        /// `multipart/form-data; boundary=…`.
+        public var contentType: String { "multipart/form-data; boundary=\(boundary)" }
 
         /// A text field.
         public mutating func add(_ name: String, _ value: String) {

@@ -103,7 +103,10 @@ struct BenchCommand: AsyncParsableCommand {
             options.mp3Quality = quality
             if let jobs { options.jobs = jobs }
             options.serialEncode = serialEncode
-            let engine = try Chorus(configuration: Chorus.Configuration(cacheDirectory: directory.appendingPathComponent("cache")))
+            // The peers only stitch: recorded messages are not transcribed here, so the figures compare the same work.
+            var engineConfiguration = Chorus.Configuration(cacheDirectory: directory.appendingPathComponent("cache"))
+            engineConfiguration.transcriber = .off
+            let engine = try Chorus(configuration: engineConfiguration)
             var chorusRuns: [(wall: Double, memory: Int, result: RenderResult)] = []
             for run in 1...runs {
                 Terminal.status("chorus render \(run)/\(runs)…")

@@ -34,6 +34,10 @@ struct RenderArguments: ParsableArguments {
     @Flag(name: .customLong("no-trim"), help: "Keep each message's leading and trailing silence.")
     var noTrim = false
 
+    @Flag(name: .customLong("no-transcribe"),
+          help: "Leave recorded messages without words (by default one without text is transcribed and one with text has it aligned, when the offline Whisper model is installed).")
+    var noTranscribe = false
+
     @Option(name: .customLong("sample-rate"), parsing: .unconditional,
             help: "Output sample rate in Hz (default \(OutputFileFormat.mp3.defaultSampleRate); \(OutputFileFormat.ogg.defaultSampleRate) for .ogg).")
     var sampleRate: Int?
@@ -100,6 +104,7 @@ struct RenderArguments: ParsableArguments {
         var conversation = conversation
         if let gapMs { conversation.gapMilliseconds = gapMs }
         if let fallback = voices.fallbackVoice.flatMap(VoiceID.init) { conversation.fallbackVoice = fallback }
+        if noTranscribe { conversation.transcribe = false }
         let showProgress = !quiet && Terminal.isInteractive
         let last = LastProgress()
         let result = try await chorus.render(conversation, options: options, to: outputs).result { event in

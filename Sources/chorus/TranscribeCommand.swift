@@ -28,26 +28,20 @@ struct TranscribeCommand: AsyncParsableCommand {
     @Option(name: [.short, .customLong("output")], help: "Write to this file instead of standard output.")
     var output: String?
 
-    @Option(help: "The model: a folder's name in the models folder.")
-    var model: String = WhisperModel.defaultName
-
-    @Option(help: "ONNX Runtime threads for the decode.")
-    var threads: Int = 1
+    @OptionGroup var listening: TranscriptionArguments
 
     func validate() throws {
         guard TranscriptionFormat(rawValue: format) != nil else {
             throw ValidationError("--format \(format): use \(TranscriptionFormat.allCases.map(\.rawValue).joined(separator: ", "))")
         }
-        guard (1...64).contains(threads) else { throw ValidationError("--threads \(threads): use 1 to 64") }
     }
 
     func run() async throws {
         try await reportingErrors {
             // The audio is decoded before the model is loaded (a second): a file that is not audio fails at once.
             let samples = try WhisperRecognizer.audio(fileAt: URL(fileURLWithPath: file))
-            let recognizer = try WhisperRecognizer(model: try WhisperModel.named(model), threads: threads)
-            let text = TranscriptionFormat(rawValue: format)!.render(try await recognizer.transcribe(samples).transcription)
-            try Self.write(text, to: output)
+            let transcript = try await listening.transcribe(samples)
+            try Self.write(TranscriptionFormat(rawValue: format)!.render(transcript.transcription), to: output)
         }
     }
 
@@ -89,8 +83,7 @@ struct AlignCommand: AsyncParsableCommand {
     @Option(name: [.short, .customLong("output")], help: "Write to this file instead of standard output.")
     var output: String?
 
-    @Option(help: "The model: a folder's name in the models folder.")
-    var model: String = WhisperModel.defaultName
+    @OptionGroup var listening: TranscriptionArguments
 
     func validate() throws {
         guard let format = TranscriptionFormat(rawValue: format), [.verboseJSON, .srt, .vtt].contains(format) else {
@@ -112,10 +105,58 @@ struct AlignCommand: AsyncParsableCommand {
                 throw ExitCode.failure
             }
             let samples = try WhisperRecognizer.audio(fileAt: URL(fileURLWithPath: file))
-            let recognizer = try WhisperRecognizer(model: try WhisperModel.named(model))
-            let transcript = try await recognizer.transcribe(samples)
+            let transcript = try await listening.transcribe(samples)
             let aligned = transcript.alignment(of: words, samples: samples, rate: WhisperRecognizer.sampleRate)
             try TranscribeCommand.write(TranscriptionFormat(rawValue: format)!.render(aligned), to: output)
         }
+    }
+}
+
+/// Who transcribes, shared by `transcribe` and `align`.
+struct TranscriptionArguments: ParsableArguments {
+    @Option(help: "whisper (offline, the default), openai (OPENAI_API_KEY) or elevenlabs (ELEVENLABS_API_KEY).")
+    var provider: String = "whisper"
+
+    @Option(help: "The model: for whisper a folder's name in the models folder (default \(WhisperModel.defaultName)); for openai \(OpenAISpeechToText.defaultModel) (default) or gpt-4o-transcribe…; for elevenlabs \(ElevenLabsSpeechToText.defaultModel) (default).")
+    var model: String?
+
+    @Option(help: "The language spoken (ISO-639-1, e.g. en), when known.")
+    var language: String?
+
+    @Option(help: "ONNX Runtime threads for an offline decode (default: the number of cores).")
+    var threads: Int?
+
+    @Option(name: .customLong("cache-dir"), help: "Transcript cache folder (default: $CHORUS_CACHE_DIR, else $XDG_CACHE_HOME/chorus, else ~/.cache/chorus).")
+    var cacheDirectory: String?
+
+    @Flag(name: .customLong("no-cache"), help: "Transcribe again even when the cache has this audio's transcript.")
+    var noCache = false
+
+    func validate() throws {
+        guard Transcriber.providerNames.contains(provider) else {
+            throw ValidationError("--provider \(provider): use \(Transcriber.providerNames.joined(separator: ", "))")
+        }
+        if let threads, !(1...64).contains(threads) { throw ValidationError("--threads \(threads): use 1 to 64") }
+        if let language, language.count < 2 || language.count > 3 || !language.allSatisfy(\.isLetter) {
+            throw ValidationError("--language \(language): use an ISO-639-1 code such as en")
+        }
+    }
+
+    /// The transcript of `samples` (mono at Whisper's rate) by this provider, through the engine's policies and the
+    /// transcript cache (`--no-cache`: not from it).
+    func transcribe(_ samples: [Float]) async throws -> Transcript {
+        try await chorus().transcribe(SpeechToTextRequest(samples: samples, language: language), cached: !noCache)
+    }
+
+    private func chorus() throws -> Chorus {
+        var configuration = Chorus.Configuration()
+        if let cacheDirectory { configuration.cacheDirectory = URL(fileURLWithPath: cacheDirectory) }
+        if provider == "whisper", let threads {
+            let model = try WhisperModel.named(model ?? WhisperModel.defaultName)
+            configuration.transcriber = .provider(try WhisperRecognizer(model: model, threads: threads))
+        } else {
+            configuration.transcriber = try Transcriber.named(provider, model: model)
+        }
+        return try Chorus(configuration: configuration)
     }
 }

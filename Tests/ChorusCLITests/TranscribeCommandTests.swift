@@ -85,4 +85,29 @@ struct TranscribeCommandTests {
         let text = try await CLI.run(["align", clip, "--text", "marcus.txt", "--format", "text"], in: directory)
         #expect(text.status == 64 && text.stderr.contains("--format"), "\(text.stderr)")
     }
+
+    @Test("chorus render: a recorded message without text is transcribed, the sample conversation's texts are aligned; --no-transcribe leaves both")
+    func render() async throws {
+        let clips = Repository.file("samples/clips")
+        try Data(#"""
+            {"messages": [{"speaker": "Marcus", "audio": "\#(clips.path)/marcus-1.m4a"},
+                          {"speaker": "Dad", "audio": "\#(clips.path)/dad-1.ogg", "text": "I'll stop at the store on the way home."}]}
+            """#.utf8).write(to: file("chat.json"))
+        let rendered = try await CLI.run(["render", "chat.json", "-o", "chat.wav", "--timeline", "chat.timeline.json", "--captions", "chat.vtt"], in: directory)
+        #expect(rendered.status == 0 && !rendered.stderr.contains("warning"), "\(rendered.stderr)")
+        let timeline = try JSONDecoder().decode(Timeline.self, from: Data(contentsOf: file("chat.timeline.json")))
+        let heard = timeline.segments[0]
+        #expect(heard.transcribed == true && (heard.text ?? "").lowercased().hasPrefix("i can get her"), "\(heard)")
+        #expect((heard.words?.count ?? 0) >= 8)
+        #expect(timeline.segments[1].words?.map(\.word) == ["I'll", "stop", "at", "the", "store", "on", "the", "way", "home"])
+        #expect(try String(contentsOf: file("chat.vtt"), encoding: .utf8).contains(heard.text ?? "?"))
+
+        let plain = try await CLI.run(["render", "chat.json", "-o", "plain.wav", "--timeline", "plain.json", "--no-transcribe"], in: directory)
+        #expect(plain.status == 0, "\(plain.stderr)")
+        let untouched = try JSONDecoder().decode(Timeline.self, from: Data(contentsOf: file("plain.json")))
+        #expect(untouched.segments.allSatisfy { $0.words == nil && $0.transcribed == nil })
+        #expect(untouched.segments.map(\.text) == [nil, "I'll stop at the store on the way home."])
+        // The audio is the same either way: words are read from it, never written into it.
+        #expect(try Data(contentsOf: file("chat.wav")) == Data(contentsOf: file("plain.wav")))
+    }
 }

@@ -72,7 +72,7 @@ struct ChapterTests {
     func streamed() async throws {
         try #require(Referee.available, "ffmpeg/ffprobe (the referee) is not installed")
         let fixture = try FixtureConversation()
-        let chorus = try Chorus(configuration: Chorus.Configuration(cacheDirectory: fixture.directory.file("cache")))
+        let chorus = try Chorus(configuration: FixtureConversation.configuration(cache: fixture.directory.file("cache")))
         for format in [OutputFileFormat.mp3, .ogg] {
             let stream = AudioChunkStream()
             var outputs = RenderOutputs(audio: fixture.directory.file("live.\(format.rawValue)"))

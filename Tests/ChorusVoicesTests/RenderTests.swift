@@ -5,7 +5,8 @@ import ChorusVoices
 import Foundation
 import Testing
 
-/// A conversation of generated voices in mixed formats and rates, each padded with silence.
+/// A conversation of generated voices in mixed formats and rates, each padded with silence. Its "voices" are
+/// speech-like signals, not speech: it is rendered without a speech recognizer (`RecordedSpeechTests` renders speech).
 struct FixtureConversation {
     let directory: TemporaryDirectory
     let conversationURL: URL
@@ -48,8 +49,15 @@ struct FixtureConversation {
                                     captions: captions ? directory.file(name + ".vtt") : nil)
         var conversation = self.conversation
         if let gapMilliseconds { conversation.gapMilliseconds = gapMilliseconds }
-        let chorus = try Chorus(configuration: Chorus.Configuration(cacheDirectory: directory.file("cache")))
+        let chorus = try Chorus(configuration: Self.configuration(cache: directory.file("cache")))
         return try await chorus.render(conversation, options: options, to: outputs).result()
+    }
+
+    /// An engine for these signals: no speech recognizer.
+    static func configuration(cache: URL) -> Chorus.Configuration {
+        var configuration = Chorus.Configuration(cacheDirectory: cache)
+        configuration.transcriber = .off
+        return configuration
     }
 }
 

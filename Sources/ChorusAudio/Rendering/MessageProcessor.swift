@@ -8,6 +8,19 @@ package struct ProcessedMessage: Sendable {
     var normalization: NormalizationResult?
     var timings: StageTimings
     package var warnings: [String]
+
+    /// Seconds cut from the start of the clip by trimming: a time in `audio` plus this is a time in the clip.
+    package var leadingTrimSeconds: Double { audio.format.seconds(frames: leadingTrimFrames) }
+
+    /// The processed audio as a speech recognizer hears it: mono at `sampleRate`.
+    /// - Throws: `AudioError` when it cannot be resampled.
+    package func speech(sampleRate: Int) throws -> [Float] {
+        let resampler = try Resampler(from: audio.format, to: AudioFormat(sampleRate: sampleRate, channels: 1))
+        var samples: [Float] = []
+        try audio.samples.withUnsafeBufferPointer { try resampler.convert($0, into: &samples) }
+        try resampler.flush(into: &samples)
+        return samples
+    }
 }
 
 /// The per-message half of the pipeline. Stateless: each call builds and frees its own C contexts,

@@ -29,12 +29,15 @@ public struct RenderMessage: Sendable {
     public var fallback: Bool
     /// Word timings within the clip, when known.
     public var words: [WordTiming]?
+    /// True when `text` (and `words`) are what a speech recognizer heard in the clip.
+    public var transcribed: Bool
     /// Frames the source must decode to, at its own rate (all files together), when known in advance
     /// (a cached clip): a different count is an error, so a damaged cache entry is never rendered.
     public var expectedSourceFrames: Int?
 
     public init(speaker: String, source: ClipSource, label: String, text: String? = nil,
-                voice: String? = nil, fallback: Bool = false, words: [WordTiming]? = nil, expectedSourceFrames: Int? = nil) {
+                voice: String? = nil, fallback: Bool = false, words: [WordTiming]? = nil, expectedSourceFrames: Int? = nil,
+                transcribed: Bool = false) {
         self.speaker = speaker
         self.source = source
         self.label = label
@@ -43,6 +46,7 @@ public struct RenderMessage: Sendable {
         self.fallback = fallback
         self.words = words
         self.expectedSourceFrames = expectedSourceFrames
+        self.transcribed = transcribed
     }
 
     /// How errors and warnings name message `index` of `speaker`: `messages[3] (Marcus)`. The one form, engine and

@@ -138,6 +138,6 @@ package final class RenderSession: @unchecked Sendable {
             start: format.roundedSeconds(frames: placed.lowerBound), end: format.roundedSeconds(frames: placed.upperBound),
             startSample: placed.lowerBound, endSample: placed.upperBound, text: message.text, source: message.label,
             gainDB: (processed.gainDB * 100).rounded() / 100, voice: message.voice,
-            fallback: message.fallback ? true : nil, words: words)
+            fallback: message.fallback ? true : nil, words: words, transcribed: message.transcribed ? true : nil)
     }
 }

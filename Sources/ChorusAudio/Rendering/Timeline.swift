@@ -40,6 +40,7 @@ extension Timeline {
                     .object([("word", .string($0.word)), ("start", .number($0.start)), ("end", .number($0.end))])
                 })))
             }
+            if let transcribed = segment.transcribed { members.append(("transcribed", .bool(transcribed))) }
             return .object(members)
         }
         return OrderedJSON.object([

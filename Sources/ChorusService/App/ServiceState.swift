@@ -57,10 +57,15 @@ struct ServiceState: Sendable {
             try SharedStorage.make($0, redirectAudio: configuration.redirectAudio, environment: configuration.environment)
         }
         engine.sharedCache = shared?.cacheTier
+        let renderTranscriber = RenderTranscriber()
+        engine.transcriber = configuration.transcriptionModel == nil ? .off : renderTranscriber.transcriber
         chorus = try Chorus(configuration: engine)
         transcripts = try TranscriptCache(directory: data.cache)
-        recognition = SpeechRecognition(folder: WhisperModel.modelsFolder(environment: configuration.environment), modelName: configuration.transcriptionModel,
-                                        threads: min(configuration.workers, 4), limit: max(1, configuration.queueLimit), pool: chorus.workerPool, logger: logger)
+        let recognition = SpeechRecognition(folder: WhisperModel.modelsFolder(environment: configuration.environment),
+                                            modelName: configuration.transcriptionModel, threads: min(configuration.workers, 4),
+                                            limit: max(1, configuration.queueLimit), pool: chorus.workerPool, logger: logger)
+        self.recognition = recognition
+        renderTranscriber.attach(recognition)
         let local = try await LocalDatabase.open(in: data.root, logger: logger)
         clips = ClipStore(folder: data.clips, retention: configuration.retentionSeconds, maxSeconds: configuration.maxClipSeconds,
                           pool: chorus.workerPool, database: local, shared: shared)

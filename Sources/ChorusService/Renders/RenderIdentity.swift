@@ -8,17 +8,18 @@ import Foundation
 /// A render's id: the SHA-256 (first 128 bits, hex) of a canonical description of everything that
 /// shapes its output — each message's speaker, text, clip bytes (by hash) and resolved voice, the
 /// settings of the providers it uses, the gap, the format, every setting that shapes the output
-/// (`RenderOptions.identity(for:)`, which owns that list), the fallback voice and the engine format version. The same
-/// request gets the same id, so it is rendered once.
+/// (`RenderOptions.identity(for:)`, which owns that list), the fallback voice, the transcription model that gives
+/// recorded messages their words, and the engine format version. The same request gets the same id, so it is rendered once.
 enum RenderIdentity {
     static let length = 32
     /// Bumped when the engine's output for the same input changes, or the description changes shape (3: every
     /// setting of `RenderOptions.identity`, where 2 had a list of its own that missed MP3 quality, fades, the
-    /// true-peak ceiling and the trimmer).
-    static let engineVersion = 3
+    /// true-peak ceiling and the trimmer; 4: recorded messages get words, and the transcription model is part of it).
+    static let engineVersion = 4
 
+    /// - Parameter transcription: the model that hears the recorded messages (`nil`: none is heard).
     static func id(conversation: Conversation, voices: [VoiceID?], clipHashes: [String?], options: RenderOptions,
-                   format: OutputFileFormat, fallbackVoice: VoiceID?) -> String {
+                   format: OutputFileFormat, fallbackVoice: VoiceID?, transcription: String?) -> String {
         let messages: [JSONValue] = conversation.messages.indices.map { index in
             let message = conversation.messages[index]
             return .object([
@@ -35,6 +36,7 @@ enum RenderIdentity {
             "engine": .number(Double(engineVersion)), "gap_ms": .number(Double(conversation.gapMilliseconds)),
             "messages": .array(messages), "voice_settings": settings, "format": .string(format.rawValue),
             "options": .object(options.identity(for: format)), "fallback_voice": fallbackVoice.map { .string($0.description) } ?? .null,
+            "transcription": transcription.map(JSONValue.string) ?? .null,
         ])
         let digest = SHA256.hash(data: Data(description.canonicalText.utf8))
         return Hex.string(digest.prefix(length / 2))

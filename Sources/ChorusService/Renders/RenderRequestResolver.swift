@@ -47,19 +47,22 @@ struct RenderRequestResolver: Sendable {
             clipHashes.append(hash)
         }
         let (options, format) = try outputOptions(request.output)
-        let conversation = try mapped {
+        var conversation = try mapped {
             try Conversation.validated(drafts, gapMilliseconds: request.gapMs, voices: request.voices ?? [:], voiceSettings: request.voiceSettings ?? [:],
                                        fallbackVoice: request.output?.fallbackVoice.map { ($0, "output.fallback_voice") },
                                        audioFields: #""clip" or "audio_base64""#, name: "request")
         }
+        conversation.transcribe = request.transcribe ?? true
         let assigned = chorus.voices(for: conversation)
         let fallback = conversation.fallbackVoice
         for voice in Set(assigned.compactMap { $0 } + [fallback].compactMap { $0 }) where chorus.configuration.registry.providers[voice.provider] == nil {
             throw ServiceError.invalid("unknown voice provider \"\(voice.provider)\" (known: \(chorus.configuration.registry.ids.joined(separator: ", ")))",
                                        code: "unknown_provider")
         }
+        // The model that gives recorded messages their words shapes the timeline; only such messages ask for it.
+        let transcription = conversation.transcribe && clipHashes.contains { $0 != nil } ? configuration.transcriptionModel : nil
         let id = RenderIdentity.id(conversation: conversation, voices: assigned, clipHashes: clipHashes, options: options, format: format,
-                                   fallbackVoice: fallback)
+                                   fallbackVoice: fallback, transcription: transcription)
         return ResolvedRender(id: id, conversation: conversation, options: options, format: format)
     }
 

@@ -156,3 +156,30 @@ final class SpeechRecognition: @unchecked Sendable {
         return try await body()
     }
 }
+
+/// The service's recognizer as the render engine's `Transcriber`, so renders and `/v1/audio/transcriptions` share one
+/// model, one load and one answer when it is unavailable. The engine exists first (the recognizer runs its checks on the
+/// engine's worker threads), so the recognition is attached once made; until then, and when transcription is off,
+/// renders hear nothing.
+final class RenderTranscriber: @unchecked Sendable {
+    private let lock = NSLock()
+    private var recognition: SpeechRecognition?
+
+    /// Why renders get no words (the 503's message: no server path, no status code).
+    struct Unavailable: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    func attach(_ recognition: SpeechRecognition) { lock.withLock { self.recognition = recognition } }
+
+    var transcriber: Transcriber {
+        Transcriber { [self] in
+            guard let recognition = lock.withLock({ self.recognition }), recognition.modelName != nil else { return nil }
+            do {
+                return try await recognition.recognizer()
+            } catch let error as ServiceError {
+                throw Unavailable(description: error.body.error.message)
+            }
+        }
+    }
+}

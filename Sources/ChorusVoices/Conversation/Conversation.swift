@@ -65,10 +65,16 @@ public struct Conversation: Sendable {
     public var fallbackVoice: VoiceID?
     /// Where the conversation came from, for error messages.
     public var name: String
+    /// Whether recorded messages get words (`"transcribe"`, default true): one without text is transcribed, one with
+    /// text has it aligned to the recording, when the `Chorus` instance has a speech recognizer
+    /// (`Chorus.Configuration.transcriber`).
+    public var transcribe: Bool
 
     public init(messages: [Message], gapMilliseconds: Int = RenderOptions.defaultGapMilliseconds, voices: [String: VoiceID] = [:],
-                voiceSettings: [String: [String: JSONValue]] = [:], fallbackVoice: VoiceID? = nil, name: String = "conversation") {
+                voiceSettings: [String: [String: JSONValue]] = [:], fallbackVoice: VoiceID? = nil, name: String = "conversation",
+                transcribe: Bool = true) {
         self.messages = messages
+        self.transcribe = transcribe
         self.fallbackVoice = fallbackVoice
         self.gapMilliseconds = gapMilliseconds
         self.voices = voices
@@ -112,8 +118,10 @@ public struct Conversation: Sendable {
                 }
                 drafts.append(Draft(speaker: message.speaker, audio: audio, text: message.text, voice: message.voice))
             }
-            return try validated(drafts, gapMilliseconds: raw.gap_ms, voices: raw.voices ?? [:], voiceSettings: raw.voice_settings ?? [:],
-                                 audioFields: #""audio" (a clip)"#, name: name)
+            var conversation = try validated(drafts, gapMilliseconds: raw.gap_ms, voices: raw.voices ?? [:],
+                                             voiceSettings: raw.voice_settings ?? [:], audioFields: #""audio" (a clip)"#, name: name)
+            conversation.transcribe = raw.transcribe ?? true
+            return conversation
         } catch let error as AudioError {
             throw error.about(name, code: .invalidConversation)
         }
@@ -128,6 +136,7 @@ private struct RawConversation: Decodable {
     var messages: [RawMessage]
     var voices: [String: String]?
     var voice_settings: [String: JSONValue]?
+    var transcribe: Bool?
 }
 
 private struct RawMessage: Decodable {

@@ -5,8 +5,8 @@ public import Foundation
 /// The one entry point from a conversation to its outputs: recorded clips and text alike.
 ///
 /// A message is decoded and normalized as soon as its audio exists (a recorded clip at once, a
-/// text message when the cache or its provider answers), while the encoder takes finished messages
-/// in order; memory holds a window of messages, not the conversation. CPU work runs on the
+/// text message when the cache or its provider answers), a recorded one is then heard by the speech recognizer
+/// (`Configuration.transcriber`) for its words, while the encoder takes finished messages in order; memory holds a window of messages, not the conversation. CPU work runs on the
 /// instance's worker threads, never on Swift's cooperative pool. One instance serves any number of
 /// renders at once and shares its cache, provider gates and workers among them.
 ///
@@ -35,6 +35,9 @@ public final class Chorus: Sendable {
         public var workerThreads: Int
         /// Whose voices speak speakers without one (default: Flite's, then espeak-ng's).
         public var voiceEngine: VoiceEngine = .flite
+        /// The speech recognizer that gives recorded messages their words (`Conversation.transcribe`): by default the
+        /// offline Whisper model set-up installs, when it is there; `.off` for none.
+        public var transcriber: Transcriber = .automatic
 
         /// Allowed per-provider concurrency.
         public static let concurrencyRange = 1...64
@@ -56,6 +59,7 @@ public final class Chorus: Sendable {
 
     public let configuration: Configuration
     let synthesizer: MessageSynthesizer
+    let listener: MessageListener
     let pool: WorkerPool
 
     /// Opens the cache and starts the worker threads.
@@ -70,6 +74,28 @@ public final class Chorus: Sendable {
         let cache = try SynthesisCache(directory: configuration.cacheDirectory, maxBytes: configuration.cacheMaxBytes, shared: configuration.sharedCache)
         synthesizer = MessageSynthesizer(registry: configuration.registry, cache: cache, concurrency: configuration.providerConcurrency,
                                          retry: configuration.retry, pool: pool)
+        // Transcripts beside the synthesized speech; without a folder for them, recorded messages are heard every time.
+        listener = MessageListener(transcriber: configuration.transcriber,
+                                   cache: configuration.transcriber.isOff ? nil : try? TranscriptCache(directory: configuration.cacheDirectory),
+                                   pool: pool, retry: configuration.retry, gate: ConcurrencyGate(limit: configuration.providerConcurrency))
+    }
+
+    /// The transcript of `request` by the configured speech-to-text provider (`Configuration.transcriber`), through
+    /// the same policies as renders: the concurrency limit, retries, and the transcript cache.
+    ///
+    /// ```swift
+    /// let samples = try WhisperRecognizer.audio(fileAt: URL(fileURLWithPath: "note.m4a"))
+    /// let transcript = try await chorus.transcribe(SpeechToTextRequest(samples: samples))
+    /// ```
+    /// - Parameters:
+    ///   - request: The audio (mono at `WhisperRecognizer.sampleRate`) and its language, when known.
+    ///   - cached: Whether a transcript of the same audio by the same model may come from the cache.
+    /// - Throws: `VoiceError` naming the provider and the reason (`.configuration` when there is none); `CancellationError`.
+    public func transcribe(_ request: SpeechToTextRequest, cached: Bool = true) async throws -> Transcript {
+        guard !request.samples.isEmpty else { throw VoiceError(.badRequest, provider: "transcription", message: "no audio to transcribe") }
+        var listener = self.listener
+        if !cached { listener = MessageListener(transcriber: listener.transcriber, cache: nil, pool: listener.pool, retry: listener.retry, gate: listener.gate) }
+        return try await listener.transcript(of: request, options: ["sharpen"])
     }
 
     /// The cache renders use.

@@ -3,7 +3,8 @@ import Foundation
 
 /// How one render moves: every message is *sourced* (a recorded clip at once, a text message from
 /// the cache or its provider), then *processed* (decode → trim → normalize → fade, on worker
-/// threads), then *appended* in order by the encoder. Three bounds keep memory flat:
+/// threads), a recorded one then *heard* (its words, `MessageListener`), then *appended* in order by
+/// the encoder. Three bounds keep memory flat:
 /// sourcing runs at most `lookAhead` messages ahead of the encoder (synthesized audio is small, and
 /// providers stay busy), processing at most `options.jobs + 1` (processed PCM is what is large),
 /// and the encoder holds one message at a time.
@@ -16,6 +17,7 @@ struct RenderPipeline: Sendable {
     private enum Step: Sendable {
         case sourced(Int, SourcedMessage)
         case processed(Int, ProcessedMessage)
+        case heard(Int, MessageListener.Heard)
         /// The cache entries of message `index` did not decode: synthesize it afresh.
         case staleCache(Int, AudioError)
     }
@@ -50,11 +52,16 @@ struct RenderPipeline: Sendable {
         let lookAhead = min(count, max(processingWindow, 2 * chorus.configuration.providerConcurrency + processingWindow))
         let pool = chorus.pool
         let synthesizer = chorus.synthesizer
+        let listener = chorus.listener
         let conversation = self.conversation
+        // Recorded messages get words when the conversation asks and the instance has a recognizer.
+        let listening = conversation.transcribe && !listener.transcriber.isOff
 
         try await withThrowingTaskGroup(of: Step.self) { group in
             var sourced: [Int: SourcedMessage] = [:]
             var processed: [Int: ProcessedMessage] = [:]
+            var heard: [Int: MessageListener.Heard] = [:]
+            var warnedUnheard = false
             var processing = Set<Int>()
             var retried = Set<Int>()
             var nextToSource = 0
@@ -100,6 +107,12 @@ struct RenderPipeline: Sendable {
                     sourced[index] = message
                 case .processed(let index, let message):
                     processed[index] = message
+                    if listening && voices[index] == nil {
+                        let text = messages[index].text
+                        group.addTask { .heard(index, try await listener.listen(to: message, text: text)) }
+                    }
+                case .heard(let index, let result):
+                    heard[index] = result
                 case .staleCache(let index, let error):
                     guard !retried.contains(index), let stale = sourced.removeValue(forKey: index) else {
                         throw error.about(RenderMessage.subject(index: index, speaker: messages[index].speaker))
@@ -110,9 +123,26 @@ struct RenderPipeline: Sendable {
                     emit(.warning("\(RenderMessage.subject(index: index, speaker: messages[index].speaker)): a cached clip did not decode (\(error)); synthesizing it again"))
                     source(index, fresh: true)
                 }
-                while let ready = processed.removeValue(forKey: written) {
-                    let message = sourced.removeValue(forKey: written)!.message
-                    let segment = try await pool.run { try session.append(ready, for: message) }
+                while processed[written] != nil, !listening || voices[written] != nil || heard[written] != nil {
+                    var ready = processed.removeValue(forKey: written)!
+                    var message = sourced.removeValue(forKey: written)!.message
+                    switch heard.removeValue(forKey: written) {
+                    case .words(let words, let transcribedText)?:
+                        message.words = words
+                        if let transcribedText {
+                            message.text = transcribedText
+                            message.transcribed = true
+                        }
+                    case .unavailable(let reason)?:
+                        if !warnedUnheard {
+                            warnedUnheard = true
+                            ready.warnings.append("\(RenderMessage.subject(index: written, speaker: message.speaker)): recorded messages get no words: \(reason)")
+                        }
+                    case .nothing?, nil:
+                        break
+                    }
+                    let heardMessage = message, placed = ready
+                    let segment = try await pool.run { try session.append(placed, for: heardMessage) }
                     written += 1
                     for warning in ready.warnings { emit(.warning(warning)) }
                     emit(.segment(segment))

@@ -81,4 +81,21 @@ enum LanguageNames {
 
     /// The English name of Whisper language `code`; the code itself when it is not one.
     static func name(of code: String) -> String { byCode[code.lowercased()] ?? code }
+
+    /// The code of a language given by its English name (`english` → `en`, as OpenAI's `verbose_json` says it) or by
+    /// ISO 639-3 (`eng`, as ElevenLabs says it, for the languages below); a code is kept; anything else as given.
+    static func code(of language: String) -> String {
+        let lowered = language.lowercased()
+        if byCode[lowered] != nil { return lowered }
+        if let code = byName[lowered] { return code }
+        return threeLetter[lowered] ?? language
+    }
+
+    private static let byName: [String: String] = Dictionary(byCode.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
+    private static let threeLetter: [String: String] = [
+        "eng": "en", "deu": "de", "ger": "de", "spa": "es", "fra": "fr", "fre": "fr", "ita": "it", "por": "pt", "nld": "nl",
+        "dut": "nl", "rus": "ru", "zho": "zh", "chi": "zh", "cmn": "zh", "jpn": "ja", "kor": "ko", "ara": "ar", "hin": "hi",
+        "tur": "tr", "pol": "pl", "swe": "sv", "ukr": "uk", "ell": "el", "gre": "el", "ces": "cs", "cze": "cs", "ron": "ro",
+        "rum": "ro", "dan": "da", "fin": "fi", "nor": "no", "hun": "hu", "heb": "he", "vie": "vi", "ind": "id", "tha": "th",
+    ]
 }

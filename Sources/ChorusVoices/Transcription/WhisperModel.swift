@@ -30,6 +30,9 @@ public struct WhisperModel: Sendable, Equatable {
     /// cache key.
     public var fileStamps: [String] { files.map(Self.stamp(of:)) }
 
+    /// Its name and `fileStamps`: the model, as transcript cache keys name it.
+    public var identity: [String] { [name] + fileStamps }
+
     /// A file's name, size and modification time (`name size seconds.nanoseconds`, `name -1` when it is missing).
     public static func stamp(of url: URL) -> String {
         var info = stat()

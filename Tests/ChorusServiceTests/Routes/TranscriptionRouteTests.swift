@@ -246,6 +246,39 @@ struct TranscriptionRouteTests {
         }
     }
 
+    @Test("renders: a recorded clip without text gets the words the service hears, one with text its text aligned; \"transcribe\": false neither (another render)")
+    func renders() async throws {
+        let audio = try Data(contentsOf: Self.marcus).base64EncodedString()
+        try await Self.service().test { client in
+            let heard = try await client.call(.post, "/v1/renders", json: #"""
+                {"messages": [{"speaker": "Marcus", "audio_base64": "\#(audio)"}, {"speaker": "Marcus", "audio_base64": "\#(audio)", "text": "\#(Self.marcusText)"}],
+                 "output": {"format": "wav"}}
+                """#)
+            #expect(heard.status == .created, "\(heard.text)")
+            let manifest = try heard.decode(RenderManifest.self)
+            let segments = try #require(manifest.timeline?.segments)
+            #expect(segments[0].transcribed == true && Self.words(segments[0].text ?? "").starts(with: ["i", "can", "get", "her"]), "\(segments[0])")
+            let words = try #require(segments[0].words)
+            #expect(words.count >= 8 && words.allSatisfy { $0.start >= segments[0].start && $0.end <= segments[0].end })
+            #expect(segments[1].transcribed == nil && segments[1].text == Self.marcusText)
+            #expect(segments[1].words?.map(\.word) == ["I", "can", "get", "her", "I'm", "leaving", "work", "at", "four", "anyway"],
+                    "\(segments[1].words ?? [])")
+            // The captions the service stores say what was heard.
+            let captions = try await client.call(.get, "/v1/renders/\(manifest.id)/captions.vtt")
+            #expect(captions.status == .ok && captions.text.contains(segments[0].text ?? "?"), "\(captions.text)")
+
+            let declined = try await client.call(.post, "/v1/renders", json: #"""
+                {"transcribe": false, "messages": [{"speaker": "Marcus", "audio_base64": "\#(audio)"}, {"speaker": "Marcus", "audio_base64": "\#(audio)", "text": "\#(Self.marcusText)"}],
+                 "output": {"format": "wav"}}
+                """#)
+            #expect(declined.status == .created, "\(declined.text)")
+            let plain = try declined.decode(RenderManifest.self)
+            #expect(plain.id != manifest.id, "what is heard is part of a render's identity")
+            #expect(plain.timeline?.segments.allSatisfy { $0.words == nil && $0.transcribed == nil } == true)
+            #expect(plain.timeline?.segments.map(\.text) == [nil, Self.marcusText])
+        }
+    }
+
     @Test("CHORUS_TRANSCRIPTION_MODEL names a model folder or turns transcription off; a path is refused")
     func configuration() throws {
         #expect(try ServiceConfiguration(environment: [:]).transcriptionModel == WhisperModel.defaultName)

@@ -1,3 +1,4 @@
+import ChorusWire
 public import Foundation
 
 /// A voice made by ElevenLabs' instant voice cloning.
@@ -26,16 +27,16 @@ extension ElevenLabsProvider {
     public func addVoice(name: String, samples: [VoiceSample], description: String?, removeBackgroundNoise: Bool,
                          labels: [String: String] = [:]) async throws -> ClonedVoice {
         let key = try requireKey()
-        var form = MultipartForm()
-        form.add(name: "name", value: name)
-        if let description { form.add(name: "description", value: description) }
-        form.add(name: "remove_background_noise", value: removeBackgroundNoise ? "true" : "false")
+        var form = MultipartForm.Writer(boundary: "chorus-" + UUID().uuidString)
+        form.add("name", name)
+        if let description { form.add("description", description) }
+        form.add("remove_background_noise", removeBackgroundNoise ? "true" : "false")
         if !labels.isEmpty, let json = try? JSONSerialization.data(withJSONObject: labels, options: [.sortedKeys]) {
-            form.add(name: "labels", value: String(decoding: json, as: UTF8.self))
+            form.add("labels", String(decoding: json, as: UTF8.self))
         }
-        for sample in samples { form.add(name: "files", fileName: sample.fileName, data: sample.data) }
+        for sample in samples { form.add("files", data: sample.data, filename: sample.fileName, contentType: "application/octet-stream") }
         let response = try await http.send(.POST, ProviderHTTP.join(baseURL, "/v1/voices/add"), headers: [("xi-api-key", key)],
-                                           body: form.finished, contentType: form.contentType)
+                                           body: form.finished(), contentType: form.contentType)
         guard response.status == 200 || response.status == 201 else { throw error(for: response) }
         guard let object = ProviderHTTP.jsonObject(response.body), let voiceID = object["voice_id"] as? String, !voiceID.isEmpty else {
             throw VoiceError(.invalidResponse, provider: id, message: "no voice_id in the response")
@@ -54,24 +55,3 @@ extension ElevenLabsProvider {
     }
 }
 
-/// A `multipart/form-data` body.
-struct MultipartForm {
-    let boundary = "chorus-" + UUID().uuidString
-    private(set) var body = Data()
-
-    var contentType: String { "multipart/form-data; boundary=\(boundary)" }
-
-    mutating func add(name: String, value: String) {
-        body.append(Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"\r\n\r\n\(value)\r\n".utf8))
-    }
-
-    mutating func add(name: String, fileName: String, data: Data) {
-        let safeName = fileName.filter { $0 != "\"" && $0 != "\r" && $0 != "\n" }
-        body.append(Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"; filename=\"\(safeName)\"\r\nContent-Type: application/octet-stream\r\n\r\n".utf8))
-        body.append(data)
-        body.append(Data("\r\n".utf8))
-    }
-
-    /// The body with its closing boundary.
-    var finished: Data { body + Data("--\(boundary)--\r\n".utf8) }
-}

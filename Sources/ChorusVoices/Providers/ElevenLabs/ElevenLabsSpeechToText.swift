@@ -1,0 +1,68 @@
+import ChorusWire
+public import Foundation
+
+/// ElevenLabs speech to text: `POST /v1/speech-to-text` (multipart: `file`, `model_id`, `timestamps_granularity=word`,
+/// `language_code`), `xi-api-key` auth, the same base URL, key, HTTP client and error mapping as `ElevenLabsProvider`.
+/// It answers every word with its start and end (and spacing and sound events, which are left out), and a speaker
+/// label per word when asked to diarize (not asked: a Chorus message has one speaker).
+public struct ElevenLabsSpeechToText: SpeechToTextProvider {
+    public let id = "elevenlabs"
+    /// The model asked for (`ELEVENLABS_TRANSCRIPTION_MODEL`, default `scribe_v1`).
+    public let model: String
+    let speech: ElevenLabsProvider
+    public static let defaultModel = "scribe_v1"
+
+    public var modelIdentity: [String] { ["elevenlabs", model] }
+    /// True when an API key is configured.
+    public var isConfigured: Bool { speech.apiKey != nil }
+
+    public init(baseURL: String = "https://api.elevenlabs.io", apiKey: String?, model: String = ElevenLabsSpeechToText.defaultModel,
+                timeoutSeconds: Int64 = 120) {
+        speech = ElevenLabsProvider(baseURL: baseURL, apiKey: apiKey, timeoutSeconds: timeoutSeconds)
+        self.model = model
+    }
+
+    /// Configured from `ELEVENLABS_BASE_URL`, `ELEVENLABS_API_KEY` and `ELEVENLABS_TRANSCRIPTION_MODEL`.
+    public init(environment: [String: String]) {
+        self.init(baseURL: environment["ELEVENLABS_BASE_URL"] ?? "https://api.elevenlabs.io", apiKey: environment["ELEVENLABS_API_KEY"],
+                  model: environment["ELEVENLABS_TRANSCRIPTION_MODEL"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.defaultModel)
+    }
+
+    public func transcribe(_ request: SpeechToTextRequest) async throws -> Transcript {
+        let apiKey = try speech.requireKey()
+        var form = MultipartForm.Writer(boundary: "chorus-" + UUID().uuidString)
+        form.add("file", data: request.wav, filename: "audio.wav", contentType: "audio/wav")
+        form.add("model_id", model)
+        form.add("timestamps_granularity", "word")
+        form.add("tag_audio_events", "false")
+        if let language = request.language { form.add("language_code", language) }
+        let response = try await speech.http.send(.POST, ProviderHTTP.join(speech.baseURL, "/v1/speech-to-text"),
+                                                  headers: [("xi-api-key", apiKey)], body: form.finished(),
+                                                  contentType: form.contentType)
+        guard response.status == 200 else { throw speech.error(for: response) }
+        guard let object = ProviderHTTP.jsonObject(response.body), let text = object["text"] as? String else {
+            throw VoiceError(.invalidResponse, provider: id,
+                             message: "the answer is not a transcription (JSON with \"text\"): \(speech.http.redact(String(response.text.prefix(120))))")
+        }
+        var words: [WordTiming] = []
+        for item in (object["words"] as? [[String: Any]]) ?? [] where (item["type"] as? String ?? "word") == "word" {
+            guard let word = item["text"] as? String, let start = OpenAISpeechToText.seconds(item["start"]),
+                  let end = OpenAISpeechToText.seconds(item["end"]), start.isFinite, end.isFinite, start >= 0, end >= start else {
+                throw VoiceError(.invalidResponse, provider: id, message: "a word without a valid start and end: \(item)")
+            }
+            let spelled = word.trimmingCharacters(in: .whitespaces)
+            if !spelled.isEmpty { words.append(WordTiming(word: spelled, start: start, end: min(end, request.duration))) }
+        }
+        let language = LanguageNames.code(of: (object["language_code"] as? String) ?? request.language ?? "")
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if words.isEmpty && !trimmed.isEmpty { return Transcript.timing(text: trimmed, language: language, samples: request.samples) }
+        return Transcript(text: trimmed, language: language, duration: request.duration,
+                          words: SpeechOnsets.refine(words, samples: request.samples, rate: WhisperRecognizer.sampleRate))
+    }
+}
+
+extension ElevenLabsSpeechToText: CustomStringConvertible, CustomReflectable {
+    /// The provider, its model and base URL; the API key is never part of a description.
+    public var description: String { "ElevenLabsSpeechToText(model: \(model), base URL: \(speech.baseURL), key: \(isConfigured ? "set" : "not set"))" }
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+}

@@ -1,0 +1,80 @@
+import ChorusWire
+public import Foundation
+
+/// OpenAI speech to text: `POST /v1/audio/transcriptions` (multipart), bearer auth, the same base URL, key, HTTP
+/// client and error mapping as `OpenAIProvider`. `whisper-1` answers `verbose_json` with word timestamps; the newer
+/// models (`gpt-4o-transcribe`, `gpt-4o-mini-transcribe`) answer text only, and their words are timed by the aligner
+/// on the audio.
+public struct OpenAISpeechToText: SpeechToTextProvider {
+    public let id = "openai"
+    /// The model asked for (`OPENAI_TRANSCRIPTION_MODEL`, default `whisper-1`).
+    public let model: String
+    let speech: OpenAIProvider
+    public static let defaultModel = "whisper-1"
+
+    public var modelIdentity: [String] { ["openai", model] }
+    /// True when an API key is configured.
+    public var isConfigured: Bool { speech.isConfigured }
+
+    public init(baseURL: String = "https://api.openai.com/v1", apiKey: String?, model: String = OpenAISpeechToText.defaultModel,
+                timeoutSeconds: Int64 = 120) {
+        speech = OpenAIProvider(baseURL: baseURL, apiKey: apiKey, timeoutSeconds: timeoutSeconds)
+        self.model = model
+    }
+
+    /// Configured from `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `OPENAI_TRANSCRIPTION_MODEL`.
+    public init(environment: [String: String]) {
+        self.init(baseURL: environment["OPENAI_BASE_URL"] ?? "https://api.openai.com/v1", apiKey: environment["OPENAI_API_KEY"],
+                  model: environment["OPENAI_TRANSCRIPTION_MODEL"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.defaultModel)
+    }
+
+    /// Whether `model` gives word timestamps (`verbose_json` with `timestamp_granularities[]=word`).
+    var timesWords: Bool { model.hasPrefix("whisper") }
+
+    public func transcribe(_ request: SpeechToTextRequest) async throws -> Transcript {
+        guard let apiKey = speech.apiKey else { throw VoiceError(.configuration, provider: id, message: "OPENAI_API_KEY is not set") }
+        var form = MultipartForm.Writer(boundary: "chorus-" + UUID().uuidString)
+        form.add("file", data: request.wav, filename: "audio.wav", contentType: "audio/wav")
+        form.add("model", model)
+        if let language = request.language { form.add("language", language) }
+        if timesWords {
+            form.add("response_format", "verbose_json")
+            form.add("timestamp_granularities[]", "word")
+        } else {
+            form.add("response_format", "json")
+        }
+        let response = try await speech.http.send(.POST, ProviderHTTP.join(speech.baseURL, "/v1/audio/transcriptions"),
+                                                  headers: [("Authorization", "Bearer \(apiKey)")], body: form.finished(),
+                                                  contentType: form.contentType)
+        guard response.status == 200 else { throw speech.error(for: response) }
+        guard let object = ProviderHTTP.jsonObject(response.body), let text = object["text"] as? String else {
+            throw VoiceError(.invalidResponse, provider: id,
+                             message: "the answer is not a transcription (JSON with \"text\"): \(speech.http.redact(String(response.text.prefix(120))))")
+        }
+        let language = LanguageNames.code(of: (object["language"] as? String) ?? request.language ?? "")
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard timesWords, let list = object["words"] as? [[String: Any]] else {
+            return trimmed.isEmpty ? Transcript(text: "", language: language, duration: request.duration, words: [])
+                : Transcript.timing(text: trimmed, language: language, samples: request.samples)
+        }
+        var words: [WordTiming] = []
+        for item in list {
+            guard let word = item["word"] as? String, let start = Self.seconds(item["start"]), let end = Self.seconds(item["end"]),
+                  start.isFinite, end.isFinite, start >= 0, end >= start else {
+                throw VoiceError(.invalidResponse, provider: id, message: "a word without a valid start and end: \(item)")
+            }
+            words.append(WordTiming(word: word.trimmingCharacters(in: .whitespaces), start: start, end: min(end, request.duration)))
+        }
+        let duration = Self.seconds(object["duration"]) ?? request.duration
+        return Transcript(text: trimmed, language: language, duration: duration,
+                          words: SpeechOnsets.refine(words, samples: request.samples, rate: WhisperRecognizer.sampleRate))
+    }
+
+    static func seconds(_ value: Any?) -> Double? { (value as? NSNumber)?.doubleValue }
+}
+
+extension OpenAISpeechToText: CustomStringConvertible, CustomReflectable {
+    /// The provider, its model and base URL; the API key is never part of a description.
+    public var description: String { "OpenAISpeechToText(model: \(model), \(speech.description))" }
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+}

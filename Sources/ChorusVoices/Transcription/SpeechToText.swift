@@ -1,0 +1,76 @@
+public import ChorusAudio
+public import Foundation
+
+/// One audio to transcribe, as every speech-to-text provider gets it: mono samples at `WhisperRecognizer.sampleRate`
+/// (what a local recognizer hears, and what word onsets are refined against), and the same samples as a 16-bit WAV
+/// file (what a remote one uploads: lossless, and about 1 MB for 30 s).
+public struct SpeechToTextRequest: Sendable {
+    public var samples: [Float]
+    /// ISO-639-1, when the caller knows it.
+    public var language: String?
+
+    public init(samples: [Float], language: String? = nil) {
+        self.samples = samples
+        self.language = language
+    }
+
+    /// Seconds of audio.
+    public var duration: Double { Double(samples.count) / Double(WhisperRecognizer.sampleRate) }
+
+    /// The samples as a WAV file (16-bit PCM, mono).
+    public var wav: Data {
+        var pcm: [Int16] = []
+        samples.withUnsafeBufferPointer { PCM16.quantize($0, into: &pcm) }
+        let bytes = pcm.count * 2
+        var data = Data(capacity: 44 + bytes)
+        func append(_ text: String) { data.append(Data(text.utf8)) }
+        func append32(_ value: Int) { withUnsafeBytes(of: UInt32(value).littleEndian) { data.append(contentsOf: $0) } }
+        func append16(_ value: Int) { withUnsafeBytes(of: UInt16(value).littleEndian) { data.append(contentsOf: $0) } }
+        let rate = WhisperRecognizer.sampleRate
+        append("RIFF"); append32(36 + bytes); append("WAVE")
+        append("fmt "); append32(16); append16(1); append16(1); append32(rate); append32(rate * 2); append16(2); append16(16)
+        append("data"); append32(bytes)
+        pcm.withUnsafeBufferPointer { buffer in
+            for sample in buffer { withUnsafeBytes(of: sample.littleEndian) { data.append(contentsOf: $0) } }
+        }
+        return data
+    }
+}
+
+/// A speech recognizer behind the same policies as the voices (`Chorus.Configuration.transcriber`): renders and
+/// `chorus transcribe` call it through a concurrency gate and the retry policy, and cache what it answers by the
+/// audio and `modelIdentity`. Offline Whisper (`WhisperRecognizer`), OpenAI (`OpenAISpeechToText`) and ElevenLabs
+/// (`ElevenLabsSpeechToText`) are the three.
+public protocol SpeechToTextProvider: Sendable {
+    /// `whisper`, `openai`, `elevenlabs`: how errors, metrics and `--provider` name it.
+    var id: String { get }
+    /// What identifies the model in cache keys: its name, and for a local model the size and time of its files (a
+    /// model replaced in place is another model).
+    var modelIdentity: [String] { get }
+    /// The transcript of `request`: text, language code, duration and every word timed in seconds of the audio.
+    /// - Throws: `VoiceError` (retried by the caller when `VoiceError.retryVerdict` says so); `CancellationError`.
+    func transcribe(_ request: SpeechToTextRequest) async throws -> Transcript
+}
+
+extension WhisperRecognizer: SpeechToTextProvider {
+    public var id: String { "whisper" }
+    public var modelIdentity: [String] { model.identity }
+
+    public func transcribe(_ request: SpeechToTextRequest) async throws -> Transcript {
+        if let language = request.language, model.isEnglishOnly, LanguageNames.code(of: language) != "en" {
+            throw VoiceError(.badRequest, provider: id, message: "\(model.name) is English-only; it does not transcribe \(language)")
+        }
+        return try await transcribe(request.samples, sampleRate: WhisperRecognizer.sampleRate)
+    }
+}
+
+extension Transcript {
+    /// A transcript from a provider that gave the text but no word times (OpenAI's newer models): its words timed by the
+    /// aligner on the audio itself (`aligned(to:)` with no recognized words to anchor them, then onsets refined).
+    static func timing(text: String, language: String, samples: [Float]) -> Transcript {
+        let rate = WhisperRecognizer.sampleRate
+        let untimed = Transcript(text: text, language: language, duration: Double(samples.count) / Double(rate), words: [])
+        let words = SpeechOnsets.refine(untimed.aligned(to: text), samples: samples, rate: rate)
+        return Transcript(text: text, language: language, duration: untimed.duration, words: words)
+    }
+}
