@@ -82,7 +82,7 @@ struct ProviderTests {
             {"voice_settings": {"openai": {"model": "gpt-4o-mini-tts", "speed": 1.1, "instructions": "Warm and calm."}},
              "messages": [{"speaker": "Aisha", "text": "Mom's appointment is at 10.", "voice": "openai:alloy"}]}
             """#, in: directory)
-        let synthesizer = try makeChorus(server: server, cache: directory.file("cache"))
+        let synthesizer = try makeChorus(server: server, cache: directory.file("cache"), transcriber: .automatic)
         let result = try await render(chat, with: synthesizer, to: directory.file("out.wav"))
         let request = try #require(server.requests.first)
         #expect(request.path == "/v1/audio/speech")
@@ -93,7 +93,11 @@ struct ProviderTests {
         #expect(body["response_format"] as? String == "pcm")
         #expect(body["speed"] as? Double == 1.1)
         #expect(body["instructions"] as? String == "Warm and calm.")
-        #expect(result.timeline.segments[0].words == nil)
+        // OpenAI gives no word times: the text is aligned to the speech by the offline recognizer, every word once,
+        // in order, inside the segment (the stub's "speech" is a tone, so the words share its time evenly).
+        let segment = result.timeline.segments[0]
+        #expect(segment.words?.map(\.word) == ["Mom's", "appointment", "is", "at", "10"] && segment.transcribed == nil)
+        #expect(segment.words?.allSatisfy { $0.start >= segment.start && $0.end <= segment.end } == true)
         #expect(result.timeline.segments[0].voice == "openai:alloy")
         // 27 characters × 10 ms of tone = 0.3 s (the stub's minimum), trimmed to within 25 ms margins.
         let length = Double(result.timeline.segments[0].endSample) / 44_100

@@ -63,17 +63,20 @@ enum StubAudio {
     }
 }
 
-/// A `Chorus` wired to the stub server (espeak-ng beside it), with a private cache and fast retries.
+/// A `Chorus` wired to the stub server (espeak-ng beside it), with a private cache and fast retries. No speech
+/// recognizer unless asked for (the stubs' "speech" is tones; `RecordedSpeechTests` renders speech).
 func makeChorus(server: StubServer?, cache directory: URL, concurrency: Int = 4,
-                maxBytes: Int = 1 << 30, timeout: Int64 = 30) throws -> Chorus {
+                maxBytes: Int = 1 << 30, timeout: Int64 = 30, transcriber: Transcriber = .off) throws -> Chorus {
     var providers: [any VoiceProvider] = [FliteProvider(), EspeakProvider()]
     if let server {
         providers.append(ElevenLabsProvider(baseURL: server.baseURL, apiKey: testKey, timeoutSeconds: timeout))
         providers.append(OpenAIProvider(baseURL: server.baseURL + "/v1", apiKey: testKey, timeoutSeconds: timeout))
     }
-    return try Chorus(configuration: Chorus.Configuration(
+    var configuration = Chorus.Configuration(
         registry: VoiceRegistry(providers: providers), cacheDirectory: directory, cacheMaxBytes: maxBytes, providerConcurrency: concurrency,
-        retry: RetryPolicy(maxAttempts: 4, initialDelay: 0.01, maxDelay: 0.05, maxRetryAfter: 5, maxTotal: 30)))
+        retry: RetryPolicy(maxAttempts: 4, initialDelay: 0.01, maxDelay: 0.05, maxRetryAfter: 5, maxTotal: 30))
+    configuration.transcriber = transcriber
+    return try Chorus(configuration: configuration)
 }
 
 func conversation(_ json: String, in directory: TemporaryDirectory) throws -> Conversation {

@@ -54,13 +54,15 @@ struct RenderPipeline: Sendable {
         let synthesizer = chorus.synthesizer
         let listener = chorus.listener
         let conversation = self.conversation
-        // Recorded messages get words when the conversation asks and the instance has a recognizer.
+        // Recorded messages get words when the conversation asks and the instance has a recognizer; so do synthesized
+        // ones whose voice gave none (OpenAI's): their text is aligned to the speech.
         let listening = conversation.transcribe && !listener.transcriber.isOff
 
         try await withThrowingTaskGroup(of: Step.self) { group in
             var sourced: [Int: SourcedMessage] = [:]
             var processed: [Int: ProcessedMessage] = [:]
             var heard: [Int: MessageListener.Heard] = [:]
+            var listeningTo = Set<Int>()
             var warnedUnheard = false
             var processing = Set<Int>()
             var retried = Set<Int>()
@@ -107,8 +109,9 @@ struct RenderPipeline: Sendable {
                     sourced[index] = message
                 case .processed(let index, let message):
                     processed[index] = message
-                    if listening && voices[index] == nil {
-                        let text = messages[index].text
+                    if let source = sourced[index]?.message, listening && (voices[index] == nil || source.words == nil) {
+                        listeningTo.insert(index)
+                        let text = source.text
                         group.addTask { .heard(index, try await listener.listen(to: message, text: text)) }
                     }
                 case .heard(let index, let result):
@@ -123,9 +126,10 @@ struct RenderPipeline: Sendable {
                     emit(.warning("\(RenderMessage.subject(index: index, speaker: messages[index].speaker)): a cached clip did not decode (\(error)); synthesizing it again"))
                     source(index, fresh: true)
                 }
-                while processed[written] != nil, !listening || voices[written] != nil || heard[written] != nil {
+                while processed[written] != nil, !listeningTo.contains(written) || heard[written] != nil {
                     var ready = processed.removeValue(forKey: written)!
                     var message = sourced.removeValue(forKey: written)!.message
+                    listeningTo.remove(written)
                     switch heard.removeValue(forKey: written) {
                     case .words(let words, let transcribedText)?:
                         message.words = words
@@ -136,7 +140,8 @@ struct RenderPipeline: Sendable {
                     case .unavailable(let reason)?:
                         if !warnedUnheard {
                             warnedUnheard = true
-                            ready.warnings.append("\(RenderMessage.subject(index: written, speaker: message.speaker)): recorded messages get no words: \(reason)")
+                            ready.warnings.append("\(RenderMessage.subject(index: written, speaker: message.speaker)): no speech recognition "
+                                                  + "(\(reason)); recorded messages, and those of voices that give no word times, keep no words")
                         }
                     case .nothing?, nil:
                         break
