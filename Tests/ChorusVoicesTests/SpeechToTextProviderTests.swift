@@ -106,8 +106,9 @@ struct SpeechToTextProviderTests {
         #expect(transcript.words.map(\.word) == ["Hello", "there"] && transcript.language == "en")
     }
 
-    /// The fault matrix: what the stub does on each call (`nil`: answer well), and what the caller then sees.
-    static let faults: [(name: String, answers: [StubServer.Response?], requests: Int, failure: VoiceError.Kind?)] = [
+    /// The fault matrix: what the stub does on each call (`nil`: answer well), and what the caller then sees. Made per
+    /// test, not a stored global: LeakSanitizer does not see `Data` held in a global array of tuples as reachable.
+    static func faults() -> [(name: String, answers: [StubServer.Response?], requests: Int, failure: VoiceError.Kind?)] { [
         ("429 with Retry-After: 0, twice", [.json(429, ["error": ["message": "slow down"]], headers: ["Retry-After": "0"]),
                                             .json(429, ["error": ["message": "slow down"]], headers: ["Retry-After": "0"]), nil], 3, nil),
         ("429 without Retry-After", [.json(429, ["detail": ["status": "too_many_concurrent_requests", "message": "wait"], "error": ["message": "wait"]]), nil], 2, nil),
@@ -120,11 +121,11 @@ struct SpeechToTextProviderTests {
                                                                "detail": ["status": "invalid_api_key", "message": "bad key \(testKey)"]])], 1, .authentication),
         ("200 with an HTML page: not retried", [StubServer.Response(status: 200, headers: ["Content-Type": "text/html"], body: Data("<html>maintenance</html>".utf8))],
          1, .invalidResponse),
-    ]
+    ] }
 
     @Test("faults: 429 ± Retry-After, 5xx, a hang and a cut connection are retried; 401 and a 200 that is not JSON are not", arguments: ["openai", "elevenlabs"])
     func faultMatrix(provider name: String) async throws {
-        for fault in Self.faults {
+        for fault in Self.faults() {
             let calls = CallCount()
             let answers = fault.answers
             let server = try StubServer { request in
