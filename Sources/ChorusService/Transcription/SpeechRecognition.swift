@@ -76,7 +76,7 @@ final class SpeechRecognition: @unchecked Sendable {
             logger.warning("the transcription model's files changed; checking and loading it again", metadata: ["model": .string(modelName)])
         } else if let failure {
             let folder = self.folder
-            if try await pool.run({ Self.contents(of: folder.appendingPathComponent(modelName)) }) == failure.folder { throw failure.error }
+            if try await pool.run({ WhisperModel.contents(of: folder.appendingPathComponent(modelName)) }) == failure.folder { throw failure.error }
         }
         return try await sharedLoad()
     }
@@ -97,7 +97,7 @@ final class SpeechRecognition: @unchecked Sendable {
     private func load() async throws -> WhisperRecognizer {
         guard let modelName else { throw ServiceError(.serviceUnavailable, "transcription_unavailable", "transcription is off") }
         let folder = self.folder, threads = self.threads
-        let contents = try await pool.run { Self.contents(of: folder.appendingPathComponent(modelName)) }
+        let contents = try await pool.run { WhisperModel.contents(of: folder.appendingPathComponent(modelName)) }
         do {
             let (recognizer, stamps) = try await pool.run {
                 let model = try WhisperModel.named(modelName, in: folder)
@@ -126,11 +126,6 @@ final class SpeechRecognition: @unchecked Sendable {
         }
     }
 
-    /// What a model folder holds: each file's name, size and modification time (empty when there is no folder).
-    static func contents(of folder: URL) -> [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        return names.sorted().map { WhisperModel.stamp(of: folder.appendingPathComponent($0)) }
-    }
 
     /// Why loading failed, without server paths: files are named from the models folder (`whisper-tiny.en/encoder.onnx`).
     static func reason(_ error: any Error, folder: URL) -> String {

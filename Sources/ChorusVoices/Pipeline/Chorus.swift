@@ -6,7 +6,8 @@ public import Foundation
 ///
 /// A message is decoded and normalized as soon as its audio exists (a recorded clip at once, a
 /// text message when the cache or its provider answers), a recorded one is then heard by the speech recognizer
-/// (`Configuration.transcriber`) for its words, while the encoder takes finished messages in order; memory holds a window of messages, not the conversation. CPU work runs on the
+/// (`Configuration.transcriber`) for its words, while the encoder takes finished messages in order; memory holds a
+/// window of messages, not the conversation. CPU work runs on the
 /// instance's worker threads, never on Swift's cooperative pool. One instance serves any number of
 /// renders at once and shares its cache, provider gates and workers among them.
 ///
@@ -93,9 +94,7 @@ public final class Chorus: Sendable {
     /// - Throws: `VoiceError` naming the provider and the reason (`.configuration` when there is none); `CancellationError`.
     public func transcribe(_ request: SpeechToTextRequest, cached: Bool = true) async throws -> Transcript {
         guard !request.samples.isEmpty else { throw VoiceError(.badRequest, provider: "transcription", message: "no audio to transcribe") }
-        var listener = self.listener
-        if !cached { listener = MessageListener(transcriber: listener.transcriber, cache: nil, pool: listener.pool, retry: listener.retry, gate: listener.gate) }
-        return try await listener.transcript(of: request, options: ["sharpen"])
+        return try await listener.transcript(of: request, options: ["sharpen"], cached: cached)
     }
 
     /// The cache renders use.

@@ -28,15 +28,17 @@ struct MessageListener: Sendable {
     }
 
     /// The transcript of `request` by the configured provider, from the cache when it is there.
-    /// - Parameter options: what else shapes the words, for the cache key.
+    /// - Parameters:
+    ///   - options: What else shapes the words, for the cache key.
+    ///   - cached: Whether the answer may come from the cache (it is stored either way).
     /// - Throws: `VoiceError` naming the provider (no provider: `.configuration`); `CancellationError`.
-    func transcript(of request: SpeechToTextRequest, options: [String]) async throws -> Transcript {
+    func transcript(of request: SpeechToTextRequest, options: [String], cached: Bool = true) async throws -> Transcript {
         guard let provider = try await transcriber.provide() else {
             throw VoiceError(.configuration, provider: "transcription", message: "no speech-to-text provider is configured")
         }
         let audio = request.samples.withUnsafeBytes { Data($0) }
         let key = TranscriptCache.key(audio: audio, model: provider.modelIdentity, options: options + [request.language ?? ""])
-        if let cached = cache?.lookup(key) { return cached }
+        if cached, let transcript = cache?.lookup(key) { return transcript }
         let gate = self.gate
         let transcript = try await retry.run({ _ in
             try await gate.run { try await provider.transcribe(request) }

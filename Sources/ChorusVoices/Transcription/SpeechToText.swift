@@ -30,9 +30,7 @@ public struct SpeechToTextRequest: Sendable {
         append("RIFF"); append32(36 + bytes); append("WAVE")
         append("fmt "); append32(16); append16(1); append16(1); append32(rate); append32(rate * 2); append16(2); append16(16)
         append("data"); append32(bytes)
-        pcm.withUnsafeBufferPointer { buffer in
-            for sample in buffer { withUnsafeBytes(of: sample.littleEndian) { data.append(contentsOf: $0) } }
-        }
+        pcm.map(\.littleEndian).withUnsafeBytes { data.append(contentsOf: $0) }
         return data
     }
 }

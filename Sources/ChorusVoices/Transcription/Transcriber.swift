@@ -56,7 +56,7 @@ actor SharedRecognizers {
     /// - Throws: `VoiceError` (`.configuration`) naming the model file and the reason, for as long as the folder stays as it is.
     func recognizer(named name: String, in models: URL = WhisperModel.modelsFolder()) async throws -> WhisperRecognizer {
         let folder = models.appendingPathComponent(name, isDirectory: true)
-        let stamp = Self.stamp(of: folder)
+        let stamp = WhisperModel.contents(of: folder)
         if let load = loads[folder.path], load.stamp == stamp { return try await load.task.value }
         let loader = self.loader
         let threads = ProcessInfo.processInfo.activeProcessorCount
@@ -65,12 +65,6 @@ actor SharedRecognizers {
         }
         loads[folder.path] = (stamp, task)
         return try await task.value
-    }
-
-    /// What the folder holds (each file's name, size and time), so a model put in place or mended is loaded again.
-    private static func stamp(of folder: URL) -> [String] {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return ["(no folder)"] }
-        return names.sorted().map { "\($0) " + WhisperModel.stamp(of: folder.appendingPathComponent($0)) }
     }
 }
 
@@ -87,13 +81,9 @@ extension Transcriber {
         case "whisper":
             return .model(try WhisperModel.named(model ?? WhisperModel.defaultName, in: WhisperModel.modelsFolder(environment: environment)))
         case "openai":
-            var provider = OpenAISpeechToText(environment: environment)
-            if let model { provider = OpenAISpeechToText(baseURL: provider.speech.baseURL, apiKey: provider.speech.apiKey, model: model) }
-            return .provider(provider)
+            return .provider(OpenAISpeechToText(environment: environment, model: model))
         case "elevenlabs":
-            var provider = ElevenLabsSpeechToText(environment: environment)
-            if let model { provider = ElevenLabsSpeechToText(baseURL: provider.speech.baseURL, apiKey: provider.speech.apiKey, model: model) }
-            return .provider(provider)
+            return .provider(ElevenLabsSpeechToText(environment: environment, model: model))
         default:
             throw VoiceError(.configuration, provider: "transcription",
                              message: "no speech-to-text provider \"\(name)\" (known: \(providerNames.joined(separator: ", ")))")

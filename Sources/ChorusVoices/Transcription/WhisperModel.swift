@@ -30,6 +30,13 @@ public struct WhisperModel: Sendable, Equatable {
     /// cache key.
     public var fileStamps: [String] { files.map(Self.stamp(of:)) }
 
+    /// What a model folder holds: each file's `stamp` (empty when there is no folder). A failed load is remembered
+    /// with it, so a model put in place or mended is loaded again and an unchanged broken one is not.
+    public static func contents(of folder: URL) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return names.sorted().map { stamp(of: folder.appendingPathComponent($0)) }
+    }
+
     /// Its name and `fileStamps`: the model, as transcript cache keys name it.
     public var identity: [String] { [name] + fileStamps }
 

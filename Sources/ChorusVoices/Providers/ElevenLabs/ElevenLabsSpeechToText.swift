@@ -22,10 +22,11 @@ public struct ElevenLabsSpeechToText: SpeechToTextProvider {
         self.model = model
     }
 
-    /// Configured from `ELEVENLABS_BASE_URL`, `ELEVENLABS_API_KEY` and `ELEVENLABS_TRANSCRIPTION_MODEL`.
-    public init(environment: [String: String]) {
+    /// Configured from `ELEVENLABS_BASE_URL`, `ELEVENLABS_API_KEY` and `model` (else `ELEVENLABS_TRANSCRIPTION_MODEL`, else
+    /// the default).
+    public init(environment: [String: String], model: String? = nil) {
         self.init(baseURL: environment["ELEVENLABS_BASE_URL"] ?? "https://api.elevenlabs.io", apiKey: environment["ELEVENLABS_API_KEY"],
-                  model: environment["ELEVENLABS_TRANSCRIPTION_MODEL"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.defaultModel)
+                  model: model ?? environment["ELEVENLABS_TRANSCRIPTION_MODEL"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.defaultModel)
     }
 
     public func transcribe(_ request: SpeechToTextRequest) async throws -> Transcript {

@@ -22,10 +22,10 @@ public struct OpenAISpeechToText: SpeechToTextProvider {
         self.model = model
     }
 
-    /// Configured from `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `OPENAI_TRANSCRIPTION_MODEL`.
-    public init(environment: [String: String]) {
+    /// Configured from `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `model` (else `OPENAI_TRANSCRIPTION_MODEL`, else the default).
+    public init(environment: [String: String], model: String? = nil) {
         self.init(baseURL: environment["OPENAI_BASE_URL"] ?? "https://api.openai.com/v1", apiKey: environment["OPENAI_API_KEY"],
-                  model: environment["OPENAI_TRANSCRIPTION_MODEL"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.defaultModel)
+                  model: model ?? environment["OPENAI_TRANSCRIPTION_MODEL"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.defaultModel)
     }
 
     /// Whether `model` gives word timestamps (`verbose_json` with `timestamp_granularities[]=word`).
