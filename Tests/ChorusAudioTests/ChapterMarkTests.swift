@@ -29,7 +29,7 @@ struct ChapterMarkTests {
     }
 
     @Test("more than 255 chapters in MP3: a top-level table of contents of child tables; ffprobe reads all, in order")
-    func manyChaptersInMP3() throws {
+    func manyChaptersInMP3() async throws {
         try #require(Referee.available, "ffmpeg/ffprobe (the referee) is not installed")
         let directory = try TemporaryDirectory()
         let format = AudioFormat(sampleRate: 24_000, channels: 1)
@@ -44,7 +44,7 @@ struct ChapterMarkTests {
         try encoder.finish(chapters: (0..<count).map { ChapterMark(title: titles[$0], frames: ($0 * frames)..<(($0 + 1) * frames)) })
         try output.finish()
         let tag = try ID3ChapterTag(titles: titles)
-        let chapters = try Referee.chapters(url)
+        let chapters = try await Referee.chapters(url)
         try #require(chapters.count == count)
         for (index, chapter) in chapters.enumerated() {
             #expect(chapter.title == titles[index])
@@ -57,7 +57,7 @@ struct ChapterMarkTests {
     }
 
     @Test("the Ogg page checksum equals libavformat's on the pages it writes; rewritten times keep every page valid")
-    func oggChecksum() throws {
+    func oggChecksum() async throws {
         try #require(Referee.available, "ffmpeg/ffprobe (the referee) is not installed")
         let format = AudioFormat(sampleRate: 48_000, channels: 1)
         let titles = ["First", "Second", "Third"]
@@ -85,7 +85,7 @@ struct ChapterMarkTests {
         let directory = try TemporaryDirectory()
         let url = directory.file("three.ogg")
         try #require(try output.finish()).write(to: url)
-        let chapters = try Referee.chapters(url)
+        let chapters = try await Referee.chapters(url)
         #expect(chapters.map(\.title) == titles)
         #expect(chapters.map(\.start) == [0, 1, 2])
         #expect(try Referee.decodedFrames(url, channels: 1) == 144_000)

@@ -152,7 +152,7 @@ struct ParallelEncoderTests {
     }
 
     @Test("chapters of a stream encoded in pieces: one per message, where the messages start", arguments: ["mp3", "m4a"])
-    func chaptersInPieces(fileExtension: String) throws {
+    func chaptersInPieces(fileExtension: String) async throws {
         let format = AudioFormat(sampleRate: 44_100, channels: 2)
         let (audio, gaps) = Self.conversation(format, messages: 5, gapMilliseconds: 400)
         let starts = [0] + gaps.map(\.upperBound)
@@ -161,7 +161,7 @@ struct ParallelEncoderTests {
         let url = directory.file("chapters.\(fileExtension)")
         #expect(try Self.encode(audio, jobs: 2, chapters: marks, to: url).count == 4)
         #expect(try Referee.decodeS16Exact(url, channels: 2).count == audio.samples.count)
-        let read = try Referee.chapters(url)
+        let read = try await Referee.chapters(url)
         try #require(read.count == marks.count, "\(read)")
         for (chapter, mark) in zip(read, marks) {
             #expect(chapter.title == mark.title)

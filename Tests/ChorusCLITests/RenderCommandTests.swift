@@ -63,13 +63,13 @@ struct CLITests {
         try #require(Referee.available, "ffmpeg/ffprobe (the referee) is not installed")
         let result = try await CLI.run(["render", "chat.json", "-o", "out.m4a", "--timeline", "out.json", "--chapters"], in: directory)
         #expect(result.status == 0, "\(result.stderr)")
-        let chapters = try Referee.chapters(file("out.m4a"))
+        let chapters = try await Referee.chapters(file("out.m4a"))
         #expect(chapters.map(\.title) == ["Sarah: Hi", "Marcus"])
         let timeline = try JSONSerialization.jsonObject(with: Data(contentsOf: file("out.json"))) as! [String: Any]
         let second = (timeline["segments"] as! [[String: Any]])[1]["start"] as! Double
         #expect(chapters.count == 2 && abs(chapters[1].start - second) <= 0.0005)
         #expect(try await CLI.run(["render", "chat.json", "-o", "plain.m4a"], in: directory).status == 0)
-        #expect(try Referee.chapters(file("plain.m4a")).isEmpty)
+        #expect(try await Referee.chapters(file("plain.m4a")).isEmpty)
     }
 
     @Test("absurd parameters are usage errors (exit 64) naming the option", arguments: [

@@ -273,7 +273,7 @@ struct ServeCommandTests {
 
 /// Two `chorus serve` processes sharing one PostgreSQL (a real server) and one storage folder, with a 3 s lease: the
 /// instance running a render dies (`kill -9`) or stalls (`SIGSTOP`) past its lease, and the other completes it.
-@Suite("chorus serve: jobs taken over", .serialized, .enabled(if: PostgresTestServer.shouldRun, "needs PostgreSQL (apt-get install postgresql)"))
+@Suite("chorus serve: jobs taken over", .serialized, .enabled("needs PostgreSQL (apt-get install postgresql)") { await PostgresTestServer.shouldRun })
 struct TakeoverTests {
     static let key = "takeover-test-key-0123456789"
 
@@ -308,7 +308,7 @@ struct TakeoverTests {
     /// instances: `a` the one interrupted, `b` the other.
     static func takeover(_ label: String, interrupt: (Instance) -> Void) async throws
         -> (id: String, seconds: Double, url: String, server: PostgresTestServer, a: Instance, b: Instance, directory: URL) {
-        let server = try PostgresTestServer.shared.get()
+        let server = try await PostgresTestServer.shared()
         let url = try await server.database(label)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-takeover-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

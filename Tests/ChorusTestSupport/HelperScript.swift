@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A Python helper beside these files (`pg_server.py`, `s3_server.py`, `tcp_proxy.py`): started with its standard input
 /// held open (the helpers stop when it closes, so they go with the test process however it ends), announcing itself
@@ -93,5 +94,32 @@ public struct ToolRun: Sendable {
 public func offCooperativeThreads<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
+
+/// A helper started once for the whole test run (`start` runs on a thread of its own, the first time a test asks): a
+/// test that needs it awaits it, so no cooperative thread blocks while Python starts a server (seconds on a loaded
+/// machine) — a blocked cooperative thread stalls every other test of the process, and the in-process services they
+/// talk to, as long as it waits.
+public final class StartedOnce<Value: Sendable>: Sendable {
+    private let start: @Sendable () -> Value
+    private let task = Mutex<Task<Value, Never>?>(nil)
+
+    public init(_ start: @escaping @Sendable () -> Value) {
+        self.start = start
+    }
+
+    /// The helper, started by the first caller; later callers wait for that start.
+    public var value: Value {
+        get async {
+            let start = self.start
+            let running = task.withLock { task in
+                if let task { return task }
+                let started = Task { await withCheckedContinuation { continuation in Thread { continuation.resume(returning: start()) }.start() } }
+                task = started
+                return started
+            }
+            return await running.value
+        }
     }
 }

@@ -15,16 +15,24 @@ public final class PostgresTestServer: Sendable {
     public let password: String
     private let input: Pipe
 
-    public static let shared: Result<PostgresTestServer, Unavailable> = start()
+    private static let server = StartedOnce { start() }
+
+    /// The server, started by the first test that asks (off Swift's cooperative threads).
+    /// - Throws: `Unavailable` when it could not start.
+    public static func shared() async throws -> PostgresTestServer {
+        try await server.value.get()
+    }
 
     /// Whether tests that need the server should run: always in CI (where a missing server is a failure).
     public static var shouldRun: Bool {
-        if ProcessInfo.processInfo.environment["CI"] == "true" { return true }
-        if case .failure(let reason) = shared {
-            print("skipping PostgreSQL tests: \(reason)")
-            return false
+        get async {
+            if ProcessInfo.processInfo.environment["CI"] == "true" { return true }
+            if case .failure(let reason) = await server.value {
+                print("skipping PostgreSQL tests: \(reason)")
+                return false
+            }
+            return true
         }
-        return true
     }
 
     /// The URL of database `name` (not created).

@@ -60,8 +60,12 @@ public enum Referee {
         public var title: String
     }
 
-    /// The chapters ffprobe reads from `url` (`-show_chapters`), in order.
-    public static func chapters(_ url: URL) throws -> [Chapter] {
+    /// The chapters ffprobe reads from `url` (`-show_chapters`), in order (ffprobe waited for on a thread of its own).
+    public static func chapters(_ url: URL) async throws -> [Chapter] {
+        try await offCooperativeThreads { try readChapters(url) }
+    }
+
+    private static func readChapters(_ url: URL) throws -> [Chapter] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: ffmpeg!.replacingOccurrences(of: "ffmpeg", with: "ffprobe"))
         process.arguments = ["-v", "error", "-show_chapters", "-of", "json", url.path]

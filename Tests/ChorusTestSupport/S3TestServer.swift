@@ -15,26 +15,28 @@ public final class S3TestServer: Sendable {
     public let secretAccessKey: String
     private let input: Pipe
 
-    public static let checked: Result<S3TestServer, Unavailable> = start(auth: true)
-    nonisolated(unsafe) private static var openServer: Result<S3TestServer, Unavailable>?
-    private static let lock = NSLock()
-    public static var open: Result<S3TestServer, Unavailable> {
-        lock.lock()
-        defer { lock.unlock() }
-        if let openServer { return openServer }
-        let started = start(auth: false)
-        openServer = started
-        return started
+    /// Which of the two servers: `checked` verifies signatures, `open` accepts any request.
+    public enum Mode: Sendable { case checked, open }
+
+    private static let checkedServer = StartedOnce { start(auth: true) }
+    private static let openServer = StartedOnce { start(auth: false) }
+
+    /// The server of `mode`, started by the first test that asks (off Swift's cooperative threads).
+    /// - Throws: `Unavailable` when it could not start.
+    public static func running(_ mode: Mode = .checked) async throws -> S3TestServer {
+        try await (mode == .checked ? checkedServer : openServer).value.get()
     }
 
     /// Whether tests that need the server should run: always in CI (where a missing server is a failure).
     public static var shouldRun: Bool {
-        if ProcessInfo.processInfo.environment["CI"] == "true" { return true }
-        if case .failure(let reason) = checked {
-            print("skipping S3 tests: \(reason)")
-            return false
+        get async {
+            if ProcessInfo.processInfo.environment["CI"] == "true" { return true }
+            if case .failure(let reason) = await checkedServer.value {
+                print("skipping S3 tests: \(reason)")
+                return false
+            }
+            return true
         }
-        return true
     }
 
     /// The environment a `--storage s3://…` service reads, for this server.

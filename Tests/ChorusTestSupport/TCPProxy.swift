@@ -11,7 +11,12 @@ public final class TCPProxy: @unchecked Sendable {
         public var description: String
     }
 
-    public init(to target: Int) throws {
+    /// Starts a proxy to `target` (on a thread of its own: Python takes a while to start on a loaded machine).
+    public static func start(to target: Int) async throws -> TCPProxy {
+        try await offCooperativeThreads { try TCPProxy(to: target) }
+    }
+
+    private init(to target: Int) throws {
         struct Started: Decodable { var port: Int }
         switch HelperScript.start("tcp_proxy.py", arguments: [String(target)], log: nil, announcing: Started.self) {
         case .failure(.notRun(let reason)), .failure(.notStarted(let reason)):
@@ -28,15 +33,20 @@ public final class TCPProxy: @unchecked Sendable {
     }
 
     /// Cuts every connection and refuses new ones (returns once done).
-    public func down() { command("down") }
+    public func down() async throws { try await command("down") }
 
     /// Keeps every connection open but passes nothing (and leaves new ones waiting): a network that drops packets.
-    public func hang() { command("hang") }
+    public func hang() async throws { try await command("hang") }
 
     /// Forwards again.
-    public func up() { command("up") }
+    public func up() async throws { try await command("up") }
 
-    private func command(_ text: String) {
+    /// Sends `text` and waits for the proxy's answer, on a thread of its own.
+    private func command(_ text: String) async throws {
+        try await offCooperativeThreads { self.send(text) }
+    }
+
+    private func send(_ text: String) {
         lock.lock()
         defer { lock.unlock() }
         helper.input.fileHandleForWriting.write(Data((text + "\n").utf8))

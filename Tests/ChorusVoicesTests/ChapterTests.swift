@@ -18,9 +18,9 @@ struct ChapterTests {
     /// millisecond), ending where the next starts or the file ends, titled `Speaker: first words…`.
     /// Ogg comments hold start times only: ffprobe ends the last chapter at its own estimate of the
     /// stream's length (which counts the Opus pre-skip), so that one end is not ours to check.
-    static func expectChapters(_ url: URL, match timeline: Timeline, titles: [String]) throws {
+    static func expectChapters(_ url: URL, match timeline: Timeline, titles: [String]) async throws {
         let lastEndStored = url.pathExtension != "ogg"
-        let chapters = try Referee.chapters(url)
+        let chapters = try await Referee.chapters(url)
         try #require(chapters.count == timeline.segments.count, "\(url.lastPathComponent): \(chapters.count) chapters")
         for (index, (chapter, segment)) in zip(chapters, timeline.segments).enumerated() {
             let end = index + 1 < timeline.segments.count ? timeline.segments[index + 1].start : timeline.duration
@@ -40,7 +40,7 @@ struct ChapterTests {
         let url = fixture.directory.file(name)
         let titles = fixture.conversation.messages.map { ChapterTitle.make(speaker: $0.speaker, text: $0.text) }
         #expect(titles[0] == "Sarah: Message 0 <ok> & done")
-        try Self.expectChapters(url, match: result.timeline, titles: titles)
+        try await Self.expectChapters(url, match: result.timeline, titles: titles)
         // The chapters change nothing else: same decoded length (delay and padding still dropped), same samples.
         let decoded = try AudioFileReader(url: url).readAll()
         #expect(decoded.frameCount == result.timeline.samples)
@@ -49,7 +49,7 @@ struct ChapterTests {
         _ = try await fixture.render(to: "plain." + format.rawValue)
         let plain = try AudioFileReader(url: fixture.directory.file("plain." + format.rawValue)).readAll()
         #expect(plain.samples == decoded.samples, "chapters changed the audio")
-        #expect(try Referee.chapters(fixture.directory.file("plain." + format.rawValue)).isEmpty, "chapters without asking")
+        #expect(try await Referee.chapters(fixture.directory.file("plain." + format.rawValue)).isEmpty, "chapters without asking")
         if format == .mp3 {
             let bytes = try Data(contentsOf: url)
             #expect(bytes.prefix(3) == Data("ID3".utf8), "the ID3 tag comes first")
@@ -65,7 +65,7 @@ struct ChapterTests {
         _ = try await fixture.render(to: "b.wav")
         #expect(try Data(contentsOf: fixture.directory.file("a.wav")) == Data(contentsOf: fixture.directory.file("b.wav")))
         _ = try await fixture.render(to: "c.flac", options: Self.withChapters())
-        #expect(try Referee.chapters(fixture.directory.file("c.flac")).isEmpty)
+        #expect(try await Referee.chapters(fixture.directory.file("c.flac")).isEmpty)
     }
 
     @Test("a streamed MP3 leaves out the ID3 chapter tag with the LAME frame, a streamed Ogg its chapter comments; the stored files have them")
@@ -82,10 +82,10 @@ struct ChapterTests {
             let streamed = try await listener.value
             let stored = try Data(contentsOf: fixture.directory.file("live.\(format.rawValue)"))
             let titles = fixture.conversation.messages.map { ChapterTitle.make(speaker: $0.speaker, text: $0.text) }
-            try Self.expectChapters(fixture.directory.file("live.\(format.rawValue)"), match: result.timeline, titles: titles)
+            try await Self.expectChapters(fixture.directory.file("live.\(format.rawValue)"), match: result.timeline, titles: titles)
             let copy = fixture.directory.file("streamed.\(format.rawValue)")
             try streamed.write(to: copy)
-            #expect(try Referee.chapters(copy).isEmpty)
+            #expect(try await Referee.chapters(copy).isEmpty)
             if format == .mp3 {
                 let skipped = stored.count - streamed.count
                 #expect(stored.dropFirst(skipped) == streamed, "the stream is the file from its first audio frame")

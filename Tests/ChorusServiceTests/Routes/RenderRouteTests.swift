@@ -73,7 +73,7 @@ struct RenderRouteTests {
                 let audio = try await client.call(.get, "/v1/renders/\(manifest.id)/audio")
                 let file = service.directory.file("served.\(format)")
                 try audio.data.write(to: file)
-                let read = try Referee.chapters(file)
+                let read = try await Referee.chapters(file)
                 if chapters == false {
                     #expect(read.isEmpty)
                 } else {
@@ -86,7 +86,7 @@ struct RenderRouteTests {
             let speech = try await client.call(.post, "/v1/audio/speech", json: #"{"model": "tts-1", "input": "One utterance.", "voice": "espeak:en-us"}"#)
             let file = service.directory.file("speech.mp3")
             try speech.data.write(to: file)
-            let speechChapters = try Referee.chapters(file)
+            let speechChapters = try await Referee.chapters(file)
             #expect(speech.status == .ok && speechChapters.isEmpty)
         }
     }

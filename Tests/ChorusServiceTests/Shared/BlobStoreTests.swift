@@ -10,12 +10,12 @@ import Testing
 
 /// Both blob stores through one contract: the local folder, and an S3 bucket on a real S3-compatible server
 /// (moto's server mode, `S3TestServer`).
-@Suite("Blob stores", .enabled(if: S3TestServer.shouldRun, "needs moto's S3 server (pip install 'moto[server]')"))
+@Suite("Blob stores", .enabled("needs moto's S3 server (pip install 'moto[server]')") { await S3TestServer.shouldRun })
 struct BlobStoreTests {
     enum Backend: String, CaseIterable, Sendable { case folder, s3 }
 
     /// A store on a fresh folder or a fresh bucket; the folder lives as long as the returned value.
-    static func store(_ backend: Backend, partSize: Int = 5 * 1_048_576, server: Result<S3TestServer, S3TestServer.Unavailable> = S3TestServer.checked)
+    static func store(_ backend: Backend, partSize: Int = 5 * 1_048_576, server: S3TestServer.Mode = .checked)
         async throws -> (any BlobStore, TemporaryDirectory) {
         let directory = try TemporaryDirectory()
         switch backend {
@@ -23,7 +23,7 @@ struct BlobStoreTests {
             return (FolderBlobStore(root: directory.url), directory)
         case .s3:
             var client = S3Client(location: try S3Location(url: "s3://\(S3TestServer.uniqueBucket("blobs"))/chorus/test",
-                                                           environment: try server.get().environment))
+                                                           environment: try await S3TestServer.running(server).environment))
             client.partSize = partSize
             try await client.createBucket()
             return (S3BlobStore(client: client), directory)
@@ -63,7 +63,7 @@ struct BlobStoreTests {
     /// prefix fails there the same way), and every listing has one.
     @Test("listing returns the names under a prefix, sorted, and nothing else", arguments: Backend.allCases)
     func listing(backend: Backend) async throws {
-        let (store, _) = try await Self.store(backend, server: S3TestServer.open)
+        let (store, _) = try await Self.store(backend, server: .open)
         for name in ["renders/b/timeline.json", "renders/a/audio.mp3", "renders/a/render.json", "clips/x.audio", "renders-old/z"] {
             try await store.put(Data(name.utf8), name: name, contentType: "application/octet-stream")
         }
@@ -90,11 +90,11 @@ struct BlobStoreTests {
     /// presigned URLs, so this shows the URL names the right bucket and object, and carries no secret.
     @Test("a presigned URL fetches the object with no credentials")
     func presigned() async throws {
-        let (store, _) = try await Self.store(.s3, server: S3TestServer.open)
+        let (store, _) = try await Self.store(.s3, server: .open)
         let data = Self.bytes(4_321, seed: 10)
         try await store.put(data, name: "renders/p/audio.mp3", contentType: "audio/mpeg")
         let url = try #require(store.presignedURL("renders/p/audio.mp3", expires: 300))
-        #expect(!url.contains(try S3TestServer.open.get().secretAccessKey) && url.contains("X-Amz-Signature="))
+        #expect(!url.contains(try await S3TestServer.running(.open).secretAccessKey) && url.contains("X-Amz-Signature="))
         let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
         #expect(response.status == .ok)
         #expect(Data(buffer: try await response.body.collect(upTo: 1 << 20)) == data)
@@ -103,7 +103,7 @@ struct BlobStoreTests {
 
     @Test("a wrong secret is refused by the server's own signature check, and the error does not carry it")
     func wrongSecret() async throws {
-        var environment = try S3TestServer.checked.get().environment
+        var environment = try await S3TestServer.running().environment
         environment["AWS_SECRET_ACCESS_KEY"] = "not-the-secret-5a4b3c"
         let client = S3Client(location: try S3Location(url: "s3://\(S3TestServer.uniqueBucket("denied"))", environment: environment))
         await #expect {
@@ -119,7 +119,7 @@ struct BlobStoreTests {
         let refusing = try RefusingPort()   // connections refused, and the port kept from other tests' servers
         let port = refusing.port
         defer { _ = refusing }
-        var environment = try S3TestServer.checked.get().environment
+        var environment = try await S3TestServer.running().environment
         environment["AWS_ENDPOINT_URL_S3"] = "http://127.0.0.1:\(port)"
         let store = S3BlobStore(client: S3Client(location: try S3Location(url: "s3://nowhere-bucket", environment: environment)))
         await #expect {

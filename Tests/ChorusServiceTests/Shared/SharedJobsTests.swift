@@ -11,9 +11,9 @@ import Testing
 
 /// Two service instances sharing one PostgreSQL (a real server: a throwaway cluster the tests start) and one storage
 /// folder: the job queue, the render index, limits across instances, and the database going away.
-@Suite("Service: shared jobs on PostgreSQL", .serialized, .enabled(if: PostgresTestServer.shouldRun, "needs PostgreSQL (apt-get install postgresql)"))
+@Suite("Service: shared jobs on PostgreSQL", .serialized, .enabled("needs PostgreSQL (apt-get install postgresql)") { await PostgresTestServer.shouldRun })
 struct SharedJobsTests {
-    static func server() throws -> PostgresTestServer { try PostgresTestServer.shared.get() }
+    static func server() async throws -> PostgresTestServer { try await PostgresTestServer.shared() }
 
     /// An instance on `database` and the shared folder, with the stub provider.
     static func instance(_ database: String, shared folder: TemporaryDirectory, stub: StubServer? = nil, workers: Int = 1,
@@ -50,7 +50,7 @@ struct SharedJobsTests {
     @Test("two instances starting at once migrate the schema once")
     func concurrentMigrations() async throws {
         try await withinTimeLimit(180, "concurrentMigrations") {
-            let server = try Self.server()
+            let server = try await Self.server()
             let url = try await server.database("migrate")
             let folder = try TemporaryDirectory()
             let a = try Self.instance(url, shared: folder), b = try Self.instance(url, shared: folder)
@@ -69,7 +69,7 @@ struct SharedJobsTests {
     @Test("a render queued on A while A is busy runs on B; manifest, events and audio are the same through either; progress crosses")
     func queuedAcrossInstances() async throws {
         try await withinTimeLimit(180, "queuedAcrossInstances") {
-            let server = try Self.server()
+            let server = try await Self.server()
             let url = try await server.database("queue")
             let folder = try TemporaryDirectory()
             let stub = try StubSpeech.openAIServer(latency: 0.4)
@@ -119,7 +119,7 @@ struct SharedJobsTests {
     @Test("the same request sent to A and B at the same moment renders once, and both callers get it")
     func sameRequestOnce() async throws {
         try await withinTimeLimit(180, "sameRequestOnce") {
-            let server = try Self.server()
+            let server = try await Self.server()
             let url = try await server.database("dedupe")
             let folder = try TemporaryDirectory()
             let stub = try StubSpeech.openAIServer(latency: 0.3)
@@ -145,7 +145,7 @@ struct SharedJobsTests {
     @Test("a render deleted through A is gone through B at once (B drops its copy on the notification); a copy whose notification was missed goes at B's sweep")
     func deleteAcrossInstances() async throws {
         try await withinTimeLimit(180, "deleteAcrossInstances") {
-            let server = try Self.server()
+            let server = try await Self.server()
             let url = try await server.database("delete")
             let folder = try TemporaryDirectory()
             let a = try Self.instance(url, shared: folder), b = try Self.instance(url, shared: folder)
@@ -191,7 +191,7 @@ struct SharedJobsTests {
     @Test("renders per key are counted across instances")
     func perKeyAcrossInstances() async throws {
         try await withinTimeLimit(180, "perKeyAcrossInstances") {
-            let server = try Self.server()
+            let server = try await Self.server()
             let url = try await server.database("limits")
             let folder = try TemporaryDirectory()
             let stub = try StubSpeech.openAIServer(latency: 0.5)
@@ -218,7 +218,7 @@ struct SharedJobsTests {
     @Test("the per-minute request limit is counted in the database: four requests a minute across A and B, not four each")
     func rateLimitAcrossInstances() async throws {
         try await withinTimeLimit(180, "rateLimitAcrossInstances") {
-            let server = try Self.server()
+            let server = try await Self.server()
             let url = try await server.database("rate")
             let folder = try TemporaryDirectory()
             let a = try Self.instance(url, shared: folder) { $0.rateLimitPerMinute = 4 }
@@ -246,9 +246,9 @@ struct SharedJobsTests {
     @Test("the database unreachable (packets dropped): 503 with Retry-After within seconds, finished renders still served, a running render still recorded, recovery on its own")
     func databaseGoesAway() async throws {
         try await withinTimeLimit(180, "databaseGoesAway") {
-            let server = try Self.server()
+            let server = try await Self.server()
             let url = try await server.database("outage")
-            let proxy = try TCPProxy(to: server.port)
+            let proxy = try await TCPProxy.start(to: server.port)
             let proxied = url.replacingOccurrences(of: ":\(server.port)/", with: ":\(proxy.port)/")
             let folder = try TemporaryDirectory()
             let stub = try StubSpeech.openAIServer(latency: 0.4)
@@ -265,7 +265,7 @@ struct SharedJobsTests {
                                                     headers: [.init("Prefer")!: "respond-async"])
                 #expect(running.status == .accepted)
                 let runningID = try Self.manifest(running).id
-                proxy.hang()   // nothing passes and nothing is closed: only the service's own deadlines end the wait
+                try await proxy.hang()   // nothing passes and nothing is closed: only the service's own deadlines end the wait
                 let started = Date()
                 let refused = try await client.call(.post, "/v1/renders", json: textRequest(["Sent during the outage."], voice: "openai:nova"))
                 let waited = Date().timeIntervalSince(started)
@@ -276,7 +276,7 @@ struct SharedJobsTests {
                 #expect(try await client.call(.get, "/v1/renders/\(madeID)").status == .ok)
                 #expect(try await client.call(.get, "/v1/renders/\(madeID)/audio").status == .ok)
                 try await Task.sleep(nanoseconds: 2_000_000_000)
-                proxy.up()
+                try await proxy.up()
                 var recovered: TestResponse?
                 for _ in 0..<40 {
                     let answer = try await client.call(.post, "/v1/renders", json: textRequest(["Sent during the outage."], voice: "openai:nova"))
@@ -299,7 +299,7 @@ struct SharedJobsTests {
     @Test("claims with SKIP LOCKED: four claimers on two pools take forty jobs, each exactly once")
     func claimsAreExclusive() async throws {
         try await withinTimeLimit(180, "claimsAreExclusive") {
-            let server = try Self.server()
+            let server = try await Self.server()
             let url = try await server.database("claims")
             let logger = Logger(label: "test")
             let location = try DatabaseLocation(url: url)
@@ -339,7 +339,7 @@ struct SharedJobsTests {
     @Test("a lease that runs out is claimed again, and the first owner can then neither renew nor complete it")
     func leaseTakeover() async throws {
         try await withinTimeLimit(180, "leaseTakeover") {
-            let server = try Self.server()
+            let server = try await Self.server()
             let url = try await server.database("lease")
             let logger = Logger(label: "test")
             let database = try PostgresDatabase(location: try DatabaseLocation(url: url), logger: logger)

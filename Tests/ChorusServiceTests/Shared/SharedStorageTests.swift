@@ -12,18 +12,18 @@ import Testing
 
 /// Two service instances, each with its own data folder, sharing one storage (`--storage`): a folder both mount,
 /// or a bucket on a real S3-compatible server (moto, checking every request's signature).
-@Suite("Service: shared storage across instances", .enabled(if: S3TestServer.shouldRun, "needs moto's S3 server (pip install 'moto[server]')"))
+@Suite("Service: shared storage across instances", .enabled("needs moto's S3 server (pip install 'moto[server]')") { await S3TestServer.shouldRun })
 struct SharedStorageTests {
     enum Backend: String, CaseIterable, Sendable { case folder, s3 }
 
     /// A shared storage setting and the environment it needs, fresh for each test.
-    static func storage(_ backend: Backend, shared folder: TemporaryDirectory, server: Result<S3TestServer, S3TestServer.Unavailable> = S3TestServer.checked)
+    static func storage(_ backend: Backend, shared folder: TemporaryDirectory, server: S3TestServer.Mode = .checked)
         async throws -> (setting: String, environment: [String: String]) {
         switch backend {
         case .folder:
             return (folder.file("shared").path, [:])
         case .s3:
-            let environment = try server.get().environment
+            let environment = try await S3TestServer.running(server).environment
             let setting = "s3://\(S3TestServer.uniqueBucket("shared"))/chorus"
             try await S3Client(location: try S3Location(url: setting, environment: environment)).createBucket()
             return (setting, environment)
@@ -114,7 +114,7 @@ struct SharedStorageTests {
     @Test("--redirect-audio answers 302 to a presigned URL that serves the same bytes, after authentication")
     func redirect() async throws {
         let folder = try TemporaryDirectory()
-        let (setting, environment) = try await Self.storage(.s3, shared: folder, server: S3TestServer.open)
+        let (setting, environment) = try await Self.storage(.s3, shared: folder, server: .open)
         let service = try Self.instance(setting, environment, redirect: true)
         try await service.test { client in
             let created = try await client.call(.post, "/v1/renders", json: textRequest(["Redirected audio."]))
@@ -163,7 +163,7 @@ struct SharedStorageTests {
     @Test("retention sweeps the shared storage of expired renders and clips, whichever instance made them", arguments: Backend.allCases)
     func sweep(backend: Backend) async throws {
         let folder = try TemporaryDirectory()
-        let (setting, environment) = try await Self.storage(backend, shared: folder, server: S3TestServer.open)
+        let (setting, environment) = try await Self.storage(backend, shared: folder, server: .open)
         let shared = try SharedStorage.make(setting, redirectAudio: false, environment: environment)
         let now = Date().timeIntervalSince1970
         let (old, young, orphan) = (Self.id("a"), Self.id("b"), Self.id("c"))
@@ -256,7 +256,7 @@ struct SharedStorageTests {
     func sharedSynthesisCache(backend: Backend) async throws {
         let folder = try TemporaryDirectory()
         // The open server: the test lists the bucket (moto's signature check refuses a `/` in a listing's prefix).
-        let (setting, environment) = try await Self.storage(backend, shared: folder, server: S3TestServer.open)
+        let (setting, environment) = try await Self.storage(backend, shared: folder, server: .open)
         let stub = try StubSpeech.openAIServer(latency: 0)
         let instance = { try TestService(stub: stub) { configuration in
             configuration.storage = setting
