@@ -152,7 +152,7 @@ struct AudioFastPathTests {
         // Made in-process: no pooled client connection meets the 1 s idle timeout.
         let manifest = try await server.application.test(.router) { client in
             // A minute of audio as WAV (~5 MB): more than the kernel's socket buffers hold, so the sending takes as long as the reading.
-            let clip = try await client.call(.post, "/v1/clips", body: try ClipAndVoiceRouteTests.voiceNote(seconds: 60)).decode(ClipInfo.self)
+            let clip = try await client.call(.post, "/v1/clips", body: try await ClipAndVoiceRouteTests.voiceNote(seconds: 60)).decode(ClipInfo.self)
             return try await client.call(.post, "/v1/renders", json: #"""
                 {"messages": [{"speaker": "Mom", "clip": "\#(clip.id)"}], "output": {"format": "wav"}}
                 """#).decode(RenderManifest.self)

@@ -131,7 +131,7 @@ struct ServiceLoadTests {
         let server = try await service.server()
         try await server.application.test(.router) { client in
             let manifest = try await client.call(.post, "/v1/renders", json: textRequest(["Short lived."])).decode(RenderManifest.self)
-            let clip = try await client.call(.post, "/v1/clips", body: try ClipAndVoiceRouteTests.voiceNote(seconds: 1)).decode(ClipInfo.self)
+            let clip = try await client.call(.post, "/v1/clips", body: try await ClipAndVoiceRouteTests.voiceNote(seconds: 1)).decode(ClipInfo.self)
             try await Task.sleep(nanoseconds: 1_200_000_000)
             await RetentionSweeper(state: server.state).sweep()
             #expect(try await client.call(.get, "/v1/renders/\(manifest.id)").status == .notFound)

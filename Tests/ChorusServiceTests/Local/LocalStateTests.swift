@@ -80,7 +80,7 @@ struct LocalStateTests {
     func clipIndex() async throws {
         let service = try TestService()
         let data = service.configuration.dataDirectory
-        let note = try ClipAndVoiceRouteTests.voiceNote(seconds: 1)
+        let note = try await ClipAndVoiceRouteTests.voiceNote(seconds: 1)
         let id = try await service.test { client -> String in
             let created = try await client.call(.post, "/v1/clips", body: note)
             #expect(created.status == .created, "\(created.text)")

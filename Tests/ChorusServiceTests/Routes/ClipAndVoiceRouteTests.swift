@@ -2,6 +2,7 @@ import ChorusAudio
 import ChorusFixtures
 @testable import ChorusService
 import ChorusWire
+import ChorusTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -9,15 +10,19 @@ import Testing
 
 @Suite("Service: clips, voices, cloning")
 struct ClipAndVoiceRouteTests {
-    static func voiceNote(seconds: Double, seed: UInt64 = 1) throws -> Data {
-        let format = AudioFormat(sampleRate: 44_100, channels: 2)
-        return try ClipEncoding.m4a.data(SignalGenerator.speechLike(fundamental: 150, seconds: seconds, format: format, seed: seed))
+    static func voiceNote(seconds: Double, seed: UInt64 = 1) async throws -> Data {
+        // Made on a thread of its own: a minute of AAC takes seconds under the sanitizers, and a cooperative thread
+        // held that long stalls the in-process services of every other test.
+        try await offCooperativeThreads {
+            let format = AudioFormat(sampleRate: 44_100, channels: 2)
+            return try ClipEncoding.m4a.data(SignalGenerator.speechLike(fundamental: 150, seconds: seconds, format: format, seed: seed))
+        }
     }
 
     @Test("POST /v1/clips: 201 with the probe, 200 with the same id for the same bytes; renders use the clip by id")
     func clips() async throws {
         let service = try TestService()
-        let note = try Self.voiceNote(seconds: 2)
+        let note = try await Self.voiceNote(seconds: 2)
         try await service.test { client in
             let first = try await client.call(.post, "/v1/clips", body: note)
             #expect(first.status == .created, "\(first.text)")
@@ -42,14 +47,14 @@ struct ClipAndVoiceRouteTests {
             configuration.maxClipSeconds = 3
             configuration.maxBodyBytes = 400_000
         }
-        let note = try Self.voiceNote(seconds: 2)
+        let note = try await Self.voiceNote(seconds: 2)
         try await service.test { client in
             #expect(try await client.call(.post, "/v1/clips", body: Data()).status == .badRequest)
             let text = try await client.call(.post, "/v1/clips", body: Data(String(repeating: "hello ", count: 200).utf8))
             #expect(text.status == .unsupportedMediaType && text.errorCode == "unsupported_media")
             let cut = try await client.call(.post, "/v1/clips", body: note.prefix(note.count / 3))
             #expect([415, 422].contains(Int(cut.status.code)), "\(cut.text)")
-            let long = try await client.call(.post, "/v1/clips", body: try Self.voiceNote(seconds: 4, seed: 2))
+            let long = try await client.call(.post, "/v1/clips", body: try await Self.voiceNote(seconds: 4, seed: 2))
             #expect(long.status == .unprocessableContent && long.errorCode == "clip_too_long")
             let big = try await client.call(.post, "/v1/clips", body: Data(count: 500_000))
             #expect(big.status == .contentTooLarge)
@@ -84,7 +89,7 @@ struct ClipAndVoiceRouteTests {
         }
         let service = try TestService(stub: stub)
         try await service.test { client in
-            let short = try await client.call(.post, "/v1/clips", body: try Self.voiceNote(seconds: 4)).decode(ClipInfo.self)
+            let short = try await client.call(.post, "/v1/clips", body: try await Self.voiceNote(seconds: 4)).decode(ClipInfo.self)
             let tooLittle = try await client.call(.post, "/v1/voices/clone", json: #"{"name": "Mom", "clips": ["\#(short.id)"]}"#)
             #expect(tooLittle.status == .unprocessableContent && tooLittle.errorCode == "clip_length")
             let unknown = try await client.call(.post, "/v1/voices/clone", json: #"{"name": "Mom", "clips": ["\#(String(repeating: "c", count: 64))"]}"#)
@@ -92,7 +97,7 @@ struct ClipAndVoiceRouteTests {
             let many = try await client.call(.post, "/v1/voices/clone", json: #"{"name": "Mom", "clips": [\#(Array(repeating: "\"\(short.id)\"", count: 26).joined(separator: ","))]}"#)
             #expect(many.status == .unprocessableContent)
             #expect(stub.requests.isEmpty, "nothing was sent to ElevenLabs")
-            let second = try await client.call(.post, "/v1/clips", body: try Self.voiceNote(seconds: 7, seed: 3)).decode(ClipInfo.self)
+            let second = try await client.call(.post, "/v1/clips", body: try await Self.voiceNote(seconds: 7, seed: 3)).decode(ClipInfo.self)
             let cloned = try await client.call(.post, "/v1/voices/clone",
                                                json: #"{"name": "Mom", "clips": ["\#(short.id)", "\#(second.id)"], "description": "warm", "remove_background_noise": true}"#)
             #expect(cloned.status == .created, "\(cloned.text)")

@@ -30,18 +30,26 @@ struct BlobStoreTests {
         }
     }
 
-    static func bytes(_ count: Int, seed: UInt64) -> Data {
-        var state = seed | 1
-        return Data((0..<count).map { _ in
-            state ^= state << 13; state ^= state >> 7; state ^= state << 17
-            return UInt8(truncatingIfNeeded: state)
-        })
+    /// `count` bytes of a xorshift sequence from `seed` (made on a thread of its own: megabytes take seconds under
+    /// the sanitizers, too long to hold a cooperative thread).
+    static func bytes(_ count: Int, seed: UInt64) async -> Data {
+        await withCheckedContinuation { continuation in
+            Thread {
+                var state = seed | 1
+                var bytes = [UInt8](repeating: 0, count: count)
+                for index in 0..<count {
+                    state ^= state << 13; state ^= state >> 7; state ^= state << 17
+                    bytes[index] = UInt8(truncatingIfNeeded: state)
+                }
+                continuation.resume(returning: Data(bytes))
+            }.start()
+        }
     }
 
     @Test("put, read whole and in ranges, size, replace, delete", arguments: Backend.allCases)
     func roundTrip(backend: Backend) async throws {
         let (store, _) = try await Self.store(backend)
-        let data = Self.bytes(100_003, seed: 7)
+        let data = await Self.bytes(100_003, seed: 7)
         try await store.put(data, name: "renders/abc/audio.mp3", contentType: "audio/mpeg")
         #expect(try await store.size("renders/abc/audio.mp3") == data.count)
         #expect(try await store.read("renders/abc/audio.mp3").map { Data(buffer: $0) } == data)
@@ -50,7 +58,7 @@ struct BlobStoreTests {
             #expect(part.size == data.count)
             #expect(Data(buffer: part.bytes) == data[range])
         }
-        let replacement = Self.bytes(10, seed: 8)
+        let replacement = await Self.bytes(10, seed: 8)
         try await store.put(replacement, name: "renders/abc/audio.mp3", contentType: "audio/mpeg")
         #expect(try await store.read("renders/abc/audio.mp3").map { Data(buffer: $0) } == replacement)
         try await store.delete("renders/abc/audio.mp3")
@@ -75,7 +83,7 @@ struct BlobStoreTests {
     @Test("a finished file is stored whole, in parts beyond the part size, and the local file stays", arguments: Backend.allCases)
     func storeFile(backend: Backend) async throws {
         let (store, directory) = try await Self.store(backend)
-        let data = Self.bytes(11 * 1_048_576 + 3, seed: 9)   // three parts of 5 MiB at most
+        let data = await Self.bytes(11 * 1_048_576 + 3, seed: 9)   // three parts of 5 MiB at most
         let file = directory.file("render.partial")
         try data.write(to: file)
         try await store.upload(file: file, name: "renders/big/audio.mp3", contentType: "audio/mpeg")
@@ -91,7 +99,7 @@ struct BlobStoreTests {
     @Test("a presigned URL fetches the object with no credentials")
     func presigned() async throws {
         let (store, _) = try await Self.store(.s3, server: .open)
-        let data = Self.bytes(4_321, seed: 10)
+        let data = await Self.bytes(4_321, seed: 10)
         try await store.put(data, name: "renders/p/audio.mp3", contentType: "audio/mpeg")
         let url = try #require(store.presignedURL("renders/p/audio.mp3", expires: 300))
         #expect(!url.contains(try await S3TestServer.running(.open).secretAccessKey) && url.contains("X-Amz-Signature="))

@@ -94,7 +94,7 @@ struct SharedStorageTests {
         let folder = try TemporaryDirectory()
         let (setting, environment) = try await Self.storage(backend, shared: folder)
         let a = try Self.instance(setting, environment), b = try Self.instance(setting, environment)
-        let note = try ClipAndVoiceRouteTests.voiceNote(seconds: 1.5)
+        let note = try await ClipAndVoiceRouteTests.voiceNote(seconds: 1.5)
         let info = try await a.test { client in
             let uploaded = try await client.call(.post, "/v1/clips", body: note)
             #expect(uploaded.status == .created, "\(uploaded.text)")
@@ -143,7 +143,7 @@ struct SharedStorageTests {
             let render = try await client.call(.post, "/v1/renders", json: textRequest(["Nobody will hear this."]))
             #expect(render.status == .serviceUnavailable && render.errorCode == "storage_unavailable" && render.headers[.retryAfter] != nil, "\(render.text)")
             #expect(!render.text.contains("127.0.0.1") && !render.text.contains("unreachable-secret"))
-            let clip = try await client.call(.post, "/v1/clips", body: try ClipAndVoiceRouteTests.voiceNote(seconds: 1))
+            let clip = try await client.call(.post, "/v1/clips", body: try await ClipAndVoiceRouteTests.voiceNote(seconds: 1))
             #expect(clip.status == .serviceUnavailable && clip.errorCode == "storage_unavailable")
             let unknown = try await client.call(.get, "/v1/renders/\(String(repeating: "ab", count: RenderIdentity.length / 2))")
             #expect(unknown.status == .serviceUnavailable)
@@ -237,7 +237,7 @@ struct SharedStorageTests {
         let (setting, environment) = try await Self.storage(backend, shared: folder)
         let a = try Self.instance(setting, environment), b = try Self.instance(setting, environment)
         let (id, audio) = try await a.test { client in
-            let clip = try await client.call(.post, "/v1/clips", body: try ClipAndVoiceRouteTests.voiceNote(seconds: 40)).decode(ClipInfo.self)
+            let clip = try await client.call(.post, "/v1/clips", body: try await ClipAndVoiceRouteTests.voiceNote(seconds: 40)).decode(ClipInfo.self)
             let manifest = try await client.call(.post, "/v1/renders", json: #"""
                 {"messages": [{"speaker": "Mom", "clip": "\#(clip.id)"}], "output": {"format": "wav"}}
                 """#).decode(RenderManifest.self)

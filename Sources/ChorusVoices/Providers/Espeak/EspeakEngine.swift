@@ -2,11 +2,51 @@ import CEspeakNG
 import ChorusAudio
 import Foundation
 
-/// The process's one espeak-ng instance. espeak-ng keeps global state (voice, parameters, the
-/// callback), so every use goes through this actor; the callback is registered once.
-actor EspeakEngine {
+/// The process's one espeak-ng instance. espeak-ng keeps global state (voice, parameters, the callback), so every
+/// use runs on one dedicated thread (never Swift's cooperative pool: a synthesis is CPU work of up to a second, and
+/// a cooperative thread it held would stall every task of the process meanwhile — the service's requests among
+/// them); the callback is registered once, there.
+final class EspeakEngine: Sendable {
     static let shared = EspeakEngine()
 
+    private let thread = WorkerPool(threads: 1, name: "espeak")
+    private let library = Library()
+
+    /// Installed espeak-ng voices as (identifier, name, languages).
+    func installedVoices() async throws -> [(identifier: String, name: String, language: String, gender: Int)] {
+        let library = self.library
+        return try await thread.run { try library.installedVoices() }
+    }
+
+    /// The identifier of the voice espeak-ng is using (for tests: did the variant apply?).
+    func currentVoiceIdentifier(for name: String) async throws -> String {
+        let library = self.library
+        return try await thread.run { try library.currentVoiceIdentifier(for: name) }
+    }
+
+    /// Speaks `text` with `voice`.
+    func speak(_ text: String, voice: EspeakVoice) async throws -> Output {
+        let library = self.library
+        return try await thread.run { try library.speak(text, voice: voice) }
+    }
+
+    /// What one synthesis produced: 16-bit samples at `rate`, word events and clause ends (ms).
+    struct Output: Sendable {
+        var rate: Int
+        var samples: [Int16]
+        var words: [Word]
+        var clauseEnds: [Int]
+    }
+
+    struct Word: Sendable {
+        var position: Int
+        var length: Int
+        var milliseconds: Int
+    }
+}
+
+/// espeak-ng itself: its state (started or not, at which rate) is only touched on the engine's one thread.
+private final class Library: @unchecked Sendable {
     private var sampleRate: Int?
 
     /// What one synthesis collects from the callback.
@@ -51,7 +91,6 @@ actor EspeakEngine {
         throw VoiceError(.unavailable, provider: "espeak", message: "espeak-ng: \(operation) failed (status \(status.rawValue))")
     }
 
-    /// Installed espeak-ng voices as (identifier, name, languages).
     func installedVoices() throws -> [(identifier: String, name: String, language: String, gender: Int)] {
         _ = try start()
         guard let list = espeak_ListVoices(nil) else { return [] }
@@ -87,29 +126,13 @@ actor EspeakEngine {
         }
     }
 
-    /// The identifier of the voice espeak-ng is using (for tests: did the variant apply?).
     func currentVoiceIdentifier(for name: String) throws -> String {
         _ = try start()
         try select(name)
         return espeak_GetCurrentVoice()?.pointee.identifier.map { String(cString: $0) } ?? ""
     }
 
-    /// What one synthesis produced: 16-bit samples at `rate`, word events and clause ends (ms).
-    struct Output: Sendable {
-        var rate: Int
-        var samples: [Int16]
-        var words: [Word]
-        var clauseEnds: [Int]
-    }
-
-    struct Word: Sendable {
-        var position: Int
-        var length: Int
-        var milliseconds: Int
-    }
-
-    /// Speaks `text` with `voice`.
-    func speak(_ text: String, voice: EspeakVoice) throws -> Output {
+    func speak(_ text: String, voice: EspeakVoice) throws -> EspeakEngine.Output {
         let rate = try start()
         try select(voice.name)
         if let pitch = voice.pitch { try Self.check(espeak_SetParameter(espeakPITCH, Int32(pitch), 0), "espeak_SetParameter(pitch)") }
@@ -124,8 +147,8 @@ actor EspeakEngine {
         }
         try Self.check(status, "espeak_Synth")
         try Self.check(espeak_Synchronize(), "espeak_Synchronize")
-        return Output(rate: rate, samples: collector.samples,
-                      words: collector.words.map { Word(position: $0.position, length: $0.length, milliseconds: $0.milliseconds) },
+        return EspeakEngine.Output(rate: rate, samples: collector.samples,
+                      words: collector.words.map { EspeakEngine.Word(position: $0.position, length: $0.length, milliseconds: $0.milliseconds) },
                       clauseEnds: collector.clauseEnds)
     }
 }
