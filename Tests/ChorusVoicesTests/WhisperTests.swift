@@ -11,9 +11,9 @@ import Testing
 struct WhisperTests {
     static let sentence = "The quick brown fox jumps over the lazy dog, and practice moved to half past four."
 
-    /// One recognizer for the suite (loading takes about a second).
+    /// One recognizer for the suite (loading takes about a second per lane), with two lanes: long audio is heard on both.
     static let recognizer: Result<WhisperRecognizer, any Error> = Result {
-        try WhisperRecognizer(model: try WhisperModel.named(WhisperModel.defaultName))
+        try WhisperRecognizer(model: try WhisperModel.named(WhisperModel.defaultName), threads: 2)
     }
 
     /// Mono 16 kHz speech of `text` by a Flite voice, with Flite's own word times. awb by default: tiny.en hears
@@ -93,6 +93,32 @@ struct WhisperTests {
         #expect(foxes.count >= 7, "\(transcript.text)")
         #expect((foxes.last?.start ?? 0) > 40, "\(foxes.map(\.start))")
         #expect(zip(transcript.words, transcript.words.dropFirst()).allSatisfy { $0.start <= $1.start })
+    }
+
+    @Test("audio is cut into one piece per lane once each piece would be 6 s or more, at the quietest moment near its even share, never over 28 s")
+    func piecesForLanes() {
+        let rate = 16_000
+        // Sound with a pause of 100 ms every 2.5 s: the cuts must fall in pauses.
+        func audio(seconds: Double) -> [Float] {
+            (0..<Int(seconds * Double(rate))).map { index in
+                index % (rate * 5 / 2) < rate / 10 ? 0 : Float(sin(Double(index) * 0.07)) * 0.5
+            }
+        }
+        func inPause(_ samples: [Float], _ cut: Int) -> Bool { samples[max(0, cut - 80)..<min(samples.count, cut + 80)].allSatisfy { $0 == 0 } }
+        let short = audio(seconds: 10)
+        #expect(SpeechChunks.ranges(of: short, rate: rate, pieces: 2) == [0..<short.count], "two pieces of 5 s: one")
+        let twenty = audio(seconds: 20)
+        let halves = SpeechChunks.ranges(of: twenty, rate: rate, pieces: 2)
+        #expect(halves.count == 2 && halves[0].lowerBound == 0 && halves[1].upperBound == twenty.count && halves[0].upperBound == halves[1].lowerBound)
+        #expect(halves.allSatisfy { $0.count >= 6 * rate } && inPause(twenty, halves[1].lowerBound), "\(halves)")
+        #expect(SpeechChunks.ranges(of: twenty, rate: rate, pieces: 8).count == 3, "no piece under 6 s")
+        let long = audio(seconds: 70)
+        let pieces = SpeechChunks.ranges(of: long, rate: rate, pieces: 2)
+        #expect(pieces.count == 3 && pieces.allSatisfy { $0.count <= 28 * rate && $0.count >= 18 * rate }, "\(pieces)")
+        #expect(zip(pieces, pieces.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound && inPause(long, $1.lowerBound) })
+        let silent = [Float](repeating: 0, count: 61 * rate)
+        let flat = SpeechChunks.ranges(of: silent, rate: rate)
+        #expect(flat.count == 3 && flat.allSatisfy { $0.count <= 28 * rate } && flat.last?.upperBound == silent.count, "\(flat)")
     }
 
     @Test("word onsets after pauses: words spoken one by one with random pauses are timed within 40 ms (median) of where they begin")

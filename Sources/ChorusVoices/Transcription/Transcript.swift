@@ -18,35 +18,44 @@ public struct Transcript: Sendable, Equatable, Codable {
     }
 }
 
-/// Where long audio is cut for a recognizer that hears at most `limit` seconds at a time (Whisper: 30): at the
-/// quietest moment of the last few seconds before the limit, so that a cut falls between words where it can.
+/// Where audio is cut for a recognizer that hears at most `limit` seconds at a time (Whisper: 30), and into how many
+/// pieces to hear it on several cores at once: each cut at the quietest moment near its even share, so that a cut
+/// falls between words where it can.
 enum SpeechChunks {
-    /// Frame ranges of `samples` (mono, `rate` Hz), each at most `limit` seconds, covering all of it in order.
-    static func ranges(of samples: [Float], rate: Int, limit: Double = 28, search: Double = 8) -> [Range<Int>] {
+    /// Frame ranges of `samples` (mono, `rate` Hz), in order and covering all of it: as many as `limit` needs, and
+    /// `pieces` when each would still be `shortest` seconds long; each at most `limit` seconds, cut at the quietest
+    /// 20 ms within `search` seconds of its even split point.
+    static func ranges(of samples: [Float], rate: Int, pieces wanted: Int = 1, limit: Double = 28, shortest: Double = 6,
+                       search: Double = 4) -> [Range<Int>] {
+        let total = samples.count
         let most = max(1, Int(limit * Double(rate)))
-        guard samples.count > most else { return [0..<samples.count] }
+        let needed = (total + most - 1) / most
+        let parallel = min(max(1, wanted), Int(Double(total) / max(1, shortest * Double(rate))))
+        let count = max(1, needed, parallel)
+        guard count > 1 else { return [0..<total] }
         let window = max(1, rate / 50)   // 20 ms
-        var ranges: [Range<Int>] = []
-        var start = 0
-        while samples.count - start > most {
-            let latest = start + most
-            let earliest = max(start + window, latest - Int(search * Double(rate)))
-            var best = latest, quietest = Float.infinity
+        let reach = Int(search * Double(rate))
+        var cuts = [0]
+        for index in 1..<count {
+            let previous = cuts[cuts.count - 1]
+            let target = total * index / count
+            // No piece over `limit`: this one ends by previous + most, and the pieces left can still hold the rest.
+            let earliest = max(previous + window, target - reach, total - (count - index) * most)
+            let latest = min(previous + most, target + reach, total - window)
+            var best = min(previous + most, max(previous + 1, target)), quietest = Float.infinity
             var position = earliest
             while position + window <= latest {
                 var energy: Float = 0
-                for index in position..<(position + window) { energy += samples[index] * samples[index] }
+                for sample in samples[position..<(position + window)] { energy += sample * sample }
                 if energy < quietest {
                     quietest = energy
                     best = position + window / 2
                 }
                 position += window
             }
-            ranges.append(start..<best)
-            start = best
+            cuts.append(best)
         }
-        ranges.append(start..<samples.count)
-        return ranges
+        return zip(cuts, cuts.dropFirst() + [total]).map { $0..<$1 }
     }
 }
 
