@@ -405,7 +405,9 @@ def convert(source, destination, name, int8, revision=0):
         save(encoder_graph(weights, d), os.path.join(work, "encoder.onnx"), meta)
         save(decoder_graph(weights, d, alignment_heads), os.path.join(work, "decoder.onnx"), {"model_type": f"whisper-{name}"})
         if int8:
+            import logging
             from onnxruntime.quantization import QuantType, quantize_dynamic
+            logging.getLogger().setLevel(logging.ERROR)   # its advice to pre-process models, printed on every run
             for part in ("encoder", "decoder"):
                 quantize_dynamic(os.path.join(work, f"{part}.onnx"), os.path.join(work, f"{part}.int8.onnx"),
                                  op_types_to_quantize=["MatMul"], weight_type=QuantType.QInt8)

@@ -123,7 +123,7 @@ struct TranscriptionArguments: ParsableArguments {
     @Option(help: "The language spoken (ISO-639-1, e.g. en), when known.")
     var language: String?
 
-    @Option(help: "ONNX Runtime threads for an offline decode (default: the number of cores).")
+    @Option(help: "Cores to transcribe on, one recognizer each (default: all, at most 4).")
     var threads: Int?
 
     @Option(name: .customLong("cache-dir"), help: "Transcript cache folder (default: $CHORUS_CACHE_DIR, else $XDG_CACHE_HOME/chorus, else ~/.cache/chorus).")
@@ -136,7 +136,7 @@ struct TranscriptionArguments: ParsableArguments {
         guard Transcriber.providerNames.contains(provider) else {
             throw ValidationError("--provider \(provider): use \(Transcriber.providerNames.joined(separator: ", "))")
         }
-        if let threads, !(1...64).contains(threads) { throw ValidationError("--threads \(threads): use 1 to 64") }
+        if let threads, !(1...WhisperRecognizer.mostLanes).contains(threads) { throw ValidationError("--threads \(threads): use 1 to \(WhisperRecognizer.mostLanes)") }
         if let language, language.count < 2 || language.count > 3 || !language.allSatisfy(\.isLetter) {
             throw ValidationError("--language \(language): use an ISO-639-1 code such as en")
         }

@@ -121,6 +121,20 @@ struct WhisperTests {
         #expect(flat.count == 3 && flat.allSatisfy { $0.count <= 28 * rate } && flat.last?.upperBound == silent.count, "\(flat)")
     }
 
+    @Test("silence and a hum below -50 dBFS are not given to Whisper (it makes words up: \"you\"); speech after 20 s of silence is heard, timed from the start")
+    func silence() async throws {
+        let recognizer = try Self.recognizer.get()
+        let quiet = try await recognizer.transcribe([Float](repeating: 0, count: 28 * 16_000))
+        #expect(quiet.text.isEmpty && quiet.words.isEmpty && quiet.language == "en" && abs(quiet.duration - 28) < 0.001, "\(quiet.text)")
+        let hum = (0..<(10 * 16_000)).map { Float(sin(Double($0) * 2 * .pi * 120 / 16_000)) * 0.0009 }   // -64 dBFS RMS
+        #expect(try await recognizer.transcribe(hum).text.isEmpty)
+        #expect(!SpeechChunks.isSilent(hum.map { $0 * 10 }[...], rate: 16_000), "-44 dBFS is sound")
+        let (samples, _) = try await Self.speech()
+        let late = try await recognizer.transcribe([Float](repeating: 0, count: 20 * 16_000) + samples)
+        #expect(Self.wordErrorRate(late.text, Self.sentence) <= 0.15, "\(late.text)")
+        #expect((late.words.first?.start ?? 0) > 19.5, "\(late.words.prefix(2))")
+    }
+
     @Test("word onsets after pauses: words spoken one by one with random pauses are timed within 40 ms (median) of where they begin")
     func onsets() async throws {
         let recognizer = try Self.recognizer.get()

@@ -62,7 +62,7 @@ struct ServiceState: Sendable {
         chorus = try Chorus(configuration: engine)
         transcripts = try TranscriptCache(directory: data.cache)
         let recognition = SpeechRecognition(folder: WhisperModel.modelsFolder(environment: configuration.environment),
-                                            modelName: configuration.transcriptionModel, threads: min(configuration.workers, 4),
+                                            modelName: configuration.transcriptionModel, threads: min(configuration.workers, WhisperRecognizer.mostLanes),
                                             limit: max(1, configuration.queueLimit), pool: chorus.workerPool, logger: logger)
         self.recognition = recognition
         renderTranscriber.attach(recognition)

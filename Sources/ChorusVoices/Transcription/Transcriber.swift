@@ -59,9 +59,8 @@ actor SharedRecognizers {
         let stamp = WhisperModel.contents(of: folder)
         if let load = loads[folder.path], load.stamp == stamp { return try await load.task.value }
         let loader = self.loader
-        let threads = ProcessInfo.processInfo.activeProcessorCount
         let task = Task {
-            try await loader.run { try WhisperRecognizer(model: try WhisperModel.named(name, in: models), threads: threads) }
+            try await loader.run { try WhisperRecognizer(model: try WhisperModel.named(name, in: models), threads: WhisperRecognizer.defaultLanes) }
         }
         loads[folder.path] = (stamp, task)
         return try await task.value

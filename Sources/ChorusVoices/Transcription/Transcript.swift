@@ -1,4 +1,5 @@
 public import ChorusWire
+import Foundation
 
 /// What a recognizer heard: the text, each word with when it is spoken (seconds from the start of the audio),
 /// and how long the audio was.
@@ -56,6 +57,25 @@ enum SpeechChunks {
             cuts.append(best)
         }
         return zip(cuts, cuts.dropFirst() + [total]).map { $0..<$1 }
+    }
+
+    /// The loudest 20 ms of a piece below which it holds no speech to hear (dBFS, RMS): Whisper given silence or
+    /// a hum makes words up ("you", "[ Silence ]"), so such a piece is not given to it.
+    static let silenceDB: Float = -50
+
+    /// Whether `samples` (a piece at `rate`) is quiet throughout: no 20 ms of it reaches `silenceDB`.
+    static func isSilent(_ samples: ArraySlice<Float>, rate: Int) -> Bool {
+        let window = max(1, rate / 50)
+        let least = Float(window) * pow(10, silenceDB / 10)   // the sum of squares of a window at silenceDB
+        var start = samples.startIndex
+        while start < samples.endIndex {
+            let end = min(samples.endIndex, start + window)
+            var energy: Float = 0
+            for sample in samples[start..<end] { energy += sample * sample }
+            if energy * Float(window) / Float(end - start) >= least { return false }
+            start = end
+        }
+        return true
     }
 }
 

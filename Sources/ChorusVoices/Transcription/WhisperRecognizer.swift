@@ -17,6 +17,12 @@ public final class WhisperRecognizer: Sendable {
 
     private let lanes: [Lane]
 
+    /// The most lanes one recognizer keeps (each is a copy of the model in memory).
+    public static let mostLanes = 4
+
+    /// The lanes a recognizer keeps unless told: one per core, at most `mostLanes`.
+    public static var defaultLanes: Int { min(ProcessInfo.processInfo.activeProcessorCount, mostLanes) }
+
     /// A recognizer and the one thread that uses it.
     private struct Lane: Sendable {
         let recognizer: Recognizer
@@ -26,13 +32,13 @@ public final class WhisperRecognizer: Sendable {
     /// Loads `model` once per lane (about a second and 300 MB resident each for tiny.en in float32).
     /// - Parameters:
     ///   - model: A model checked by `WhisperModel`.
-    ///   - threads: The cores to use: one lane each (a recognizer with one ONNX Runtime thread), which hear the
+    ///   - threads: The cores to use (at most `mostLanes`): one lane each (a recognizer with one ONNX Runtime thread), which hear the
     ///     pieces of one audio at once — on two cores a 30 s note is heard ~20 % sooner than by one recognizer with
     ///     two threads (its decoder, token by token, keeps a second thread busy only a part of the time).
     /// - Throws: `VoiceError` (`.configuration`) when sherpa-onnx refuses the model.
     public init(model: WhisperModel, threads: Int = 1) throws {
         self.model = model
-        lanes = try (0..<max(1, threads)).map { index in
+        lanes = try (0..<min(max(1, threads), Self.mostLanes)).map { index in
             Lane(recognizer: try Recognizer(model: model, threads: 1), thread: WorkerPool(threads: 1, name: "whisper-\(index)"))
         }
     }
@@ -89,7 +95,11 @@ public final class WhisperRecognizer: Sendable {
                 guard !mine.isEmpty else { continue }
                 group.addTask {
                     try await lane.thread.run {
-                        try mine.map { index in (index, try lane.recognizer.decode(Array(samples[ranges[index]]), rate: rate)) }
+                        try mine.map { index in
+                            // A piece without sound is not heard: Whisper would make words up.
+                            if SpeechChunks.isSilent(samples[ranges[index]], rate: rate) { return (index, Recognizer.Piece(text: "", language: "", words: [])) }
+                            return (index, try lane.recognizer.decode(Array(samples[ranges[index]]), rate: rate))
+                        }
                     }
                 }
             }
