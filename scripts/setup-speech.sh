@@ -11,7 +11,7 @@
 #    scripts/whisper_to_sherpa.py (numpy, onnx and onnxruntime's quantizer in a virtual environment of its own) into
 #    the models folder: $CHORUS_MODELS_DIR, else $XDG_DATA_HOME/chorus/models, else ~/.local/share/chorus/models.
 #    Its matrix products in int8 (--int8), as faster-whisper runs the same weights on a CPU by default: a dense
-#    30 s note is heard in 1.84 s instead of 2.79 s, with the same word error rate (docs/benchmarks.md).
+#    30 s note is heard in 1.84 s instead of 2.79 s, word error rates within a word or two of float32 (docs/benchmarks.md).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 
