@@ -123,3 +123,16 @@ public final class StartedOnce<Value: Sendable>: Sendable {
         }
     }
 }
+
+extension StartedOnce {
+    /// Whether tests that need this helper should run: always in CI (`CI=true`, where a helper that cannot start is a
+    /// failure of the tests that need it); elsewhere only when it starts, saying what is missing when it does not.
+    public func shouldRun<Helper, Failure>(skipping tests: String) async -> Bool where Value == Result<Helper, Failure> {
+        if ProcessInfo.processInfo.environment["CI"] == "true" { return true }
+        if case .failure(let reason) = await value {
+            print("skipping \(tests): \(reason)")
+            return false
+        }
+        return true
+    }
+}

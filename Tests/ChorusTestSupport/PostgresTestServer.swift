@@ -25,14 +25,7 @@ public final class PostgresTestServer: Sendable {
 
     /// Whether tests that need the server should run: always in CI (where a missing server is a failure).
     public static var shouldRun: Bool {
-        get async {
-            if ProcessInfo.processInfo.environment["CI"] == "true" { return true }
-            if case .failure(let reason) = await server.value {
-                print("skipping PostgreSQL tests: \(reason)")
-                return false
-            }
-            return true
-        }
+        get async { await server.shouldRun(skipping: "PostgreSQL tests") }
     }
 
     /// The URL of database `name` (not created).

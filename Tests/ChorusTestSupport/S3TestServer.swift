@@ -29,14 +29,7 @@ public final class S3TestServer: Sendable {
 
     /// Whether tests that need the server should run: always in CI (where a missing server is a failure).
     public static var shouldRun: Bool {
-        get async {
-            if ProcessInfo.processInfo.environment["CI"] == "true" { return true }
-            if case .failure(let reason) = await checkedServer.value {
-                print("skipping S3 tests: \(reason)")
-                return false
-            }
-            return true
-        }
+        get async { await checkedServer.shouldRun(skipping: "S3 tests") }
     }
 
     /// The environment a `--storage s3://…` service reads, for this server.

@@ -17,22 +17,16 @@ public struct SpeechToTextRequest: Sendable {
     /// Seconds of audio.
     public var duration: Double { Double(samples.count) / Double(WhisperRecognizer.sampleRate) }
 
-    /// The samples as a WAV file (16-bit PCM, mono).
-    public var wav: Data {
-        var pcm: [Int16] = []
-        samples.withUnsafeBufferPointer { PCM16.quantize($0, into: &pcm) }
-        let bytes = pcm.count * 2
-        var data = Data(capacity: 44 + bytes)
-        func append(_ text: String) { data.append(Data(text.utf8)) }
-        func append32(_ value: Int) { withUnsafeBytes(of: UInt32(value).littleEndian) { data.append(contentsOf: $0) } }
-        func append16(_ value: Int) { withUnsafeBytes(of: UInt16(value).littleEndian) { data.append(contentsOf: $0) } }
-        let rate = WhisperRecognizer.sampleRate
-        append("RIFF"); append32(36 + bytes); append("WAVE")
-        append("fmt "); append32(16); append16(1); append16(1); append32(rate); append32(rate * 2); append16(2); append16(16)
-        append("data"); append32(bytes)
-        pcm.map(\.littleEndian).withUnsafeBytes { data.append(contentsOf: $0) }
-        return data
+    /// The samples as a WAV file (16-bit PCM, mono), encoded by the engine's own writer.
+    /// - Throws: `AudioError` when the encoder fails.
+    public func wav() throws -> Data {
+        try AudioFileWriter.data(AudioBuffer(format: AudioFormat(sampleRate: WhisperRecognizer.sampleRate, channels: 1), samples: samples), as: .wav)
     }
+}
+
+/// The one reading of a `*_TRANSCRIPTION_MODEL` variable: unset or empty means the provider's default.
+enum SpeechToTextModel {
+    static func configured(_ value: String?) -> String? { value.flatMap { $0.isEmpty ? nil : $0 } }
 }
 
 /// A speech recognizer behind the same policies as the voices (`Chorus.Configuration.transcriber`): renders and

@@ -18,21 +18,25 @@ public struct ElevenLabsSpeechToText: SpeechToTextProvider {
 
     public init(baseURL: String = "https://api.elevenlabs.io", apiKey: String?, model: String = ElevenLabsSpeechToText.defaultModel,
                 timeoutSeconds: Int64 = 120) {
-        speech = ElevenLabsProvider(baseURL: baseURL, apiKey: apiKey, timeoutSeconds: timeoutSeconds)
-        self.model = model
+        self.init(speech: ElevenLabsProvider(baseURL: baseURL, apiKey: apiKey, timeoutSeconds: timeoutSeconds), model: model)
     }
 
-    /// Configured from `ELEVENLABS_BASE_URL`, `ELEVENLABS_API_KEY` and `model` (else `ELEVENLABS_TRANSCRIPTION_MODEL`, else
-    /// the default).
+    /// Configured as `ElevenLabsProvider(environment:)` is (`ELEVENLABS_BASE_URL`, `ELEVENLABS_API_KEY`), with `model`
+    /// (else `ELEVENLABS_TRANSCRIPTION_MODEL`, else the default).
     public init(environment: [String: String], model: String? = nil) {
-        self.init(baseURL: environment["ELEVENLABS_BASE_URL"] ?? "https://api.elevenlabs.io", apiKey: environment["ELEVENLABS_API_KEY"],
-                  model: model ?? environment["ELEVENLABS_TRANSCRIPTION_MODEL"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.defaultModel)
+        self.init(speech: ElevenLabsProvider(environment: environment),
+                  model: model ?? SpeechToTextModel.configured(environment["ELEVENLABS_TRANSCRIPTION_MODEL"]) ?? Self.defaultModel)
+    }
+
+    init(speech: ElevenLabsProvider, model: String) {
+        self.speech = speech
+        self.model = model
     }
 
     public func transcribe(_ request: SpeechToTextRequest) async throws -> Transcript {
         let apiKey = try speech.requireKey()
         var form = MultipartForm.Writer(boundary: "chorus-" + UUID().uuidString)
-        form.add("file", data: request.wav, filename: "audio.wav", contentType: "audio/wav")
+        form.add("file", data: try request.wav(), filename: "audio.wav", contentType: "audio/wav")
         form.add("model_id", model)
         form.add("timestamps_granularity", "word")
         form.add("tag_audio_events", "false")

@@ -36,6 +36,12 @@ public struct OpenAIProvider: VoiceProvider {
 
     static func model(_ settings: [String: JSONValue]) -> String { settings["model"]?.string ?? defaultModel }
 
+    /// The key, or the error that says it is not set (speech and speech to text alike).
+    func requireKey() throws -> String {
+        guard let apiKey else { throw VoiceError(.configuration, provider: id, message: "OPENAI_API_KEY is not set") }
+        return apiKey
+    }
+
     /// 4,096 characters; `gpt-4o-mini-tts` also caps input at 2,000 tokens, so chunks stay under 1,500 characters.
     public func characterLimit(settings: [String: JSONValue]) -> Int {
         Self.model(settings).hasPrefix("tts-1") ? 4_096 : 1_500
@@ -55,7 +61,7 @@ public struct OpenAIProvider: VoiceProvider {
     }
 
     public func synthesize(_ request: SynthesisRequest) async throws -> SynthesizedSpeech {
-        guard let apiKey else { throw VoiceError(.configuration, provider: id, message: "OPENAI_API_KEY is not set") }
+        let apiKey = try requireKey()
         var body = audioAffectingSettings(request.settings)
         body["input"] = .string(request.text)
         body["voice"] = .string(request.voice)

@@ -18,23 +18,28 @@ public struct OpenAISpeechToText: SpeechToTextProvider {
 
     public init(baseURL: String = "https://api.openai.com/v1", apiKey: String?, model: String = OpenAISpeechToText.defaultModel,
                 timeoutSeconds: Int64 = 120) {
-        speech = OpenAIProvider(baseURL: baseURL, apiKey: apiKey, timeoutSeconds: timeoutSeconds)
-        self.model = model
+        self.init(speech: OpenAIProvider(baseURL: baseURL, apiKey: apiKey, timeoutSeconds: timeoutSeconds), model: model)
     }
 
-    /// Configured from `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `model` (else `OPENAI_TRANSCRIPTION_MODEL`, else the default).
+    /// Configured as `OpenAIProvider(environment:)` is (`OPENAI_BASE_URL`, `OPENAI_API_KEY`), with `model` (else
+    /// `OPENAI_TRANSCRIPTION_MODEL`, else the default).
     public init(environment: [String: String], model: String? = nil) {
-        self.init(baseURL: environment["OPENAI_BASE_URL"] ?? "https://api.openai.com/v1", apiKey: environment["OPENAI_API_KEY"],
-                  model: model ?? environment["OPENAI_TRANSCRIPTION_MODEL"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.defaultModel)
+        self.init(speech: OpenAIProvider(environment: environment),
+                  model: model ?? SpeechToTextModel.configured(environment["OPENAI_TRANSCRIPTION_MODEL"]) ?? Self.defaultModel)
+    }
+
+    init(speech: OpenAIProvider, model: String) {
+        self.speech = speech
+        self.model = model
     }
 
     /// Whether `model` gives word timestamps (`verbose_json` with `timestamp_granularities[]=word`).
     var timesWords: Bool { model.hasPrefix("whisper") }
 
     public func transcribe(_ request: SpeechToTextRequest) async throws -> Transcript {
-        guard let apiKey = speech.apiKey else { throw VoiceError(.configuration, provider: id, message: "OPENAI_API_KEY is not set") }
+        let apiKey = try speech.requireKey()
         var form = MultipartForm.Writer(boundary: "chorus-" + UUID().uuidString)
-        form.add("file", data: request.wav, filename: "audio.wav", contentType: "audio/wav")
+        form.add("file", data: try request.wav(), filename: "audio.wav", contentType: "audio/wav")
         form.add("model", model)
         if let language = request.language { form.add("language", language) }
         if timesWords {
