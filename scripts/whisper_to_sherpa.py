@@ -420,6 +420,8 @@ def convert(source, destination, name, int8, revision=0):
                     raw = bytes(decoder[character] for character in token)
                 except KeyError:
                     raise ConversionError(f"vocabulary.txt: token {index} ({token!r}) is not byte-level BPE")
+                if not raw:  # multilingual vocabularies have one empty token (50256): no bytes, nothing to write
+                    continue
                 tokens.write(f"{base64.b64encode(raw).decode()} {index}\n")
         with open(os.path.join(work, "model.json"), "w") as info:
             json.dump({"kind": "whisper", "name": name, "english_only": not meta["is_multilingual"], "quantized": int8,

@@ -195,7 +195,7 @@ struct WhisperTests {
     func transcriptCache() throws {
         let directory = try TemporaryDirectory(prefix: "chorus-transcripts")
         let cache = try TranscriptCache(directory: directory.url, maxEntries: 2)
-        let model = try WhisperModel.named(WhisperModel.defaultName)
+        let model = try WhisperModel.named(WhisperModel.defaultName).identity
         let transcript = Transcript(text: "Hello there.", language: "en", duration: 1.5, words: [WordTiming(word: "Hello", start: 0.1, end: 0.5)])
         let key = TranscriptCache.key(audio: Data([1, 2, 3]), model: model, options: ["a"])
         #expect(key.count == 64 && key != TranscriptCache.key(audio: Data([1, 2, 4]), model: model, options: ["a"]))

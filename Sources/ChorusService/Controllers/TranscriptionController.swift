@@ -80,7 +80,7 @@ struct TranscriptionController: Sendable {
     /// before (unless `fresh`: the request said `Cache-Control: no-cache`), else the model's (then stored).
     private func transcribe(_ bytes: Data, _ samples: [Float], with recognizer: WhisperRecognizer, fresh: Bool) async throws -> Transcript {
         let cache = state.transcripts, pool = state.chorus.workerPool
-        let key = try await pool.run { TranscriptCache.key(audio: bytes, model: recognizer.model, options: ["sharpened"]) }
+        let key = try await pool.run { TranscriptCache.key(audio: bytes, model: recognizer.modelIdentity, options: ["sharpened"]) }
         if !fresh, let stored = try await pool.run({ cache.lookup(key) }) { return stored }
         let transcript = try await recognizer.transcribe(samples)
         try await pool.run { cache.store(key, transcript) }

@@ -24,13 +24,8 @@ public final class TranscriptCache: Sendable {
         }
     }
 
-    /// The key of `audio` transcribed by `model` with `options` (anything else that changes the words: sharpening,
-    /// a language).
-    public static func key(audio: Data, model: WhisperModel, options: [String]) -> String {
-        key(audio: audio, model: model.identity, options: options)
-    }
-
-    /// The key of `audio` transcribed by the model `identity` names (`SpeechToTextProvider.modelIdentity`) with `options`.
+    /// The key of `audio` transcribed by the model `identity` names (`SpeechToTextProvider.modelIdentity`) with `options`
+    /// (anything else that changes the words: sharpening, a language).
     public static func key(audio: Data, model identity: [String], options: [String]) -> String {
         var hash = SHA256()
         hash.update(data: audio)

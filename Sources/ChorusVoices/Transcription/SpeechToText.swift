@@ -46,7 +46,8 @@ public protocol SpeechToTextProvider: Sendable {
 
 extension WhisperRecognizer: SpeechToTextProvider {
     public var id: String { "whisper" }
-    public var modelIdentity: [String] { model.identity }
+    /// The model's files, and how this version of Chorus decodes with them (`decodingRevision`).
+    public var modelIdentity: [String] { model.identity + ["decoding \(Self.decodingRevision)"] }
 
     public func transcribe(_ request: SpeechToTextRequest) async throws -> Transcript {
         if let language = request.language, model.isEnglishOnly, LanguageNames.code(of: language) != "en" {
