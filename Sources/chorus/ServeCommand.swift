@@ -93,6 +93,11 @@ struct ServeCommand: AsyncParsableCommand {
                        .transcriptionModel))
     var transcriptionModel: String?
 
+    @Option(name: .customLong("transcription-models"),
+            help: help("Who answers a /v1/audio/transcriptions model name: NAME=whisper (the offline model), NAME=openai[:MODEL] or NAME=elevenlabs[:MODEL] (keys from OPENAI_API_KEY, ELEVENLABS_API_KEY), NAME=off; comma-separated, over the defaults (whisper-1, gpt-4o-transcribe and gpt-4o-mini-transcribe: whisper)",
+                       .transcriptionModels))
+    var transcriptionModels: String?
+
     /// The flag of each setting: library errors name fields (`dataDirectory`), the command line shows flags.
     static let flags: [Setting: String] = [
         .host: "--host", .port: "--port", .dataDirectory: "--data-dir", .apiKeys: "--api-keys-file", .rateLimitPerMinute: "--rate-limit",
@@ -100,6 +105,7 @@ struct ServeCommand: AsyncParsableCommand {
         .maxBodyBytes: "--max-body-mb", .shutdownTimeoutSeconds: "--shutdown-timeout", .idleTimeoutSeconds: "--idle-timeout",
         .providerConcurrency: "--concurrency", .voiceEngine: "--voice-engine", .storage: "--storage", .redirectAudio: "--redirect-audio",
         .database: "--database", .leaseSeconds: "--lease", .transcriptionModel: "--transcription-model",
+        .transcriptionModels: "--transcription-models",
     ]
 
     /// `error` with its setting and every setting its reason names (`` `storage` ``) written as flags.
@@ -143,6 +149,12 @@ struct ServeCommand: AsyncParsableCommand {
                     throw ValidationError("--transcription-model \(transcriptionModel): give a model's folder name in the models folder, or off")
                 }
                 configuration.transcriptionModel = name
+            }
+            if let transcriptionModels {
+                guard let entries = ServiceConfiguration.transcriptionModels(transcriptionModels) else {
+                    throw ValidationError("--transcription-models \(transcriptionModels): give NAME=PROVIDER[:MODEL] or NAME=off, comma-separated")
+                }
+                for (name, route) in entries { configuration.transcriptionModels[name] = route }
             }
             if let voiceEngine {
                 guard let engine = VoiceEngine(rawValue: voiceEngine) else {

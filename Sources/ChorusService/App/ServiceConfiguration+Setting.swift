@@ -4,7 +4,7 @@ extension ServiceConfiguration {
     public enum Setting: String, CaseIterable, Sendable {
         case host, port, dataDirectory, apiKeys, rateLimitPerMinute, rendersPerKey, workers, queueLimit, retentionSeconds, maxBodyBytes
         case shutdownTimeoutSeconds, idleTimeoutSeconds, providerConcurrency, voiceEngine, storage, redirectAudio, database, leaseSeconds
-        case transcriptionModel
+        case transcriptionModel, transcriptionModels
 
         /// The environment variable that sets it (`CHORUS_…`).
         public var environmentVariable: String {
@@ -28,6 +28,7 @@ extension ServiceConfiguration {
             case .database: return "CHORUS_DATABASE_URL"
             case .leaseSeconds: return "CHORUS_LEASE"
             case .transcriptionModel: return "CHORUS_TRANSCRIPTION_MODEL"
+            case .transcriptionModels: return "CHORUS_TRANSCRIPTION_MODELS"
             }
         }
     }

@@ -1,4 +1,5 @@
 public import ChorusVoices
+import ChorusWire
 public import Foundation
 
 /// Everything `chorus serve` can be told, with the defaults a family-chat backend needs. Every value
@@ -62,6 +63,10 @@ public struct ServiceConfiguration: Sendable {
     /// The offline Whisper model `/v1/audio/transcriptions` uses, by name in the models folder (`$CHORUS_MODELS_DIR`,
     /// else `$XDG_DATA_HOME/chorus/models`); `nil` (`off`) turns transcription off.
     public var transcriptionModel: String? = WhisperModel.defaultName
+    /// The `model` names `/v1/audio/transcriptions` and `/v1/audio/alignments` answer besides the offline model's own,
+    /// and who answers each: the offline model (`whisper`; OpenAI's names by default, so the OpenAI SDKs work as they
+    /// are) or a remote provider (`openai[:MODEL]`, `elevenlabs[:MODEL]`, keys and base URLs from `environment`).
+    public var transcriptionModels = ServiceConfiguration.defaultTranscriptionModels
     /// Log lines as JSON (the default when stdout is not a terminal).
     public var jsonLogs = isatty(STDOUT_FILENO) != 1
 
@@ -104,6 +109,7 @@ public struct ServiceConfiguration: Sendable {
         database = try value(.database) { $0 }
         leaseSeconds = try value(.leaseSeconds, Self.seconds) ?? leaseSeconds
         transcriptionModel = try value(.transcriptionModel, Self.modelName) ?? transcriptionModel
+        for (name, route) in try value(.transcriptionModels, Self.transcriptionModels) ?? [] { transcriptionModels[name] = route }
         redirectAudio = try value(.redirectAudio) { ["1", "true", "yes"].contains($0.lowercased()) ? true : ["0", "false", "no"].contains($0.lowercased()) ? false : nil } ?? false
     }
 
@@ -134,6 +140,48 @@ public struct ServiceConfiguration: Sendable {
         if text.lowercased() == "off" { return .some(nil) }
         guard !text.contains("/"), text != ".", text != "..", text.count <= 100 else { return nil }
         return text
+    }
+
+    /// A `model` name of the transcription routes and who answers it.
+    public struct TranscriptionRoute: Sendable, Equatable, CustomStringConvertible {
+        /// `whisper` (the offline model, `transcriptionModel`), `openai` or `elevenlabs` (`Transcriber.providerNames`).
+        public var provider: String
+        /// The provider's own model (`gpt-4o-transcribe`, `scribe_v1`); `nil`: its default.
+        public var model: String?
+
+        public init(provider: String, model: String? = nil) {
+            self.provider = provider
+            self.model = model
+        }
+
+        /// The offline model.
+        public static let offline = TranscriptionRoute(provider: "whisper")
+
+        /// `provider` or `provider:model`.
+        public var description: String { model.map { "\(provider):\($0)" } ?? provider }
+    }
+
+    /// OpenAI's transcription models, answered by the offline model unless configured otherwise.
+    public static let defaultTranscriptionModels: [String: TranscriptionRoute] =
+        ["whisper-1": .offline, "gpt-4o-transcribe": .offline, "gpt-4o-mini-transcribe": .offline]
+
+    /// `NAME=PROVIDER[:MODEL],…` as `transcriptionModels` takes it (`gpt-4o-transcribe=openai:gpt-4o-transcribe,scribe=elevenlabs`),
+    /// in order; `NAME=off` takes a name away (`nil`). Provider names are checked by `validate()`.
+    public static func transcriptionModels(_ text: String) -> [(String, TranscriptionRoute?)]? {
+        var entries: [(String, TranscriptionRoute?)] = []
+        for entry in text.split(separator: ",") {
+            let parts = entry.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard parts.count == 2, !parts[0].isEmpty, parts[0].count <= TranscriptionRequest.maxModelCharacters,
+                  !parts[0].contains(where: \.isWhitespace), !parts[1].isEmpty else { return nil }
+            if parts[1].lowercased() == "off" {
+                entries.append((parts[0], nil))
+                continue
+            }
+            let target = parts[1].split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            guard !target[0].isEmpty, target.count == 1 || !target[1].isEmpty else { return nil }
+            entries.append((parts[0], TranscriptionRoute(provider: target[0], model: target.count == 2 ? target[1] : nil)))
+        }
+        return entries.isEmpty ? nil : entries
     }
 
     /// `90`, `90s`, `15m`, `24h`, `7d` as seconds.
@@ -185,6 +233,16 @@ public struct ServiceConfiguration: Sendable {
         if !(Self.leaseRange ~= leaseSeconds) {
             throw ConfigurationError(setting: .leaseSeconds, value: "\(leaseSeconds)s",
                                      reason: "must be between \(Int(Self.leaseRange.lowerBound)) s and \(Int(Self.leaseRange.upperBound)) s")
+        }
+        for (name, route) in transcriptionModels.sorted(by: { $0.key < $1.key }) {
+            guard Transcriber.providerNames.contains(route.provider) else {
+                throw ConfigurationError(setting: .transcriptionModels, value: "\(name)=\(route)",
+                                         reason: "no speech-to-text provider \"\(route.provider)\" (known: \(Transcriber.providerNames.joined(separator: ", ")))")
+            }
+            if route.provider == "whisper", route.model != nil {
+                throw ConfigurationError(setting: .transcriptionModels, value: "\(name)=\(route)",
+                                         reason: "whisper answers with the service's offline model (`transcriptionModel`), without a model of its own")
+            }
         }
         if !(Self.idleTimeoutRange ~= idleTimeoutSeconds) {
             throw ConfigurationError(setting: .idleTimeoutSeconds, value: "\(idleTimeoutSeconds)s",

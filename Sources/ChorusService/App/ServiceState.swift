@@ -35,6 +35,8 @@ struct ServiceState: Sendable {
     let recognition: SpeechRecognition
     /// Transcripts by audio bytes and model, in the data folder's cache.
     let transcripts: TranscriptCache
+    /// Who answers each transcription `model` name.
+    let transcriptionRoutes: TranscriptionRoutes
     let logger: Logger
 
     init(configuration: ServiceConfiguration, logger: Logger) async throws {
@@ -61,6 +63,7 @@ struct ServiceState: Sendable {
         engine.transcriber = configuration.transcriptionModel == nil ? .off : renderTranscriber.transcriber
         chorus = try Chorus(configuration: engine)
         transcripts = try TranscriptCache(directory: data.cache)
+        transcriptionRoutes = try TranscriptionRoutes(configuration: configuration)
         let recognition = SpeechRecognition(folder: WhisperModel.modelsFolder(environment: configuration.environment),
                                             modelName: configuration.transcriptionModel, threads: min(configuration.workers, WhisperRecognizer.mostLanes),
                                             limit: max(1, configuration.queueLimit), pool: chorus.workerPool, logger: logger)

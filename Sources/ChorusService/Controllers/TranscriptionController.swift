@@ -5,18 +5,15 @@ import Foundation
 import Hummingbird
 
 /// `POST /v1/audio/transcriptions`: OpenAI's transcription endpoint (multipart `file`, `model`, `language`, `prompt`,
-/// `response_format`, `temperature`, `timestamp_granularities[]`), answered by the service's offline Whisper, so an
-/// app written against the OpenAI SDK works against Chorus by changing its base URL; `clip` names an uploaded clip
-/// instead of sending `file`. `POST /v1/audio/alignments`: the same with the `text` spoken in the audio, answered with
+/// `response_format`, `temperature`, `timestamp_granularities[]`), answered by the service's offline Whisper or by the
+/// provider its `model` name is configured to (`TranscriptionRoutes`), so an app written against the OpenAI SDK works
+/// against Chorus by changing its base URL; `clip` names an uploaded clip instead of sending `file`. `POST /v1/audio/alignments`: the same with the `text` spoken in the audio, answered with
 /// every word of that text timed.
 ///
 /// The form is read and the audio decoded on the worker threads, the model runs on its own thread: no event loop
 /// waits. Each request is one of at most `queueLimit` transcriptions (`SpeechRecognition`).
 struct TranscriptionController: Sendable {
     let state: ServiceState
-
-    /// The model names a request may give besides the service's model itself: OpenAI's, which mean "the default".
-    static let openAIModels: Set<String> = ["whisper-1", "gpt-4o-transcribe", "gpt-4o-mini-transcribe"]
 
     func register(on router: some RouterMethods<ChorusRequestContext>, table: RouteTable) {
         table.add(.post, "/v1/audio/transcriptions", to: router) { request, _ in
@@ -46,11 +43,23 @@ struct TranscriptionController: Sendable {
                     throw ServiceError(error)
                 }
             }
-            let recognizer = try await state.recognition.recognizer()
-            try check(form, model: recognizer.model)
-            let (bytes, samples) = try await audio(of: form)
             let fresh = request.headers[.cacheControl]?.lowercased().contains("no-cache") == true
-            let transcript = try await transcribe(bytes, samples, with: recognizer, fresh: fresh)
+            let samples: [Float], transcript: Transcript
+            switch try state.transcriptionRoutes.answerer(for: form.model, offlineModel: state.recognition.modelName) {
+            case .offline:
+                let recognizer = try await state.recognition.recognizer()
+                try check(form, model: recognizer.model)
+                let bytes: Data
+                (bytes, samples) = try await audio(of: form)
+                transcript = try await transcribe(bytes, samples, with: recognizer, fresh: fresh)
+            case .remote(let provider):
+                guard provider.isConfigured else {
+                    throw ServiceError(.conflict, "provider_not_configured", "model \(form.model): \(provider.id) has no API key configured on this service",
+                                       field: "model")
+                }
+                (_, samples) = try await audio(of: form)
+                transcript = try await transcribe(samples, language: form.language, by: provider, fresh: fresh)
+            }
             var transcription = transcript.transcription
             if alignment, let text = form.text {
                 // Matching words and finding pauses is CPU work (a text of thousands of words): on the worker threads.
@@ -66,11 +75,8 @@ struct TranscriptionController: Sendable {
         }
     }
 
-    /// Refuses a model or language the service's model cannot answer.
+    /// Refuses a language the service's model cannot answer.
     private func check(_ form: TranscriptionRequest, model: WhisperModel) throws {
-        guard Self.openAIModels.contains(form.model) || form.model == model.name else {
-            throw ServiceError.badRequest("model: \"\(form.model)\" is not served here; use whisper-1 or \(model.name)", field: "model")
-        }
         if let language = form.language, model.isEnglishOnly, language != "en" {
             throw ServiceError.badRequest("language: \(model.name) transcribes English only (en), not \(language)", field: "language")
         }
@@ -85,6 +91,21 @@ struct TranscriptionController: Sendable {
         let transcript = try await recognizer.transcribe(samples)
         try await pool.run { cache.store(key, transcript) }
         return transcript
+    }
+
+    /// The transcript of `samples` by a remote `provider`, through the engine's policies (at most `providerConcurrency`
+    /// requests at once, retries with `Retry-After`, the transcript cache unless `fresh`).
+    /// - Throws: `ServiceError`: 400 for what the provider refused as asked, 409 without its key, else 502 naming it.
+    private func transcribe(_ samples: [Float], language: String?, by provider: any SpeechToTextProvider, fresh: Bool) async throws -> Transcript {
+        do {
+            return try await state.chorus.transcribe(SpeechToTextRequest(samples: samples, language: language), by: provider, cached: !fresh)
+        } catch let error as VoiceError {
+            switch error.kind {
+            case .badRequest: throw ServiceError.badRequest(error.description, field: "model")
+            case .configuration: throw ServiceError(.conflict, "provider_not_configured", error.description, field: "model")
+            default: throw ServiceError(.badGateway, "provider_error", error.description)
+            }
+        }
     }
 
     /// The request's audio: its bytes, and as Whisper hears it.

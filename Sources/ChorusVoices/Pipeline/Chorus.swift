@@ -75,14 +75,15 @@ public final class Chorus: Sendable {
         let cache = try SynthesisCache(directory: configuration.cacheDirectory, maxBytes: configuration.cacheMaxBytes, shared: configuration.sharedCache)
         synthesizer = MessageSynthesizer(registry: configuration.registry, cache: cache, concurrency: configuration.providerConcurrency,
                                          retry: configuration.retry, pool: pool)
-        // Transcripts beside the synthesized speech; without a folder for them, recorded messages are heard every time.
-        listener = MessageListener(transcriber: configuration.transcriber,
-                                   cache: configuration.transcriber.isOff ? nil : try? TranscriptCache(directory: configuration.cacheDirectory),
+        // Transcripts beside the synthesized speech (also with `.off`: `transcribe(_:by:)` names a provider); without a
+        // folder for them, recorded messages are heard every time.
+        listener = MessageListener(transcriber: configuration.transcriber, cache: try? TranscriptCache(directory: configuration.cacheDirectory),
                                    pool: pool, retry: configuration.retry, gate: ConcurrencyGate(limit: configuration.providerConcurrency))
     }
 
-    /// The transcript of `request` by the configured speech-to-text provider (`Configuration.transcriber`), through
-    /// the same policies as renders: the concurrency limit, retries, and the transcript cache.
+    /// The transcript of `request` by `provider`, else the configured speech-to-text provider
+    /// (`Configuration.transcriber`), through the same policies as renders: the concurrency limit, retries, and the
+    /// transcript cache.
     ///
     /// ```swift
     /// let samples = try WhisperRecognizer.audio(fileAt: URL(fileURLWithPath: "note.m4a"))
@@ -90,11 +91,12 @@ public final class Chorus: Sendable {
     /// ```
     /// - Parameters:
     ///   - request: The audio (mono at `WhisperRecognizer.sampleRate`) and its language, when known.
+    ///   - provider: Who hears it (`Transcriber.remote`, a recognizer), instead of the configured one.
     ///   - cached: Whether a transcript of the same audio by the same model may come from the cache.
     /// - Throws: `VoiceError` naming the provider and the reason (`.configuration` when there is none); `CancellationError`.
-    public func transcribe(_ request: SpeechToTextRequest, cached: Bool = true) async throws -> Transcript {
+    public func transcribe(_ request: SpeechToTextRequest, by provider: (any SpeechToTextProvider)? = nil, cached: Bool = true) async throws -> Transcript {
         guard !request.samples.isEmpty else { throw VoiceError(.badRequest, provider: "transcription", message: "no audio to transcribe") }
-        return try await listener.transcript(of: request, options: ["sharpen"], cached: cached)
+        return try await listener.transcript(of: request, options: ["sharpen"], cached: cached, by: provider)
     }
 
     /// The cache renders use.

@@ -27,13 +27,16 @@ struct MessageListener: Sendable {
         case unavailable(String)
     }
 
-    /// The transcript of `request` by the configured provider, from the cache when it is there.
+    /// The transcript of `request` by `provider` (else the configured one), from the cache when it is there.
     /// - Parameters:
     ///   - options: What else shapes the words, for the cache key.
     ///   - cached: Whether the answer may come from the cache (it is stored either way).
+    ///   - provider: Who hears it instead of the configured provider.
     /// - Throws: `VoiceError` naming the provider (no provider: `.configuration`); `CancellationError`.
-    func transcript(of request: SpeechToTextRequest, options: [String], cached: Bool = true) async throws -> Transcript {
-        guard let provider = try await transcriber.provide() else {
+    func transcript(of request: SpeechToTextRequest, options: [String], cached: Bool = true,
+                    by provider: (any SpeechToTextProvider)? = nil) async throws -> Transcript {
+        let chosen: (any SpeechToTextProvider)? = if let provider { provider } else { try await transcriber.provide() }
+        guard let provider = chosen else {
             throw VoiceError(.configuration, provider: "transcription", message: "no speech-to-text provider is configured")
         }
         let audio = request.samples.withUnsafeBytes { Data($0) }

@@ -39,6 +39,8 @@ public protocol SpeechToTextProvider: Sendable {
     /// What identifies the model in cache keys: its name, and for a local model the size and time of its files (a
     /// model replaced in place is another model).
     var modelIdentity: [String] { get }
+    /// Whether it can be asked at all: a remote provider has its API key. A local model: always.
+    var isConfigured: Bool { get }
     /// The transcript of `request`: text, language code, duration and every word timed in seconds of the audio.
     /// - Throws: `VoiceError` (retried by the caller when `VoiceError.retryVerdict` says so); `CancellationError`.
     func transcribe(_ request: SpeechToTextRequest) async throws -> Transcript
@@ -46,6 +48,7 @@ public protocol SpeechToTextProvider: Sendable {
 
 extension WhisperRecognizer: SpeechToTextProvider {
     public var id: String { "whisper" }
+    public var isConfigured: Bool { true }
     /// The model's files, and how this version of Chorus decodes with them (`decodingRevision`).
     public var modelIdentity: [String] { model.identity + ["decoding \(Self.decodingRevision)"] }
 

@@ -79,10 +79,21 @@ extension Transcriber {
         switch name {
         case "whisper":
             return .model(try WhisperModel.named(model ?? WhisperModel.defaultName, in: WhisperModel.modelsFolder(environment: environment)))
+        default:
+            return .provider(try remote(name, model: model, environment: environment))
+        }
+    }
+
+    /// The remote provider `name` names (`openai`, `elevenlabs`) with `model` (else its default), keys and base URLs
+    /// from `environment`.
+    /// - Throws: `VoiceError` (`.configuration`) for a name that is not a remote provider's.
+    public static func remote(_ name: String, model: String? = nil,
+                              environment: [String: String] = ProcessInfo.processInfo.environment) throws -> any SpeechToTextProvider {
+        switch name {
         case "openai":
-            return .provider(OpenAISpeechToText(environment: environment, model: model))
+            return OpenAISpeechToText(environment: environment, model: model)
         case "elevenlabs":
-            return .provider(ElevenLabsSpeechToText(environment: environment, model: model))
+            return ElevenLabsSpeechToText(environment: environment, model: model)
         default:
             throw VoiceError(.configuration, provider: "transcription",
                              message: "no speech-to-text provider \"\(name)\" (known: \(providerNames.joined(separator: ", ")))")

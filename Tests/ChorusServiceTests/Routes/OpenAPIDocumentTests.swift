@@ -58,6 +58,6 @@ struct OpenAPIDocumentTests {
         }
         #expect(try Self.property(try Self.schema("AlignmentForm"), "text")["maxLength"] as? Int == TranscriptionRequest.maxTextCharacters)
         let models = try Self.property(try Self.schema("TranscriptionForm"), "model")["description"] as? String ?? ""
-        #expect(TranscriptionController.openAIModels.allSatisfy { models.contains("`\($0)`") }, "\(models)")
+        #expect(ServiceConfiguration.defaultTranscriptionModels.keys.allSatisfy { models.contains("`\($0)`") }, "\(models)")
     }
 }

@@ -279,6 +279,72 @@ struct TranscriptionRouteTests {
         }
     }
 
+    @Test("model names go to providers by configuration: whisper-1 set to OpenAI asks its wire (a stub) through the policies and the cache; a provider without its key is 409; /health lists each name")
+    func routedToProviders() async throws {
+        let stub = try StubServer { request in
+            guard request.headers["authorization"] == "Bearer \(providerKey)" else { return .json(401, ["error": ["message": "Incorrect API key"]]) }
+            return .json(200, ["task": "transcribe", "language": "english", "duration": 2.6, "text": " I can get her. ",
+                               "words": [["word": "I", "start": 0.3, "end": 0.4], ["word": "can", "start": 0.45, "end": 0.7],
+                                         ["word": "get", "start": 0.75, "end": 0.95], ["word": "her", "start": 1.0, "end": 1.3]]])
+        }
+        let audio = try Data(contentsOf: Self.marcus)
+        // The offline model is off: what answers whisper-1 here is OpenAI alone.
+        let service = try TestService { configuration in
+            configuration.environment = ["OPENAI_BASE_URL": stub.baseURL + "/v1", "OPENAI_API_KEY": providerKey]
+            configuration.transcriptionModels["whisper-1"] = .init(provider: "openai")
+            configuration.transcriptionModels["scribe"] = .init(provider: "elevenlabs", model: "scribe_v1")
+        }
+        try await service.test { client in
+            let answer = try await Self.post(client, TranscriptionRequest(audio: .file(audio, filename: "note.m4a"), language: "en",
+                                                                          format: .verboseJSON, granularities: [.word]))
+            #expect(answer.status == .ok, "\(answer.text)")
+            let heard = try answer.decode(Transcription.self)
+            #expect(heard.text == "I can get her." && heard.words?.map(\.word) == ["I", "can", "get", "her"])
+            let sent = try #require(stub.requests.first)
+            let type = try #require(sent.headers["content-type"])
+            let form = try MultipartForm(body: sent.body, boundary: try MultipartForm.boundary(of: type))
+            let (model, language) = (try form.text("model"), try form.text("language"))
+            #expect(sent.path == "/v1/audio/transcriptions" && model == "whisper-1" && language == "en")
+            // The same audio again: the transcript cache; with no-cache, the provider again.
+            _ = try await Self.post(client, TranscriptionRequest(audio: .file(audio, filename: nil), language: "en"))
+            #expect(stub.requests.count == 1)
+            let (body, type2) = TranscriptionRequest(audio: .file(audio, filename: nil), language: "en").form()
+            let fresh = try await client.call(.post, "/v1/audio/transcriptions", body: body, headers: [.contentType: type2, .cacheControl: "no-cache"])
+            #expect(fresh.status == .ok && stub.requests.count == 2)
+
+            let unkeyed = try await Self.post(client, TranscriptionRequest(audio: .file(audio, filename: nil), model: "scribe"))
+            #expect(unkeyed.status == .conflict && unkeyed.text.contains("provider_not_configured") && unkeyed.text.contains("elevenlabs"), "\(unkeyed.text)")
+            #expect(!unkeyed.text.contains(providerKey))
+            let unknown = try await Self.post(client, TranscriptionRequest(audio: .file(audio, filename: nil), model: "whisper-9"))
+            #expect(unknown.status == .badRequest && unknown.text.contains("gpt-4o-transcribe") && unknown.text.contains("scribe"), "\(unknown.text)")
+            let offline = try await Self.post(client, TranscriptionRequest(audio: .file(audio, filename: nil), model: "gpt-4o-transcribe"))
+            #expect(offline.status == .serviceUnavailable && offline.text.contains("transcription_unavailable"), "\(offline.text)")
+
+            let health = try await client.call(.get, "/health")
+            #expect(!health.text.contains(providerKey))
+            let models = try #require(try health.decode(HealthResponse.self).transcriptionModels)
+            #expect(models["whisper-1"] == TranscriptionHealth(status: "ready", model: "openai"))
+            #expect(models["scribe"]?.status == "unavailable" && models["scribe"]?.model == "elevenlabs:scribe_v1")
+            #expect(models["gpt-4o-transcribe"] == TranscriptionHealth(status: "off"))
+        }
+    }
+
+    @Test("CHORUS_TRANSCRIPTION_MODELS: NAME=PROVIDER[:MODEL] over the defaults, NAME=off takes one away; unknown providers and bad entries are refused")
+    func routesConfiguration() throws {
+        let configuration = try ServiceConfiguration(environment: ["CHORUS_TRANSCRIPTION_MODELS": "whisper-1=openai, scribe=elevenlabs:scribe_v1,gpt-4o-mini-transcribe=off"])
+        #expect(configuration.transcriptionModels == ["whisper-1": .init(provider: "openai"), "scribe": .init(provider: "elevenlabs", model: "scribe_v1"),
+                                                      "gpt-4o-transcribe": .offline])
+        try configuration.validate()
+        for bad in ["whisper-1", "=openai", "a=openai:", "a b=openai"] {
+            #expect(throws: ConfigurationError.self, "\(bad)") { try ServiceConfiguration(environment: ["CHORUS_TRANSCRIPTION_MODELS": bad]) }
+        }
+        for refused in ["x=acme", "x=whisper:base"] {
+            #expect(throws: ConfigurationError.self, "\(refused)") {
+                try ServiceConfiguration(environment: ["CHORUS_TRANSCRIPTION_MODELS": refused]).validate()
+            }
+        }
+    }
+
     @Test("CHORUS_TRANSCRIPTION_MODEL names a model folder or turns transcription off; a path is refused")
     func configuration() throws {
         #expect(try ServiceConfiguration(environment: [:]).transcriptionModel == WhisperModel.defaultName)
