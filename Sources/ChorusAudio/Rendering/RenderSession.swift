@@ -27,9 +27,13 @@ package final class RenderSession: @unchecked Sendable {
     private let chapterTitles: [String]
 
     /// Validates `options`, `gapMilliseconds` and `outputs`, and opens the outputs.
-    /// - Parameter chapterTitles: one per message, in order (`ChapterTitle.make`); used when `options.chapters`.
+    /// - Parameters:
+    ///   - chapterTitles: one per message, in order (`ChapterTitle.make`); used when `options.chapters`.
+    ///   - growingTitles: how many messages may get their text only once heard (recorded, without text): their
+    ///     chapters are titled by what was heard (`ChapterTitle.make` of the segment's text) where the file's format
+    ///     takes titles at the end (MP3 keeps room for them, MP4 writes them last; Ogg keeps the speaker's name).
     /// - Throws: `AudioError.invalidArgument` naming the field; `writeFailed` naming a file that cannot be created.
-    package init(options: RenderOptions, gapMilliseconds: Int, outputs: RenderOutputs, chapterTitles: [String] = []) throws {
+    package init(options: RenderOptions, gapMilliseconds: Int, outputs: RenderOutputs, chapterTitles: [String] = [], growingTitles: Int = 0) throws {
         let fileFormat = try outputs.audioFormat()
         try options.validate(for: fileFormat)
         try RenderOptions.validate(gapMilliseconds: gapMilliseconds)
@@ -47,8 +51,9 @@ package final class RenderSession: @unchecked Sendable {
         do {
             encoded = try EncodedOutput(file: audioFile?.temporaryURL, memory: outputs.keepAudioInMemory, stream: outputs.stream,
                                         subject: outputs.audio?.path ?? "\(fileFormat.rawValue) output")
-            let settings = EncoderSettings(fileFormat: fileFormat, format: format, bitRate: options.bitRate, mp3Quality: options.mp3Quality,
+            var settings = EncoderSettings(fileFormat: fileFormat, format: format, bitRate: options.bitRate, mp3Quality: options.mp3Quality,
                                            chapterTitles: chapterTitles, encoderJobs: options.serialEncode ? 1 : options.jobs)
+            settings.growingChapterTitles = chapterTitles.isEmpty ? 0 : growingTitles
             stitcher = try Stitcher(
                 encoder: EncoderFactory.make(settings, output: encoded),
                 // Lossless output decodes to the very 16-bit samples stitched: their peaks are taken on the way.
@@ -86,7 +91,12 @@ package final class RenderSession: @unchecked Sendable {
     /// file, and what the service's waveform routes give for the stored render. Lossless output decodes to the samples
     /// stitched, so their peaks are taken while stitching; lossy output is decoded here, once encoded.
     package func finish() throws -> RenderResult {
-        var peaks = try stitcher.finish(chapterTitles: chapterTitles)
+        // A message titled by its speaker until heard is titled by what was heard.
+        let titles = chapterTitles.indices.map { index in
+            guard index < segments.count, segments[index].transcribed == true else { return chapterTitles[index] }
+            return ChapterTitle.make(speaker: segments[index].speaker, text: segments[index].text)
+        }
+        var peaks = try stitcher.finish(chapterTitles: titles)
         timings.merge(stitcher.timings)
         let audio = try encoded.finish()
         if let waveform = options.waveform, fileFormat.isLossy {

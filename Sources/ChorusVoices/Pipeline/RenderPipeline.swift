@@ -22,6 +22,10 @@ struct RenderPipeline: Sendable {
         case staleCache(Int, AudioError)
     }
 
+    /// Recorded messages get words when the conversation asks and the instance has a recognizer; so do synthesized
+    /// ones whose voice gave none (OpenAI's): their text is aligned to the speech.
+    private var listening: Bool { conversation.transcribe && !chorus.listener.transcriber.isOff }
+
     func run(emit: @escaping @Sendable (RenderEvent) -> Void) async throws -> RenderResult {
         let messages = conversation.messages
         guard !messages.isEmpty else {
@@ -32,7 +36,8 @@ struct RenderPipeline: Sendable {
             emit(.progress($0))
         }
         let session = try RenderSession(options: options, gapMilliseconds: conversation.gapMilliseconds, outputs: outputs,
-                                        chapterTitles: messages.map { ChapterTitle.make(speaker: $0.speaker, text: $0.text) })
+                                        chapterTitles: messages.map { ChapterTitle.make(speaker: $0.speaker, text: $0.text) },
+                                        growingTitles: listening ? messages.filter { $0.audio != nil && $0.text == nil }.count : 0)
         let synthesizer = chorus.synthesizer
         defer { synthesizer.cache.evict() }
         do {
@@ -54,9 +59,7 @@ struct RenderPipeline: Sendable {
         let synthesizer = chorus.synthesizer
         let listener = chorus.listener
         let conversation = self.conversation
-        // Recorded messages get words when the conversation asks and the instance has a recognizer; so do synthesized
-        // ones whose voice gave none (OpenAI's): their text is aligned to the speech.
-        let listening = conversation.transcribe && !listener.transcriber.isOff
+        let listening = self.listening
 
         try await withThrowingTaskGroup(of: Step.self) { group in
             var sourced: [Int: SourcedMessage] = [:]

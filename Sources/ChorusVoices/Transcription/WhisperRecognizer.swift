@@ -18,8 +18,9 @@ public final class WhisperRecognizer: Sendable {
     private let lanes: [Lane]
 
     /// Raised when a change here changes the words a model hears in the same audio (cached transcripts then miss):
-    /// 2 — each piece's padding (`Recognizer.padding(frames:)`).
-    public static let decodingRevision = 2
+    /// 2 — each piece's padding (`Recognizer.padding(frames:)`); 3 — Whisper's annotations of sounds left out
+    /// (`withoutAnnotations`).
+    public static let decodingRevision = 3
 
     /// The most lanes one recognizer keeps (each is a copy of the model in memory).
     public static let mostLanes = 4
@@ -127,6 +128,43 @@ public final class WhisperRecognizer: Sendable {
         return Transcript(text: texts.joined(separator: " "), language: language, duration: Double(samples.count) / Double(rate), words: words)
     }
 
+    /// `text` without what Whisper writes for sounds that are not speech — `(wind blowing)`, `[BLANK_AUDIO]`,
+    /// `[ Sound Effects ]`, `♪` — so noise or music alone is no text at all, and a laugh inside speech is not a word
+    /// (as ElevenLabs' audio events are left out). Measured with tiny.en: noise, a tone and a chord came back as such
+    /// annotations; with the annotation tokens forbidden instead (faster-whisper's `suppress_tokens`), the same sounds
+    /// came back as made-up words ("I'm so sorry", "You"), which cannot be told from speech afterwards.
+    static func withoutAnnotations(_ text: String) -> String {
+        var outside = Annotations()
+        return String(text.filter { outside.keeps($0) }).split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+
+    /// The words outside annotations (`withoutAnnotations(_:)`); a word that is only punctuation once they are gone
+    /// goes too.
+    static func withoutAnnotations(_ words: [WordTiming]) -> [WordTiming] {
+        var outside = Annotations()
+        return words.compactMap { word in
+            let kept = String(word.word.filter { outside.keeps($0) })
+            guard kept.contains(where: { $0.isLetter || $0.isNumber }) else { return nil }
+            return kept == word.word ? word : WordTiming(word: kept, start: word.start, end: word.end)
+        }
+    }
+
+    /// Reads text character by character and says which are outside an annotation: brackets and what is between
+    /// them, and music notes, are not.
+    private struct Annotations {
+        private var depth = 0
+
+        mutating func keeps(_ character: Character) -> Bool {
+            switch character {
+            case "(", "[": depth += 1
+            case ")", "]": depth = max(0, depth - 1)
+            case "♪", "♫", "♬": return false
+            default: return depth == 0
+            }
+            return false
+        }
+    }
+
     /// sherpa-onnx's recognizer, used from one thread at a time (the pool's one thread).
     private final class Recognizer: @unchecked Sendable {
         private let handle: OpaquePointer
@@ -202,7 +240,8 @@ public final class WhisperRecognizer: Sendable {
             defer { SherpaOnnxDestroyOfflineRecognizerResult(result) }
             let text = result.pointee.text.map { String(cString: $0) } ?? ""
             let language = (result.pointee.lang.map { String(cString: $0) } ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "<|>"))
-            return Piece(text: text.trimmingCharacters(in: .whitespacesAndNewlines), language: language, words: Self.words(of: result.pointee))
+            return Piece(text: WhisperRecognizer.withoutAnnotations(text), language: language,
+                         words: WhisperRecognizer.withoutAnnotations(Self.words(of: result.pointee)))
         }
 
         /// Tokens joined into words: a token starting with a space starts a word; its time is its first token's

@@ -5,30 +5,51 @@
 /// child `CTOC`s of up to 255 chapters each.
 ///
 /// Its size depends on the titles only (times are fixed-size fields), so the encoder reserves it
-/// before the first audio frame and rewrites it with the final times after the last. Version 2.3,
-/// not 2.4, because it is what podcast players and AVFoundation read most widely.
+/// before the first audio frame and rewrites it with the final times after the last. Titles that may
+/// still grow (a recorded message's, titled by its speaker until it is heard) get room in the tag's
+/// padding (zeros after the last frame, counted in the tag's size, as ID3v2 allows): the final titles
+/// are written if they fit, the first ones otherwise. Version 2.3, not 2.4, because it is what
+/// podcast players and AVFoundation read most widely.
 struct ID3ChapterTag {
     let titles: [String]
-    /// The whole tag in bytes, header included.
+    /// The whole tag in bytes, header and padding included.
     let size: Int
+
+    /// Bytes of room for one title that may grow into the longest `ChapterTitle.make` gives after
+    /// its speaker (`": "`, `maximumCharacters`, `"…"`), at two UTF-16 units a character.
+    static let roomPerGrowingTitle = (2 + ChapterTitle.maximumCharacters + 1) * 2 * 2
 
     /// At most 255 × 255 chapters.
     static let maximumChapters = 255 * 255
 
     /// - Throws: `AudioError.invalidArgument` for more than `maximumChapters` titles.
-    init(titles: [String]) throws {
+    /// - Parameter growing: How many of `titles` may be replaced by longer ones at the end.
+    init(titles: [String], growing: Int = 0) throws {
         guard titles.count <= Self.maximumChapters else {
             throw AudioError(.invalidArgument, subject: "chapters",
                              reason: "\(titles.count) chapters are more than an ID3 table of contents holds (\(Self.maximumChapters))")
         }
         self.titles = titles
         size = Self.build(titles: titles, milliseconds: Array(repeating: (0, 0), count: titles.count)).count
+            + max(0, min(growing, titles.count)) * Self.roomPerGrowingTitle
     }
 
-    /// The tag with each chapter's `(start, end)` in milliseconds (as many as there are titles).
-    func bytes(milliseconds: [(Int, Int)]) -> [UInt8] {
+    /// The tag with each chapter's `(start, end)` in milliseconds (as many as there are titles), `size`
+    /// bytes: `final` titles where given and they fit, the first ones otherwise.
+    func bytes(milliseconds: [(Int, Int)], final: [String] = []) -> [UInt8] {
         precondition(milliseconds.count == titles.count, "one time pair per chapter")
-        return Self.build(titles: titles, milliseconds: milliseconds)
+        var chosen = titles.indices.map { $0 < final.count ? final[$0] : titles[$0] }
+        var built = Self.build(titles: chosen, milliseconds: milliseconds, size: size)
+        // Too long for the room kept: the last grown titles go back to their first form, one at a time.
+        var index = titles.count - 1
+        while built == nil, index >= 0 {
+            if chosen[index] != titles[index] {
+                chosen[index] = titles[index]
+                built = Self.build(titles: chosen, milliseconds: milliseconds, size: size)
+            }
+            index -= 1
+        }
+        return built ?? Self.build(titles: titles, milliseconds: milliseconds)
     }
 
     /// Appends the tag with zero times: the placeholder `write(chapters:sampleRate:into:)` fills in at the end.
@@ -36,8 +57,8 @@ struct ID3ChapterTag {
         try output.append(bytes(milliseconds: Array(repeating: (0, 0), count: titles.count)), count: size)
     }
 
-    /// Rewrites the placeholder at the start of `output` with each chapter's times (chapters past the
-    /// marks get zero times).
+    /// Rewrites the placeholder at the start of `output` with each chapter's times and title (chapters
+    /// past the marks get zero times and their first titles).
     func write(chapters: [ChapterMark], sampleRate: Int, into output: EncodedOutput) throws {
         let times = titles.indices.map { index -> (Int, Int) in
             guard index < chapters.count else { return (0, 0) }
@@ -45,7 +66,14 @@ struct ID3ChapterTag {
             return (ChapterMark.milliseconds(frames: frames.lowerBound, sampleRate: sampleRate),
                     ChapterMark.milliseconds(frames: frames.upperBound, sampleRate: sampleRate))
         }
-        try bytes(milliseconds: times).withUnsafeBytes { try output.overwrite($0, at: 0) }
+        try bytes(milliseconds: times, final: chapters.map(\.title)).withUnsafeBytes { try output.overwrite($0, at: 0) }
+    }
+
+    /// The tag padded with zeros to `size` bytes in all; `nil` when its frames need more.
+    private static func build(titles: [String], milliseconds: [(Int, Int)], size: Int) -> [UInt8]? {
+        let tag = build(titles: titles, milliseconds: milliseconds)
+        guard tag.count <= size else { return nil }
+        return header(frameBytes: size - 10) + tag.dropFirst(10) + [UInt8](repeating: 0, count: size - tag.count)
     }
 
     private static func build(titles: [String], milliseconds: [(Int, Int)]) -> [UInt8] {
@@ -68,10 +96,12 @@ struct ID3ChapterTag {
                 frames += tableOfContents(id: groupIDs[index], topLevel: false, children: group)
             }
         }
-        let size = frames.count
-        let header: [UInt8] = [0x49, 0x44, 0x33, 3, 0, 0,   // "ID3", version 2.3.0, no flags
-                               UInt8(size >> 21 & 0x7F), UInt8(size >> 14 & 0x7F), UInt8(size >> 7 & 0x7F), UInt8(size & 0x7F)]
-        return header + frames
+        return header(frameBytes: frames.count) + frames
+    }
+
+    /// "ID3", version 2.3.0, no flags, and the size of what follows (frames and padding) in 7-bit bytes.
+    private static func header(frameBytes size: Int) -> [UInt8] {
+        [0x49, 0x44, 0x33, 3, 0, 0, UInt8(size >> 21 & 0x7F), UInt8(size >> 14 & 0x7F), UInt8(size >> 7 & 0x7F), UInt8(size & 0x7F)]
     }
 
     private static func tableOfContents(id: String, topLevel: Bool, children: [String]) -> [UInt8] {

@@ -23,8 +23,9 @@ package final class MP3Encoder: AudioEncoder {
     ///   - vbr: variable bit rate (VBR "new", quality from `quality`); for test fixtures.
     ///   - writeTag: write the LAME/Xing tag (disable only to produce a tagless fixture).
     ///   - chapterTitles: chapters to mark in an ID3v2 tag; empty for no tag.
+    ///   - growingTitles: how many of them `finish` may be given longer (the tag keeps room).
     package init(output: EncodedOutput, format: AudioFormat, bitRate: Int, quality: Int = RenderOptions.defaultMP3Quality,
-                 vbr: Bool = false, writeTag: Bool = true, chapterTitles: [String] = []) throws {
+                 vbr: Bool = false, writeTag: Bool = true, chapterTitles: [String] = [], growingTitles: Int = 0) throws {
         self.format = format
         self.output = output
         self.writeTag = writeTag
@@ -32,7 +33,7 @@ package final class MP3Encoder: AudioEncoder {
                                          subject: output.subject)
         lame = flags
         tagFrameBytes = writeTag ? LAME.tagFrameBytes(flags, vbr: vbr) : 0
-        chapterTag = chapterTitles.isEmpty ? nil : try ID3ChapterTag(titles: chapterTitles)
+        chapterTag = chapterTitles.isEmpty ? nil : try ID3ChapterTag(titles: chapterTitles, growing: growingTitles)
         output.reservePlaceholder(bytes: (chapterTag?.size ?? 0) + tagFrameBytes)
         try chapterTag?.writePlaceholder(into: output)
         buffer = [UInt8](repeating: 0, count: 16 * 1024)

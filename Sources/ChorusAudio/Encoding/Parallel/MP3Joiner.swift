@@ -22,13 +22,13 @@ final class MP3Joiner: PieceJoiner {
     private var musicCRC: UInt16 = 0
     private var tagTemplate: [UInt8] = []
 
-    init(output: EncodedOutput, format: AudioFormat, bitRate: Int, quality: Int, chapterTitles: [String]) throws {
+    init(output: EncodedOutput, format: AudioFormat, bitRate: Int, quality: Int, chapterTitles: [String], growingTitles: Int = 0) throws {
         self.output = output
         self.format = format
         self.bitRate = bitRate
         self.quality = quality
         frameSize = MP3Stream.samplesPerFrame(sampleRate: format.sampleRate)
-        chapterTag = chapterTitles.isEmpty ? nil : try ID3ChapterTag(titles: chapterTitles)
+        chapterTag = chapterTitles.isEmpty ? nil : try ID3ChapterTag(titles: chapterTitles, growing: growingTitles)
     }
 
     func makeCodec(index: Int, start: Int) throws -> LAMEPiece {
