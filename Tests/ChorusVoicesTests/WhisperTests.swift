@@ -12,9 +12,13 @@ struct WhisperTests {
     static let sentence = "The quick brown fox jumps over the lazy dog, and practice moved to half past four."
 
     /// One recognizer for the suite (loading takes about a second per lane), with two lanes: long audio is heard on both.
-    static let recognizer: Result<WhisperRecognizer, any Error> = Result {
-        try WhisperRecognizer(model: try WhisperModel.named(WhisperModel.defaultName), threads: 2)
+    /// Loaded on a thread of its own the first time a test asks (`StartedOnce`): a load inside a static initializer held
+    /// a cooperative thread, and every test waiting for it another, for seconds under AddressSanitizer.
+    static let loaded = StartedOnce<Result<WhisperRecognizer, any Error>> {
+        Result { try WhisperRecognizer(model: try WhisperModel.named(WhisperModel.defaultName), threads: 2) }
     }
+
+    static func recognizer() async throws -> WhisperRecognizer { try await loaded.value.get() }
 
     /// Mono 16 kHz speech of `text` by a Flite voice, with Flite's own word times. awb by default: tiny.en hears
     /// it best of Flite's voices (1 word of 16 wrong, the same with any of Flite's noise: measured over 4 takes
@@ -48,7 +52,7 @@ struct WhisperTests {
 
     @Test("the set-up model transcribes Flite's sentence nearly word for word, each word timed near Flite's own times")
     func transcribesSpeech() async throws {
-        let recognizer = try Self.recognizer.get()
+        let recognizer = try await Self.recognizer()
         #expect(recognizer.model.isEnglishOnly && recognizer.model.timesTokens && recognizer.model.melBands == 80)
         let (samples, spoken) = try await Self.speech()
         let transcript = try await recognizer.transcribe(samples)
@@ -78,7 +82,7 @@ struct WhisperTests {
 
     @Test("audio longer than Whisper's 30 s window is cut at quiet moments and every piece transcribed, times from the start")
     func longAudio() async throws {
-        let recognizer = try Self.recognizer.get()
+        let recognizer = try await Self.recognizer()
         let (samples, _) = try await Self.speech()
         let pause = [Float](repeating: 0, count: 16_000)
         var long: [Float] = []
@@ -123,7 +127,7 @@ struct WhisperTests {
 
     @Test("silence and a hum below -50 dBFS are not given to Whisper (it makes words up: \"you\"); speech after 20 s of silence is heard, timed from the start")
     func silence() async throws {
-        let recognizer = try Self.recognizer.get()
+        let recognizer = try await Self.recognizer()
         let quiet = try await recognizer.transcribe([Float](repeating: 0, count: 28 * 16_000))
         #expect(quiet.text.isEmpty && quiet.words.isEmpty && quiet.language == "en" && abs(quiet.duration - 28) < 0.001, "\(quiet.text)")
         let hum = (0..<(10 * 16_000)).map { Float(sin(Double($0) * 2 * .pi * 120 / 16_000)) * 0.0009 }   // -64 dBFS RMS
@@ -144,7 +148,7 @@ struct WhisperTests {
         #expect(WhisperRecognizer.withoutAnnotations(heard).map(\.word) == ["Hello", "there,"])
         #expect(WhisperRecognizer.withoutAnnotations(heard).map(\.start) == [0, 2])
 
-        let recognizer = try Self.recognizer.get()
+        let recognizer = try await Self.recognizer()
         var state: UInt64 = 0x2545_F491_4F6C_DD1D   // xorshift: the same noise every run
         let noise = (0..<(4 * 16_000)).map { _ -> Float in
             state ^= state << 13; state ^= state >> 7; state ^= state << 17
@@ -162,7 +166,7 @@ struct WhisperTests {
 
     @Test("word onsets after pauses: words spoken one by one with random pauses are timed within 40 ms (median) of where they begin")
     func onsets() async throws {
-        let recognizer = try Self.recognizer.get()
+        let recognizer = try await Self.recognizer()
         let text = "Morning everyone, practice moved to half past four, bring water and snacks for the team."
         let written = WordAligner.words(in: text).map(\.word)
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15   // SplitMix64: the same pauses every run
@@ -186,7 +190,8 @@ struct WhisperTests {
         let duration = Double(samples.count) / 16_000
         func errors(_ words: [WordTiming]) -> [Double] { zip(words, onsets).map { abs($0.start - $1) }.sorted() }
         let raw = try await recognizer.transcribe(samples, sharpen: false).aligned(to: text)
-        let sharp = SpeechOnsets.refine(try await recognizer.transcribe(samples).aligned(to: text), samples: samples, rate: 16_000)
+        let heard = try await recognizer.transcribe(samples)
+        let sharp = try await offCooperativeThreads { [samples] in SpeechOnsets.refine(heard.aligned(to: text), samples: samples, rate: 16_000) }
         #expect(sharp.map(\.word) == written && raw.count == written.count)
         let before = errors(raw), after = errors(sharp)
         let median = after[after.count / 2], ninety = after[after.count * 9 / 10]
@@ -196,7 +201,7 @@ struct WhisperTests {
     }
 
     @Test("alignment: every written word once, in order, as written; misheard words keep the heard times, missing ones share the gaps")
-    func alignment() {
+    func alignment() async throws {
         let heard = [WordTiming(word: " the", start: 0.50, end: 0.62), WordTiming(word: " quick", start: 0.62, end: 0.90),
                      WordTiming(word: " box", start: 0.95, end: 1.30), WordTiming(word: " um", start: 1.4, end: 1.5),
                      WordTiming(word: " jumps.", start: 2.40, end: 2.80)]
@@ -210,9 +215,12 @@ struct WhisperTests {
         #expect(transcript.aligned(to: "") == [] && Transcript(text: "", language: "en", duration: 1, words: []).aligned(to: "Hello there").count == 2)
         let sentences = Transcript.sentences(of: "The quick brown fox jumps. Really?", words: transcript.aligned(to: "The quick brown fox jumps. Really?"))
         #expect(sentences.map(\.text) == ["The quick brown fox jumps.", "Really?"] && sentences[0].start == 0.5 && sentences[1].start >= sentences[0].end)
-        // Ten minutes of words against a text of the same length stays cheap (one byte per pair).
+        // Ten minutes of words against a text of the same length stays cheap (one byte per pair); a few seconds of CPU
+        // under AddressSanitizer, so on a thread of its own (a cooperative thread held that long stalls other tests).
         let many = (0..<1_500).map { WordTiming(word: "w\($0 % 97)", start: Double($0) * 0.4, end: Double($0) * 0.4 + 0.3) }
-        let long = Transcript(text: "", language: "en", duration: 600, words: many).aligned(to: many.map(\.word).joined(separator: " "))
+        let long = try await offCooperativeThreads {
+            Transcript(text: "", language: "en", duration: 600, words: many).aligned(to: many.map(\.word).joined(separator: " "))
+        }
         #expect(long.count == 1_500 && long.map(\.start) == many.map(\.start))
     }
 
@@ -258,7 +266,7 @@ struct WhisperTests {
 
     @Test("no audio is a clear error")
     func empty() async throws {
-        let recognizer = try Self.recognizer.get()
+        let recognizer = try await Self.recognizer()
         await #expect(throws: VoiceError.self) { try await recognizer.transcribe([]) }
     }
 
