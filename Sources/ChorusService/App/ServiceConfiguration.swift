@@ -239,7 +239,7 @@ public struct ServiceConfiguration: Sendable {
                 throw ConfigurationError(setting: .transcriptionModels, value: "\(name)=\(route)",
                                          reason: "no speech-to-text provider \"\(route.provider)\" (known: \(Transcriber.providerNames.joined(separator: ", ")))")
             }
-            if route.provider == "whisper", route.model != nil {
+            if route.provider == TranscriptionRoute.offline.provider, route.model != nil {
                 throw ConfigurationError(setting: .transcriptionModels, value: "\(name)=\(route)",
                                          reason: "whisper answers with the service's offline model (`transcriptionModel`), without a model of its own")
             }

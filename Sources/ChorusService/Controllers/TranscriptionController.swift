@@ -7,8 +7,8 @@ import Hummingbird
 /// `POST /v1/audio/transcriptions`: OpenAI's transcription endpoint (multipart `file`, `model`, `language`, `prompt`,
 /// `response_format`, `temperature`, `timestamp_granularities[]`), answered by the service's offline Whisper or by the
 /// provider its `model` name is configured to (`TranscriptionRoutes`), so an app written against the OpenAI SDK works
-/// against Chorus by changing its base URL; `clip` names an uploaded clip instead of sending `file`. `POST /v1/audio/alignments`: the same with the `text` spoken in the audio, answered with
-/// every word of that text timed.
+/// against Chorus by changing its base URL; `clip` names an uploaded clip instead of sending `file`.
+/// `POST /v1/audio/alignments`: the same with the `text` spoken in the audio, answered with every word of that text timed.
 ///
 /// The form is read and the audio decoded on the worker threads, the model runs on its own thread: no event loop
 /// waits. Each request is one of at most `queueLimit` transcriptions (`SpeechRecognition`).
