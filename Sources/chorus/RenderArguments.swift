@@ -167,8 +167,8 @@ struct VoiceArguments: ParsableArguments {
     @Option(name: .customLong("fallback-voice"), help: "Voice (provider:voice) for messages whose provider fails permanently.")
     var fallbackVoice: String?
 
-    @Option(name: .customLong("voice-engine"), help: "Default voices for speakers without one: flite (Flite's, then espeak-ng's) or espeak.")
-    var voiceEngine: String = VoiceEngine.flite.rawValue
+    @Option(name: .customLong("voice-engine"), help: "Default voices for speakers without one: piper (the natural Piper voices installed, then Flite's and espeak-ng's), flite (Flite's, then espeak-ng's) or espeak.")
+    var voiceEngine: String = VoiceEngine.piper.rawValue
 
     func validate() throws {
         if cacheMaxMB < 1 { throw ValidationError("--cache-max-mb \(cacheMaxMB): must be at least 1") }
@@ -189,7 +189,7 @@ struct VoiceArguments: ParsableArguments {
         if let cacheDirectory { configuration.cacheDirectory = URL(fileURLWithPath: cacheDirectory) }
         configuration.cacheMaxBytes = min(cacheMaxMB, Int.max / 1_048_576) * 1_048_576
         configuration.providerConcurrency = concurrency
-        configuration.voiceEngine = VoiceEngine(rawValue: voiceEngine) ?? .flite
+        configuration.voiceEngine = VoiceEngine(rawValue: voiceEngine) ?? .piper
         return try Chorus(configuration: configuration)
     }
 }

@@ -147,7 +147,7 @@ struct VoiceCLITests {
         #expect(second.stdout.contains("Voices: 2 synthesized, 2 from cache, 0 provider requests"), "\(second.stdout)")
         let timeline = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent("out.json"))) as! [String: Any]
         let segments = timeline["segments"] as! [[String: Any]]
-        #expect((segments[0]["voice"] as? String)?.hasPrefix("flite:") == true, "Flite speaks by default")
+        #expect((segments[0]["voice"] as? String)?.hasPrefix("piper:") == true, "the natural voice speaks first by default")
         #expect(segments[0]["voice"] as? String != segments[1]["voice"] as? String)
         #expect((segments[0]["words"] as? [[String: Any]])?.first?["word"] as? String == "Practice")
         // The espeak-ng defaults as before Flite.
@@ -238,7 +238,7 @@ struct InterruptTests {
         try Data("existing".utf8).write(to: directory.appendingPathComponent("out.mp3"))
         let process = Process()
         process.executableURL = CLI.binary
-        process.arguments = ["render", synthetic.conversationURL.path, "-o", "out.mp3", "--timeline", "out.json"]
+        process.arguments = ["render", synthetic.conversationURL.path, "-o", "out.mp3", "--timeline", "out.json", "--voice-engine", "flite"]
         process.currentDirectoryURL = directory
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

@@ -10,7 +10,7 @@ import Testing
 /// from a folder holding `samples/`.
 func readmeLibraryExample() async throws {
     // README BEGIN
-    let chorus = try Chorus()   // Flite and espeak-ng offline; ElevenLabs and OpenAI when their keys are in the environment
+    let chorus = try Chorus()   // Piper, Flite and espeak-ng offline; ElevenLabs and OpenAI when their keys are in the environment
     let conversation = try Conversation.load(from: URL(fileURLWithPath: "samples/family-chat.json"))
     var options = RenderOptions()
     options.waveform = WaveformOptions(zoom: .pixelsPerSecond(100), bits: 8)

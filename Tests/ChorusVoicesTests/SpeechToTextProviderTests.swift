@@ -41,7 +41,7 @@ struct SpeechToTextProviderTests {
     /// An engine whose transcriber is `provider`, with fast retries (as the voices' tests).
     static func chorus(_ provider: any SpeechToTextProvider, cache directory: TemporaryDirectory) throws -> Chorus {
         var configuration = Chorus.Configuration(cacheDirectory: directory.file("cache"),
-                                                 retry: RetryPolicy(maxAttempts: 4, initialDelay: 0.01, maxDelay: 0.05, maxRetryAfter: 5, maxTotal: 30))
+                                                 retry: RetryPolicy(maxAttempts: 4, initialDelay: 0.01, maxDelay: 0.05, maxRetryAfter: 5, maxTotal: 600))
         configuration.transcriber = .provider(provider)
         return try Chorus(configuration: configuration)
     }

@@ -48,7 +48,7 @@ public struct ServiceConfiguration: Sendable {
     /// The voice providers; `nil` builds the standard ones from `environment`.
     public var registry: VoiceRegistry?
     /// Default voices for speakers without one.
-    public var voiceEngine = VoiceEngine.flite
+    public var voiceEngine = VoiceEngine.piper
     /// Blobs shared with other instances: `s3://bucket/prefix` (credentials and endpoint from `AWS_*` in
     /// `environment`) or a folder every instance mounts; `nil` keeps everything in the data folder.
     public var storage: String?

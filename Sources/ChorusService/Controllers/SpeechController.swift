@@ -65,7 +65,8 @@ struct SpeechController: Sendable {
         return HTTPSupport.bytes(audio, contentType: format.mimeType)
     }
 
-    /// A Chorus voice id as it is, or a bare OpenAI voice name: the OpenAI voice when a key is set, else its offline stand-in.
+    /// A Chorus voice id as it is, or a bare OpenAI voice name: the OpenAI voice when a key is set, else its natural
+    /// stand-in when one is installed (`naturalVoices`), else its espeak-ng stand-in.
     func resolveVoice(_ text: String) throws -> VoiceID {
         if let voice = VoiceID(text) { return voice }
         let name = text.lowercased()
@@ -75,7 +76,24 @@ struct SpeechController: Sendable {
         if let openAI = state.chorus.configuration.registry.providers["openai"] as? OpenAIProvider, openAI.isConfigured {
             return VoiceID(provider: "openai", voice: name)
         }
+        if let natural = Self.naturalVoices[name]?.first(where: { Self.installedPiperVoices(state).contains($0) }) {
+            return VoiceID(provider: "piper", voice: natural)
+        }
         return VoiceID(provider: "espeak", voice: offline)
+    }
+
+    /// Natural stand-ins for OpenAI's voices: Piper voices of the same kind (US English, male), used when installed and
+    /// no OpenAI key is configured. The others keep their espeak-ng stand-ins, which differ from each other: one natural
+    /// voice for every name would make them all sound alike.
+    static let naturalVoices: [String: [String]] = [
+        "onyx": [PiperVoice.defaultName], "echo": [PiperVoice.defaultName], "ash": [PiperVoice.defaultName],
+        "cedar": [PiperVoice.defaultName],
+    ]
+
+    /// The Piper voices the service's registry offers (its folder's prepared voices).
+    private static func installedPiperVoices(_ state: ServiceState) -> [String] {
+        guard let piper = state.chorus.configuration.registry.providers["piper"] as? PiperProvider else { return [] }
+        return PiperVoice.names(in: piper.folder)
     }
 
     /// The samples of a 16-bit PCM WAV file (`response_format: "pcm"`: raw little-endian 16-bit).

@@ -34,8 +34,8 @@ public final class Chorus: Sendable {
         public var retry: RetryPolicy
         /// Threads for decode, normalize and encode work (default: one per core).
         public var workerThreads: Int
-        /// Whose voices speak speakers without one (default: Flite's, then espeak-ng's).
-        public var voiceEngine: VoiceEngine = .flite
+        /// Whose voices speak speakers without one (default: the natural Piper voices, then Flite's and espeak-ng's).
+        public var voiceEngine: VoiceEngine = .piper
         /// The speech recognizer that gives recorded messages their words (`Conversation.transcribe`): by default the
         /// offline Whisper model set-up installs, when it is there; `.off` for none.
         public var transcriber: Transcriber = .automatic
@@ -119,6 +119,6 @@ public final class Chorus: Sendable {
     /// The voice of every message that will be synthesized (`nil` for recorded clips): a message's
     /// own `voice`, else the `voices` map, else the `voiceEngine`'s defaults in order of first appearance.
     public func voices(for conversation: Conversation) -> [VoiceID?] {
-        VoiceAssignment.voices(for: conversation, defaults: configuration.voiceEngine.defaultVoices)
+        VoiceAssignment.voices(for: conversation, defaults: configuration.voiceEngine.defaultVoices(in: configuration.registry))
     }
 }

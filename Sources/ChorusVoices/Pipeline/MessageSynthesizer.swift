@@ -110,7 +110,7 @@ final class MessageSynthesizer: Sendable {
     private func obtain(_ text: String, provider: any VoiceProvider, voice: String, settings: [String: JSONValue],
                         previous: String?, next: String?, fresh: Bool, progress: JobProgress) async throws -> Piece {
         let formatsToTry = provider.outputFormats(settings: settings)
-        let affecting = provider.audioAffectingSettings(settings)
+        let affecting = provider.audioAffectingSettings(settings, voice: voice)
         func key(_ format: String) -> String {
             SynthesisCache.key(provider: provider.id, voice: voice, format: format, settings: affecting, text: text,
                                previousText: previous, nextText: next)

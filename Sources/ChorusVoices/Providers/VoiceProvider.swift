@@ -88,7 +88,7 @@ public struct SynthesizedSpeech: Sendable {
 }
 
 /// A text-to-speech service. Implementations: `EspeakProvider` (offline, default),
-/// `ElevenLabsProvider`, `OpenAIProvider`.
+/// `PiperProvider`, `FliteProvider`, `ElevenLabsProvider`, `OpenAIProvider`.
 ///
 /// ```swift
 /// let speech = try await provider.synthesize(SynthesisRequest(voice: "en-us", text: "Hello", outputFormat: "pcm"))
@@ -106,6 +106,10 @@ public protocol VoiceProvider: Sendable {
     func outputFormats(settings: [String: JSONValue]) -> [String]
     /// Everything besides voice, text and format that changes the audio: the cache key includes it.
     func audioAffectingSettings(_ settings: [String: JSONValue]) -> [String: JSONValue]
+    /// What changes the audio of `voice` (the provider's own voice id) besides text and format: by default
+    /// `audioAffectingSettings(_:)`; a provider whose voices are files (Piper) adds the file's identity and the
+    /// settings resolved over the voice's defaults.
+    func audioAffectingSettings(_ settings: [String: JSONValue], voice: String) -> [String: JSONValue]
     /// Synthesizes one request; throws `VoiceError`.
     func synthesize(_ request: SynthesisRequest) async throws -> SynthesizedSpeech
     /// Whether it synthesizes on this machine (espeak-ng, Flite): faster than fetching the result from a shared
@@ -116,4 +120,7 @@ public protocol VoiceProvider: Sendable {
 extension VoiceProvider {
     public func supportsContext(settings: [String: JSONValue]) -> Bool { false }
     public var isLocal: Bool { false }
+    public func audioAffectingSettings(_ settings: [String: JSONValue], voice: String) -> [String: JSONValue] {
+        audioAffectingSettings(settings)
+    }
 }

@@ -3,7 +3,7 @@ public import Foundation
 /// The voice providers Chorus can use, by id.
 ///
 /// ```swift
-/// let registry = VoiceRegistry.standard()          // flite, espeak, elevenlabs, openai (keys from the environment)
+/// let registry = VoiceRegistry.standard()          // piper, flite, espeak, elevenlabs, openai (keys from the environment)
 /// let provider = try registry.provider(for: VoiceID("openai:nova")!)
 /// ```
 public struct VoiceRegistry: Sendable {
@@ -13,9 +13,10 @@ public struct VoiceRegistry: Sendable {
         self.providers = Dictionary(providers.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
     }
 
-    /// Flite and espeak-ng (offline), ElevenLabs and OpenAI, configured from `environment`.
+    /// Piper, Flite and espeak-ng (offline), ElevenLabs and OpenAI, configured from `environment`.
     public static func standard(environment: [String: String] = ProcessInfo.processInfo.environment) -> VoiceRegistry {
-        VoiceRegistry(providers: [FliteProvider(), EspeakProvider(), ElevenLabsProvider(environment: environment),
+        VoiceRegistry(providers: [PiperProvider(folder: PiperVoice.voicesFolder(environment: environment)), FliteProvider(), EspeakProvider(),
+                                  ElevenLabsProvider(environment: environment),
                                   OpenAIProvider(environment: environment)])
     }
 

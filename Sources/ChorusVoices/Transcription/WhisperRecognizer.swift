@@ -273,18 +273,3 @@ public final class WhisperRecognizer: Sendable {
         }
     }
 }
-
-/// C strings made for calls into C, freed together when this goes.
-private final class CStrings {
-    private var made: [UnsafeMutablePointer<CChar>] = []
-
-    subscript(_ text: String) -> UnsafePointer<CChar> {
-        let copy = strdup(text)!
-        made.append(copy)
-        return UnsafePointer(copy)
-    }
-
-    deinit {
-        for pointer in made { Foundation.free(pointer) }
-    }
-}

@@ -1,4 +1,5 @@
 import ChorusAudio
+import ChorusVoices
 import ChorusFixtures
 @testable import ChorusService
 import ChorusWire
@@ -54,6 +55,26 @@ struct SpeechRouteTests {
             let sent = try #require(stub.requests.first?.json)
             #expect(sent["voice"] as? String == "nova" && sent["model"] as? String == "gpt-4o-mini-tts")
             #expect(sent["speed"] as? Double == 1.25 && sent["instructions"] as? String == "Calm.")
+        }
+    }
+
+    @Test("the natural voice: listed, speaks /v1/speech with words, and stands in for OpenAI's onyx with no OpenAI key")
+    func naturalVoice() async throws {
+        let service = try TestService { configuration in
+            configuration.registry = VoiceRegistry(providers: [PiperProvider()] + (configuration.registry?.providers.values.map { $0 } ?? []))
+        }
+        try await service.test { client in
+            let voices = try await client.call(.get, "/v1/voices")
+            #expect(voices.text.contains("piper:en_US-joe-medium"), "\(voices.text.prefix(300))")
+            let response = try await client.call(.post, "/v1/speech", json: #"{"text": "Blessed are the meek.", "voice": "piper:en_US-joe-medium", "format": "wav"}"#)
+            #expect(response.status == .created, "\(response.text)")
+            let words = try #require(try response.decode(RenderManifest.self).timeline?.segments[0].words)
+            #expect(words.map(\.word) == ["Blessed", "are", "the", "meek"])
+            let onyx = try await client.call(.post, "/v1/audio/speech", json: #"{"model":"tts-1","input":"Hello there.","voice":"onyx","response_format":"wav"}"#)
+            let joe = try await client.call(.post, "/v1/audio/speech", json: #"{"model":"tts-1","input":"Hello there.","voice":"piper:en_US-joe-medium","response_format":"wav"}"#)
+            let alloy = try await client.call(.post, "/v1/audio/speech", json: #"{"model":"tts-1","input":"Hello there.","voice":"alloy","response_format":"wav"}"#)
+            #expect(onyx.status == .ok && onyx.data.count > 24_000 && onyx.data == joe.data, "onyx is the natural voice, sample for sample")
+            #expect(alloy.data != joe.data, "alloy keeps its espeak-ng stand-in")
         }
     }
 }

@@ -30,6 +30,68 @@ final class EspeakEngine: Sendable {
         return try await thread.run { try library.speak(text, voice: voice) }
     }
 
+    /// `text` as Piper voices read it: IPA phonemes from `voice` (an espeak-ng voice name), one string per sentence,
+    /// each clause's punctuation kept and a space after clauses that do not end a sentence (as piper-phonemize
+    /// writes them), in canonical decomposition (`ç` is `c` and a cedilla, as Piper's phoneme tables have it).
+    /// Clauses without phonemes are left out; no sentence is empty.
+    func phonemes(_ text: String, voice: String) async throws -> [String] {
+        let library = self.library
+        return try await thread.run { try library.phonemes(text, voice: voice) }
+    }
+
+    /// The punctuation that ends a clause and is kept in Piper's phonemes.
+    static let clauseMarks: Set<Character> = [".", "?", "!", ",", ":", ";", "…"]
+
+    /// `text` cut into clauses at punctuation followed by a space or the end (`3.5` and `e.g.` inside a word stay), each
+    /// with the mark that ends it (`…` is a `.`; a run of marks is its first), and at line breaks (no mark). libespeak-ng
+    /// 1.51 reads all it is given as one clause and does not say how a clause ended.
+    static func clauses(of text: String) -> [(text: String, mark: Character?)] {
+        let characters = Array(text)
+        let closers: Set<Character> = ["\"", "'", ")", "]", "}", "”", "’", "»"]
+        var clauses: [(text: String, mark: Character?)] = []
+        var current = ""
+        func finish(_ mark: Character?) {
+            let clause = current.trimmingCharacters(in: .whitespaces)
+            if !clause.isEmpty || mark != nil { clauses.append((clause, mark)) }
+            current = ""
+        }
+        var index = 0
+        while index < characters.count {
+            let character = characters[index]
+            if character.isNewline {
+                finish(nil)
+                index += 1
+                continue
+            }
+            if clauseMarks.contains(character) {
+                // The run of marks and closing quotes or brackets that follows.
+                var end = index + 1
+                while end < characters.count, clauseMarks.contains(characters[end]) || closers.contains(characters[end]) { end += 1 }
+                if end == characters.count || characters[end].isWhitespace {
+                    current += String(characters[(index + 1)..<end].filter { closers.contains($0) })
+                    finish(character == "…" ? "." : character)
+                    index = end
+                    continue
+                }
+            }
+            current.append(character)
+            index += 1
+        }
+        finish(nil)
+        return clauses.filter { !$0.text.isEmpty || $0.mark != nil }
+    }
+
+    /// espeak-ng marks a switch of language inside a clause as `(fr)` … `(en)`: not phonemes.
+    static func withoutLanguageFlags(_ phonemes: String) -> String {
+        guard phonemes.contains("(") else { return phonemes }
+        var result = ""
+        var inside = false
+        for character in phonemes {
+            if character == "(" { inside = true } else if character == ")" { inside = false } else if !inside { result.append(character) }
+        }
+        return result
+    }
+
     /// What one synthesis produced: 16-bit samples at `rate`, word events and clause ends (ms).
     struct Output: Sendable {
         var rate: Int
@@ -130,6 +192,47 @@ private final class Library: @unchecked Sendable {
         _ = try start()
         try select(name)
         return espeak_GetCurrentVoice()?.pointee.identifier.map { String(cString: $0) } ?? ""
+    }
+
+    func phonemes(_ text: String, voice: String) throws -> [String] {
+        _ = try start()
+        try select(voice)
+        var sentences: [String] = []
+        var sentence = ""
+        for clause in EspeakEngine.clauses(of: text) {
+            let spoken = phonemes(of: clause.text)
+            if !spoken.isEmpty {
+                sentence += spoken
+                if let mark = clause.mark { sentence.append(mark) }
+            }
+            if let mark = clause.mark, ".?!".contains(mark) {
+                let finished = sentence.trimmingCharacters(in: .whitespaces)
+                if !finished.isEmpty { sentences.append(finished) }
+                sentence = ""
+            } else if !spoken.isEmpty {
+                sentence += " "
+            }
+        }
+        let last = sentence.trimmingCharacters(in: .whitespaces)
+        if !last.isEmpty { sentences.append(last) }
+        return sentences.map { $0.decomposedStringWithCanonicalMapping }
+    }
+
+    /// The IPA phonemes of `clause`: espeak-ng's, words separated by spaces (it reads all of the text it is given).
+    private func phonemes(of clause: String) -> String {
+        var parts: [String] = []
+        let bytes = Array(clause.utf8) + [0]
+        bytes.withUnsafeBufferPointer { buffer in
+            var position: UnsafeRawPointer? = UnsafeRawPointer(buffer.baseAddress!)
+            while let start = position, start.load(as: UInt8.self) != 0 {
+                if let phonemes = espeak_TextToPhonemes(&position, Int32(espeakCHARS_UTF8), Int32(espeakPHONEMES_IPA)) {
+                    let text = EspeakEngine.withoutLanguageFlags(String(cString: phonemes)).trimmingCharacters(in: .whitespaces)
+                    if !text.isEmpty { parts.append(text) }
+                }
+                if position == start { break }   // espeak-ng read nothing: never loop on it
+            }
+        }
+        return parts.joined(separator: " ")
     }
 
     func speak(_ text: String, voice: EspeakVoice) throws -> EspeakEngine.Output {
