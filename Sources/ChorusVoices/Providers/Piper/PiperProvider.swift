@@ -130,7 +130,7 @@ public struct PiperProvider: VoiceProvider {
                 try resampler.flush(into: &samples)
                 return samples
             }
-            if let transcript = try? await recognizer.transcribe(heard, sharpen: false) {
+            if let transcript = try? await recognizer.transcribeForAlignment(heard) {
                 return try await pool.run { SpeechOnsets.refine(transcript.aligned(to: text), samples: heard, rate: rate) }
             }
         }
