@@ -6,16 +6,18 @@ import Foundation
 struct VoicesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "voices",
-        abstract: "List the voices of the TTS providers (espeak, elevenlabs, openai).",
+        abstract: "List the voices of the TTS providers (piper, flite, espeak, elevenlabs, openai).",
         discussion: """
             ElevenLabs needs ELEVENLABS_API_KEY to list voices; without it, and without --provider, it is skipped \
-            with a note.
+            with a note. The full list ends with the default voices: what speakers without a voice get, in order of \
+            first appearance (the natural Piper voices installed first, then Flite's and espeak-ng's, so that every \
+            speaker sounds different).
 
             Example:
               chorus voices --provider espeak
             """)
 
-    @Option(help: "Only this provider: espeak, elevenlabs or openai.")
+    @Option(help: "Only this provider: piper, flite, espeak, elevenlabs or openai.")
     var provider: String?
 
     @Flag(help: "Print JSON: [{\"id\", \"provider\", \"name\", \"details\"}].")
@@ -53,6 +55,12 @@ struct VoicesCommand: AsyncParsableCommand {
                     let details = voice.details.isEmpty ? "" : "  (\(voice.details))"
                     print(voice.id.description.padding(toLength: max(width, voice.id.description.count), withPad: " ", startingAt: 0)
                           + "  \(voice.name)\(details)")
+                }
+                if provider == nil {
+                    let defaults = VoiceEngine.piper.defaultVoices(in: registry).map(\.description)
+                    print("\nSpeakers without a voice get, in order of first appearance (--voice-engine piper, the default): "
+                          + defaults.joined(separator: ", ")
+                          + ". Natural voices first; one voice is never given to two speakers while another is left, so speakers stay distinct.")
                 }
             }
         }

@@ -340,7 +340,7 @@ struct TakeoverTests {
         interrupt(a)
         let interrupted = Date()
         var done = false
-        while !done && Date().timeIntervalSince(interrupted) < 60 {
+        while !done && Date().timeIntervalSince(interrupted) < 90 {
             try await Task.sleep(nanoseconds: 200_000_000)
             done = await manifest(b, id)?["status"] as? String == "done"
         }
@@ -355,8 +355,10 @@ struct TakeoverTests {
             if result.b.process.isRunning { result.b.process.terminate() }
             try? FileManager.default.removeItem(at: result.directory)
         }
-        // Not before the lease (3 s) ran out; then within the render's own time (6 s) and a claim poll (slack for a loaded machine).
-        #expect(result.seconds > 2.5 && result.seconds < 30, "taken over after \(result.seconds) s")
+        // Not before the lease (3 s) ran out; then within the render's own time (6 s) and a claim poll, with slack for
+        // a loaded machine: under AddressSanitizer, beside the other CLI tests' processes (some load the Piper voice
+        // and the Whisper model), the instance taking over once needed 38 s.
+        #expect(result.seconds > 2.5 && result.seconds < 90, "taken over after \(result.seconds) s")
         let row = try await result.server.psql(result.url, "SELECT status || ':' || attempts FROM chorus_renders WHERE id = '\(result.id)'")
         #expect(row == "done:2", "\(row); A: \((try? String(contentsOf: result.a.log, encoding: .utf8)) ?? "") B: \((try? String(contentsOf: result.b.log, encoding: .utf8)) ?? "")")
         let audio = result.directory.appendingPathComponent("shared/renders/\(result.id)/audio.mp3")
