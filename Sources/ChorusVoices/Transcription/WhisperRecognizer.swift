@@ -55,17 +55,7 @@ public final class WhisperRecognizer: Sendable {
     ///   - sharpen: Move word starts and ends to the pauses around them (`SpeechOnsets`); `false` keeps Whisper's own times.
     /// - Throws: `VoiceError` (`.badRequest`) for no audio; `CancellationError` when cancelled before its turn.
     public func transcribe(_ samples: [Float], sampleRate: Int = WhisperRecognizer.sampleRate, sharpen: Bool = true) async throws -> Transcript {
-        try await Self.transcribe(samples, rate: sampleRate, lanes: lanes, englishOnly: model.isEnglishOnly, sharpen: sharpen, brief: false)
-    }
-
-    /// Hears `samples` (mono, `sampleRate` Hz) only to time a text known to be spoken in them
-    /// (`Transcript.aligned(to:)`): each piece padded with 3 s of silence instead of up to 20 s in all, which makes a
-    /// message of a few seconds ~3× cheaper to hear. Short clips heard so repeat a word now and then (17 % of words
-    /// wrong instead of 14 % on the benchmark's clips), which the alignment to the known text absorbs; Whisper's word
-    /// times are unchanged.
-    /// - Throws: as `transcribe(_:sampleRate:sharpen:)`.
-    public func transcribeForAlignment(_ samples: [Float], sampleRate: Int = WhisperRecognizer.sampleRate) async throws -> Transcript {
-        try await Self.transcribe(samples, rate: sampleRate, lanes: lanes, englishOnly: model.isEnglishOnly, sharpen: false, brief: true)
+        try await Self.transcribe(samples, rate: sampleRate, lanes: lanes, englishOnly: model.isEnglishOnly, sharpen: sharpen)
     }
 
     /// Decodes the audio file at `url` (any format Chorus reads), and transcribes it.
@@ -98,8 +88,7 @@ public final class WhisperRecognizer: Sendable {
         return samples
     }
 
-    private static func transcribe(_ samples: [Float], rate: Int, lanes: [Lane], englishOnly: Bool, sharpen: Bool,
-                                   brief: Bool) async throws -> Transcript {
+    private static func transcribe(_ samples: [Float], rate: Int, lanes: [Lane], englishOnly: Bool, sharpen: Bool) async throws -> Transcript {
         guard rate > 0, !samples.isEmpty else {
             throw VoiceError(.badRequest, provider: "whisper", message: "no audio to transcribe")
         }
@@ -114,7 +103,7 @@ public final class WhisperRecognizer: Sendable {
                         try mine.map { index in
                             // A piece without sound is not heard: Whisper would make words up.
                             if SpeechChunks.isSilent(samples[ranges[index]], rate: rate) { return (index, Recognizer.Piece(text: "", language: "", words: [])) }
-                            return (index, try lane.recognizer.decode(Array(samples[ranges[index]]), rate: rate, brief: brief))
+                            return (index, try lane.recognizer.decode(Array(samples[ranges[index]]), rate: rate))
                         }
                     }
                 }
@@ -192,8 +181,6 @@ public final class WhisperRecognizer: Sendable {
         /// the encoder has 30 % fewer frames to hear; on the clips alone (1–6 s), 300 frames repeated words
         /// ("front, left, left": 17.1 %), 1,000 gave 15.4 %, 20 s in all 14.0 % (faster-whisper on the same weights,
         /// int8, greedy: 13.2 % and 12.7 %).
-        /// The padding of a piece heard only to time a known text.
-        static let briefPadding: Int32 = 300
 
         static func padding(frames: Int) -> Int32 {
             Int32(max(300, 2_000 - frames))
@@ -235,13 +222,12 @@ public final class WhisperRecognizer: Sendable {
         }
 
         /// One piece of at most 30 s.
-        /// - Parameter brief: the least padding (`transcribeForAlignment`).
-        func decode(_ samples: [Float], rate: Int, brief: Bool = false) throws -> Piece {
+        func decode(_ samples: [Float], rate: Int) throws -> Piece {
             guard let stream = SherpaOnnxCreateOfflineStream(handle) else {
                 throw VoiceError(.unavailable, provider: "whisper", message: "sherpa-onnx could not start a transcription")
             }
             defer { SherpaOnnxDestroyOfflineStream(stream) }
-            let padding = brief ? Self.briefPadding : Self.padding(frames: samples.count * 100 / max(1, rate))
+            let padding = Self.padding(frames: samples.count * 100 / max(1, rate))
             if padding != self.padding {
                 config.model_config.whisper.tail_paddings = padding
                 SherpaOnnxOfflineRecognizerSetConfig(handle, &config)

@@ -35,8 +35,49 @@ final class EspeakEngine: Sendable {
     /// writes them), in canonical decomposition (`ç` is `c` and a cedilla, as Piper's phoneme tables have it).
     /// Clauses without phonemes are left out; no sentence is empty.
     func phonemes(_ text: String, voice: String) async throws -> [String] {
+        Self.sentences(of: try await phonemeClauses(text, voice: voice))
+    }
+
+    /// A clause of text as Piper voices read it.
+    struct PhonemeClause: Sendable, Equatable {
+        /// The clause's text (`clauses(of:)`).
+        var text: String
+        /// The punctuation that ends it, if any.
+        var mark: Character?
+        /// Its IPA phonemes, words separated by spaces (no mark), in canonical decomposition.
+        var phonemes: String
+        /// When its text's words (`WordAligner.words`) are not as many as its phoneme words: each text word's
+        /// phonemes read alone (a number is several words, espeak-ng joins some short words to the next).
+        var wordPhonemes: [String]?
+    }
+
+    /// `text`'s clauses (`clauses(of:)`) with the phonemes `voice` (an espeak-ng voice name) gives them.
+    func phonemeClauses(_ text: String, voice: String) async throws -> [PhonemeClause] {
         let library = self.library
-        return try await thread.run { try library.phonemes(text, voice: voice) }
+        return try await thread.run { try library.phonemeClauses(text, voice: voice) }
+    }
+
+    /// Clauses joined into sentences as piper-phonemize writes them: each clause's mark kept, a space after clauses
+    /// that do not end a sentence; clauses without phonemes left out; no sentence empty.
+    static func sentences(of clauses: [PhonemeClause]) -> [String] {
+        var sentences: [String] = []
+        var sentence = ""
+        for clause in clauses {
+            if !clause.phonemes.isEmpty {
+                sentence += clause.phonemes
+                if let mark = clause.mark { sentence.append(mark) }
+            }
+            if let mark = clause.mark, ".?!".contains(mark) {
+                let finished = sentence.trimmingCharacters(in: .whitespaces)
+                if !finished.isEmpty { sentences.append(finished) }
+                sentence = ""
+            } else if !clause.phonemes.isEmpty {
+                sentence += " "
+            }
+        }
+        let last = sentence.trimmingCharacters(in: .whitespaces)
+        if !last.isEmpty { sentences.append(last) }
+        return sentences
     }
 
     /// The punctuation that ends a clause and is kept in Piper's phonemes.
@@ -194,28 +235,16 @@ private final class Library: @unchecked Sendable {
         return espeak_GetCurrentVoice()?.pointee.identifier.map { String(cString: $0) } ?? ""
     }
 
-    func phonemes(_ text: String, voice: String) throws -> [String] {
+    func phonemeClauses(_ text: String, voice: String) throws -> [EspeakEngine.PhonemeClause] {
         _ = try start()
         try select(voice)
-        var sentences: [String] = []
-        var sentence = ""
-        for clause in EspeakEngine.clauses(of: text) {
-            let spoken = phonemes(of: clause.text)
-            if !spoken.isEmpty {
-                sentence += spoken
-                if let mark = clause.mark { sentence.append(mark) }
-            }
-            if let mark = clause.mark, ".?!".contains(mark) {
-                let finished = sentence.trimmingCharacters(in: .whitespaces)
-                if !finished.isEmpty { sentences.append(finished) }
-                sentence = ""
-            } else if !spoken.isEmpty {
-                sentence += " "
-            }
+        return EspeakEngine.clauses(of: text).map { clause in
+            let spoken = phonemes(of: clause.text).decomposedStringWithCanonicalMapping
+            let words = WordAligner.words(in: clause.text)
+            let alone = words.count == spoken.split(separator: " ").count
+                ? nil : words.map { phonemes(of: $0.word).decomposedStringWithCanonicalMapping }
+            return EspeakEngine.PhonemeClause(text: clause.text, mark: clause.mark, phonemes: spoken, wordPhonemes: alone)
         }
-        let last = sentence.trimmingCharacters(in: .whitespaces)
-        if !last.isEmpty { sentences.append(last) }
-        return sentences.map { $0.decomposedStringWithCanonicalMapping }
     }
 
     /// The IPA phonemes of `clause`: espeak-ng's, words separated by spaces (it reads all of the text it is given).

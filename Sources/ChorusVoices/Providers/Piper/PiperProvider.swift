@@ -8,9 +8,10 @@ public import Foundation
 /// by sentence, punctuation kept), and each sentence is synthesized on a core of its own (`PiperEngine`). Settings:
 /// `PiperSettings`. The same text and settings give the same audio.
 ///
-/// sherpa-onnx returns samples only: the words are timed by hearing the audio (`words`: the offline Whisper model
-/// when it is installed) and aligning the text to it (`Transcript.aligned(to:)`, then `SpeechOnsets`); without a
-/// recognizer, each sentence's words share its time in proportion to their length.
+/// Words are timed by the voice itself: the prepared graph also gives how many frames it spoke each phoneme for
+/// (`scripts/piper_to_sherpa.py`), so every phoneme's first and last sample is known; each word of the text starts
+/// where its first phoneme does (`words(of:clauses:spoken:rate:)`) and ends at the next word or at its clause's
+/// punctuation.
 ///
 /// ```swift
 /// let speech = try await PiperProvider().synthesize(SynthesisRequest(voice: "en_US-joe-medium", text: "Hi!", outputFormat: "pcm"))
@@ -20,13 +21,10 @@ public struct PiperProvider: VoiceProvider {
     public let id = "piper"
     /// The Piper voices folder.
     public let folder: URL
-    /// Who hears the audio to time its words.
-    public let words: Transcriber
 
-    /// Voices in `folder`, words timed by `words`' recognizer (only an offline one is asked).
-    public init(folder: URL = PiperVoice.voicesFolder(), words: Transcriber = .automatic) {
+    /// Voices in `folder`.
+    public init(folder: URL = PiperVoice.voicesFolder()) {
         self.folder = folder
-        self.words = words
     }
 
     /// The most phonemes one call to sherpa-onnx gets: a longer sentence is cut at a space.
@@ -74,32 +72,29 @@ public struct PiperProvider: VoiceProvider {
     public func synthesize(_ request: SynthesisRequest) async throws -> SynthesizedSpeech {
         let voice = try PiperVoice.named(request.voice, in: folder)
         let settings = try PiperSettings(request.settings, voice: voice)
-        let sentences = try await EspeakEngine.shared.phonemes(request.text, voice: voice.espeakVoice)
-            .flatMap { Self.pieces(of: $0, most: Self.mostPhonemes) }
+        let clauses = try await EspeakEngine.shared.phonemeClauses(request.text, voice: voice.espeakVoice)
+        let sentences = EspeakEngine.sentences(of: clauses).flatMap { Self.pieces(of: $0, most: Self.mostPhonemes) }
         guard !sentences.isEmpty else {
             throw VoiceError(.badRequest, provider: id, message: "no words espeak-ng can read in this text")
         }
         let engine = PiperEngine.shared
         let synthesizer = try await engine.synthesizer(for: voice, noise: .init(scale: settings.noiseScale, w: settings.noiseW))
-        let spoken = try await withThrowingTaskGroup(of: (Int, [Float]).self) { group in
+        let spoken = try await withThrowingTaskGroup(of: (Int, PiperSynthesizer.Spoken).self) { group in
             for (index, sentence) in sentences.enumerated() {
                 group.addTask {
                     (index, try await engine.pool.run { try synthesizer.speak(sentence, lengthScale: settings.lengthScale, speaker: settings.speaker) })
                 }
             }
-            var parts = [[Float]](repeating: [], count: sentences.count)
-            for try await (index, samples) in group { parts[index] = samples }
-            return parts
+            var parts = [PiperSynthesizer.Spoken?](repeating: nil, count: sentences.count)
+            for try await (index, part) in group { parts[index] = part }
+            return parts.compactMap { $0 }
         }
-        let samples = spoken.flatMap { $0 }
+        let samples = spoken.flatMap(\.samples)
         guard !samples.isEmpty else {
             throw VoiceError(.badRequest, provider: id, message: "\(voice.name) produced no audio for this text")
         }
         let audio = AudioBuffer(format: AudioFormat(sampleRate: voice.sampleRate, channels: 1), samples: samples)
-        let duration = audio.duration
-        let words = try await timedWords(request.text, audio: audio).map {
-            WordTiming(word: $0.word, start: min($0.start, duration), end: min($0.end, duration))
-        }
+        let words = Self.words(of: request.text, clauses: clauses, spoken: spoken, known: voice.symbols, rate: voice.sampleRate)
         return SynthesizedSpeech(audio: .pcm(audio), words: words)
     }
 
@@ -118,27 +113,70 @@ public struct PiperProvider: VoiceProvider {
         return pieces.filter { !$0.isEmpty }
     }
 
-    /// Every word of `text` timed in `audio`: heard by the offline recognizer and aligned, else shared out.
-    private func timedWords(_ text: String, audio: AudioBuffer) async throws -> [WordTiming] {
-        let pool = PiperEngine.shared.pool
-        if let recognizer = try? await words.provide() as? WhisperRecognizer {
-            let rate = WhisperRecognizer.sampleRate
-            let heard = try await pool.run { () -> [Float] in
-                let resampler = try Resampler(from: audio.format, to: AudioFormat(sampleRate: rate, channels: 1))
-                var samples: [Float] = []
-                try audio.samples.withUnsafeBufferPointer { try resampler.convert($0, into: &samples) }
-                try resampler.flush(into: &samples)
-                return samples
+    /// Every word of `text` timed from its phonemes' times. The phoneme words heard (runs of phonemes between spaces
+    /// and punctuation, in `spoken`, one sentence after another) are matched to the clauses' phoneme words; a clause
+    /// whose text has as many words gives each word its phoneme word's start; otherwise each text word's phonemes read
+    /// alone say how many phoneme words it takes; a clause that matches neither way times its first word and shares
+    /// the rest of its time by length (`WordAligner`). Words end at the next word or where punctuation or a
+    /// sentence's end is heard.
+    static func words(of text: String, clauses: [EspeakEngine.PhonemeClause], spoken: [PiperSynthesizer.Spoken],
+                      known: Set<Unicode.Scalar>, rate: Int) -> [WordTiming] {
+        // The phoneme words heard, as their first samples, and the samples where punctuation or a sentence's end is heard.
+        var heard: [Int] = []
+        var pauses: [Int] = []
+        var offset = 0
+        for part in spoken {
+            var inWord = false
+            for phoneme in part.phonemes {
+                if phoneme.scalar == " " {
+                    inWord = false
+                } else if EspeakEngine.clauseMarks.contains(Character(phoneme.scalar)) {
+                    inWord = false
+                    pauses.append(offset + phoneme.samples.lowerBound)
+                } else if !inWord {
+                    inWord = true
+                    heard.append(offset + phoneme.samples.lowerBound)
+                }
             }
-            if let transcript = try? await recognizer.transcribeForAlignment(heard) {
-                return try await pool.run { SpeechOnsets.refine(transcript.aligned(to: text), samples: heard, rate: rate) }
+            pauses.append(offset + part.speechEnd)
+            offset += part.samples.count
+        }
+        let duration = Double(offset) / Double(rate)
+        func seconds(_ sample: Int) -> Double { Double(sample) / Double(rate) }
+        /// How many phoneme words the voice hears in `phonemes` (words of phonemes it does not know are not heard).
+        func phonemeWords(_ phonemes: String) -> Int {
+            phonemes.split(separator: " ").filter { word in
+                word.unicodeScalars.contains { known.contains($0) && !EspeakEngine.clauseMarks.contains(Character($0)) }
+            }.count
+        }
+
+        let textWords = WordAligner.words(in: text)
+        var anchors: [(offset: Int, time: Double)] = []
+        let clauseWords = clauses.map { WordAligner.words(in: $0.text).count }
+        let clausePhonemeWords = clauses.map { phonemeWords($0.phonemes) }
+        if clauseWords.reduce(0, +) == textWords.count, clausePhonemeWords.reduce(0, +) == heard.count {
+            var word = 0, phoneme = 0
+            for (index, clause) in clauses.enumerated() {
+                let words = textWords[word..<(word + clauseWords[index])]
+                let starts = heard[phoneme..<(phoneme + clausePhonemeWords[index])]
+                if words.count == starts.count {
+                    for (textWord, start) in zip(words, starts) { anchors.append((textWord.range.lowerBound, seconds(start))) }
+                } else if let alone = clause.wordPhonemes?.map(phonemeWords), alone.count == words.count,
+                          alone.reduce(0, +) == starts.count {
+                    var next = starts.startIndex
+                    for (textWord, taken) in zip(words, alone) {
+                        if taken > 0 { anchors.append((textWord.range.lowerBound, seconds(starts[next]))) }
+                        next += taken
+                    }
+                } else if let first = words.first, let start = starts.first {
+                    anchors.append((first.range.lowerBound, seconds(start)))
+                }
+                word += words.count
+                phoneme += starts.count
             }
+        } else if let first = textWords.first, let start = heard.first {
+            anchors.append((first.range.lowerBound, seconds(start)))
         }
-        return try await pool.run {
-            let pauses = SpeechOnsets.pauses(in: audio.samples, rate: audio.format.sampleRate)
-            let start = pauses.first.map { $0.start == 0 ? $0.end : 0 } ?? 0
-            return WordAligner.align(text, anchors: [(offset: 0, time: start)], pauses: pauses.filter { $0.start > 0 }.map(\.start),
-                                     duration: audio.duration)
-        }
+        return WordAligner.align(text, anchors: anchors, pauses: pauses.map(seconds), duration: duration)
     }
 }

@@ -54,14 +54,26 @@ final class PiperSynthesizer: @unchecked Sendable {
     /// which scales the noise to nothing all the same.
     private static func setting(_ value: Double) -> Float { value == 0 ? Float.leastNormalMagnitude : Float(value) }
 
-    /// One sentence of phonemes (`EspeakEngine.phonemes`) spoken at `lengthScale` by `speaker`: samples at the
-    /// voice's rate. Phonemes the voice does not know are left out by sherpa-onnx.
-    /// - Throws: `VoiceError` (`.unavailable`) when sherpa-onnx gives nothing.
-    func speak(_ phonemes: String, lengthScale: Double, speaker: Int) throws -> [Float] {
-        let codepoints = phonemes.unicodeScalars.map { Int32(bitPattern: $0.value) }
-        guard !codepoints.isEmpty else { return [] }
+    /// One sentence spoken: its samples at the voice's rate, and when each of its phonemes is heard.
+    struct Spoken: Sendable {
+        var samples: [Float]
+        /// Each phoneme of the sentence the voice knows, in order, with the samples from its start to the next one's
+        /// (the pad Piper puts after each phoneme belongs to it).
+        var phonemes: [(scalar: Unicode.Scalar, samples: Range<Int>)]
+        /// Where the last phoneme ends (the end marker's frames, silence, follow).
+        var speechEnd: Int
+    }
+
+    /// One sentence of phonemes (`EspeakEngine.phonemes`) spoken at `lengthScale` by `speaker`. Phonemes the voice
+    /// does not know are left out by sherpa-onnx.
+    /// - Throws: `VoiceError`: `.unavailable` when sherpa-onnx gives nothing, `.configuration` when the voice's output
+    ///   does not end with its phonemes' durations (`scripts/piper_to_sherpa.py`).
+    func speak(_ phonemes: String, lengthScale: Double, speaker: Int) throws -> Spoken {
+        let scalars = Array(phonemes.unicodeScalars)
+        guard !scalars.isEmpty else { return Spoken(samples: [], phonemes: [], speechEnd: 0) }
+        let codepoints = scalars.map { Int32(bitPattern: $0.value) }
         var lengths = [Int32(codepoints.count)]
-        return try codepoints.withUnsafeBufferPointer { points in
+        let output = try codepoints.withUnsafeBufferPointer { points in
             try lengths.withUnsafeMutableBufferPointer { lengths in
                 var generation = SherpaOnnxGenerationConfig()
                 generation.silence_scale = 1
@@ -74,9 +86,45 @@ final class PiperSynthesizer: @unchecked Sendable {
                     throw VoiceError(.unavailable, provider: "piper", message: "sherpa-onnx gave no audio for this sentence")
                 }
                 defer { SherpaOnnxDestroyOfflineTtsGeneratedAudio(audio) }
-                guard let samples = audio.pointee.samples, audio.pointee.n > 0 else { return [] }
+                guard let samples = audio.pointee.samples, audio.pointee.n > 0 else { return [Float]() }
                 return Array(UnsafeBufferPointer(start: samples, count: Int(audio.pointee.n)))
             }
         }
+        guard !output.isEmpty else { return Spoken(samples: [], phonemes: [], speechEnd: 0) }
+        return try Self.split(output, known: scalars.filter(voice.symbols.contains), voice: voice)
+    }
+
+    /// The prepared graph's output, `[samples…, frames per phoneme id…, id count]`, taken apart. sherpa-onnx gives
+    /// the graph the ids start, pad, then each known phoneme followed by a pad, then end (older releases leave out
+    /// the pad after the start): each phoneme's time is its id's frames and its pad's.
+    static func split(_ output: [Float], known: [Unicode.Scalar], voice: PiperVoice) throws -> Spoken {
+        func refuse(_ reason: String) -> VoiceError {
+            PiperVoice.broken("\(voice.model.path): \(reason); run scripts/setup.sh to prepare the voice again")
+        }
+        guard let last = output.last, last.rounded() == last, last >= 3, Int(last) < output.count else {
+            throw refuse("its output does not end with its phonemes' durations")
+        }
+        let count = Int(last)
+        let frames = output[(output.count - 1 - count)..<(output.count - 1)]
+        guard frames.allSatisfy({ $0 >= 0 && $0.rounded() == $0 && $0 < 1e6 }) else {
+            throw refuse("its phoneme durations are not whole frames")
+        }
+        let samples = Array(output[..<(output.count - 1 - count)])
+        let total = frames.reduce(0) { $0 + Int($1) }
+        guard total > 0, samples.count % total == 0 else {
+            throw refuse("\(samples.count) samples are not a whole number of its \(total) frames")
+        }
+        let hop = samples.count / total
+        let lead = count - 2 * known.count - 1
+        guard lead == 1 || lead == 2 else {
+            throw refuse("sherpa-onnx timed \(count) phoneme ids for \(known.count) phonemes")
+        }
+        var starts = [0]
+        starts.reserveCapacity(count + 1)
+        for frame in frames { starts.append(starts[starts.count - 1] + Int(frame) * hop) }
+        let phonemes = known.enumerated().map { index, scalar in
+            (scalar: scalar, samples: starts[lead + 2 * index]..<starts[lead + 2 * index + 2])
+        }
+        return Spoken(samples: samples, phonemes: phonemes, speechEnd: starts[count - 1])
     }
 }

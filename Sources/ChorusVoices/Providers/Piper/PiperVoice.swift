@@ -36,9 +36,11 @@ public struct PiperVoice: Sendable, Equatable {
     public let defaults: PiperSettings
     /// The SHA-256 of the `.onnx` it was prepared from: part of every clip's cache key.
     public let sourceDigest: String
+    /// The phonemes in its token table (sherpa-onnx leaves out the others).
+    public let symbols: Set<Unicode.Scalar>
 
     /// The preparation revision this Chorus reads (`scripts/piper_to_sherpa.py`'s `REVISION`).
-    public static let revision = 1
+    public static let revision = 2
 
     /// The voice set-up installs (`scripts/setup-speech.sh`).
     public static let defaultName = "en_US-joe-medium"
@@ -112,6 +114,7 @@ public struct PiperVoice: Sendable, Equatable {
         defaults = try PiperSettings(lengthScale: info.defaults.length_scale, noiseScale: info.defaults.noise_scale,
                                      noiseW: info.defaults.noise_w)
 
+        let model = folder.appendingPathComponent("model.onnx"), tokens = folder.appendingPathComponent("tokens.txt")
         let graph = try ONNXModelFile(url: model)
         let missing = graph.missing(["model_type", "comment", "language", "voice", "n_speakers", "sample_rate", "chorus_revision"],
                                     integers: ["n_speakers", "sample_rate", "chorus_revision"])
@@ -125,11 +128,12 @@ public struct PiperVoice: Sendable, Equatable {
         guard Array(graph.inputs.prefix(3)) == ["input", "input_lengths", "scales"], graph.outputs.count == 1 else {
             throw Self.broken("\(model.path): not a Piper graph (inputs \(graph.inputs.joined(separator: ", ")))")
         }
-        try Self.checkTokens(tokens)
+        symbols = try Self.checkTokens(tokens)
     }
 
     /// The token table: lines of `<one character> <id>`, no character or id twice, Piper's pad, start and end there.
-    private static func checkTokens(_ url: URL) throws {
+    /// - Returns: its characters.
+    private static func checkTokens(_ url: URL) throws -> Set<Unicode.Scalar> {
         guard let text = try? String(contentsOf: url, encoding: .utf8) else { throw broken("\(url.path): cannot be read as UTF-8 text") }
         var symbols = Set<Character>(), ids = Set<Int>()
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: true).enumerated() {
@@ -141,6 +145,7 @@ public struct PiperVoice: Sendable, Equatable {
         guard ["_", "^", "$", " "].allSatisfy(symbols.contains) else {
             throw broken("\(url.path): lacks Piper's pad, start, end or space symbol")
         }
+        return Set(symbols.compactMap(\.unicodeScalars.first))
     }
 
     static func broken(_ message: String) -> VoiceError { VoiceError(.configuration, provider: "piper", message: message) }
