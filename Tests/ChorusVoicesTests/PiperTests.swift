@@ -219,6 +219,11 @@ struct PiperTests {
         try JSONSerialization.data(withJSONObject: noPad).write(to: scratch.url.appendingPathComponent("voice.onnx.json"))
         let missing = try await ToolRun.run([python.path, script, model.path, output.path])
         #expect(missing.status == 1 && missing.errors.contains("'_'"), "\(missing.errors)")
+        // A graph with Piper's inputs but no duration ceiling to time the phonemes by.
+        try JSONSerialization.data(withJSONObject: config).write(to: scratch.url.appendingPathComponent("voice.onnx.json"))
+        try ProtobufWriter.model(inputs: ["input", "input_lengths", "scales"], outputs: ["output"], metadata: [:]).write(to: model)
+        let untimed = try await ToolRun.run([python.path, script, model.path, output.path])
+        #expect(untimed.status == 1 && untimed.errors.contains("phoneme durations"), "\(untimed.errors)")
         #expect(!FileManager.default.fileExists(atPath: output.path))
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).allSatisfy { !$0.hasPrefix(".piper-") })
     }
