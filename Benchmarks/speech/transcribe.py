@@ -45,8 +45,35 @@ FLITE = [
 ]
 
 
+ONES = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen " \
+       "seventeen eighteen nineteen".split()
+TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+
+
+def spoken(number):
+    """A number Whisper wrote as digits, as the words it reads as (how Whisper's own evaluation compares numbers):
+    7 as seven, 430 and 4:30 as four thirty, 1999 as nineteen ninety nine, 300 as three hundred; other numbers digit by digit."""
+    def below_100(n):
+        return [ONES[n]] if n < 20 else [TENS[n // 10]] + ([ONES[n % 10]] if n % 10 else [])
+    n = int(number)
+    if len(number) <= 2 and not (len(number) == 2 and number[0] == "0"):
+        return below_100(n)
+    if len(number) == 3 and number[0] != "0" and n % 100 == 0:
+        return [ONES[n // 100], "hundred"]
+    if len(number) in (3, 4) and number[-2] != "0":
+        return below_100(n // 100) + below_100(n % 100)
+    return [ONES[int(d)] for d in number]
+
+
 def words(text):
-    return re.findall(r"[a-z0-9']+", text.lower().replace("-", " "))
+    """Lower-case words for the word error rate: "ok" is "okay", digits are the words they read as (`spoken`)."""
+    result = []
+    for word in re.findall(r"[a-z0-9']+", re.sub(r"(\d):(\d\d)", r"\1\2", text.lower()).replace("-", " ")):
+        if word.isdigit():
+            result.extend(spoken(word))
+        else:
+            result.append("okay" if word == "ok" else word)
+    return result
 
 
 def wer(heard, reference):

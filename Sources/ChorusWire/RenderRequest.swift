@@ -18,19 +18,25 @@ public struct RenderRequest: Codable, Sendable, Equatable {
         public var audio: String?
         /// A voice id (`provider:voice`) for this message.
         public var voice: String?
+        /// The gap before this message, milliseconds, overriding the request's `gap_ms`; negative starts it that long
+        /// before the previous message ends (an interruption, both heard at once).
+        public var gapMs: Int?
 
-        public init(speaker: String, text: String? = nil, clip: String? = nil, audioBase64: String? = nil, voice: String? = nil) {
+        public init(speaker: String, text: String? = nil, clip: String? = nil, audioBase64: String? = nil, voice: String? = nil,
+                    gapMs: Int? = nil) {
             self.speaker = speaker
             self.text = text
             self.clip = clip
             self.audioBase64 = audioBase64
             self.voice = voice
+            self.gapMs = gapMs
         }
 
         enum CodingKeys: String, CodingKey {
             case speaker, text, clip
             case audioBase64 = "audio_base64"
             case audio, voice
+            case gapMs = "gap_ms"
         }
     }
 

@@ -86,6 +86,55 @@ struct RenderTests {
         #expect(timeline.segments.last?.endSample == timeline.samples)
     }
 
+    @Test("a message's own gap_ms: longer, or negative to cut in before the previous one ends — exact to the sample, under the true-peak ceiling")
+    func messageGaps() async throws {
+        let fixture = try FixtureConversation()
+        var conversation = fixture.conversation
+        conversation.messages[2].gapMilliseconds = 900
+        conversation.messages[3].gapMilliseconds = -400
+        conversation.messages[5].gapMilliseconds = -60_000
+        let outputs = RenderOutputs(audio: fixture.directory.file("gaps.flac"), timeline: fixture.directory.file("gaps.json"))
+        let chorus = try Chorus(configuration: FixtureConversation.configuration(cache: fixture.directory.file("cache")))
+        let result = try await chorus.render(conversation, options: RenderOptions(), to: outputs).result()
+        let segments = result.timeline.segments
+        #expect(segments[1].startSample - segments[0].endSample == 13_230)
+        #expect(segments[2].startSample - segments[1].endSample == 39_690)
+        #expect(segments[3].startSample == segments[2].endSample - 17_640)
+        #expect(segments[4].startSample - segments[3].endSample == 13_230)
+        // Reaching back further than message 4 lasts: it starts with message 4, and says so.
+        #expect(segments[5].startSample == segments[4].startSample)
+        #expect(result.warnings.contains { $0.contains("messages[5]") && $0.contains("gap_ms -60000") }, "\(result.warnings)")
+        #expect(result.timeline.samples == max(segments[4].endSample, segments[5].endSample))
+        // What a decoder reads back: the file's length, and libebur128's true peak under the ceiling where voices add up.
+        let decoded = try AudioFileReader(url: fixture.directory.file("gaps.flac")).readAll()
+        #expect(decoded.frameCount == result.timeline.samples)
+        let overlap = decoded.frames(segments[3].startSample..<segments[2].endSample)
+        #expect(try referenceLoudness(overlap).truePeak <= -1, "overlap of messages 2 and 3")
+        #expect(try referenceLoudness(decoded).truePeak <= -1)
+        // Both voices are in the overlap: it is the end of message 2 plus the start of message 3 as they sound alone.
+        let plain = try await fixture.render(to: "plain.flac").timeline.segments
+        let alone = try AudioFileReader(url: fixture.directory.file("plain.flac")).readAll()
+        let end2 = alone.frames((plain[2].endSample - 17_640)..<plain[2].endSample).samples
+        let start3 = alone.frames(plain[3].startSample..<(plain[3].startSample + 17_640)).samples
+        let sum = zip(end2, start3).map { Double($0 + $1) }
+        func rms(_ values: [Double]) -> Double { (values.reduce(0) { $0 + $1 * $1 } / Double(max(1, values.count))).squareRoot() }
+        let difference = zip(overlap.samples, sum).map { Double($0) - $1 }
+        #expect(rms(difference) < 0.2 * rms(sum) && rms(sum) > 0.01, "\(rms(difference)) vs \(rms(sum))")
+        // A gap out of range is refused naming the message's field, before any work.
+        var absurd = fixture.conversation
+        absurd.messages[1].gapMilliseconds = -70_000
+        let error = await #expect(throws: AudioError.self) {
+            _ = try await chorus.render(absurd, options: RenderOptions(), to: RenderOutputs(audio: fixture.directory.file("absurd.wav"))).result()
+        }
+        #expect(error?.subject == "messages[1].gap_ms", "\(String(describing: error))")
+        #expect(!FileManager.default.fileExists(atPath: fixture.directory.file("absurd.wav").path))
+        let parsed = #expect(throws: AudioError.self) {
+            try Conversation.parse(Data(#"{"messages": [{"speaker": "A", "text": "Hi"}, {"speaker": "B", "text": "Yo", "gap_ms": 90000}]}"#.utf8),
+                                   baseDirectory: fixture.directory.url, name: "c.json")
+        }
+        #expect(parsed?.description.contains("messages[1].gap_ms") == true, "\(String(describing: parsed))")
+    }
+
     @Test("every message is within ±1 LU of the target and its true peak ≤ −1 dBTP", arguments: [-16.0, -23.0])
     func loudnessPerSegment(target: Double) async throws {
         let fixture = try FixtureConversation()

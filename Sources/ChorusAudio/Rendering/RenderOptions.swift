@@ -20,6 +20,8 @@ public struct RenderOptions: Sendable, Encodable {
     public static let defaultGapMilliseconds = 300
     /// Allowed `gap_ms`.
     public static let gapRange = 0...60_000
+    /// A message's own gap (`gap_ms` of a message): negative overlaps the message before by that much.
+    public static let messageGapRange = -60_000...60_000
     /// Default target loudness, LUFS.
     public static let defaultLoudness = -16.0
     /// Allowed target loudness, LUFS.
@@ -96,6 +98,15 @@ public struct RenderOptions: Sendable, Encodable {
         }
         try fileFormat.validate(outputFormat(for: fileFormat), bitRate: bitRate)
         try waveform?.validate(sampleRate: outputFormat(for: fileFormat).sampleRate)
+    }
+
+    /// Checks one message's gap (`gap_ms` of a message, named by `field`): negative is an overlap with the message
+    /// before.
+    /// - Throws: `AudioError.invalidArgument` about `field`.
+    public static func validate(messageGapMilliseconds gap: Int, field: String) throws {
+        guard messageGapRange.contains(gap) else {
+            throw AudioError.invalid(field, gap, "must be between \(messageGapRange.lowerBound) and \(messageGapRange.upperBound) milliseconds")
+        }
     }
 
     /// Checks a conversation's gap.

@@ -25,18 +25,26 @@ package final class RenderSession: @unchecked Sendable {
     private var warnings: [String] = []
     private var done = false
     private let chapterTitles: [String]
+    private let messageGaps: [Int?]
 
     /// Validates `options`, `gapMilliseconds` and `outputs`, and opens the outputs.
     /// - Parameters:
+    ///   - messageGaps: by message, its own gap before it (`nil`: `gapMilliseconds`); negative overlaps the message
+    ///     before (checked by `RenderOptions.validate(messageGapMilliseconds:field:)`).
     ///   - chapterTitles: one per message, in order (`ChapterTitle.make`); used when `options.chapters`.
     ///   - growingTitles: how many messages may get their text only once heard (recorded, without text): their
     ///     chapters are titled by what was heard (`ChapterTitle.make` of the segment's text) where the file's format
     ///     takes titles at the end (MP3 keeps room for them, MP4 writes them last; Ogg keeps the speaker's name).
     /// - Throws: `AudioError.invalidArgument` naming the field; `writeFailed` naming a file that cannot be created.
-    package init(options: RenderOptions, gapMilliseconds: Int, outputs: RenderOutputs, chapterTitles: [String] = [], growingTitles: Int = 0) throws {
+    package init(options: RenderOptions, gapMilliseconds: Int, messageGaps: [Int?] = [], outputs: RenderOutputs, chapterTitles: [String] = [],
+                 growingTitles: Int = 0) throws {
         let fileFormat = try outputs.audioFormat()
         try options.validate(for: fileFormat)
         try RenderOptions.validate(gapMilliseconds: gapMilliseconds)
+        for (index, gap) in messageGaps.enumerated() {
+            if let gap { try RenderOptions.validate(messageGapMilliseconds: gap, field: "messages[\(index)].gap_ms") }
+        }
+        self.messageGaps = messageGaps
         try outputs.validate(options: options)
         self.fileFormat = fileFormat
         self.options = options
@@ -59,7 +67,8 @@ package final class RenderSession: @unchecked Sendable {
                 // Lossless output decodes to the very 16-bit samples stitched: their peaks are taken on the way.
                 waveform: fileFormat.isLossy ? nil
                     : options.waveform.map { try WaveformGenerator(sampleRate: format.sampleRate, channels: format.channels, zoom: $0.zoom) },
-                gapFrames: format.frames(milliseconds: gapMilliseconds))
+                gapFrames: format.frames(milliseconds: gapMilliseconds),
+                overlapCeiling: options.normalize ? options.truePeakCeiling - LoudnessNormalizer.meterMargin : 0)
         } catch {
             [audioFile].compactMap { $0 }.forEach { $0.discard() }
             sideFiles.forEach { $0?.discard() }
@@ -76,13 +85,25 @@ package final class RenderSession: @unchecked Sendable {
     /// Stitches `processed` (message `processed.index`) after what is already written and returns
     /// its timeline entry, whose position in the output is now fixed.
     package func append(_ processed: ProcessedMessage, for message: RenderMessage) throws -> Timeline.Segment {
-        let placed = try stitcher.append(processed.audio)
+        let index = segments.count
+        let gap = gapFrames(before: index), next = gapFrames(before: index + 1)
+        let (placed, overlap) = try stitcher.append(processed.audio, gapFrames: gap, holdBack: max(0, -next))
+        if index > 0 && gap < 0 && overlap < -gap {
+            warnings.append("\(RenderMessage.subject(index: index, speaker: message.speaker)): gap_ms \(messageGaps[index] ?? 0) reaches back "
+                            + "further than the message before lasts; it starts with that message instead")
+        }
         let segment = segment(for: message, processed, placed: placed)
         segments.append(segment)
         normalization.append(processed.normalization)
         timings.merge(processed.timings)
         warnings += processed.warnings
         return segment
+    }
+
+    /// The gap before message `index` in frames (negative: an overlap).
+    private func gapFrames(before index: Int) -> Int {
+        let gap = (index < messageGaps.count ? messageGaps[index] : nil) ?? gapMilliseconds
+        return gap < 0 ? -format.frames(milliseconds: -gap) : format.frames(milliseconds: gap)
     }
 
     /// Finishes the encoder, writes the side files and moves every file into place.

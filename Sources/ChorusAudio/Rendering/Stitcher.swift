@@ -1,5 +1,12 @@
+import Foundation
+
 /// Lays messages end to end with exact gaps of digital silence, feeding the encoder and the
 /// waveform generator in one pass. Counts every frame it writes, so the timeline is exact.
+///
+/// A negative gap starts a message before the previous one ends (an interruption): the end of each message that the
+/// next will overlap is held back (`append`'s `holdBack`), the two are added where they overlap, and the sum is run
+/// through the look-ahead `PeakLimiter` (the overlap and 200 ms after it, so its release ends inside the audio) at
+/// `overlapCeiling` until its true peak is under it.
 final class Stitcher {
     private let encoder: any AudioEncoder
     private let waveform: WaveformGenerator?
@@ -13,21 +20,75 @@ final class Stitcher {
     /// Where each message starts, in frames.
     private(set) var starts: [Int] = []
     private(set) var timings = StageTimings()
+    /// The ceiling, dBTP as `TruePeak.estimate` measures it, of two messages added where they overlap.
+    private let overlapCeiling: Double
+    /// The end of the last message, not written yet: the next message may overlap it (interleaved samples).
+    private var held: [Float] = []
+    /// The deepest gain reduction at an overlap so far, dB (≤ 0).
+    private(set) var overlapLimiterDB = 0.0
 
-    init(encoder: any AudioEncoder, waveform: WaveformGenerator?, gapFrames: Int) {
+    init(encoder: any AudioEncoder, waveform: WaveformGenerator?, gapFrames: Int, overlapCeiling: Double = 0) {
         self.encoder = encoder
         self.waveform = waveform
         self.gapFrames = gapFrames
+        self.overlapCeiling = overlapCeiling
         channels = encoder.format.channels
     }
 
     /// Writes a gap (except before the first message), then `audio`. Returns the frames `audio` occupies.
     func append(_ audio: AudioBuffer) throws -> Range<Int> {
+        try append(audio, gapFrames: gapFrames, holdBack: 0).placed
+    }
+
+    /// Places `audio` `gapFrames` after the end of the audio so far (nothing before the first message): silence when
+    /// positive, an overlap when negative — at most what was held back (`overlap` says how much it was; a message
+    /// shorter than its overlap is heard inside the one before). The last `holdBack` frames of what results are kept
+    /// back for the next message to overlap.
+    func append(_ audio: AudioBuffer, gapFrames: Int, holdBack: Int) throws -> (placed: Range<Int>, overlap: Int) {
+        let heldFrames = held.count / channels
+        let overlap = messagesWritten > 0 && gapFrames < 0 ? min(-gapFrames, heldFrames) : 0
+        try write(held[..<((heldFrames - overlap) * channels)])
+        var combined = Array(held[((heldFrames - overlap) * channels)...])
+        held = []
         if messagesWritten > 0 && gapFrames > 0 { try writeSilence(frames: gapFrames) }
-        messagesWritten += 1
         let start = framesWritten
+        messagesWritten += 1
         starts.append(start)
-        try audio.samples.withUnsafeBufferPointer { samples in
+        if overlap > 0 {
+            timings.measure(.stitch) {
+                let shared = min(combined.count, audio.samples.count)
+                for index in 0..<shared { combined[index] += audio.samples[index] }
+                if audio.samples.count > shared { combined += audio.samples[shared...] }
+                let limited = min(combined.count / channels, min(overlap, audio.frameCount) + encoder.format.frames(milliseconds: 200))
+                limitOverlap(&combined, frames: limited)
+            }
+        } else {
+            combined = audio.samples
+        }
+        let keep = min(max(0, holdBack), combined.count / channels)
+        try write(combined[..<(combined.count - keep * channels)])
+        held = Array(combined[(combined.count - keep * channels)...])
+        return (start..<(start + audio.frameCount), overlap)
+    }
+
+    /// Brings the first `frames` of `samples` (two messages added, then the later one alone) under `overlapCeiling`.
+    private func limitOverlap(_ samples: inout [Float], frames: Int) {
+        let format = encoder.format
+        var ceilingDB = overlapCeiling - 0.3
+        for _ in 0..<4 {
+            let region = AudioBuffer(format: format, samples: Array(samples[..<(frames * channels)]))
+            guard TruePeak.estimate(region) > overlapCeiling else { return }
+            let limiter = PeakLimiter(format: format, ceiling: Float(pow(10, ceilingDB / 20)))
+            let reduction = samples.withUnsafeMutableBufferPointer { limiter.process(UnsafeMutableBufferPointer(rebasing: $0[..<(frames * channels)])) }
+            overlapLimiterDB = min(overlapLimiterDB, reduction)
+            ceilingDB -= 0.5
+        }
+    }
+
+    /// Writes interleaved `samples` to the encoder and the waveform.
+    private func write(_ samples: ArraySlice<Float>) throws {
+        guard !samples.isEmpty else { return }
+        try samples.withUnsafeBufferPointer { samples in
             let chunk = 65_536 * channels
             var offset = 0
             while offset < samples.count {
@@ -40,8 +101,7 @@ final class Stitcher {
                 offset += chunk
             }
         }
-        framesWritten += audio.frameCount
-        return start..<framesWritten
+        framesWritten += samples.count / channels
     }
 
     private func writeSilence(frames: Int) throws {
@@ -64,6 +124,8 @@ final class Stitcher {
     /// Finishes the encoder, marking a chapter per message with `chapterTitles` (contiguous:
     /// `ChapterMark.contiguous`); returns the waveform peaks if they were asked for.
     func finish(chapterTitles: [String] = []) throws -> WaveformPeaks? {
+        try write(held[...])
+        held = []
         let chapters = ChapterMark.contiguous(titles: chapterTitles, starts: starts, total: framesWritten)
         try timings.measure(.encode) { try encoder.finish(chapters: chapters) }
         timings.add(.encode, encoder.otherThreadsSeconds)

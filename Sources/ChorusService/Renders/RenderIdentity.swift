@@ -22,10 +22,13 @@ enum RenderIdentity {
                    format: OutputFileFormat, fallbackVoice: VoiceID?, transcription: String?) -> String {
         let messages: [JSONValue] = conversation.messages.indices.map { index in
             let message = conversation.messages[index]
-            return .object([
+            var entry: [String: JSONValue] = [
                 "speaker": .string(message.speaker), "text": message.text.map(JSONValue.string) ?? .null,
                 "audio": clipHashes[index].map(JSONValue.string) ?? .null, "voice": voices[index].map { .string($0.description) } ?? .null,
-            ])
+            ]
+            // Only when given, so the ids of renders without it stay what they were.
+            if let gap = message.gapMilliseconds { entry["gap_ms"] = .number(Double(gap)) }
+            return .object(entry)
         }
         var providers = Set(voices.compactMap { $0?.provider })
         if let fallbackVoice { providers.insert(fallbackVoice.provider) }

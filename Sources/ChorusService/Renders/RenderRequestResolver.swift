@@ -43,7 +43,8 @@ struct RenderRequestResolver: Sendable {
                 _ = try await clips.probe(bytes, id: hash!, field: "\(field).audio_base64")
                 audio = .data(bytes, label: "\(field).audio_base64")
             }
-            drafts.append(Conversation.Draft(speaker: message.speaker, audio: audio, text: message.text, voice: message.voice))
+            drafts.append(Conversation.Draft(speaker: message.speaker, audio: audio, text: message.text, voice: message.voice,
+                                             gapMilliseconds: message.gapMs))
             clipHashes.append(hash)
         }
         let (options, format) = try outputOptions(request.output)

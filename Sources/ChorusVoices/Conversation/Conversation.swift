@@ -11,7 +11,8 @@ public import Foundation
 /// { "gap_ms": 300,
 ///   "voices": { "Marcus": "elevenlabs:JBFqnCBsd6RMkjVDRZzb" },
 ///   "messages": [ { "speaker": "Sarah", "audio": "clips/sarah-1.mp3", "text": "Practice moved to 4:30." },
-///                 { "speaker": "Marcus", "text": "On my way." } ] }
+///                 { "speaker": "Marcus", "text": "On my way." },
+///                 { "speaker": "Aisha", "text": "Wait!", "gap_ms": -400 } ] }
 /// ```
 ///
 /// ```swift
@@ -27,12 +28,17 @@ public struct Conversation: Sendable {
         public var text: String?
         /// This message's voice, overriding the conversation's `voices` map.
         public var voice: VoiceID?
+        /// The gap before this message, overriding the conversation's (`gap_ms`); negative: it starts that long
+        /// before the previous message ends, both heard at once (`RenderOptions.messageGapRange`). Nothing comes
+        /// before the first message, so its gap is not used.
+        public var gapMilliseconds: Int?
 
-        public init(speaker: String, audio: Audio? = nil, text: String? = nil, voice: VoiceID? = nil) {
+        public init(speaker: String, audio: Audio? = nil, text: String? = nil, voice: VoiceID? = nil, gapMilliseconds: Int? = nil) {
             self.speaker = speaker
             self.audio = audio
             self.text = text
             self.voice = voice
+            self.gapMilliseconds = gapMilliseconds
         }
 
         /// True when the message has words but no clip, so a voice must speak it.
@@ -116,7 +122,8 @@ public struct Conversation: Sendable {
                     let url = path.hasPrefix("/") ? URL(fileURLWithPath: path) : baseDirectory.appendingPathComponent(path).standardizedFileURL
                     audio = .file(url, label: path)
                 }
-                drafts.append(Draft(speaker: message.speaker, audio: audio, text: message.text, voice: message.voice))
+                drafts.append(Draft(speaker: message.speaker, audio: audio, text: message.text, voice: message.voice,
+                                    gapMilliseconds: message.gap_ms))
             }
             var conversation = try validated(drafts, gapMilliseconds: raw.gap_ms, voices: raw.voices ?? [:],
                                              voiceSettings: raw.voice_settings ?? [:], audioFields: #""audio" (a clip)"#, name: name)
@@ -144,4 +151,5 @@ private struct RawMessage: Decodable {
     var audio: String?
     var text: String?
     var voice: String?
+    var gap_ms: Int?
 }

@@ -9,12 +9,15 @@ extension Conversation {
         public var text: String?
         /// A voice id as written (`provider:voice`).
         public var voice: String?
+        /// The gap before it, as written (`gap_ms`).
+        public var gapMilliseconds: Int?
 
-        public init(speaker: String, audio: Audio? = nil, text: String? = nil, voice: String? = nil) {
+        public init(speaker: String, audio: Audio? = nil, text: String? = nil, voice: String? = nil, gapMilliseconds: Int? = nil) {
             self.speaker = speaker
             self.audio = audio
             self.text = text
             self.voice = voice
+            self.gapMilliseconds = gapMilliseconds
         }
     }
 
@@ -23,7 +26,7 @@ extension Conversation {
     /// - at least one message;
     /// - `gap_ms` in `RenderOptions.gapRange` (default `RenderOptions.defaultGapMilliseconds`);
     /// - each message: a speaker that is not blank; text that is only whitespace counts as none; a clip or text;
-    ///   a voice, if given, of the form `provider:voice`;
+    ///   a voice, if given, of the form `provider:voice`; a gap, if given, in `RenderOptions.messageGapRange`;
     /// - `voices`: each a voice id; `voice_settings`: each provider's value an object (providers lowercased);
     /// - the fallback voice, if given, a voice id.
     ///
@@ -54,8 +57,10 @@ extension Conversation {
             guard draft.audio != nil || text != nil else {
                 throw AudioError(.invalidConversation, subject: field, reason: "needs \(audioFields) or \"text\" (words to synthesize)")
             }
+            if let gap = draft.gapMilliseconds { try RenderOptions.validate(messageGapMilliseconds: gap, field: "\(field).gap_ms") }
             messages.append(Message(speaker: draft.speaker, audio: draft.audio, text: text,
-                                    voice: try draft.voice.map { try VoiceID(validating: $0, field: "\(field).voice") }))
+                                    voice: try draft.voice.map { try VoiceID(validating: $0, field: "\(field).voice") },
+                                    gapMilliseconds: draft.gapMilliseconds))
         }
         var voiceMap: [String: VoiceID] = [:]
         for (speaker, id) in voices { voiceMap[speaker] = try VoiceID(validating: id, field: "voices.\(speaker)") }

@@ -35,7 +35,8 @@ struct RenderPipeline: Sendable {
         let progress = JobProgress(RenderProgress(total: messages.count, toSynthesize: voices.compactMap { $0 }.count)) {
             emit(.progress($0))
         }
-        let session = try RenderSession(options: options, gapMilliseconds: conversation.gapMilliseconds, outputs: outputs,
+        let session = try RenderSession(options: options, gapMilliseconds: conversation.gapMilliseconds,
+                                        messageGaps: messages.map(\.gapMilliseconds), outputs: outputs,
                                         chapterTitles: messages.map { ChapterTitle.make(speaker: $0.speaker, text: $0.text) },
                                         growingTitles: listening ? messages.filter { $0.audio != nil && $0.text == nil }.count : 0)
         let synthesizer = chorus.synthesizer

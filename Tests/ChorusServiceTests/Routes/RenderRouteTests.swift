@@ -35,6 +35,27 @@ struct RenderRouteTests {
         }
     }
 
+    @Test("a message's gap_ms places it exactly (negative: cutting in) and is part of the render's id")
+    func messageGap() async throws {
+        let stub = try StubSpeech.openAIServer(latency: 0)
+        let service = try TestService(stub: stub)
+        try await service.test { client in
+            func body(_ gap: String) -> String {
+                #"{"messages": [{"speaker": "A", "text": "Dinner at seven tonight.", "voice": "openai:nova"}, "#
+                    + #"{"speaker": "B", "text": "Wait, what?", "voice": "openai:alloy"\#(gap)}], "output": {"format": "wav"}}"#
+            }
+            let cutIn = try await client.call(.post, "/v1/renders", json: body(#", "gap_ms": -200"#))
+            #expect(cutIn.status == .created, "\(cutIn.text)")
+            let manifest = try cutIn.decode(RenderManifest.self)
+            let segments = try #require(manifest.timeline?.segments)
+            #expect(segments[1].startSample == segments[0].endSample - 8_820)
+            let plain = try await client.call(.post, "/v1/renders", json: body(""))
+            let other = try plain.decode(RenderManifest.self)
+            #expect(other.id != manifest.id)
+            #expect(other.timeline?.segments[1].startSample == (other.timeline?.segments[0].endSample ?? 0) + 13_230)
+        }
+    }
+
     @Test("Prefer: respond-async answers 202 with Location; the manifest then goes queued/running → done")
     func asynchronous() async throws {
         let stub = try StubSpeech.openAIServer(latency: 0.3)
@@ -139,6 +160,7 @@ struct RenderRouteTests {
         (#"{"messages": [{"speaker": "A", "text": "x"}], "output": {"format": "aiff"}}"#, 422, "invalid", "output.format"),
         (#"{"messages": [{"speaker": "A", "text": "x"}], "output": {"loudness": 3}}"#, 422, "invalid", "output.loudness"),
         (#"{"messages": [{"speaker": "A", "text": "x"}], "gap_ms": -1}"#, 422, "invalid", "gap_ms"),
+        (#"{"messages": [{"speaker": "A", "text": "x"}, {"speaker": "B", "text": "y", "gap_ms": -60001}]}"#, 422, "invalid", "messages[1].gap_ms"),
         (#"{"messages": [{"speaker": "A", "text": "x", "voice": "nova"}]}"#, 422, "invalid", "messages[0].voice"),
         (#"{"messages": [{"speaker": "A", "text": "x", "voice": "acme:v"}]}"#, 422, "unknown_provider", nil),
         (#"{"messages": [{"speaker": "", "text": "x"}]}"#, 422, "invalid", "messages[0].speaker"),
