@@ -49,15 +49,19 @@ public struct RenderRequest: Codable, Sendable, Equatable {
     /// Whether recorded messages get words (default true, when the service transcribes): one without text is
     /// transcribed, one with text has it aligned to the recording.
     public var transcribe: Bool?
+    /// The loudness to publish to: `podcast`, `mono-podcast`, `streaming`, `broadcast` or `audiobook` (its target
+    /// loudness and true-peak ceiling; not with `output.loudness`).
+    public var loudnessPreset: String?
 
     public init(messages: [Message], voices: [String: String]? = nil, voiceSettings: [String: JSONValue]? = nil,
-                gapMs: Int? = nil, output: OutputSettings? = nil, transcribe: Bool? = nil) {
+                gapMs: Int? = nil, output: OutputSettings? = nil, transcribe: Bool? = nil, loudnessPreset: String? = nil) {
         self.messages = messages
         self.voices = voices
         self.voiceSettings = voiceSettings
         self.gapMs = gapMs
         self.output = output
         self.transcribe = transcribe
+        self.loudnessPreset = loudnessPreset
     }
 
     enum CodingKeys: String, CodingKey {
@@ -65,6 +69,7 @@ public struct RenderRequest: Codable, Sendable, Equatable {
         case voiceSettings = "voice_settings"
         case gapMs = "gap_ms"
         case output, transcribe
+        case loudnessPreset = "loudness_preset"
     }
 }
 

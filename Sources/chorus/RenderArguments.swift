@@ -22,8 +22,12 @@ struct RenderArguments: ParsableArguments {
             help: "Silence between messages in milliseconds (default: the file's gap_ms, else \(RenderOptions.defaultGapMilliseconds)).")
     var gapMs: Int?
 
-    @Option(parsing: .unconditional, help: "Target loudness in LUFS.")
-    var loudness: Double = RenderOptions.defaultLoudness
+    @Option(parsing: .unconditional, help: "Target loudness in LUFS (default \(OrderedJSON.format(RenderOptions.defaultLoudness))).")
+    var loudness: Double?
+
+    @Option(name: .customLong("loudness-preset"),
+            help: "Loudness to publish to: \(LoudnessPreset.allCases.map { "\($0.rawValue) (\(OrderedJSON.format($0.targetLoudness)) LUFS, \(OrderedJSON.format($0.truePeakCeiling)) dBTP)" }.joined(separator: ", ")); replaces the file's loudness_preset.")
+    var loudnessPreset: String?
 
     @Flag(name: .customLong("no-normalize"), help: "Keep each message's own loudness.")
     var noNormalize = false
@@ -70,8 +74,15 @@ struct RenderArguments: ParsableArguments {
         if let waveform, (try? WaveformFileFormat(url: URL(fileURLWithPath: waveform))) == nil {
             throw ValidationError("--waveform \(waveform): use a .json or .dat file name")
         }
+        if loudness != nil && loudnessPreset != nil {
+            throw ValidationError("--loudness and --loudness-preset both set the target loudness: give one")
+        }
+        if noNormalize && loudnessPreset != nil {
+            throw ValidationError("--no-normalize and --loudness-preset: a preset normalizes; give one")
+        }
         try FlagNames.validating {
             if let gapMs { try RenderOptions.validate(gapMilliseconds: gapMs) }
+            if let loudnessPreset { _ = try LoudnessPreset(validating: loudnessPreset, field: "loudness_preset") }
             try options.validate(for: try outputs.audioFormat())
         }
     }
@@ -81,7 +92,7 @@ struct RenderArguments: ParsableArguments {
         options.sampleRate = sampleRate
         options.channels = channels
         options.normalize = !noNormalize
-        options.targetLoudness = loudness
+        options.targetLoudness = loudness ?? RenderOptions.defaultLoudness
         options.trimSilence = !noTrim
         options.chapters = chapters
         options.bitRate = bitrate.bitsPerSecond
@@ -103,6 +114,12 @@ struct RenderArguments: ParsableArguments {
         let chorus = try voices.chorus()
         var conversation = conversation
         if let gapMs { conversation.gapMilliseconds = gapMs }
+        // The flags win over the file's loudness_preset.
+        if let loudnessPreset {
+            conversation.loudnessPreset = try LoudnessPreset(validating: loudnessPreset, field: "loudness_preset")
+        } else if loudness != nil || noNormalize {
+            conversation.loudnessPreset = nil
+        }
         if let fallback = voices.fallbackVoice.flatMap(VoiceID.init) { conversation.fallbackVoice = fallback }
         if noTranscribe { conversation.transcribe = false }
         let showProgress = !quiet && Terminal.isInteractive

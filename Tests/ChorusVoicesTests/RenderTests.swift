@@ -135,6 +135,37 @@ struct RenderTests {
         #expect(parsed?.description.contains("messages[1].gap_ms") == true, "\(String(describing: parsed))")
     }
 
+    @Test("a loudness preset: the whole program at its target and under its ceiling (libebur128); audiobook as ACX measures",
+          arguments: LoudnessPreset.allCases)
+    func loudnessPreset(preset: LoudnessPreset) async throws {
+        let fixture = try FixtureConversation(gapMs: preset == .audiobook ? 800 : nil)
+        var conversation = fixture.conversation
+        conversation.loudnessPreset = preset
+        let file = fixture.directory.file("\(preset.rawValue).flac")
+        let chorus = try Chorus(configuration: FixtureConversation.configuration(cache: fixture.directory.file("cache")))
+        var options = RenderOptions()
+        options.targetLoudness = -30   // the preset wins over the options' target
+        _ = try await chorus.render(conversation, options: options, to: RenderOutputs(audio: file)).result()
+        let decoded = try AudioFileReader(url: file).readAll()
+        let measured = try referenceLoudness(decoded)
+        #expect(abs(measured.integrated! - preset.targetLoudness) <= 1, "\(preset): \(measured.integrated!) LUFS")
+        #expect(measured.truePeak <= preset.truePeakCeiling, "\(preset): \(measured.truePeak) dBTP")
+        guard preset == .audiobook else { return }
+        // ACX: RMS of the whole file −23…−18 dB, every sample ≤ −3 dBFS, noise floor (the quietest half second) ≤ −60 dB.
+        func decibels(_ value: Double) -> Double { 20 * log10(max(value, 1e-10)) }
+        let samples = decoded.samples.map(Double.init)
+        let rms = (samples.reduce(0) { $0 + $1 * $1 } / Double(samples.count)).squareRoot()
+        let peak = samples.map(abs).max() ?? 0
+        let window = decoded.format.sampleRate / 2
+        let floor = stride(from: 0, to: samples.count - window, by: window / 10).map { start in
+            (samples[start..<(start + window)].reduce(0) { $0 + $1 * $1 } / Double(window)).squareRoot()
+        }.min() ?? 1
+        print("audiobook: RMS \(decibels(rms)) dB, peak \(decibels(peak)) dBFS, floor \(decibels(floor)) dB, \(measured.integrated!) LUFS")
+        #expect((-23.0 ... -18.0).contains(decibels(rms)), "RMS \(decibels(rms)) dB")
+        #expect(decibels(peak) <= -3, "peak \(decibels(peak)) dBFS")
+        #expect(decibels(floor) <= -60, "noise floor \(decibels(floor)) dB")
+    }
+
     @Test("every message is within ±1 LU of the target and its true peak ≤ −1 dBTP", arguments: [-16.0, -23.0])
     func loudnessPerSegment(target: Double) async throws {
         let fixture = try FixtureConversation()

@@ -47,13 +47,21 @@ struct RenderRequestResolver: Sendable {
                                              gapMilliseconds: message.gapMs))
             clipHashes.append(hash)
         }
-        let (options, format) = try outputOptions(request.output)
+        var (options, format) = try outputOptions(request.output)
         var conversation = try mapped {
             try Conversation.validated(drafts, gapMilliseconds: request.gapMs, voices: request.voices ?? [:], voiceSettings: request.voiceSettings ?? [:],
                                        fallbackVoice: request.output?.fallbackVoice.map { ($0, "output.fallback_voice") },
                                        audioFields: #""clip" or "audio_base64""#, name: "request")
         }
         conversation.transcribe = request.transcribe ?? true
+        if let name = request.loudnessPreset {
+            guard request.output?.loudness == nil else {
+                throw ServiceError.invalid("loudness_preset and output.loudness both set the target loudness: give one", field: "loudness_preset")
+            }
+            let preset = try mapped { try LoudnessPreset(validating: name, field: "loudness_preset") }
+            conversation.loudnessPreset = preset
+            options.apply(preset)   // as the render will: the id carries the target and ceiling
+        }
         let assigned = chorus.voices(for: conversation)
         let fallback = conversation.fallbackVoice
         for voice in Set(assigned.compactMap { $0 } + [fallback].compactMap { $0 }) where chorus.configuration.registry.providers[voice.provider] == nil {

@@ -71,6 +71,8 @@ public struct Conversation: Sendable {
     public var fallbackVoice: VoiceID?
     /// Where the conversation came from, for error messages.
     public var name: String
+    /// The loudness its render is normalized to (`loudness_preset`), replacing the options' target and ceiling.
+    public var loudnessPreset: LoudnessPreset?
     /// Whether recorded messages get words (`"transcribe"`, default true): one without text is transcribed, one with
     /// text has it aligned to the recording, when the `Chorus` instance has a speech recognizer
     /// (`Chorus.Configuration.transcriber`).
@@ -128,6 +130,7 @@ public struct Conversation: Sendable {
             var conversation = try validated(drafts, gapMilliseconds: raw.gap_ms, voices: raw.voices ?? [:],
                                              voiceSettings: raw.voice_settings ?? [:], audioFields: #""audio" (a clip)"#, name: name)
             conversation.transcribe = raw.transcribe ?? true
+            conversation.loudnessPreset = try raw.loudness_preset.map { try LoudnessPreset(validating: $0, field: "loudness_preset") }
             return conversation
         } catch let error as AudioError {
             throw error.about(name, code: .invalidConversation)
@@ -144,6 +147,7 @@ private struct RawConversation: Decodable {
     var voices: [String: String]?
     var voice_settings: [String: JSONValue]?
     var transcribe: Bool?
+    var loudness_preset: String?
 }
 
 private struct RawMessage: Decodable {

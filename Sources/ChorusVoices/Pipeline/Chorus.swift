@@ -110,10 +110,13 @@ public final class Chorus: Sendable {
     /// and leaves no files behind.
     /// - Parameters:
     ///   - conversation: recorded clips, text, or both; its `gapMilliseconds` is the gap.
-    ///   - options: sound and encoding settings.
+    ///   - options: sound and encoding settings (the conversation's `loudnessPreset`, if any, sets their target
+    ///     loudness and true-peak ceiling).
     ///   - outputs: where the audio and side files go.
     public func render(_ conversation: Conversation, options: RenderOptions = RenderOptions(), to outputs: RenderOutputs) -> RenderRun {
-        RenderRun(pipeline: RenderPipeline(chorus: self, conversation: conversation, options: options, outputs: outputs))
+        var options = options
+        if let preset = conversation.loudnessPreset { options.apply(preset) }
+        return RenderRun(pipeline: RenderPipeline(chorus: self, conversation: conversation, options: options, outputs: outputs))
     }
 
     /// The voice of every message that will be synthesized (`nil` for recorded clips): a message's

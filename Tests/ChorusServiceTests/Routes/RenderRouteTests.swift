@@ -35,7 +35,7 @@ struct RenderRouteTests {
         }
     }
 
-    @Test("a message's gap_ms places it exactly (negative: cutting in) and is part of the render's id")
+    @Test("a message's gap_ms places it exactly (negative: cutting in), a loudness preset is met; both are part of the render's id")
     func messageGap() async throws {
         let stub = try StubSpeech.openAIServer(latency: 0)
         let service = try TestService(stub: stub)
@@ -52,6 +52,13 @@ struct RenderRouteTests {
             let plain = try await client.call(.post, "/v1/renders", json: body(""))
             let other = try plain.decode(RenderManifest.self)
             #expect(other.id != manifest.id)
+            // A loudness preset is part of the id, and the stored audio meets it.
+            let broadcast = try await client.call(.post, "/v1/renders", json: body("").replacingOccurrences(of: #""output""#, with: #""loudness_preset": "broadcast", "output""#))
+            let quiet = try broadcast.decode(RenderManifest.self)
+            #expect(quiet.id != other.id, "\(broadcast.text)")
+            let audio = try await client.call(.get, quiet.audioURL!)
+            let measured = try referenceLoudness(try AudioFileReader(data: audio.data, name: "audio").readAll())
+            #expect(abs(measured.integrated! + 23) <= 1 && measured.truePeak <= -1, "\(measured)")
             #expect(other.timeline?.segments[1].startSample == (other.timeline?.segments[0].endSample ?? 0) + 13_230)
         }
     }
@@ -161,6 +168,8 @@ struct RenderRouteTests {
         (#"{"messages": [{"speaker": "A", "text": "x"}], "output": {"loudness": 3}}"#, 422, "invalid", "output.loudness"),
         (#"{"messages": [{"speaker": "A", "text": "x"}], "gap_ms": -1}"#, 422, "invalid", "gap_ms"),
         (#"{"messages": [{"speaker": "A", "text": "x"}, {"speaker": "B", "text": "y", "gap_ms": -60001}]}"#, 422, "invalid", "messages[1].gap_ms"),
+        (#"{"messages": [{"speaker": "A", "text": "x"}], "loudness_preset": "loud"}"#, 422, "invalid", "loudness_preset"),
+        (#"{"messages": [{"speaker": "A", "text": "x"}], "loudness_preset": "podcast", "output": {"loudness": -20}}"#, 422, "invalid", "loudness_preset"),
         (#"{"messages": [{"speaker": "A", "text": "x", "voice": "nova"}]}"#, 422, "invalid", "messages[0].voice"),
         (#"{"messages": [{"speaker": "A", "text": "x", "voice": "acme:v"}]}"#, 422, "unknown_provider", nil),
         (#"{"messages": [{"speaker": "", "text": "x"}]}"#, 422, "invalid", "messages[0].speaker"),
