@@ -40,7 +40,38 @@ public struct RenderRequest: Codable, Sendable, Equatable {
         }
     }
 
+    /// The intro or outro: a clip (`clip` or `audio_base64`), or a line `speaker` says (`text`, optional `voice`).
+    public struct Bookend: Codable, Sendable, Equatable {
+        public var speaker: String?
+        public var text: String?
+        /// The id of a clip uploaded with `POST /v1/clips`.
+        public var clip: String?
+        /// A small clip inline, base64-encoded.
+        public var audioBase64: String?
+        /// Refused: the service never reads a server path.
+        public var audio: String?
+        public var voice: String?
+
+        public init(speaker: String? = nil, text: String? = nil, clip: String? = nil, audioBase64: String? = nil, voice: String? = nil) {
+            self.speaker = speaker
+            self.text = text
+            self.clip = clip
+            self.audioBase64 = audioBase64
+            self.voice = voice
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case speaker, text, clip
+            case audioBase64 = "audio_base64"
+            case audio, voice
+        }
+    }
+
     public var messages: [Message]
+    /// Played before the first message, the gap before it.
+    public var intro: Bookend?
+    /// Played the gap after the last message.
+    public var outro: Bookend?
     public var voices: [String: String]?
     /// Provider id → settings object, passed to that provider.
     public var voiceSettings: [String: JSONValue]?
@@ -54,8 +85,11 @@ public struct RenderRequest: Codable, Sendable, Equatable {
     public var loudnessPreset: String?
 
     public init(messages: [Message], voices: [String: String]? = nil, voiceSettings: [String: JSONValue]? = nil,
-                gapMs: Int? = nil, output: OutputSettings? = nil, transcribe: Bool? = nil, loudnessPreset: String? = nil) {
+                gapMs: Int? = nil, output: OutputSettings? = nil, transcribe: Bool? = nil, loudnessPreset: String? = nil,
+                intro: Bookend? = nil, outro: Bookend? = nil) {
         self.messages = messages
+        self.intro = intro
+        self.outro = outro
         self.voices = voices
         self.voiceSettings = voiceSettings
         self.gapMs = gapMs
@@ -70,6 +104,7 @@ public struct RenderRequest: Codable, Sendable, Equatable {
         case gapMs = "gap_ms"
         case output, transcribe
         case loudnessPreset = "loudness_preset"
+        case intro, outro
     }
 }
 

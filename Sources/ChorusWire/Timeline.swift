@@ -88,8 +88,51 @@ public struct Timeline: Codable, Sendable, Equatable {
     public var gapMs: Int
     public var segments: [Segment]
     public var speakers: [Speaker]
+    /// The clip or spoken line before the first message, when the conversation has one.
+    public var intro: Bookend?
+    /// The clip or spoken line after the last message, when the conversation has one.
+    public var outro: Bookend?
 
-    public init(duration: Double, samples: Int, sampleRate: Int, channels: Int, gapMs: Int, segments: [Segment], speakers: [Speaker]) {
+    /// Where an intro or outro is: a segment's members without `index` (it is not a message); `speaker`, `text`,
+    /// `voice` and `words` when it is a spoken line.
+    public struct Bookend: Codable, Sendable, Equatable {
+        public var start: Double
+        public var end: Double
+        public var startSample: Int
+        public var endSample: Int
+        public var speaker: String?
+        public var text: String?
+        public var source: String
+        public var gainDB: Double
+        public var voice: String?
+        public var words: [Word]?
+
+        public init(start: Double, end: Double, startSample: Int, endSample: Int, speaker: String?, text: String?, source: String,
+                    gainDB: Double, voice: String?, words: [Word]?) {
+            self.start = start
+            self.end = end
+            self.startSample = startSample
+            self.endSample = endSample
+            self.speaker = speaker
+            self.text = text
+            self.source = source
+            self.gainDB = gainDB
+            self.voice = voice
+            self.words = words
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case start, end
+            case startSample = "start_sample"
+            case endSample = "end_sample"
+            case speaker, text, source
+            case gainDB = "gain_db"
+            case voice, words
+        }
+    }
+
+    public init(duration: Double, samples: Int, sampleRate: Int, channels: Int, gapMs: Int, segments: [Segment], speakers: [Speaker],
+                intro: Bookend? = nil, outro: Bookend? = nil) {
         self.duration = duration
         self.samples = samples
         self.sampleRate = sampleRate
@@ -97,6 +140,8 @@ public struct Timeline: Codable, Sendable, Equatable {
         self.gapMs = gapMs
         self.segments = segments
         self.speakers = speakers
+        self.intro = intro
+        self.outro = outro
     }
 
     enum CodingKeys: String, CodingKey {
@@ -104,6 +149,6 @@ public struct Timeline: Codable, Sendable, Equatable {
         case sampleRate = "sample_rate"
         case channels
         case gapMs = "gap_ms"
-        case segments, speakers
+        case segments, speakers, intro, outro
     }
 }

@@ -29,6 +29,12 @@ struct RenderArguments: ParsableArguments {
             help: "Loudness to publish to: \(LoudnessPreset.allCases.map { "\($0.rawValue) (\(OrderedJSON.format($0.targetLoudness)) LUFS, \(OrderedJSON.format($0.truePeakCeiling)) dBTP)" }.joined(separator: ", ")); replaces the file's loudness_preset.")
     var loudnessPreset: String?
 
+    @Option(help: "A clip to play before the first message (a jingle), the gap before it; replaces the file's intro.")
+    var intro: String?
+
+    @Option(help: "A clip to play after the last message, the gap after it; replaces the file's outro.")
+    var outro: String?
+
     @Flag(name: .customLong("no-normalize"), help: "Keep each message's own loudness.")
     var noNormalize = false
 
@@ -122,6 +128,8 @@ struct RenderArguments: ParsableArguments {
         }
         if let fallback = voices.fallbackVoice.flatMap(VoiceID.init) { conversation.fallbackVoice = fallback }
         if noTranscribe { conversation.transcribe = false }
+        if let intro { conversation.intro = Conversation.Message(speaker: "", audio: .file(URL(fileURLWithPath: intro), label: intro)) }
+        if let outro { conversation.outro = Conversation.Message(speaker: "", audio: .file(URL(fileURLWithPath: outro), label: outro)) }
         let showProgress = !quiet && Terminal.isInteractive
         let last = LastProgress()
         let result = try await chorus.render(conversation, options: options, to: outputs).result { event in

@@ -135,6 +135,45 @@ struct RenderTests {
         #expect(parsed?.description.contains("messages[1].gap_ms") == true, "\(String(describing: parsed))")
     }
 
+    @Test("an intro clip and a spoken outro: placed the gap before the first and after the last message, in the timeline and chapters")
+    func introAndOutro() async throws {
+        let fixture = try FixtureConversation()
+        var conversation = fixture.conversation
+        conversation.intro = Conversation.Message(speaker: "", audio: .file(fixture.directory.file("clip2.wav"), label: "clip2.wav"))
+        conversation.outro = Conversation.Message(speaker: "Host", text: "That was the news.", voice: VoiceID("espeak:en-us"))
+        var options = RenderOptions()
+        options.chapters = true
+        let outputs = RenderOutputs(audio: fixture.directory.file("show.mp3"), timeline: fixture.directory.file("show.json"))
+        let chorus = try Chorus(configuration: FixtureConversation.configuration(cache: fixture.directory.file("cache")))
+        let result = try await chorus.render(conversation, options: options, to: outputs).result()
+        let timeline = result.timeline
+        let intro = try #require(timeline.intro), outro = try #require(timeline.outro)
+        #expect(intro.startSample == 0 && intro.speaker == nil && intro.source == "clip2.wav" && intro.words == nil)
+        #expect(timeline.segments.count == 6 && timeline.segments.map(\.index) == Array(0..<6))
+        #expect(timeline.segments[0].startSample == intro.endSample + 13_230)
+        #expect(outro.startSample == timeline.segments[5].endSample + 13_230 && outro.endSample == timeline.samples)
+        #expect(outro.speaker == "Host" && outro.text == "That was the news." && outro.voice == "espeak:en-us")
+        #expect(outro.words?.map(\.word) == ["That", "was", "the", "news"])
+        #expect(!timeline.speakers.contains { $0.name == "Host" }, "speakers list the messages' talk time")
+        // The timeline file says the same, and a decoder reads the whole program back.
+        let file = try JSONDecoder().decode(Timeline.self, from: Data(contentsOf: fixture.directory.file("show.json")))
+        #expect(file.intro == intro && file.outro == outro)
+        #expect(try AudioFileReader(url: fixture.directory.file("show.mp3")).readAll().frameCount == timeline.samples)
+        // Chapters: Intro, one per message, then the outro's line (ffprobe reads them).
+        let probe = try await ToolRun.run(["ffprobe", "-v", "error", "-show_chapters", "-of", "json", fixture.directory.file("show.mp3").path])
+        let chapters = try #require(try JSONSerialization.jsonObject(with: Data(probe.output.utf8)) as? [String: Any])["chapters"] as? [[String: Any]]
+        let titles = chapters?.compactMap { ($0["tags"] as? [String: Any])?["title"] as? String } ?? []
+        #expect(titles.count == 8 && titles.first == "Intro" && titles.last?.hasPrefix("Host: That was the news") == true, "\(titles)")
+        // A spoken intro needs its speaker; an intro needs a clip or a line.
+        for (raw, field) in [(#"{"text": "Hello"}"#, "intro.speaker"), (#"{}"#, "intro")] {
+            let error = #expect(throws: AudioError.self) {
+                try Conversation.parse(Data(#"{"intro": \#(raw), "messages": [{"speaker": "A", "text": "Hi"}]}"#.utf8),
+                                       baseDirectory: fixture.directory.url, name: "c.json")
+            }
+            #expect(error?.description.contains(field) == true, "\(String(describing: error))")
+        }
+    }
+
     @Test("a loudness preset: the whole program at its target and under its ceiling (libebur128); audiobook as ACX measures",
           arguments: LoudnessPreset.allCases)
     func loudnessPreset(preset: LoudnessPreset) async throws {

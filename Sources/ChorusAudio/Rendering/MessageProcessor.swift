@@ -74,7 +74,7 @@ package struct MessageProcessor: Sendable {
             timings.measure(.trim) {
                 let range = options.trimmer.soundRange(of: audio)
                 if range.isEmpty {
-                    warnings.append("\(RenderMessage.subject(index: index, speaker: message.speaker)): \(message.label) is silent; it takes no time in the output")
+                    warnings.append("\(message.subject ?? RenderMessage.subject(index: index, speaker: message.speaker)): \(message.label) is silent; it takes no time in the output")
                 }
                 if range != 0..<audio.frameCount {
                     leading = range.lowerBound
@@ -88,7 +88,7 @@ package struct MessageProcessor: Sendable {
             let normalizer = LoudnessNormalizer(targetLUFS: options.targetLoudness, truePeakCeiling: options.truePeakCeiling)
             normalization = try timings.measure(.loudness) { try normalizer.normalize(&audio) }
             if let normalization, normalization.gainCapped, let loudness = normalization.measured.loudness {
-                warnings.append(RenderMessage.subject(index: index, speaker: message.speaker)
+                warnings.append((message.subject ?? RenderMessage.subject(index: index, speaker: message.speaker))
                     + String(format: ": %@ is very quiet (%.1f LUFS); boosted by the maximum %.0f dB", message.label, loudness, normalizer.maxGainDB))
             }
         }

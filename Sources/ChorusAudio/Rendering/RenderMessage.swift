@@ -34,6 +34,8 @@ public struct RenderMessage: Sendable {
     /// Frames the source must decode to, at its own rate (all files together), when known in advance
     /// (a cached clip): a different count is an error, so a damaged cache entry is never rendered.
     public var expectedSourceFrames: Int?
+    /// How warnings and errors name it when it is not message `index` (`intro`, `outro`).
+    public var subject: String?
 
     public init(speaker: String, source: ClipSource, label: String, text: String? = nil,
                 voice: String? = nil, fallback: Bool = false, words: [WordTiming]? = nil, expectedSourceFrames: Int? = nil,

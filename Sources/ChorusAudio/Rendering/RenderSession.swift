@@ -26,18 +26,24 @@ package final class RenderSession: @unchecked Sendable {
     private var done = false
     private let chapterTitles: [String]
     private let messageGaps: [Int?]
+    /// Chapter titles of the intro and outro, when there are chapters and the render has them.
+    private let introTitle: String?, outroTitle: String?
+    private var intro: Timeline.Bookend?
+    private var outro: Timeline.Bookend?
 
     /// Validates `options`, `gapMilliseconds` and `outputs`, and opens the outputs.
     /// - Parameters:
     ///   - messageGaps: by message, its own gap before it (`nil`: `gapMilliseconds`); negative overlaps the message
     ///     before (checked by `RenderOptions.validate(messageGapMilliseconds:field:)`).
     ///   - chapterTitles: one per message, in order (`ChapterTitle.make`); used when `options.chapters`.
+    ///   - bookends: whether an intro and an outro will be placed (`appendIntro`, `appendOutro`), with their chapter
+    ///     titles.
     ///   - growingTitles: how many messages may get their text only once heard (recorded, without text): their
     ///     chapters are titled by what was heard (`ChapterTitle.make` of the segment's text) where the file's format
     ///     takes titles at the end (MP3 keeps room for them, MP4 writes them last; Ogg keeps the speaker's name).
     /// - Throws: `AudioError.invalidArgument` naming the field; `writeFailed` naming a file that cannot be created.
     package init(options: RenderOptions, gapMilliseconds: Int, messageGaps: [Int?] = [], outputs: RenderOutputs, chapterTitles: [String] = [],
-                 growingTitles: Int = 0) throws {
+                 bookends: (intro: String?, outro: String?) = (nil, nil), growingTitles: Int = 0) throws {
         let fileFormat = try outputs.audioFormat()
         try options.validate(for: fileFormat)
         try RenderOptions.validate(gapMilliseconds: gapMilliseconds)
@@ -54,13 +60,16 @@ package final class RenderSession: @unchecked Sendable {
         self.format = format
         let chapterTitles = options.chapters ? chapterTitles : []
         self.chapterTitles = chapterTitles
+        introTitle = options.chapters ? bookends.intro : nil
+        outroTitle = options.chapters ? bookends.outro : nil
+        let allTitles = [introTitle].compactMap { $0 } + chapterTitles + [outroTitle].compactMap { $0 }
         audioFile = try outputs.audio.map(AtomicOutput.init)
         sideFiles = try [outputs.timeline, outputs.waveform, outputs.captions].map { try $0.map(AtomicOutput.init) }
         do {
             encoded = try EncodedOutput(file: audioFile?.temporaryURL, memory: outputs.keepAudioInMemory, stream: outputs.stream,
                                         subject: outputs.audio?.path ?? "\(fileFormat.rawValue) output")
             var settings = EncoderSettings(fileFormat: fileFormat, format: format, bitRate: options.bitRate, mp3Quality: options.mp3Quality,
-                                           chapterTitles: chapterTitles, encoderJobs: options.serialEncode ? 1 : options.jobs)
+                                           chapterTitles: allTitles, encoderJobs: options.serialEncode ? 1 : options.jobs)
             settings.growingChapterTitles = chapterTitles.isEmpty ? 0 : growingTitles
             stitcher = try Stitcher(
                 encoder: EncoderFactory.make(settings, output: encoded),
@@ -88,7 +97,7 @@ package final class RenderSession: @unchecked Sendable {
         let index = segments.count
         let gap = gapFrames(before: index), next = gapFrames(before: index + 1)
         let (placed, overlap) = try stitcher.append(processed.audio, gapFrames: gap, holdBack: max(0, -next))
-        if index > 0 && gap < 0 && overlap < -gap {
+        if (index > 0 || intro != nil) && gap < 0 && overlap < -gap {
             warnings.append("\(RenderMessage.subject(index: index, speaker: message.speaker)): gap_ms \(messageGaps[index] ?? 0) reaches back "
                             + "further than the message before lasts; it starts with that message instead")
         }
@@ -98,6 +107,29 @@ package final class RenderSession: @unchecked Sendable {
         timings.merge(processed.timings)
         warnings += processed.warnings
         return segment
+    }
+
+    /// Places the intro before the first message (call it before any `append`).
+    package func appendIntro(_ processed: ProcessedMessage, for message: RenderMessage) throws {
+        precondition(segments.isEmpty && intro == nil, "the intro goes first")
+        let placed = try stitcher.append(processed.audio, gapFrames: 0, holdBack: max(0, -gapFrames(before: 0))).placed
+        intro = bookend(segment(for: message, processed, placed: placed), spoken: message.voice != nil)
+        timings.merge(processed.timings)
+        warnings += processed.warnings
+    }
+
+    /// Places the outro the conversation's gap after the last message (call it after the last `append`).
+    package func appendOutro(_ processed: ProcessedMessage, for message: RenderMessage) throws {
+        let placed = try stitcher.append(processed.audio, gapFrames: format.frames(milliseconds: gapMilliseconds), holdBack: 0).placed
+        outro = bookend(segment(for: message, processed, placed: placed), spoken: message.voice != nil)
+        timings.merge(processed.timings)
+        warnings += processed.warnings
+    }
+
+    private func bookend(_ segment: Timeline.Segment, spoken: Bool) -> Timeline.Bookend {
+        Timeline.Bookend(start: segment.start, end: segment.end, startSample: segment.startSample, endSample: segment.endSample,
+                         speaker: spoken ? segment.speaker : nil, text: segment.text, source: segment.source, gainDB: segment.gainDB,
+                         voice: segment.voice, words: segment.words)
     }
 
     /// The gap before message `index` in frames (negative: an overlap).
@@ -117,7 +149,7 @@ package final class RenderSession: @unchecked Sendable {
             guard index < segments.count, segments[index].transcribed == true else { return chapterTitles[index] }
             return ChapterTitle.make(speaker: segments[index].speaker, text: segments[index].text)
         }
-        var peaks = try stitcher.finish(chapterTitles: titles)
+        var peaks = try stitcher.finish(chapterTitles: [introTitle].compactMap { $0 } + titles + [outroTitle].compactMap { $0 })
         timings.merge(stitcher.timings)
         let audio = try encoded.finish()
         if let waveform = options.waveform, fileFormat.isLossy {
@@ -126,7 +158,8 @@ package final class RenderSession: @unchecked Sendable {
                 return try audio.map { try WaveformPeaks.compute(data: $0, name: "\(fileFormat.rawValue) output", zoom: waveform.zoom) }
             }
         }
-        let timeline = Timeline(format: format, samples: stitcher.framesWritten, gapMs: gapMilliseconds, segments: segments)
+        let timeline = Timeline(format: format, samples: stitcher.framesWritten, gapMs: gapMilliseconds, segments: segments,
+                                intro: intro, outro: outro)
         if let file = sideFiles[0] { try file.write(timeline.jsonData()) }
         if let file = sideFiles[1], let peaks, let waveform = options.waveform {
             try file.write(peaks.data(try WaveformFileFormat(url: file.destination), bits: waveform.bits))

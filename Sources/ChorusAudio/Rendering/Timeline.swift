@@ -3,7 +3,7 @@ public import Foundation
 
 extension Timeline {
     /// Builds the timeline of `segments` placed in `samples` frames of output.
-    package init(format: AudioFormat, samples: Int, gapMs: Int, segments: [Segment]) {
+    package init(format: AudioFormat, samples: Int, gapMs: Int, segments: [Segment], intro: Bookend? = nil, outro: Bookend? = nil) {
         var speakers: [Speaker] = []
         var positions: [String: Int] = [:]
         for segment in segments {
@@ -19,11 +19,27 @@ extension Timeline {
             speakers[index].seconds = format.roundedSeconds(frames: Int(speakers[index].seconds))
         }
         self.init(duration: format.roundedSeconds(frames: samples), samples: samples, sampleRate: format.sampleRate,
-                  channels: format.channels, gapMs: gapMs, segments: segments, speakers: speakers)
+                  channels: format.channels, gapMs: gapMs, segments: segments, speakers: speakers, intro: intro, outro: outro)
     }
 
     /// Pretty-printed JSON, members in the documented order; optional fields are omitted when absent.
     public func jsonData() -> Data {
+        func wordNodes(_ words: [Word]) -> OrderedJSON {
+            .array(words.map { .object([("word", .string($0.word)), ("start", .number($0.start)), ("end", .number($0.end))]) })
+        }
+        func bookendNode(_ bookend: Bookend) -> OrderedJSON {
+            var members: [(String, OrderedJSON)] = [
+                ("start", .number(bookend.start)), ("end", .number(bookend.end)),
+                ("start_sample", .integer(bookend.startSample)), ("end_sample", .integer(bookend.endSample)),
+            ]
+            if let speaker = bookend.speaker { members.append(("speaker", .string(speaker))) }
+            if let text = bookend.text { members.append(("text", .string(text))) }
+            members.append(("source", .string(bookend.source)))
+            members.append(("gain_db", .number(bookend.gainDB)))
+            if let voice = bookend.voice { members.append(("voice", .string(voice))) }
+            if let words = bookend.words { members.append(("words", wordNodes(words))) }
+            return .object(members)
+        }
         let segmentNodes: [OrderedJSON] = segments.map { segment in
             var members: [(String, OrderedJSON)] = [
                 ("index", .integer(segment.index)), ("speaker", .string(segment.speaker)),
@@ -35,21 +51,20 @@ extension Timeline {
             members.append(("gain_db", .number(segment.gainDB)))
             if let voice = segment.voice { members.append(("voice", .string(voice))) }
             if let fallback = segment.fallback { members.append(("fallback", .bool(fallback))) }
-            if let words = segment.words {
-                members.append(("words", .array(words.map {
-                    .object([("word", .string($0.word)), ("start", .number($0.start)), ("end", .number($0.end))])
-                })))
-            }
+            if let words = segment.words { members.append(("words", wordNodes(words))) }
             if let transcribed = segment.transcribed { members.append(("transcribed", .bool(transcribed))) }
             return .object(members)
         }
-        return OrderedJSON.object([
+        var members: [(String, OrderedJSON)] = [
             ("duration", .number(duration)), ("samples", .integer(samples)), ("sample_rate", .integer(sampleRate)),
             ("channels", .integer(channels)), ("gap_ms", .integer(gapMs)), ("segments", .array(segmentNodes)),
             ("speakers", .array(speakers.map {
                 .object([("name", .string($0.name)), ("seconds", .number($0.seconds)),
                          ("segments", .array($0.segments.map { .integer($0) }))])
             })),
-        ]).data()
+        ]
+        if let intro { members.append(("intro", bookendNode(intro))) }
+        if let outro { members.append(("outro", bookendNode(outro))) }
+        return OrderedJSON.object(members).data()
     }
 }

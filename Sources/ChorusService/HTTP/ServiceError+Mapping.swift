@@ -44,12 +44,12 @@ extension ServiceError {
             case let error as DatabaseError: self = Self.database(error)
             case let error as SynthesisError where error.underlying.kind == .voiceNotFound:
                 // The voice the request names does not exist: the request's fault, not the provider's.
-                self = ServiceError(.unprocessableContent, "unknown_voice", error.description, field: "messages[\(error.index)].voice")
+                self = ServiceError(.unprocessableContent, "unknown_voice", error.description, field: "\(error.field).voice")
             case let error as SynthesisError where error.underlying.kind == .configuration:
                 // A provider without its key: the service's setup, documented as 409, not an upstream failure.
-                self = ServiceError(.conflict, "provider_not_configured", error.description, field: "messages[\(error.index)].voice")
+                self = ServiceError(.conflict, "provider_not_configured", error.description, field: "\(error.field).voice")
             case let error as SynthesisError:
-                self = ServiceError(.badGateway, "provider_error", error.description, field: "messages[\(error.index)]")
+                self = ServiceError(.badGateway, "provider_error", error.description, field: error.field)
             case let error as AudioError where context == .render:
                 let subject = error.subject.hasPrefix("/") ? "a clip" : error.subject
                 self = ServiceError(.unprocessableContent, "invalid_audio", "\(subject): \(error.reason)")

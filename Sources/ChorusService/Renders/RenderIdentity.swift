@@ -19,7 +19,8 @@ enum RenderIdentity {
 
     /// - Parameter transcription: the model that hears the recorded messages (`nil`: none is heard).
     static func id(conversation: Conversation, voices: [VoiceID?], clipHashes: [String?], options: RenderOptions,
-                   format: OutputFileFormat, fallbackVoice: VoiceID?, transcription: String?) -> String {
+                   format: OutputFileFormat, fallbackVoice: VoiceID?, transcription: String?,
+                   bookends: (voices: (intro: VoiceID?, outro: VoiceID?), introClip: String?, outroClip: String?) = ((nil, nil), nil, nil)) -> String {
         let messages: [JSONValue] = conversation.messages.indices.map { index in
             let message = conversation.messages[index]
             var entry: [String: JSONValue] = [
@@ -35,13 +36,22 @@ enum RenderIdentity {
         let settings = JSONValue.object(Dictionary(uniqueKeysWithValues: providers.sorted().map {
             ($0, JSONValue.object(conversation.settings(for: $0)))
         }))
-        let description = JSONValue.object([
+        func bookend(_ message: Conversation.Message?, voice: VoiceID?, clip: String?) -> JSONValue? {
+            message.map {
+                .object(["speaker": .string($0.speaker), "text": $0.text.map(JSONValue.string) ?? .null,
+                         "audio": clip.map(JSONValue.string) ?? .null, "voice": voice.map { .string($0.description) } ?? .null])
+            }
+        }
+        var description: [String: JSONValue] = [
             "engine": .number(Double(engineVersion)), "gap_ms": .number(Double(conversation.gapMilliseconds)),
             "messages": .array(messages), "voice_settings": settings, "format": .string(format.rawValue),
             "options": .object(options.identity(for: format)), "fallback_voice": fallbackVoice.map { .string($0.description) } ?? .null,
             "transcription": transcription.map(JSONValue.string) ?? .null,
-        ])
-        let digest = SHA256.hash(data: Data(description.canonicalText.utf8))
+        ]
+        // Only when there is one, so the ids of renders without them stay what they were.
+        if let intro = bookend(conversation.intro, voice: bookends.voices.intro, clip: bookends.introClip) { description["intro"] = intro }
+        if let outro = bookend(conversation.outro, voice: bookends.voices.outro, clip: bookends.outroClip) { description["outro"] = outro }
+        let digest = SHA256.hash(data: Data(JSONValue.object(description).canonicalText.utf8))
         return Hex.string(digest.prefix(length / 2))
     }
 }

@@ -18,40 +18,24 @@ struct RenderRequestResolver: Sendable {
         var drafts: [Conversation.Draft] = []
         var clipHashes: [String?] = []
         for (index, message) in request.messages.enumerated() {
-            let field = "messages[\(index)]"
-            if message.audio != nil {
-                throw ServiceError.invalid("\(field).audio: the service never reads files by path; upload the clip (POST /v1/clips) and send its id as \"clip\", or send \"audio_base64\"",
-                                           field: "\(field).audio", code: "path_not_allowed")
-            }
-            if message.clip != nil && message.audioBase64 != nil {
-                throw ServiceError.invalid("\(field): send either \"clip\" or \"audio_base64\", not both", field: field)
-            }
-            var audio: Conversation.Audio?
-            var hash: String?
-            if let clip = message.clip {
-                guard let stored = try await clips.get(clip) else {
-                    throw ServiceError.invalid("\(field).clip: no uploaded clip \(clip.prefix(80)) (clips expire with renders)",
-                                               field: "\(field).clip", code: "clip_not_found")
-                }
-                audio = .file(stored.url, label: "clip:\(clip)")
-                hash = clip
-            } else if let encoded = message.audioBase64 {
-                guard let bytes = Data(base64Encoded: encoded, options: .ignoreUnknownCharacters), !bytes.isEmpty else {
-                    throw ServiceError.invalid("\(field).audio_base64 is not base64-encoded audio", field: "\(field).audio_base64")
-                }
-                hash = ClipStore.id(of: bytes)
-                _ = try await clips.probe(bytes, id: hash!, field: "\(field).audio_base64")
-                audio = .data(bytes, label: "\(field).audio_base64")
-            }
+            let (audio, hash) = try await clip(path: message.audio, id: message.clip, base64: message.audioBase64, field: "messages[\(index)]")
             drafts.append(Conversation.Draft(speaker: message.speaker, audio: audio, text: message.text, voice: message.voice,
                                              gapMilliseconds: message.gapMs))
             clipHashes.append(hash)
         }
+        var bookendHashes: [String: String] = [:]
+        func bookend(_ bookend: RenderRequest.Bookend?, _ field: String) async throws -> Conversation.Draft? {
+            guard let bookend else { return nil }
+            let (audio, hash) = try await clip(path: bookend.audio, id: bookend.clip, base64: bookend.audioBase64, field: field)
+            bookendHashes[field] = hash
+            return Conversation.Draft(speaker: bookend.speaker ?? "", audio: audio, text: bookend.text, voice: bookend.voice)
+        }
+        let intro = try await bookend(request.intro, "intro"), outro = try await bookend(request.outro, "outro")
         var (options, format) = try outputOptions(request.output)
         var conversation = try mapped {
             try Conversation.validated(drafts, gapMilliseconds: request.gapMs, voices: request.voices ?? [:], voiceSettings: request.voiceSettings ?? [:],
                                        fallbackVoice: request.output?.fallbackVoice.map { ($0, "output.fallback_voice") },
-                                       audioFields: #""clip" or "audio_base64""#, name: "request")
+                                       audioFields: #""clip" or "audio_base64""#, name: "request", intro: intro, outro: outro)
         }
         conversation.transcribe = request.transcribe ?? true
         if let name = request.loudnessPreset {
@@ -63,16 +47,48 @@ struct RenderRequestResolver: Sendable {
             options.apply(preset)   // as the render will: the id carries the target and ceiling
         }
         let assigned = chorus.voices(for: conversation)
+        let bookendVoices = chorus.bookendVoices(for: conversation)
         let fallback = conversation.fallbackVoice
-        for voice in Set(assigned.compactMap { $0 } + [fallback].compactMap { $0 }) where chorus.configuration.registry.providers[voice.provider] == nil {
+        for voice in Set(assigned.compactMap { $0 } + [fallback, bookendVoices.intro, bookendVoices.outro].compactMap { $0 }) where chorus.configuration.registry.providers[voice.provider] == nil {
             throw ServiceError.invalid("unknown voice provider \"\(voice.provider)\" (known: \(chorus.configuration.registry.ids.joined(separator: ", ")))",
                                        code: "unknown_provider")
         }
         // The model that gives recorded messages their words shapes the timeline; only such messages ask for it.
         let transcription = conversation.transcribe && clipHashes.contains { $0 != nil } ? configuration.transcriptionModel : nil
         let id = RenderIdentity.id(conversation: conversation, voices: assigned, clipHashes: clipHashes, options: options, format: format,
-                                   fallbackVoice: fallback, transcription: transcription)
+                                   fallbackVoice: fallback, transcription: transcription,
+                                   bookends: (bookendVoices, bookendHashes["intro"], bookendHashes["outro"]))
         return ResolvedRender(id: id, conversation: conversation, options: options, format: format)
+    }
+
+    /// A message's (or the intro's or outro's) clip: an uploaded one by `id`, or inline `base64`; a `path` is refused.
+    /// - Returns: the audio and its hash (the clip's id), or nothing for a spoken one.
+    private func clip(path: String?, id: String?, base64: String?, field: String) async throws -> (Conversation.Audio?, String?) {
+        if path != nil {
+            throw ServiceError.invalid("\(field).audio: the service never reads files by path; upload the clip (POST /v1/clips) and send its id as \"clip\", or send \"audio_base64\"",
+                                       field: "\(field).audio", code: "path_not_allowed")
+        }
+        if id != nil && base64 != nil {
+            throw ServiceError.invalid("\(field): send either \"clip\" or \"audio_base64\", not both", field: field)
+        }
+        var audio: Conversation.Audio?
+        var hash: String?
+        if let clip = id {
+            guard let stored = try await clips.get(clip) else {
+                throw ServiceError.invalid("\(field).clip: no uploaded clip \(clip.prefix(80)) (clips expire with renders)",
+                                           field: "\(field).clip", code: "clip_not_found")
+            }
+            audio = .file(stored.url, label: "clip:\(clip)")
+            hash = clip
+        } else if let encoded = base64 {
+            guard let bytes = Data(base64Encoded: encoded, options: .ignoreUnknownCharacters), !bytes.isEmpty else {
+                throw ServiceError.invalid("\(field).audio_base64 is not base64-encoded audio", field: "\(field).audio_base64")
+            }
+            hash = ClipStore.id(of: bytes)
+            _ = try await clips.probe(bytes, id: hash!, field: "\(field).audio_base64")
+            audio = .data(bytes, label: "\(field).audio_base64")
+        }
+        return (audio, hash)
     }
 
     private func checkLimits(_ request: RenderRequest) throws {
@@ -85,6 +101,13 @@ struct RenderRequestResolver: Sendable {
             if count > configuration.maxMessageCharacters {
                 throw ServiceError.tooLarge("messages[\(index)].text: \(count) characters; the limit is \(configuration.maxMessageCharacters)",
                                             field: "messages[\(index)].text")
+            }
+            total += count
+        }
+        for (field, bookend) in [("intro", request.intro), ("outro", request.outro)] {
+            let count = bookend?.text?.unicodeScalars.count ?? 0
+            if count > configuration.maxMessageCharacters {
+                throw ServiceError.tooLarge("\(field).text: \(count) characters; the limit is \(configuration.maxMessageCharacters)", field: "\(field).text")
             }
             total += count
         }

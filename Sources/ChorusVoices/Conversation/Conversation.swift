@@ -9,6 +9,8 @@ public import Foundation
 ///
 /// ```json
 /// { "gap_ms": 300,
+///   "intro": { "audio": "jingle.mp3" },
+///   "outro": { "speaker": "Sarah", "text": "That was today's family news." },
 ///   "voices": { "Marcus": "elevenlabs:JBFqnCBsd6RMkjVDRZzb" },
 ///   "messages": [ { "speaker": "Sarah", "audio": "clips/sarah-1.mp3", "text": "Practice moved to 4:30." },
 ///                 { "speaker": "Marcus", "text": "On my way." },
@@ -60,6 +62,11 @@ public struct Conversation: Sendable {
     }
 
     public var messages: [Message]
+    /// Played before the first message, the conversation's gap before it: a clip (a jingle), or a line a speaker says
+    /// (`speaker` and `text`, spoken by that speaker's voice). Its `speaker` is empty for a clip.
+    public var intro: Message?
+    /// Played the conversation's gap after the last message, as `intro`.
+    public var outro: Message?
     /// Silence between messages, milliseconds (`RenderOptions.gapRange`).
     public var gapMilliseconds: Int
     /// Speaker name → voice.
@@ -127,8 +134,21 @@ public struct Conversation: Sendable {
                 drafts.append(Draft(speaker: message.speaker, audio: audio, text: message.text, voice: message.voice,
                                     gapMilliseconds: message.gap_ms))
             }
+            func bookend(_ raw: RawBookend?, _ field: String) throws -> Draft? {
+                guard let raw else { return nil }
+                var audio: Audio?
+                if let path = raw.audio {
+                    guard !path.trimmingCharacters(in: .whitespaces).isEmpty else {
+                        throw AudioError(.invalidConversation, subject: "\(field).audio", reason: "must not be empty")
+                    }
+                    let url = path.hasPrefix("/") ? URL(fileURLWithPath: path) : baseDirectory.appendingPathComponent(path).standardizedFileURL
+                    audio = .file(url, label: path)
+                }
+                return Draft(speaker: raw.speaker ?? "", audio: audio, text: raw.text, voice: raw.voice)
+            }
             var conversation = try validated(drafts, gapMilliseconds: raw.gap_ms, voices: raw.voices ?? [:],
-                                             voiceSettings: raw.voice_settings ?? [:], audioFields: #""audio" (a clip)"#, name: name)
+                                             voiceSettings: raw.voice_settings ?? [:], audioFields: #""audio" (a clip)"#, name: name,
+                                             intro: try bookend(raw.intro, "intro"), outro: try bookend(raw.outro, "outro"))
             conversation.transcribe = raw.transcribe ?? true
             conversation.loudnessPreset = try raw.loudness_preset.map { try LoudnessPreset(validating: $0, field: "loudness_preset") }
             return conversation
@@ -148,6 +168,15 @@ private struct RawConversation: Decodable {
     var voice_settings: [String: JSONValue]?
     var transcribe: Bool?
     var loudness_preset: String?
+    var intro: RawBookend?
+    var outro: RawBookend?
+}
+
+private struct RawBookend: Decodable {
+    var speaker: String?
+    var audio: String?
+    var text: String?
+    var voice: String?
 }
 
 private struct RawMessage: Decodable {

@@ -39,11 +39,13 @@ extension Conversation {
     ///   - audioFields: how the caller's format names a message's clip, for the error of a message with neither
     ///     (`"audio" (a clip)`; the service: `"clip" or "audio_base64"`).
     ///   - name: where the conversation came from, for messages.
+    ///   - intro: the clip or spoken line before the first message (`speaker` may be empty for a clip; a spoken one
+    ///     needs a speaker); `outro` likewise after the last.
     /// - Throws: `AudioError.invalidConversation` (or `.invalidArgument` for the gap) whose `subject` is the field
     ///   (`messages[2].speaker`, `voices.Sarah`, `voice_settings.openai`, `gap_ms`) and whose `reason` says why.
     public static func validated(_ drafts: [Draft], gapMilliseconds: Int?, voices: [String: String] = [:],
                                  voiceSettings: [String: JSONValue] = [:], fallbackVoice: (text: String, field: String)? = nil,
-                                 audioFields: String, name: String) throws -> Conversation {
+                                 audioFields: String, name: String, intro: Draft? = nil, outro: Draft? = nil) throws -> Conversation {
         guard !drafts.isEmpty else { throw AudioError(.invalidConversation, subject: "messages", reason: "must not be empty") }
         let gap = gapMilliseconds ?? RenderOptions.defaultGapMilliseconds
         try RenderOptions.validate(gapMilliseconds: gap)
@@ -71,7 +73,23 @@ extension Conversation {
             }
             settings[provider.lowercased()] = object
         }
-        return Conversation(messages: messages, gapMilliseconds: gap, voices: voiceMap, voiceSettings: settings,
-                            fallbackVoice: try fallbackVoice.map { try VoiceID(validating: $0.text, field: $0.field) }, name: name)
+        func bookend(_ draft: Draft?, _ field: String) throws -> Message? {
+            guard let draft else { return nil }
+            let text = draft.text?.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty == false ? draft.text : nil
+            let speaker = draft.speaker.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard draft.audio != nil || text != nil else {
+                throw AudioError(.invalidConversation, subject: field, reason: "needs \(audioFields) or \"speaker\" and \"text\" (a line to synthesize)")
+            }
+            if draft.audio == nil && speaker.isEmpty {
+                throw AudioError(.invalidConversation, subject: "\(field).speaker", reason: "a spoken \(field) needs the speaker who says it")
+            }
+            return Message(speaker: draft.speaker, audio: draft.audio, text: text,
+                           voice: try draft.voice.map { try VoiceID(validating: $0, field: "\(field).voice") })
+        }
+        var conversation = Conversation(messages: messages, gapMilliseconds: gap, voices: voiceMap, voiceSettings: settings,
+                                        fallbackVoice: try fallbackVoice.map { try VoiceID(validating: $0.text, field: $0.field) }, name: name)
+        conversation.intro = try bookend(intro, "intro")
+        conversation.outro = try bookend(outro, "outro")
+        return conversation
     }
 }

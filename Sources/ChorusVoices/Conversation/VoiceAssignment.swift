@@ -6,12 +6,15 @@ public import Foundation
 /// default voices in order of first appearance, skipping defaults the conversation already uses, so
 /// different speakers sound different and re-renders sound the same.
 enum VoiceAssignment {
-    /// One entry per message: its voice, or `nil` for a recorded clip.
+    /// One entry for the intro (if any), each message and the outro (if any), in the order they are heard: its voice,
+    /// or `nil` for a recorded clip.
     static func voices(for conversation: Conversation, defaults: [VoiceID]) -> [VoiceID?] {
         var assigned: [String: VoiceID] = [:]
         var taken = Set(conversation.voices.values).union(conversation.messages.compactMap(\.voice))
         var next = 0
-        return conversation.messages.map { message in
+        let all = [conversation.intro].compactMap { $0 } + conversation.messages + [conversation.outro].compactMap { $0 }
+        taken.formUnion(all.compactMap(\.voice))
+        return all.map { message in
             guard message.needsSynthesis else { return nil }
             if let own = message.voice { return own }
             if let mapped = conversation.voices[message.speaker] { return mapped }

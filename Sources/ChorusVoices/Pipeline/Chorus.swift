@@ -120,8 +120,20 @@ public final class Chorus: Sendable {
     }
 
     /// The voice of every message that will be synthesized (`nil` for recorded clips): a message's
-    /// own `voice`, else the `voices` map, else the `voiceEngine`'s defaults in order of first appearance.
+    /// own `voice`, else the `voices` map, else the `voiceEngine`'s defaults in order of first appearance (a spoken
+    /// intro's speaker is the first to appear).
     public func voices(for conversation: Conversation) -> [VoiceID?] {
+        let all = allVoices(for: conversation)
+        return Array(all.dropFirst(conversation.intro == nil ? 0 : 1).dropLast(conversation.outro == nil ? 0 : 1))
+    }
+
+    /// The voices of a spoken intro and outro (`nil` for a clip or none), assigned with the messages' (`voices(for:)`).
+    public func bookendVoices(for conversation: Conversation) -> (intro: VoiceID?, outro: VoiceID?) {
+        let all = allVoices(for: conversation)
+        return (conversation.intro == nil ? nil : all.first ?? nil, conversation.outro == nil ? nil : all.last ?? nil)
+    }
+
+    private func allVoices(for conversation: Conversation) -> [VoiceID?] {
         VoiceAssignment.voices(for: conversation, defaults: configuration.voiceEngine.defaultVoices(in: configuration.registry))
     }
 }

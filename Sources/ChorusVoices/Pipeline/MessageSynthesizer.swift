@@ -15,8 +15,16 @@ public struct SynthesisError: Error, CustomStringConvertible, Sendable {
     public var speaker: String
     public var voice: VoiceID
     public var underlying: VoiceError
+    /// `intro` or `outro` when it is not a message.
+    public var bookend: String?
 
-    public var description: String { "\(RenderMessage.subject(index: index, speaker: "\(speaker), \(voice)")): \(underlying)" }
+    /// The conversation's field it is about: `messages[3]`, `intro`, `outro`.
+    public var field: String { bookend ?? "messages[\(index)]" }
+
+    public var description: String {
+        if let bookend { return "\(bookend) (\(speaker), \(voice)): \(underlying)" }
+        return "\(RenderMessage.subject(index: index, speaker: "\(speaker), \(voice)")): \(underlying)"
+    }
 }
 
 /// Turns one message's text into audio through its provider: from the cache when it is there,

@@ -35,15 +35,28 @@ struct RenderPipeline: Sendable {
         let progress = JobProgress(RenderProgress(total: messages.count, toSynthesize: voices.compactMap { $0 }.count)) {
             emit(.progress($0))
         }
+        func title(_ bookend: Conversation.Message?, _ name: String) -> String? {
+            bookend.map { $0.text == nil ? name : ChapterTitle.make(speaker: $0.speaker, text: $0.text) }
+        }
         let session = try RenderSession(options: options, gapMilliseconds: conversation.gapMilliseconds,
                                         messageGaps: messages.map(\.gapMilliseconds), outputs: outputs,
                                         chapterTitles: messages.map { ChapterTitle.make(speaker: $0.speaker, text: $0.text) },
+                                        bookends: (title(conversation.intro, "Intro"), title(conversation.outro, "Outro")),
                                         growingTitles: listening ? messages.filter { $0.audio != nil && $0.text == nil }.count : 0)
         let synthesizer = chorus.synthesizer
         defer { synthesizer.cache.evict() }
+        let bookendVoices = chorus.bookendVoices(for: conversation)
         do {
-            try await stitchAll(messages, voices: voices, session: session, progress: progress, emit: emit)
             let pool = chorus.pool
+            // The outro is made while the messages are; the intro first, since it is heard first.
+            async let outro = bookend(conversation.outro, "outro", voice: bookendVoices.outro, session: session, progress: progress)
+            if let intro = try await bookend(conversation.intro, "intro", voice: bookendVoices.intro, session: session, progress: progress) {
+                try await pool.run { try session.appendIntro(intro.processed, for: intro.message) }
+            }
+            try await stitchAll(messages, voices: voices, session: session, progress: progress, emit: emit)
+            if let outro = try await outro {
+                try await pool.run { try session.appendOutro(outro.processed, for: outro.message) }
+            }
             return try await pool.run { try session.finish() }
         } catch {
             session.discard(error)
@@ -158,6 +171,38 @@ struct RenderPipeline: Sendable {
                     progress.update { $0.rendered += 1 }
                 }
                 launch()
+            }
+        }
+    }
+
+    /// The intro or outro (`role`) sourced and processed like a message: its clip, or its line spoken by `voice`
+    /// (from the cache, synthesized again if a cached clip no longer decodes). Errors name it by `role`.
+    private func bookend(_ bookend: Conversation.Message?, _ role: String, voice: VoiceID?, session: RenderSession,
+                         progress: JobProgress) async throws -> (processed: ProcessedMessage, message: RenderMessage)? {
+        guard let bookend else { return nil }
+        let processor = session.processor
+        var fresh = false
+        while true {
+            var sourced: SourcedMessage
+            if let voice {
+                do {
+                    sourced = try await chorus.synthesizer.synthesize(index: -1, message: bookend, voice: voice, in: conversation,
+                                                                      fresh: fresh, progress: progress)
+                } catch var error as SynthesisError {
+                    error.bookend = role
+                    throw error
+                }
+            } else {
+                sourced = SourcedMessage(message: Self.recorded(bookend), cacheKeys: [])
+            }
+            sourced.message.subject = role
+            let message = sourced.message
+            do {
+                return (try await chorus.pool.run { try processor.process(message, index: -1) }, message)
+            } catch let error as AudioError {
+                guard !fresh, !sourced.cacheKeys.isEmpty else { throw error.about(role) }
+                sourced.cacheKeys.forEach(chorus.synthesizer.cache.remove)
+                fresh = true
             }
         }
     }

@@ -41,6 +41,38 @@ struct ClipAndVoiceRouteTests {
         }
     }
 
+    @Test("an intro clip (inline) and a spoken outro: placed in the program, in the timeline, part of the id; paths refused")
+    func introAndOutro() async throws {
+        let service = try TestService()
+        let jingle = try await Self.voiceNote(seconds: 1.5, seed: 7)
+        try await service.test { client in
+            let body = #"""
+                {"intro": {"audio_base64": "\#(jingle.base64EncodedString())"}, "outro": {"speaker": "Host", "text": "Bye now."},
+                 "messages": [{"speaker": "Mom", "text": "Dinner at seven."}], "gap_ms": 500, "output": {"format": "wav"}}
+                """#
+            let render = try await client.call(.post, "/v1/renders", json: body)
+            #expect(render.status == .created, "\(render.text)")
+            let manifest = try render.decode(RenderManifest.self)
+            let timeline = try #require(manifest.timeline)
+            let intro = try #require(timeline.intro), outro = try #require(timeline.outro)
+            #expect(intro.startSample == 0 && intro.source == "intro.audio_base64" && intro.speaker == nil)
+            #expect(timeline.segments[0].startSample == intro.endSample + 22_050)
+            #expect(outro.startSample == timeline.segments[0].endSample + 22_050 && outro.endSample == timeline.samples)
+            #expect(outro.speaker == "Host" && outro.text == "Bye now." && outro.voice != nil)
+            let audio = try await client.call(.get, manifest.audioURL!)
+            #expect(try AudioFileReader(data: audio.data, name: "audio").readAll().frameCount == timeline.samples)
+            // Without the outro, another render.
+            let shorter = try await client.call(.post, "/v1/renders", json: body.replacingOccurrences(of: #", "outro": {"speaker": "Host", "text": "Bye now."}"#, with: ""))
+            #expect(try shorter.decode(RenderManifest.self).id != manifest.id)
+            for (json, field, code) in [(#"{"intro": {"audio": "/etc/passwd"}, "messages": [{"speaker": "A", "text": "x"}]}"#, "intro.audio", "path_not_allowed"),
+                                        (#"{"outro": {"text": "x"}, "messages": [{"speaker": "A", "text": "x"}]}"#, "outro.speaker", "invalid")] {
+                let refused = try await client.call(.post, "/v1/renders", json: json)
+                let error = try refused.decode(ErrorBody.self).error
+                #expect(refused.status == .unprocessableContent && error.field == field && error.code == code, "\(error)")
+            }
+        }
+    }
+
     @Test("bad uploads: empty → 400, not audio → 415, damaged → 422, too long → 422, too big → 413")
     func badUploads() async throws {
         let service = try TestService { configuration in
