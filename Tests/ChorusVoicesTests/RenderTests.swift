@@ -155,6 +155,8 @@ struct RenderTests {
         #expect(outro.speaker == "Host" && outro.text == "That was the news." && outro.voice == "espeak:en-us")
         #expect(outro.words?.map(\.word) == ["That", "was", "the", "news"])
         #expect(!timeline.speakers.contains { $0.name == "Host" }, "speakers list the messages' talk time")
+        let captions = WebVTT.captions(for: timeline)
+        #expect(captions.hasSuffix("<v Host>That was the news.\n") && captions.contains("\n7\n"), "\(captions)")
         // The timeline file says the same, and a decoder reads the whole program back.
         let file = try JSONDecoder().decode(Timeline.self, from: Data(contentsOf: fixture.directory.file("show.json")))
         #expect(file.intro == intro && file.outro == outro)

@@ -10,13 +10,22 @@
 /// // <v Sarah>Practice moved to 4:30.
 /// ```
 public enum WebVTT {
-    /// One cue per message that takes time in the output.
+    /// One cue per message that takes time in the output, and one for a spoken intro and outro, in order of time.
     public static func captions(for timeline: Timeline) -> String {
+        var cues: [(start: Double, end: Double, speaker: String, text: String)] = []
+        func spoken(_ bookend: Timeline.Bookend?) {
+            guard let bookend, let speaker = bookend.speaker, let text = bookend.text, bookend.endSample > bookend.startSample else { return }
+            cues.append((bookend.start, bookend.end, speaker, text))
+        }
+        spoken(timeline.intro)
+        for segment in timeline.segments where segment.endSample > segment.startSample {
+            cues.append((segment.start, segment.end, segment.speaker, segment.text?.isEmpty == false ? segment.text! : segment.speaker))
+        }
+        spoken(timeline.outro)
         var out = "WEBVTT\n"
-        for (number, segment) in timeline.segments.enumerated() where segment.endSample > segment.startSample {
-            let text = (segment.text?.isEmpty == false ? segment.text! : segment.speaker)
-            out += "\n\(number + 1)\n\(timestamp(segment.start)) --> \(timestamp(segment.end))\n"
-            out += "<v \(MarkupText.escape(segment.speaker, quotes: false))>\(MarkupText.escape(singleParagraph(text), quotes: false))\n"
+        for (number, cue) in cues.enumerated() {
+            out += "\n\(number + 1)\n\(timestamp(cue.start)) --> \(timestamp(cue.end))\n"
+            out += "<v \(MarkupText.escape(cue.speaker, quotes: false))>\(MarkupText.escape(singleParagraph(cue.text), quotes: false))\n"
         }
         return out
     }
