@@ -40,7 +40,8 @@ extension Conversation {
     ///     (`"audio" (a clip)`; the service: `"clip" or "audio_base64"`).
     ///   - name: where the conversation came from, for messages.
     ///   - intro: the clip or spoken line before the first message (`speaker` may be empty for a clip; a spoken one
-    ///     needs a speaker); `outro` likewise after the last.
+    ///     needs a speaker).
+    ///   - outro: the clip or spoken line after the last message, as `intro`.
     /// - Throws: `AudioError.invalidConversation` (or `.invalidArgument` for the gap) whose `subject` is the field
     ///   (`messages[2].speaker`, `voices.Sarah`, `voice_settings.openai`, `gap_ms`) and whose `reason` says why.
     public static func validated(_ drafts: [Draft], gapMilliseconds: Int?, voices: [String: String] = [:],
