@@ -121,30 +121,21 @@ public struct Conversation: Sendable {
             throw AudioError(.invalidConversation, subject: name, reason: DecodingErrorText.describe(error))
         }
         do {
-            var drafts: [Draft] = []
-            for (index, message) in raw.messages.enumerated() {
-                var audio: Audio?
-                if let path = message.audio {
-                    guard !path.trimmingCharacters(in: .whitespaces).isEmpty else {
-                        throw AudioError(.invalidConversation, subject: "messages[\(index)].audio", reason: "must not be empty")
-                    }
-                    let url = path.hasPrefix("/") ? URL(fileURLWithPath: path) : baseDirectory.appendingPathComponent(path).standardizedFileURL
-                    audio = .file(url, label: path)
+            /// The clip at `path` (relative to the file's folder), named by `field` when it is blank.
+            func clip(_ path: String?, _ field: String) throws -> Audio? {
+                guard let path else { return nil }
+                guard !path.trimmingCharacters(in: .whitespaces).isEmpty else {
+                    throw AudioError(.invalidConversation, subject: "\(field).audio", reason: "must not be empty")
                 }
-                drafts.append(Draft(speaker: message.speaker, audio: audio, text: message.text, voice: message.voice,
-                                    gapMilliseconds: message.gap_ms))
+                let url = path.hasPrefix("/") ? URL(fileURLWithPath: path) : baseDirectory.appendingPathComponent(path).standardizedFileURL
+                return .file(url, label: path)
+            }
+            let drafts = try raw.messages.enumerated().map { index, message in
+                Draft(speaker: message.speaker, audio: try clip(message.audio, "messages[\(index)]"), text: message.text, voice: message.voice,
+                      gapMilliseconds: message.gap_ms)
             }
             func bookend(_ raw: RawBookend?, _ field: String) throws -> Draft? {
-                guard let raw else { return nil }
-                var audio: Audio?
-                if let path = raw.audio {
-                    guard !path.trimmingCharacters(in: .whitespaces).isEmpty else {
-                        throw AudioError(.invalidConversation, subject: "\(field).audio", reason: "must not be empty")
-                    }
-                    let url = path.hasPrefix("/") ? URL(fileURLWithPath: path) : baseDirectory.appendingPathComponent(path).standardizedFileURL
-                    audio = .file(url, label: path)
-                }
-                return Draft(speaker: raw.speaker ?? "", audio: audio, text: raw.text, voice: raw.voice)
+                try raw.map { Draft(speaker: $0.speaker ?? "", audio: try clip($0.audio, field), text: $0.text, voice: $0.voice) }
             }
             var conversation = try validated(drafts, gapMilliseconds: raw.gap_ms, voices: raw.voices ?? [:],
                                              voiceSettings: raw.voice_settings ?? [:], audioFields: #""audio" (a clip)"#, name: name,
