@@ -31,7 +31,7 @@ enum RenderIdentity {
             if let gap = message.gapMilliseconds { entry["gap_ms"] = .number(Double(gap)) }
             return .object(entry)
         }
-        var providers = Set(voices.compactMap { $0?.provider })
+        var providers = Set((voices + [bookends.voices.intro, bookends.voices.outro]).compactMap { $0?.provider })
         if let fallbackVoice { providers.insert(fallbackVoice.provider) }
         let settings = JSONValue.object(Dictionary(uniqueKeysWithValues: providers.sorted().map {
             ($0, JSONValue.object(conversation.settings(for: $0)))

@@ -36,7 +36,7 @@ struct RenderPipeline: Sendable {
             emit(.progress($0))
         }
         func title(_ bookend: Conversation.Message?, _ name: String) -> String? {
-            bookend.map { $0.text == nil ? name : ChapterTitle.make(speaker: $0.speaker, text: $0.text) }
+            bookend.map { $0.text == nil || $0.speaker.isEmpty ? name : ChapterTitle.make(speaker: $0.speaker, text: $0.text) }
         }
         let session = try RenderSession(options: options, gapMilliseconds: conversation.gapMilliseconds,
                                         messageGaps: messages.map(\.gapMilliseconds), outputs: outputs,

@@ -2,6 +2,7 @@ import ChorusAudio
 import ChorusFixtures
 @testable import ChorusService
 import ChorusTestSupport
+import ChorusVoices
 import ChorusWire
 import Foundation
 import Hummingbird
@@ -61,6 +62,21 @@ struct RenderRouteTests {
             #expect(abs(measured.integrated! + 23) <= 1 && measured.truePeak <= -1, "\(measured)")
             #expect(other.timeline?.segments[1].startSample == (other.timeline?.segments[0].endSample ?? 0) + 13_230)
         }
+    }
+
+    @Test("the render id carries the settings of the provider that speaks only the outro")
+    func outroSettingsInIdentity() throws {
+        var conversation = Conversation(messages: [Conversation.Message(speaker: "Mom", audio: .data(Data([1]), label: "clip"))])
+        conversation.outro = Conversation.Message(speaker: "Host", text: "Bye.", voice: VoiceID("openai:alloy"))
+        func id(speed: Double) -> String {
+            var settings = conversation
+            settings.voiceSettings = ["openai": ["speed": .number(speed)]]
+            return RenderIdentity.id(conversation: settings, voices: [nil], clipHashes: ["abc"], options: RenderOptions(), format: .mp3,
+                                     fallbackVoice: nil, transcription: nil,
+                                     bookends: ((nil, VoiceID("openai:alloy")), nil, nil))
+        }
+        #expect(id(speed: 1) != id(speed: 1.5))
+        #expect(id(speed: 1) == id(speed: 1))
     }
 
     @Test("Prefer: respond-async answers 202 with Location; the manifest then goes queued/running → done")

@@ -101,7 +101,7 @@ final class PiperSynthesizer: @unchecked Sendable {
         func refuse(_ reason: String) -> VoiceError {
             PiperVoice.broken("\(voice.model.path): \(reason); run scripts/setup.sh to prepare the voice again")
         }
-        guard let last = output.last, last.rounded() == last, last >= 3, Int(last) < output.count else {
+        guard let last = output.last, last.rounded() == last, last >= 2, Int(last) < output.count else {
             throw refuse("its output does not end with its phonemes' durations")
         }
         let count = Int(last)
