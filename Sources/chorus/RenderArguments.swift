@@ -83,6 +83,9 @@ struct RenderArguments: ParsableArguments {
         if loudness != nil && loudnessPreset != nil {
             throw ValidationError("--loudness and --loudness-preset both set the target loudness: give one")
         }
+        for (flag, path) in [("--intro", intro), ("--outro", outro)] where path?.trimmingCharacters(in: .whitespaces).isEmpty == true {
+            throw ValidationError("\(flag): name an audio file")
+        }
         if noNormalize && loudnessPreset != nil {
             throw ValidationError("--no-normalize and --loudness-preset: a preset normalizes; give one")
         }

@@ -75,7 +75,7 @@ struct CLITests {
     @Test("absurd parameters are usage errors (exit 64) naming the option", arguments: [
         (["--sample-rate", "0"], "--sample-rate 0"), (["--gap-ms", "-5"], "--gap-ms -5"), (["--channels", "3"], "--channels 3"),
         (["--loudness", "12"], "--loudness 12"), (["--bits", "12"], "--bits 12"), (["--samples-per-pixel", "1"], "--samples-per-pixel 1"),
-        (["--loudness-preset", "loud"], "--loudness-preset loud"), (["--loudness-preset", "podcast", "--loudness", "-20"], "give one"),
+        (["--loudness-preset", "loud"], "--loudness-preset loud"), (["--loudness-preset", "podcast", "--loudness", "-20"], "give one"), (["--intro", ""], "--intro: name an audio file"),
     ])
     func absurd(arguments: [String], mention: String) async throws {
         try Data("existing".utf8).write(to: file("out.mp3"))

@@ -42,12 +42,15 @@ struct RenderRequestResolver: Sendable {
             guard request.output?.loudness == nil else {
                 throw ServiceError.invalid("loudness_preset and output.loudness both set the target loudness: give one", field: "loudness_preset")
             }
+            guard request.output?.normalize != false else {
+                throw ServiceError.invalid("loudness_preset with output.normalize false: a preset normalizes; give one", field: "loudness_preset")
+            }
             let preset = try mapped { try LoudnessPreset(validating: name, field: "loudness_preset") }
             conversation.loudnessPreset = preset
             options.apply(preset)   // as the render will: the id carries the target and ceiling
         }
-        let assigned = chorus.voices(for: conversation)
-        let bookendVoices = chorus.bookendVoices(for: conversation)
+        let voices = chorus.allVoices(for: conversation)
+        let assigned = voices.messages, bookendVoices = (intro: voices.intro, outro: voices.outro)
         let fallback = conversation.fallbackVoice
         for voice in Set(assigned.compactMap { $0 } + [fallback, bookendVoices.intro, bookendVoices.outro].compactMap { $0 }) where chorus.configuration.registry.providers[voice.provider] == nil {
             throw ServiceError.invalid("unknown voice provider \"\(voice.provider)\" (known: \(chorus.configuration.registry.ids.joined(separator: ", ")))",

@@ -9,11 +9,10 @@ enum VoiceAssignment {
     /// One entry for the intro (if any), each message and the outro (if any), in the order they are heard: its voice,
     /// or `nil` for a recorded clip.
     static func voices(for conversation: Conversation, defaults: [VoiceID]) -> [VoiceID?] {
-        var assigned: [String: VoiceID] = [:]
-        var taken = Set(conversation.voices.values).union(conversation.messages.compactMap(\.voice))
-        var next = 0
         let all = [conversation.intro].compactMap { $0 } + conversation.messages + [conversation.outro].compactMap { $0 }
-        taken.formUnion(all.compactMap(\.voice))
+        var assigned: [String: VoiceID] = [:]
+        var taken = Set(conversation.voices.values).union(all.compactMap(\.voice))
+        var next = 0
         return all.map { message in
             guard message.needsSynthesis else { return nil }
             if let own = message.voice { return own }

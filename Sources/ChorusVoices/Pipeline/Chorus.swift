@@ -122,18 +122,14 @@ public final class Chorus: Sendable {
     /// The voice of every message that will be synthesized (`nil` for recorded clips): a message's
     /// own `voice`, else the `voices` map, else the `voiceEngine`'s defaults in order of first appearance (a spoken
     /// intro's speaker is the first to appear).
-    public func voices(for conversation: Conversation) -> [VoiceID?] {
-        let all = allVoices(for: conversation)
-        return Array(all.dropFirst(conversation.intro == nil ? 0 : 1).dropLast(conversation.outro == nil ? 0 : 1))
-    }
+    public func voices(for conversation: Conversation) -> [VoiceID?] { allVoices(for: conversation).messages }
 
-    /// The voices of a spoken intro and outro (`nil` for a clip or none), assigned with the messages' (`voices(for:)`).
-    public func bookendVoices(for conversation: Conversation) -> (intro: VoiceID?, outro: VoiceID?) {
-        let all = allVoices(for: conversation)
-        return (conversation.intro == nil ? nil : all.first ?? nil, conversation.outro == nil ? nil : all.last ?? nil)
-    }
-
-    private func allVoices(for conversation: Conversation) -> [VoiceID?] {
-        VoiceAssignment.voices(for: conversation, defaults: configuration.voiceEngine.defaultVoices(in: configuration.registry))
+    /// The voices of the messages (as `voices(for:)`) and of a spoken intro and outro (`nil` for a clip or none),
+    /// assigned together in one pass.
+    public func allVoices(for conversation: Conversation) -> (messages: [VoiceID?], intro: VoiceID?, outro: VoiceID?) {
+        var all = VoiceAssignment.voices(for: conversation, defaults: configuration.voiceEngine.defaultVoices(in: configuration.registry))
+        let outro = conversation.outro == nil ? nil : all.removeLast()
+        let intro = conversation.intro == nil ? nil : all.removeFirst()
+        return (all, intro, outro)
     }
 }

@@ -31,7 +31,8 @@ struct RenderPipeline: Sendable {
         guard !messages.isEmpty else {
             throw AudioError(.invalidConversation, subject: conversation.name, reason: "has no messages")
         }
-        let voices = chorus.voices(for: conversation)
+        let assigned = chorus.allVoices(for: conversation)
+        let voices = assigned.messages
         let progress = JobProgress(RenderProgress(total: messages.count, toSynthesize: voices.compactMap { $0 }.count)) {
             emit(.progress($0))
         }
@@ -45,12 +46,11 @@ struct RenderPipeline: Sendable {
                                         growingTitles: listening ? messages.filter { $0.audio != nil && $0.text == nil }.count : 0)
         let synthesizer = chorus.synthesizer
         defer { synthesizer.cache.evict() }
-        let bookendVoices = chorus.bookendVoices(for: conversation)
         do {
             let pool = chorus.pool
             // The outro is made while the messages are; the intro first, since it is heard first.
-            async let outro = bookend(conversation.outro, "outro", voice: bookendVoices.outro, session: session, progress: progress)
-            if let intro = try await bookend(conversation.intro, "intro", voice: bookendVoices.intro, session: session, progress: progress) {
+            async let outro = bookend(conversation.outro, "outro", voice: assigned.outro, session: session, progress: progress)
+            if let intro = try await bookend(conversation.intro, "intro", voice: assigned.intro, session: session, progress: progress) {
                 try await pool.run { try session.appendIntro(intro.processed, for: intro.message) }
             }
             try await stitchAll(messages, voices: voices, session: session, progress: progress, emit: emit)

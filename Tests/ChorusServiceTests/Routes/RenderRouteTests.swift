@@ -186,6 +186,7 @@ struct RenderRouteTests {
         (#"{"messages": [{"speaker": "A", "text": "x"}, {"speaker": "B", "text": "y", "gap_ms": -60001}]}"#, 422, "invalid", "messages[1].gap_ms"),
         (#"{"messages": [{"speaker": "A", "text": "x"}], "loudness_preset": "loud"}"#, 422, "invalid", "loudness_preset"),
         (#"{"messages": [{"speaker": "A", "text": "x"}], "loudness_preset": "podcast", "output": {"loudness": -20}}"#, 422, "invalid", "loudness_preset"),
+        (#"{"messages": [{"speaker": "A", "text": "x"}], "loudness_preset": "podcast", "output": {"normalize": false}}"#, 422, "invalid", "loudness_preset"),
         (#"{"messages": [{"speaker": "A", "text": "x", "voice": "nova"}]}"#, 422, "invalid", "messages[0].voice"),
         (#"{"messages": [{"speaker": "A", "text": "x", "voice": "acme:v"}]}"#, 422, "unknown_provider", nil),
         (#"{"messages": [{"speaker": "", "text": "x"}]}"#, 422, "invalid", "messages[0].speaker"),
