@@ -1,5 +1,6 @@
 import ChorusAudio
 import ChorusFixtures
+import ChorusTestSupport
 @testable import ChorusService
 import ChorusVoices
 import ChorusWire
@@ -56,9 +57,16 @@ struct TestService {
 
     func server() async throws -> ChorusServer { try await ChorusServer(configuration: configuration, logger: logs.logger) }
 
-    /// Runs `body` against the application, in-process (`.router`) or over a real socket (`.live`).
-    func test<T>(_ setup: TestingSetup = .router, _ body: @Sendable (any TestClientProtocol) async throws -> T) async throws -> T {
-        try await server().application.test(setup, body)
+    /// Runs `body` against the application, in-process (`.router`) or over a real socket (`.live`), and stops it; a test
+    /// that has not ended in 10 minutes (a request, a socket or the server's shutdown waiting for ever) fails, naming
+    /// where it was called, instead of holding the whole run.
+    func test<T: Sendable>(_ setup: TestingSetup = .router, sourceLocation: SourceLocation = #_sourceLocation,
+                           _ body: @escaping @Sendable (any TestClientProtocol) async throws -> T) async throws -> T {
+        let server = try await server()
+        let application = UncheckedBox(server.application)
+        return try await withinTimeLimit(600, "the service test at \(sourceLocation.fileName):\(sourceLocation.line)") {
+            try await application.value.test(setup, body)
+        }
     }
 }
 
@@ -108,4 +116,10 @@ func textRequest(_ texts: [String], voice: String? = nil, format: String? = nil,
     }
     let output = format.map { #", "output": {"format": "\#($0)"}"# } ?? ""
     return #"{"messages": [\#(messages.joined(separator: ", "))]\#(output)\#(extra)}"#
+}
+
+/// Carries a value that is used by one task at a time across a task boundary.
+struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

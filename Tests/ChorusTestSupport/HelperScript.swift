@@ -1,5 +1,8 @@
 import Foundation
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A Python helper beside these files (`pg_server.py`, `s3_server.py`, `tcp_proxy.py`): started with its standard input
 /// held open (the helpers stop when it closes, so they go with the test process however it ends), announcing itself
@@ -23,6 +26,11 @@ struct HelperScript {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", Repository.supportScript(script).path] + arguments
+        // Loopback never goes through a proxy the machine may name.
+        var environment = ProcessInfo.processInfo.environment
+        environment["NO_PROXY"] = "127.0.0.1,localhost"
+        environment["no_proxy"] = "127.0.0.1,localhost"
+        process.environment = environment
         let input = Pipe(), output = Pipe()
         process.standardInput = input
         process.standardOutput = output
@@ -36,14 +44,23 @@ struct HelperScript {
             return .failure(.notRun("cannot start python3 (\(error))"))
         }
         let helper = HelperScript(process: process, input: input, output: output)
-        guard let announcement = try? JSONDecoder().decode(Announcement.self, from: Data(helper.readLine().utf8)) else {
-            if process.isRunning { process.terminate() }
+        guard let line = helper.readLine(within: startLimit),
+              let announcement = try? JSONDecoder().decode(Announcement.self, from: Data(line.utf8)) else {
+            // SIGKILL, to it and what it started: the test process ignores SIGTERM, and its children inherit that.
+            if process.isRunning {
+                kill(-process.processIdentifier, SIGKILL)
+                kill(process.processIdentifier, SIGKILL)
+            }
             process.waitUntilExit()
             let detail = log.flatMap { try? String(contentsOf: $0, encoding: .utf8) } ?? ""
             return .failure(.notStarted(String(detail.suffix(400))))
         }
         return .success((helper, announcement))
     }
+
+    /// How long a helper may take to announce itself (a first start of moto or PostgreSQL on a loaded machine takes
+    /// seconds).
+    static let startLimit = 120.0
 
     /// The helper's next line of output (without its end).
     func readLine() -> String {
@@ -53,10 +70,31 @@ struct HelperScript {
         }
         return String(decoding: line, as: UTF8.self)
     }
+
+    /// The helper's next line of output, or `nil` when none came within `seconds` (or its output ended first).
+    func readLine(within seconds: Double) -> String? {
+        let descriptor = output.fileHandleForReading.fileDescriptor
+        let deadline = Date().addingTimeInterval(seconds)
+        var line = Data()
+        while true {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { return nil }
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32(min(left, 1) * 1000))
+            if ready < 0 && errno != EINTR { return nil }
+            guard ready > 0 else { continue }
+            var byte: UInt8 = 0
+            let count = read(descriptor, &byte, 1)
+            if count < 0 && errno == EINTR { continue }
+            guard count == 1 else { return nil }
+            if byte == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
+            line.append(byte)
+        }
+    }
 }
 
 /// A command run to its end, as the tests' referees run them (`/usr/bin/env` finds it): its exit status and output.
-/// Both pipes are read to the end before waiting (errors on a thread of their own), so neither can fill and stall it.
+/// Its output and errors go to files (no pipe to fill and stall it, none whose end a stray copy can hold back).
 /// From async code use `ToolRun.run`, which waits on a thread of its own: a test that blocks one of Swift's
 /// cooperative threads (two on a 2-core machine) stalls every other test of the process meanwhile.
 public struct ToolRun: Sendable {
@@ -64,28 +102,49 @@ public struct ToolRun: Sendable {
     public let output: String
     public let errors: String
 
-    /// Runs `arguments` on a thread of its own and resumes when it has ended.
-    public static func run(_ arguments: [String]) async throws -> ToolRun {
-        try await offCooperativeThreads { try ToolRun(arguments) }
+    /// Runs `arguments` on a thread of its own and resumes when it has ended; one still running after `limit` seconds
+    /// is killed (with what it started) and its run ends with status -9.
+    public static func run(_ arguments: [String], limit: Double = 600) async throws -> ToolRun {
+        try await offCooperativeThreads { try ToolRun(arguments, limit: limit) }
     }
 
-    init(_ arguments: [String]) throws {
+    init(_ arguments: [String], limit: Double = 600) throws {
+        // Output goes to files, not pipes: a child spawned meanwhile by another thread inherits every descriptor open
+        // at that moment, and one that lived on holding a pipe's write end would keep a reader from its end of file
+        // for ever. A file's end is where the tool stopped writing.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-tool-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let outputFile = folder.appendingPathComponent("out"), errorFile = folder.appendingPathComponent("err")
+        _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+        let output = try FileHandle(forWritingTo: outputFile), errors = try FileHandle(forWritingTo: errorFile)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
-        let output = Pipe(), errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
-        try process.run()
-        final class Collected: @unchecked Sendable { var data = Data() }
-        let errorText = Collected(), done = DispatchSemaphore(value: 0)
-        Thread { errorText.data = errors.fileHandleForReading.readDataToEndOfFile(); done.signal() }.start()
-        let text = output.fileHandleForReading.readDataToEndOfFile()
+        process.standardInput = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            try? output.close()
+            try? errors.close()
+            throw error
+        }
+        try? output.close()
+        try? errors.close()
+        let watchdog = DispatchWorkItem { [process] in
+            guard process.isRunning else { return }
+            kill(-process.processIdentifier, SIGKILL)
+            kill(process.processIdentifier, SIGKILL)
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + limit, execute: watchdog)
         process.waitUntilExit()
-        done.wait()
+        watchdog.cancel()
         status = process.terminationStatus
-        self.output = String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        self.errors = String(decoding: errorText.data, as: UTF8.self)
+        self.output = String(decoding: (try? Data(contentsOf: outputFile)) ?? Data(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        self.errors = String(decoding: (try? Data(contentsOf: errorFile)) ?? Data(), as: UTF8.self)
     }
 }
 

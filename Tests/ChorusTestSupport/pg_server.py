@@ -4,9 +4,15 @@ the cluster is made and run as the unprivileged user `nobody`. Prints one JSON l
 then serves until its standard input closes (the test process ended); then stops the server and deletes the folder.
 Extra server settings (benchmarks): PG_SERVER_SETTINGS="name=value name=value".
 """
+
+import os
+
+# The test process spawns helpers and tools from many threads at once, and each child inherits the pipes open at that
+# moment, another child's among them: held here for this helper's life, the write end of a tool's output pipe would
+# keep the test reading it from ever seeing its end (a hang seen in CI). Only standard input, output and error stay.
+os.closerange(3, os.sysconf("SC_OPEN_MAX"))
 import glob
 import json
-import os
 import pwd
 import shutil
 import socket

@@ -3,6 +3,13 @@ and come back: reads lines on standard input, `down` (every connection is closed
 `hang` (connections stay open but nothing passes, new ones are accepted and left waiting: a network that drops
 packets) and `up`. Prints one JSON line {"port"}; ends when its standard input closes.
 """
+
+import os
+
+# The test process spawns helpers and tools from many threads at once, and each child inherits the pipes open at that
+# moment, another child's among them: held here for this helper's life, the write end of a tool's output pipe would
+# keep the test reading it from ever seeing its end (a hang seen in CI). Only standard input, output and error stay.
+os.closerange(3, os.sysconf("SC_OPEN_MAX"))
 import json
 import socket
 import sys
