@@ -67,6 +67,44 @@ public struct RenderRequest: Codable, Sendable, Equatable {
         }
     }
 
+    /// Music under the whole program, ducked under speech: an uploaded clip or an inline one, and how it is set
+    /// (the engine's defaults for what is not given: level −20 LU, duck 12 dB, fades 1500/3000 ms, looped).
+    public struct Music: Codable, Sendable, Equatable {
+        /// The id of a clip uploaded with `POST /v1/clips`.
+        public var clip: String?
+        /// A small clip inline, base64-encoded.
+        public var audioBase64: String?
+        /// Refused: the service never reads a server path.
+        public var audio: String?
+        public var levelLU: Double?
+        public var duckDB: Double?
+        public var fadeInMs: Int?
+        public var fadeOutMs: Int?
+        public var loop: Bool?
+
+        public init(clip: String? = nil, audioBase64: String? = nil, levelLU: Double? = nil, duckDB: Double? = nil, fadeInMs: Int? = nil,
+                    fadeOutMs: Int? = nil, loop: Bool? = nil) {
+            self.clip = clip
+            self.audioBase64 = audioBase64
+            self.levelLU = levelLU
+            self.duckDB = duckDB
+            self.fadeInMs = fadeInMs
+            self.fadeOutMs = fadeOutMs
+            self.loop = loop
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case clip
+            case audioBase64 = "audio_base64"
+            case audio
+            case levelLU = "level_lu"
+            case duckDB = "duck_db"
+            case fadeInMs = "fade_in_ms"
+            case fadeOutMs = "fade_out_ms"
+            case loop
+        }
+    }
+
     public var messages: [Message]
     /// Played before the first message, the gap before it.
     public var intro: Bookend?
@@ -83,11 +121,14 @@ public struct RenderRequest: Codable, Sendable, Equatable {
     /// The loudness to publish to: `podcast`, `mono-podcast`, `streaming`, `broadcast` or `audiobook` (its target
     /// loudness and true-peak ceiling; not with `output.loudness`).
     public var loudnessPreset: String?
+    /// Music under the whole program.
+    public var music: Music?
 
     public init(messages: [Message], voices: [String: String]? = nil, voiceSettings: [String: JSONValue]? = nil,
                 gapMs: Int? = nil, output: OutputSettings? = nil, transcribe: Bool? = nil, loudnessPreset: String? = nil,
-                intro: Bookend? = nil, outro: Bookend? = nil) {
+                intro: Bookend? = nil, outro: Bookend? = nil, music: Music? = nil) {
         self.messages = messages
+        self.music = music
         self.intro = intro
         self.outro = outro
         self.voices = voices
@@ -104,7 +145,7 @@ public struct RenderRequest: Codable, Sendable, Equatable {
         case gapMs = "gap_ms"
         case output, transcribe
         case loudnessPreset = "loudness_preset"
-        case intro, outro
+        case intro, outro, music
     }
 }
 

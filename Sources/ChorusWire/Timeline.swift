@@ -92,6 +92,47 @@ public struct Timeline: Codable, Sendable, Equatable {
     public var intro: Bookend?
     /// The clip or spoken line after the last message, when the conversation has one.
     public var outro: Bookend?
+    /// The music bed under the program, when the conversation has one.
+    public var music: Music?
+
+    /// Where the music bed is heard (from the first sample; to the end of the tail, or where a bed that does not loop
+    /// ends) and how it was set: `gain_db` brought it to the target plus `level_lu`, `duck_db` lower under speech;
+    /// `passes` is how many times it started.
+    public struct Music: Codable, Sendable, Equatable {
+        public var start: Double
+        public var end: Double
+        public var startSample: Int
+        public var endSample: Int
+        public var source: String
+        public var levelLU: Double
+        public var duckDB: Double
+        public var gainDB: Double
+        public var passes: Int
+
+        public init(start: Double, end: Double, startSample: Int, endSample: Int, source: String, levelLU: Double, duckDB: Double,
+                    gainDB: Double, passes: Int) {
+            self.start = start
+            self.end = end
+            self.startSample = startSample
+            self.endSample = endSample
+            self.source = source
+            self.levelLU = levelLU
+            self.duckDB = duckDB
+            self.gainDB = gainDB
+            self.passes = passes
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case start, end
+            case startSample = "start_sample"
+            case endSample = "end_sample"
+            case source
+            case levelLU = "level_lu"
+            case duckDB = "duck_db"
+            case gainDB = "gain_db"
+            case passes
+        }
+    }
 
     /// Where an intro or outro is: a segment's members without `index` (it is not a message); `speaker`, `text`,
     /// `voice` and `words` when it is a spoken line.
@@ -132,7 +173,7 @@ public struct Timeline: Codable, Sendable, Equatable {
     }
 
     public init(duration: Double, samples: Int, sampleRate: Int, channels: Int, gapMs: Int, segments: [Segment], speakers: [Speaker],
-                intro: Bookend? = nil, outro: Bookend? = nil) {
+                intro: Bookend? = nil, outro: Bookend? = nil, music: Music? = nil) {
         self.duration = duration
         self.samples = samples
         self.sampleRate = sampleRate
@@ -142,6 +183,7 @@ public struct Timeline: Codable, Sendable, Equatable {
         self.speakers = speakers
         self.intro = intro
         self.outro = outro
+        self.music = music
     }
 
     enum CodingKeys: String, CodingKey {
@@ -149,6 +191,6 @@ public struct Timeline: Codable, Sendable, Equatable {
         case sampleRate = "sample_rate"
         case channels
         case gapMs = "gap_ms"
-        case segments, speakers, intro, outro
+        case segments, speakers, intro, outro, music
     }
 }

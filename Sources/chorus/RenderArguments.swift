@@ -35,6 +35,9 @@ struct RenderArguments: ParsableArguments {
     @Option(help: "A clip to play after the last message, the gap after it; replaces the file's outro.")
     var outro: String?
 
+    @Option(help: "Music to play under the whole program, ducked under speech (looped, faded; the file's music settings, else level -20 LU, duck 12 dB); replaces the file's music audio.")
+    var music: String?
+
     @Flag(name: .customLong("no-normalize"), help: "Keep each message's own loudness.")
     var noNormalize = false
 
@@ -83,7 +86,7 @@ struct RenderArguments: ParsableArguments {
         if loudness != nil && loudnessPreset != nil {
             throw ValidationError("--loudness and --loudness-preset both set the target loudness: give one")
         }
-        for (flag, path) in [("--intro", intro), ("--outro", outro)] where path?.trimmingCharacters(in: .whitespaces).isEmpty == true {
+        for (flag, path) in [("--intro", intro), ("--outro", outro), ("--music", music)] where path?.trimmingCharacters(in: .whitespaces).isEmpty == true {
             throw ValidationError("\(flag): name an audio file")
         }
         if noNormalize && loudnessPreset != nil {
@@ -133,6 +136,12 @@ struct RenderArguments: ParsableArguments {
         if noTranscribe { conversation.transcribe = false }
         if let intro { conversation.intro = Conversation.Message(speaker: "", audio: .file(URL(fileURLWithPath: intro), label: intro)) }
         if let outro { conversation.outro = Conversation.Message(speaker: "", audio: .file(URL(fileURLWithPath: outro), label: outro)) }
+        if let music {
+            let audio = Conversation.Audio.file(URL(fileURLWithPath: music), label: music)
+            if conversation.music == nil { conversation.music = MusicBed(source: audio.clipSource, label: music) }
+            conversation.music?.source = audio.clipSource
+            conversation.music?.label = music
+        }
         let showProgress = !quiet && Terminal.isInteractive
         let last = LastProgress()
         let result = try await chorus.render(conversation, options: options, to: outputs).result { event in

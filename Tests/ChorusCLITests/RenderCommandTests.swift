@@ -76,6 +76,7 @@ struct CLITests {
         (["--sample-rate", "0"], "--sample-rate 0"), (["--gap-ms", "-5"], "--gap-ms -5"), (["--channels", "3"], "--channels 3"),
         (["--loudness", "12"], "--loudness 12"), (["--bits", "12"], "--bits 12"), (["--samples-per-pixel", "1"], "--samples-per-pixel 1"),
         (["--loudness-preset", "loud"], "--loudness-preset loud"), (["--loudness-preset", "podcast", "--loudness", "-20"], "give one"), (["--intro", ""], "--intro: name an audio file"),
+        (["--music", " "], "--music: name an audio file"),
     ])
     func absurd(arguments: [String], mention: String) async throws {
         try Data("existing".utf8).write(to: file("out.mp3"))
@@ -83,6 +84,21 @@ struct CLITests {
         #expect(result.status == 64)
         #expect(result.stderr.contains(mention), "\(result.stderr)")
         #expect(try String(contentsOf: file("out.mp3"), encoding: .utf8) == "existing")
+    }
+
+    @Test("--music plays a bed under the program: the timeline's music spans it, with the tail the fade-out takes")
+    func music() async throws {
+        let result = try await CLI.run(["render", "chat.json", "-o", "music.wav", "--timeline", "music.json", "--music", "clip1.m4a",
+                                        "--no-transcribe"], in: directory)
+        #expect(result.status == 0, "\(result.stderr)")
+        let timeline = try JSONDecoder().decode(Timeline.self, from: Data(contentsOf: file("music.json")))
+        let music = try #require(timeline.music)
+        #expect(music.source == "clip1.m4a" && music.startSample == 0 && music.endSample == timeline.samples && music.levelLU == -20)
+        #expect(timeline.samples == timeline.segments[1].endSample + 3 * 44_100, "the default 3 s fade-out tail")
+        #expect(try AudioFileReader(url: file("music.wav")).readAll().frameCount == timeline.samples)
+        let missing = try await CLI.run(["render", "chat.json", "-o", "none.wav", "--music", "nowhere.mp3"], in: directory)
+        #expect(missing.status == 1 && missing.stderr.contains("music.audio (nowhere.mp3)"), "\(missing.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: file("none.wav").path))
     }
 
     @Test("a bad clip fails with exit 1, names the message and file, and leaves the existing output alone")

@@ -53,6 +53,27 @@ public enum Referee {
         return Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }
 
+    /// Integrated loudness (LUFS) and true peak (dBTP) of a file as FFmpeg's own `ebur128` filter measures them (its
+    /// summary), a meter independent of libebur128 and of Chorus's.
+    public static func ebur128(_ url: URL) async throws -> (integrated: Double, truePeak: Double) {
+        let run = try await ToolRun.run([ffmpeg!, "-nostats", "-hide_banner", "-i", url.path, "-af", "ebur128=peak=true", "-f", "null", "-"])
+        guard run.status == 0, let summary = run.errors.range(of: "Summary:") else {
+            throw RefereeFailure(description: "ffmpeg ebur128 failed on \(url.lastPathComponent): \(run.errors.suffix(400))")
+        }
+        func value(after label: String) -> Double? {
+            run.errors[summary.upperBound...].split(separator: "\n").lazy
+                .compactMap { line -> Double? in
+                    let trimmed = line.trimmingCharacters(in: .whitespaces)
+                    guard trimmed.hasPrefix(label) else { return nil }
+                    return Double(trimmed.dropFirst(label.count).split(separator: " ").first ?? "")
+                }.first
+        }
+        guard let integrated = value(after: "I:"), let peak = value(after: "Peak:") else {
+            throw RefereeFailure(description: "no loudness in ffmpeg's summary for \(url.lastPathComponent)")
+        }
+        return (integrated, peak)
+    }
+
     /// One chapter as ffprobe reads it.
     public struct Chapter: Sendable {
         public var start: Double

@@ -176,6 +176,70 @@ struct RenderTests {
         }
     }
 
+    @Test("a music bed from a conversation file: under the whole program with an intro and outro, the program at the preset (FFmpeg's ebur128), messages where they were")
+    func musicBed() async throws {
+        let fixture = try FixtureConversation()
+        // A chord with a little noise, 2.5 s long: looped under the program.
+        let format = AudioFormat(sampleRate: 44_100, channels: 2)
+        var chord = SignalGenerator.tone(frequency: 196, amplitude: 0.2, seconds: 2.5, format: format)
+        for frequency in [247.0, 294.0] {
+            let tone = SignalGenerator.tone(frequency: frequency, amplitude: 0.15, seconds: 2.5, format: format)
+            for index in chord.samples.indices { chord.samples[index] += tone.samples[index] }
+        }
+        try ClipEncoding.mp3.write(chord, to: fixture.directory.file("bed.mp3"))
+        let text = try String(contentsOf: fixture.conversationURL, encoding: .utf8)
+        let produced = text.replacingOccurrences(of: "{\"messages\"", with: """
+            {"loudness_preset": "podcast", "intro": {"audio": "clip2.wav"}, "outro": {"audio": "clip4.ogg"},
+             "music": {"audio": "bed.mp3", "level_lu": -18, "duck_db": 10, "fade_in_ms": 1000, "fade_out_ms": 2000}, "messages"
+            """)
+        let conversation = try Conversation.parse(Data(produced.utf8), baseDirectory: fixture.directory.url, name: "produced.json")
+        let bed = try #require(conversation.music)
+        #expect(bed.label == "bed.mp3" && bed.levelLU == -18 && bed.duckDB == 10 && bed.loop)
+        let chorus = try Chorus(configuration: FixtureConversation.configuration(cache: fixture.directory.file("cache")))
+        let file = fixture.directory.file("produced.flac")
+        let result = try await chorus.render(conversation, options: RenderOptions(), to: RenderOutputs(audio: file)).result()
+        let plain = try await fixture.render(to: "plain.flac")
+        let timeline = result.timeline
+        let music = try #require(timeline.music)
+        #expect(music.startSample == 0 && music.endSample == timeline.samples && music.source == "bed.mp3" && music.passes >= 4)
+        #expect(music.levelLU == -18 && music.duckDB == 10)
+        let outro = try #require(timeline.outro)
+        #expect(timeline.samples == outro.endSample + 88_200, "a 2 s tail after the outro for the fade-out")
+        // The messages keep their lengths and spacing.
+        let shift = timeline.segments[0].startSample - plain.timeline.segments[0].startSample
+        for (with, without) in zip(timeline.segments, plain.timeline.segments) {
+            #expect(with.startSample - shift == without.startSample && with.endSample - shift == without.endSample)
+        }
+        #expect(try AudioFileReader(url: file).readAll().frameCount == timeline.samples)
+        // The whole program, speech and music, at the preset as the program without the bed is (FFmpeg's meter; these
+        // one-second messages 300 ms apart measure a little under what each does alone, the preset test's tolerance),
+        // the bed adding little, and under the ceiling.
+        let measured = try await Referee.ebur128(file)
+        let plainMeasured = try await Referee.ebur128(fixture.directory.file("plain.flac"))
+        #expect(abs(measured.integrated - plainMeasured.integrated) <= 0.3, "\(measured.integrated) LUFS, without the bed \(plainMeasured.integrated)")
+        #expect(abs(measured.integrated - -16) <= 1, "\(measured.integrated) LUFS")
+        #expect(measured.truePeak <= -1.0, "\(measured.truePeak) dBTP")
+        // Bad settings name their field.
+        for (raw, field) in [(#"{"audio": "bed.mp3", "level_lu": 4}"#, "music.level_lu"), (#"{"level_lu": -20}"#, "music.audio"),
+                             (#"{"audio": "bed.mp3", "duck_db": 99}"#, "music.duck_db"), (#"{"audio": ""}"#, "music.audio")] {
+            let error = #expect(throws: AudioError.self) {
+                try Conversation.parse(Data(#"{"music": \#(raw), "messages": [{"speaker": "A", "text": "Hi"}]}"#.utf8),
+                                       baseDirectory: fixture.directory.url, name: "c.json")
+            }
+            #expect(error?.description.contains(field) == true, "\(String(describing: error))")
+        }
+        // A bed that does not decode fails the render naming it, and leaves no file behind.
+        try Data(repeating: 7, count: 3_000).write(to: fixture.directory.file("broken.mp3"))
+        var broken = conversation
+        broken.music?.source = .file(fixture.directory.file("broken.mp3"))
+        broken.music?.label = "broken.mp3"
+        let failed = fixture.directory.file("failed.flac")
+        await #expect(throws: AudioError.self) {
+            _ = try await chorus.render(broken, options: RenderOptions(), to: RenderOutputs(audio: failed)).result()
+        }
+        #expect(!FileManager.default.fileExists(atPath: failed.path))
+    }
+
     @Test("a loudness preset: the whole program at its target and under its ceiling (libebur128); audiobook as ACX measures",
           arguments: LoudnessPreset.allCases)
     func loudnessPreset(preset: LoudnessPreset) async throws {

@@ -38,12 +38,13 @@ package final class RenderSession: @unchecked Sendable {
     ///   - chapterTitles: one per message, in order (`ChapterTitle.make`); used when `options.chapters`.
     ///   - bookends: whether an intro and an outro will be placed (`appendIntro`, `appendOutro`), with their chapter
     ///     titles.
+    ///   - music: a bed under the whole program (`MusicBed`): opened and measured here.
     ///   - growingTitles: how many messages may get their text only once heard (recorded, without text): their
     ///     chapters are titled by what was heard (`ChapterTitle.make` of the segment's text) where the file's format
     ///     takes titles at the end (MP3 keeps room for them, MP4 writes them last; Ogg keeps the speaker's name).
     /// - Throws: `AudioError.invalidArgument` naming the field; `writeFailed` naming a file that cannot be created.
     package init(options: RenderOptions, gapMilliseconds: Int, messageGaps: [Int?] = [], outputs: RenderOutputs, chapterTitles: [String] = [],
-                 bookends: (intro: String?, outro: String?) = (nil, nil), growingTitles: Int = 0) throws {
+                 bookends: (intro: String?, outro: String?) = (nil, nil), music: MusicBed? = nil, growingTitles: Int = 0) throws {
         let fileFormat = try outputs.audioFormat()
         try options.validate(for: fileFormat)
         try RenderOptions.validate(gapMilliseconds: gapMilliseconds)
@@ -63,13 +64,22 @@ package final class RenderSession: @unchecked Sendable {
         introTitle = options.chapters ? bookends.intro : nil
         outroTitle = options.chapters ? bookends.outro : nil
         let allTitles = [introTitle].compactMap { $0 } + chapterTitles + [outroTitle].compactMap { $0 }
+        let bed = try music.map { try BedMixer(bed: $0, format: format, targetLoudness: options.targetLoudness) }
+        // Speech and the bed under it together stay under the ceiling: messages are normalized under a ceiling lowered
+        // by the bed's true peak when ducked (1 dB over what its first minute measured), at most 6 dB lower.
+        var processing = options
+        let ceiling = options.truePeakCeiling - LoudnessNormalizer.meterMargin
+        if let bed, options.normalize {
+            let room = pow(10, ceiling / 20) - pow(10, (bed.duckedTruePeakDB + 1) / 20)
+            processing.truePeakCeiling = max(options.truePeakCeiling - 6, 20 * log10(max(room, 1e-9)) + LoudnessNormalizer.meterMargin)
+        }
         audioFile = try outputs.audio.map(AtomicOutput.init)
         sideFiles = try [outputs.timeline, outputs.waveform, outputs.captions].map { try $0.map(AtomicOutput.init) }
         do {
             encoded = try EncodedOutput(file: audioFile?.temporaryURL, memory: outputs.keepAudioInMemory, stream: outputs.stream,
                                         subject: outputs.audio?.path ?? "\(fileFormat.rawValue) output")
             var settings = EncoderSettings(fileFormat: fileFormat, format: format, bitRate: options.bitRate, mp3Quality: options.mp3Quality,
-                                           chapterTitles: allTitles, encoderJobs: options.serialEncode ? 1 : options.jobs)
+                                           chapterTitles: allTitles, encoderJobs: options.serialEncode || bed != nil ? 1 : options.jobs)
             settings.growingChapterTitles = chapterTitles.isEmpty ? 0 : growingTitles
             stitcher = try Stitcher(
                 encoder: EncoderFactory.make(settings, output: encoded),
@@ -77,14 +87,15 @@ package final class RenderSession: @unchecked Sendable {
                 waveform: fileFormat.isLossy ? nil
                     : options.waveform.map { try WaveformGenerator(sampleRate: format.sampleRate, channels: format.channels, zoom: $0.zoom) },
                 gapFrames: format.frames(milliseconds: gapMilliseconds),
-                overlapCeiling: options.normalize ? options.truePeakCeiling - LoudnessNormalizer.meterMargin : 0)
+                overlapCeiling: options.normalize ? processing.truePeakCeiling - LoudnessNormalizer.meterMargin : 0,
+                bed: bed, bedCeiling: options.normalize ? ceiling : 0)
         } catch {
             [audioFile].compactMap { $0 }.forEach { $0.discard() }
             sideFiles.forEach { $0?.discard() }
             outputs.stream?.finish(throwing: error)
             throw error
         }
-        processor = MessageProcessor(format: format, options: options)
+        processor = MessageProcessor(format: format, options: processing)
     }
 
     deinit {
@@ -158,8 +169,18 @@ package final class RenderSession: @unchecked Sendable {
                 return try audio.map { try WaveformPeaks.compute(data: $0, name: "\(fileFormat.rawValue) output", zoom: waveform.zoom) }
             }
         }
+        let music = stitcher.bed.map { bed in
+            let end = min(stitcher.framesWritten, bed.endedAt ?? .max)
+            return Timeline.Music(start: 0, end: format.roundedSeconds(frames: end), startSample: 0, endSample: end, source: bed.bed.label,
+                                  levelLU: bed.bed.levelLU, duckDB: bed.bed.duckDB, gainDB: (bed.gainDB * 100).rounded() / 100,
+                                  passes: bed.passes)
+        }
+        if stitcher.bedLimiterDB < -1 {
+            warnings.append("music: speech and the bed together went over the true-peak ceiling; limited by up to "
+                            + "\(String(format: "%.1f", -stitcher.bedLimiterDB)) dB")
+        }
         let timeline = Timeline(format: format, samples: stitcher.framesWritten, gapMs: gapMilliseconds, segments: segments,
-                                intro: intro, outro: outro)
+                                intro: intro, outro: outro, music: music)
         if let file = sideFiles[0] { try file.write(timeline.jsonData()) }
         if let file = sideFiles[1], let peaks, let waveform = options.waveform {
             try file.write(peaks.data(try WaveformFileFormat(url: file.destination), bits: waveform.bits))

@@ -7,6 +7,9 @@ import Foundation
 /// next will overlap is held back (`append`'s `holdBack`), the two are added where they overlap, and the sum is run
 /// through the look-ahead `PeakLimiter` (the overlap and 200 ms after it, so its release ends inside the audio) at
 /// `overlapCeiling` until its true peak is under it.
+///
+/// With a music bed (`BedMixer`), every frame written — messages, gaps, and a tail after the last message — has the
+/// bed added; each message's span is announced to it before any frame near it is written, so its ducking looks ahead.
 final class Stitcher {
     private let encoder: any AudioEncoder
     private let waveform: WaveformGenerator?
@@ -26,12 +29,26 @@ final class Stitcher {
     private var held: [Float] = []
     /// The deepest gain reduction at an overlap so far, dB (≤ 0).
     private(set) var overlapLimiterDB = 0.0
+    /// The music bed under everything written, if any.
+    let bed: BedMixer?
+    /// The deepest gain reduction where speech and bed together went over the ceiling, dB (≤ 0).
+    private(set) var bedLimiterDB = 0.0
+    private var mixed: [Float] = []
+    /// The sample ceiling of speech and bed together, dBFS.
+    private let bedCeiling: Double
 
-    init(encoder: any AudioEncoder, waveform: WaveformGenerator?, gapFrames: Int, overlapCeiling: Double = 0) {
+    /// - Parameters:
+    ///   - overlapCeiling: the true-peak ceiling of two messages added where they overlap, dBTP.
+    ///   - bed: the music bed, if any.
+    ///   - bedCeiling: the sample ceiling of speech and bed together, dBFS.
+    init(encoder: any AudioEncoder, waveform: WaveformGenerator?, gapFrames: Int, overlapCeiling: Double = 0, bed: BedMixer? = nil,
+         bedCeiling: Double = 0) {
+        self.bedCeiling = bedCeiling
         self.encoder = encoder
         self.waveform = waveform
         self.gapFrames = gapFrames
         self.overlapCeiling = overlapCeiling
+        self.bed = bed
         channels = encoder.format.channels
     }
 
@@ -47,10 +64,12 @@ final class Stitcher {
     func append(_ audio: AudioBuffer, gapFrames: Int, holdBack: Int) throws -> (placed: Range<Int>, overlap: Int) {
         let heldFrames = held.count / channels
         let overlap = messagesWritten > 0 && gapFrames < 0 ? min(-gapFrames, heldFrames) : 0
+        let silence = messagesWritten > 0 && gapFrames > 0 ? gapFrames : 0
+        bed?.add(span: (framesWritten + heldFrames - overlap + silence)..<(framesWritten + heldFrames - overlap + silence + audio.frameCount))
         try write(held[..<((heldFrames - overlap) * channels)])
         var combined = Array(held[((heldFrames - overlap) * channels)...])
         held = []
-        if messagesWritten > 0 && gapFrames > 0 { try writeSilence(frames: gapFrames) }
+        if silence > 0 { try writeSilence(frames: silence) }
         let start = framesWritten
         messagesWritten += 1
         starts.append(start)
@@ -88,6 +107,7 @@ final class Stitcher {
     /// Writes interleaved `samples` to the encoder and the waveform.
     private func write(_ samples: ArraySlice<Float>) throws {
         guard !samples.isEmpty else { return }
+        if bed != nil { return try writeMixed(frames: samples.count / channels, samples) }
         try samples.withUnsafeBufferPointer { samples in
             let chunk = 65_536 * channels
             var offset = 0
@@ -104,7 +124,44 @@ final class Stitcher {
         framesWritten += samples.count / channels
     }
 
+    /// Writes `frames` of `samples` (silence when `nil`) with the bed added, chunk by chunk; a chunk that goes over the
+    /// ceiling (speech and bed peaking together where the bed's first minute did not foresee it) is limited.
+    private func writeMixed(frames: Int, _ samples: ArraySlice<Float>?) throws {
+        guard let bed else { return }
+        let chunk = 65_536
+        let ceiling = Float(pow(10, bedCeiling / 20))
+        var done = 0
+        while done < frames {
+            let count = min(chunk, frames - done)
+            mixed.removeAll(keepingCapacity: true)
+            if let samples {
+                let first = samples.startIndex + done * channels
+                mixed.append(contentsOf: samples[first..<(first + count * channels)])
+            } else {
+                mixed.append(contentsOf: repeatElement(0, count: count * channels))
+            }
+            try timings.measure(.stitch) {
+                try bed.mix(into: &mixed, at: framesWritten)
+                let peak = mixed.withUnsafeBufferPointer { PeakLimiter.blockPeaks($0, channels: channels).max() ?? 0 }
+                if peak > ceiling {
+                    let limiter = PeakLimiter(format: encoder.format, ceiling: ceiling * Float(pow(10, -0.3 / 20)))
+                    bedLimiterDB = min(bedLimiterDB, mixed.withUnsafeMutableBufferPointer { limiter.process($0) })
+                }
+            }
+            try mixed.withUnsafeBufferPointer { slice in
+                timings.measure(.stitch) { PCM16.quantize(slice, into: &pcm16) }
+                try pcm16.withUnsafeBufferPointer { quantized in
+                    try timings.measure(.encode) { try encoder.write(slice, pcm16: quantized) }
+                    if let waveform { timings.measure(.waveform) { waveform.process(quantized) } }
+                }
+            }
+            framesWritten += count
+            done += count
+        }
+    }
+
     private func writeSilence(frames: Int) throws {
+        if bed != nil { return try writeMixed(frames: frames, nil) }
         if silence.count < frames * channels {
             silence = [Float](repeating: 0, count: frames * channels)
             silence16 = [Int16](repeating: 0, count: frames * channels)
@@ -126,6 +183,10 @@ final class Stitcher {
     func finish(chapterTitles: [String] = []) throws -> WaveformPeaks? {
         try write(held[...])
         held = []
+        if let bed {
+            bed.endProgram(at: framesWritten)
+            try writeMixed(frames: bed.tailFrames, nil)
+        }
         let chapters = ChapterMark.contiguous(titles: chapterTitles, starts: starts, total: framesWritten)
         try timings.measure(.encode) { try encoder.finish(chapters: chapters) }
         timings.add(.encode, encoder.otherThreadsSeconds)

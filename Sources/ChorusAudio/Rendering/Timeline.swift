@@ -3,7 +3,8 @@ public import Foundation
 
 extension Timeline {
     /// Builds the timeline of `segments` placed in `samples` frames of output.
-    package init(format: AudioFormat, samples: Int, gapMs: Int, segments: [Segment], intro: Bookend? = nil, outro: Bookend? = nil) {
+    package init(format: AudioFormat, samples: Int, gapMs: Int, segments: [Segment], intro: Bookend? = nil, outro: Bookend? = nil,
+                 music: Music? = nil) {
         var speakers: [Speaker] = []
         var positions: [String: Int] = [:]
         for segment in segments {
@@ -19,7 +20,8 @@ extension Timeline {
             speakers[index].seconds = format.roundedSeconds(frames: Int(speakers[index].seconds))
         }
         self.init(duration: format.roundedSeconds(frames: samples), samples: samples, sampleRate: format.sampleRate,
-                  channels: format.channels, gapMs: gapMs, segments: segments, speakers: speakers, intro: intro, outro: outro)
+                  channels: format.channels, gapMs: gapMs, segments: segments, speakers: speakers, intro: intro, outro: outro,
+                  music: music)
     }
 
     /// Pretty-printed JSON, members in the documented order; optional fields are omitted when absent.
@@ -65,6 +67,14 @@ extension Timeline {
         ]
         if let intro { members.append(("intro", bookendNode(intro))) }
         if let outro { members.append(("outro", bookendNode(outro))) }
+        if let music {
+            members.append(("music", .object([
+                ("start", .number(music.start)), ("end", .number(music.end)),
+                ("start_sample", .integer(music.startSample)), ("end_sample", .integer(music.endSample)),
+                ("source", .string(music.source)), ("level_lu", .number(music.levelLU)), ("duck_db", .number(music.duckDB)),
+                ("gain_db", .number(music.gainDB)), ("passes", .integer(music.passes)),
+            ])))
+        }
         return OrderedJSON.object(members).data()
     }
 }

@@ -20,7 +20,8 @@ enum RenderIdentity {
     /// - Parameter transcription: the model that hears the recorded messages (`nil`: none is heard).
     static func id(conversation: Conversation, voices: [VoiceID?], clipHashes: [String?], options: RenderOptions,
                    format: OutputFileFormat, fallbackVoice: VoiceID?, transcription: String?,
-                   bookends: (voices: (intro: VoiceID?, outro: VoiceID?), introClip: String?, outroClip: String?) = ((nil, nil), nil, nil)) -> String {
+                   bookends: (voices: (intro: VoiceID?, outro: VoiceID?), introClip: String?, outroClip: String?) = ((nil, nil), nil, nil),
+                   musicClip: String? = nil) -> String {
         let messages: [JSONValue] = conversation.messages.indices.map { index in
             let message = conversation.messages[index]
             var entry: [String: JSONValue] = [
@@ -51,6 +52,13 @@ enum RenderIdentity {
         // Only when there is one, so the ids of renders without them stay what they were.
         if let intro = bookend(conversation.intro, voice: bookends.voices.intro, clip: bookends.introClip) { description["intro"] = intro }
         if let outro = bookend(conversation.outro, voice: bookends.voices.outro, clip: bookends.outroClip) { description["outro"] = outro }
+        if let music = conversation.music {
+            description["music"] = .object([
+                "audio": musicClip.map(JSONValue.string) ?? .null, "level_lu": .number(music.levelLU), "duck_db": .number(music.duckDB),
+                "fade_in_ms": .number(Double(music.fadeInMilliseconds)), "fade_out_ms": .number(Double(music.fadeOutMilliseconds)),
+                "loop": .bool(music.loop),
+            ])
+        }
         let digest = SHA256.hash(data: Data(JSONValue.object(description).canonicalText.utf8))
         return Hex.string(digest.prefix(length / 2))
     }

@@ -49,6 +49,19 @@ struct RenderRequestResolver: Sendable {
             conversation.loudnessPreset = preset
             options.apply(preset)   // as the render will: the id carries the target and ceiling
         }
+        var musicHash: String?
+        if let music = request.music {
+            let (audio, hash) = try await clip(path: music.audio, id: music.clip, base64: music.audioBase64, field: "music")
+            guard let audio, let hash else {
+                throw ServiceError.invalid("music: send the bed as \"clip\" (an uploaded clip's id) or \"audio_base64\"", field: "music")
+            }
+            let bed = MusicBed(source: audio.clipSource, label: audio.label, levelLU: music.levelLU ?? MusicBed.defaultLevelLU,
+                               duckDB: music.duckDB ?? MusicBed.defaultDuckDB, fadeInMilliseconds: music.fadeInMs ?? MusicBed.defaultFadeInMilliseconds,
+                               fadeOutMilliseconds: music.fadeOutMs ?? MusicBed.defaultFadeOutMilliseconds, loop: music.loop ?? true)
+            try mapped { try bed.validate(field: "music") }
+            conversation.music = bed
+            musicHash = hash
+        }
         let voices = chorus.allVoices(for: conversation)
         let assigned = voices.messages, bookendVoices = (intro: voices.intro, outro: voices.outro)
         let fallback = conversation.fallbackVoice
@@ -60,7 +73,7 @@ struct RenderRequestResolver: Sendable {
         let transcription = conversation.transcribe && clipHashes.contains { $0 != nil } ? configuration.transcriptionModel : nil
         let id = RenderIdentity.id(conversation: conversation, voices: assigned, clipHashes: clipHashes, options: options, format: format,
                                    fallbackVoice: fallback, transcription: transcription,
-                                   bookends: (bookendVoices, bookendHashes["intro"], bookendHashes["outro"]))
+                                   bookends: (bookendVoices, bookendHashes["intro"], bookendHashes["outro"]), musicClip: musicHash)
         return ResolvedRender(id: id, conversation: conversation, options: options, format: format)
     }
 

@@ -11,6 +11,7 @@ public import Foundation
 /// { "gap_ms": 300,
 ///   "intro": { "audio": "jingle.mp3" },
 ///   "outro": { "speaker": "Sarah", "text": "That was today's family news." },
+///   "music": { "audio": "bed.mp3", "level_lu": -20, "duck_db": 12, "fade_in_ms": 1500, "fade_out_ms": 3000, "loop": true },
 ///   "voices": { "Marcus": "elevenlabs:JBFqnCBsd6RMkjVDRZzb" },
 ///   "messages": [ { "speaker": "Sarah", "audio": "clips/sarah-1.mp3", "text": "Practice moved to 4:30." },
 ///                 { "speaker": "Marcus", "text": "On my way." },
@@ -59,6 +60,14 @@ public struct Conversation: Sendable {
             case .file(_, let label), .data(_, let label): return label
             }
         }
+
+        /// The clip as the engine reads it.
+        public var clipSource: ClipSource {
+            switch self {
+            case .file(let url, _): return .file(url)
+            case .data(let data, _): return .encoded(data)
+            }
+        }
     }
 
     public var messages: [Message]
@@ -67,6 +76,8 @@ public struct Conversation: Sendable {
     public var intro: Message?
     /// Played the conversation's gap after the last message, as `intro`.
     public var outro: Message?
+    /// Music under the whole program, ducked under speech (`MusicBed`).
+    public var music: MusicBed?
     /// Silence between messages, milliseconds (`RenderOptions.gapRange`).
     public var gapMilliseconds: Int
     /// Speaker name → voice.
@@ -141,6 +152,17 @@ public struct Conversation: Sendable {
                                              voiceSettings: raw.voice_settings ?? [:], audioFields: #""audio" (a clip)"#, name: name,
                                              intro: try bookend(raw.intro, "intro"), outro: try bookend(raw.outro, "outro"))
             conversation.transcribe = raw.transcribe ?? true
+            conversation.music = try raw.music.map { raw in
+                guard let audio = try clip(raw.audio, "music") else {
+                    throw AudioError(.invalidConversation, subject: "music.audio", reason: "missing required field (the bed's audio file)")
+                }
+                let bed = MusicBed(source: audio.clipSource, label: audio.label, levelLU: raw.level_lu ?? MusicBed.defaultLevelLU,
+                                   duckDB: raw.duck_db ?? MusicBed.defaultDuckDB,
+                                   fadeInMilliseconds: raw.fade_in_ms ?? MusicBed.defaultFadeInMilliseconds,
+                                   fadeOutMilliseconds: raw.fade_out_ms ?? MusicBed.defaultFadeOutMilliseconds, loop: raw.loop ?? true)
+                try bed.validate(field: "music")
+                return bed
+            }
             conversation.loudnessPreset = try raw.loudness_preset.map { try LoudnessPreset(validating: $0, field: "loudness_preset") }
             return conversation
         } catch let error as AudioError {
@@ -161,6 +183,16 @@ private struct RawConversation: Decodable {
     var loudness_preset: String?
     var intro: RawBookend?
     var outro: RawBookend?
+    var music: RawMusic?
+}
+
+private struct RawMusic: Decodable {
+    var audio: String?
+    var level_lu: Double?
+    var duck_db: Double?
+    var fade_in_ms: Int?
+    var fade_out_ms: Int?
+    var loop: Bool?
 }
 
 private struct RawBookend: Decodable {

@@ -43,6 +43,7 @@ struct RenderPipeline: Sendable {
                                         messageGaps: messages.map(\.gapMilliseconds), outputs: outputs,
                                         chapterTitles: messages.map { ChapterTitle.make(speaker: $0.speaker, text: $0.text) },
                                         bookends: (title(conversation.intro, "Intro"), title(conversation.outro, "Outro")),
+                                        music: conversation.music,
                                         growingTitles: listening ? messages.filter { $0.audio != nil && $0.text == nil }.count : 0)
         let synthesizer = chorus.synthesizer
         defer { synthesizer.cache.evict() }

@@ -73,6 +73,39 @@ struct ClipAndVoiceRouteTests {
         }
     }
 
+    @Test("a music bed (an uploaded clip): under the program, in the timeline, part of the id; a bed without audio, out of range or by path refused")
+    func musicBed() async throws {
+        let service = try TestService()
+        let bed = try await Self.voiceNote(seconds: 2, seed: 11)
+        try await service.test { client in
+            let clip = try await client.call(.post, "/v1/clips", body: bed).decode(ClipInfo.self)
+            let body = #"""
+                {"music": {"clip": "\#(clip.id)", "level_lu": -24, "duck_db": 15, "fade_out_ms": 1000},
+                 "messages": [{"speaker": "Mom", "text": "Dinner at seven."}, {"speaker": "Dad", "text": "See you then."}], "output": {"format": "wav"}}
+                """#
+            let render = try await client.call(.post, "/v1/renders", json: body)
+            #expect(render.status == .created, "\(render.text)")
+            let manifest = try render.decode(RenderManifest.self)
+            let timeline = try #require(manifest.timeline)
+            let music = try #require(timeline.music)
+            #expect(music.startSample == 0 && music.endSample == timeline.samples && music.source == "clip:\(clip.id)")
+            #expect(music.levelLU == -24 && music.duckDB == 15 && music.passes >= 2)
+            #expect(timeline.samples == timeline.segments[1].endSample + 44_100, "a 1 s tail")
+            let audio = try await client.call(.get, manifest.audioURL!)
+            #expect(try AudioFileReader(data: audio.data, name: "audio").readAll().frameCount == timeline.samples)
+            // Another level, another render.
+            let quieter = try await client.call(.post, "/v1/renders", json: body.replacingOccurrences(of: "-24", with: "-30"))
+            #expect(try quieter.decode(RenderManifest.self).id != manifest.id)
+            for (json, field, code) in [(#"{"music": {"audio": "/srv/bed.mp3"}, "messages": [{"speaker": "A", "text": "x"}]}"#, "music.audio", "path_not_allowed"),
+                                        (#"{"music": {"level_lu": -20}, "messages": [{"speaker": "A", "text": "x"}]}"#, "music", "invalid"),
+                                        (#"{"music": {"clip": "\#(clip.id)", "duck_db": 41}, "messages": [{"speaker": "A", "text": "x"}]}"#, "music.duck_db", "invalid")] {
+                let refused = try await client.call(.post, "/v1/renders", json: json)
+                let error = try refused.decode(ErrorBody.self).error
+                #expect(refused.status == .unprocessableContent && error.field == field && error.code == code, "\(error)")
+            }
+        }
+    }
+
     @Test("bad uploads: empty → 400, not audio → 415, damaged → 422, too long → 422, too big → 413")
     func badUploads() async throws {
         let service = try TestService { configuration in
