@@ -42,6 +42,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Also run the job through the ffmpeg command line and pydub.")
     var compare = false
 
+    @Flag(help: "Produce the program: a jingle before and after the messages and a looped music bed ducked under speech (Chorus's music, intro and outro; the ffmpeg CLI's amix + sidechaincompress + loudnorm; pydub's overlay with gain_during_overlay). Chorus is also timed without the bed.")
+    var music = false
+
     @Option(help: "Keep the generated clips and outputs in this folder (default: a temporary folder, removed).")
     var keep: String?
 
@@ -96,7 +99,14 @@ struct BenchCommand: AsyncParsableCommand {
             let synthetic = corpus == "speech"
                 ? try SyntheticConversation.write(speech: try await speechPool(), messages: messages, in: directory)
                 : try SyntheticConversation.write(messages: messages, in: directory)
-            let conversation = try Conversation.load(from: synthetic.conversationURL)
+            var conversation = try Conversation.load(from: synthetic.conversationURL)
+            let produced = music ? try Self.writeMusic(in: directory) : nil
+            if let produced {
+                let jingle = Conversation.Audio.file(directory.appendingPathComponent(produced.jingle), label: produced.jingle)
+                conversation.intro = Conversation.Message(speaker: "", audio: jingle)
+                conversation.outro = Conversation.Message(speaker: "", audio: jingle)
+                conversation.music = MusicBed(source: .file(directory.appendingPathComponent(produced.bed)), label: produced.bed)
+            }
             Terminal.endStatus()
 
             var options = RenderOptions()
@@ -120,11 +130,28 @@ struct BenchCommand: AsyncParsableCommand {
             Terminal.endStatus()
             let chorus = chorusRuns.sorted { $0.wall < $1.wall }[chorusRuns.count / 2]
             let audioSeconds = chorus.result.timeline.duration
+            // The same job without the bed (intro and outro kept): what the bed costs.
+            var withoutBed: Double?
+            if music {
+                var plain = conversation
+                plain.music = nil
+                var walls: [Double] = []
+                for run in 1...runs {
+                    Terminal.status("chorus render without the bed \(run)/\(runs)…")
+                    let started = Date()
+                    _ = try await engine.render(plain, options: options, to: RenderOutputs(
+                        audio: directory.appendingPathComponent("chorus-no-bed.\(format)"),
+                        timeline: directory.appendingPathComponent("chorus-no-bed.timeline.json"))).result()
+                    walls.append(Date().timeIntervalSince(started))
+                }
+                Terminal.endStatus()
+                withoutBed = walls.sorted()[walls.count / 2]
+            }
 
             var peers: [(name: String, wall: Double?, note: String)] = []
             if compare {
                 let job = PeerJob(conversation: conversation, clips: synthetic.messageClips, directory: directory,
-                                  format: fileFormat, bitRate: options.bitRate, quality: quality)
+                                  format: fileFormat, bitRate: options.bitRate, quality: quality, music: produced)
                 for peer in [Peer.ffmpegCLI, Peer.pydub] {
                     guard peer.isAvailable else {
                         peers.append((peer.name, nil, "not installed (\(peer.installHint))"))
@@ -141,14 +168,48 @@ struct BenchCommand: AsyncParsableCommand {
                     }
                     Terminal.endStatus()
                     if let failure { peers.append((peer.name, nil, "failed: \(failure)")) } else {
-                        peers.append((peer.name, times.sorted()[times.count / 2], peer.note))
+                        peers.append((peer.name, times.sorted()[times.count / 2], peer.note(music: music)))
                     }
                 }
             }
             report(synthetic: synthetic, chorus: chorus, audioSeconds: audioSeconds, peers: peers, fileFormat: fileFormat,
                    bitRate: options.bitRate)
+            if let withoutBed {
+                print(String(format: "\n  with the bed %.2f s, without it %.2f s: the bed costs %.2f× (one encoder with a bed)",
+                             chorus.wall, withoutBed, chorus.wall / withoutBed))
+                var outputs = [("chorus", "chorus.\(format)")]
+                if compare { outputs += [("ffmpeg CLI", "ffmpeg.\(format)"), ("pydub", "pydub.\(format)")] }
+                for (name, file) in outputs {
+                    let url = directory.appendingPathComponent(file)
+                    guard FileManager.default.fileExists(atPath: url.path),
+                          let decoded = try? AudioFileReader(url: url).readAll(), let meter = try? LoudnessMeter(format: decoded.format) else { continue }
+                    try decoded.samples.withUnsafeBufferPointer { try meter.add($0) }
+                    let loudness = try meter.integratedLoudness() ?? -.infinity
+                    print(String(format: "  %@: program %.1f LUFS, true peak %.1f dBTP (libebur128)", name, loudness, try meter.truePeak()))
+                }
+            }
             if keep != nil { print("\nFiles kept in \(directory.path)") }
         }
+    }
+
+    /// A 3 s jingle (a rising arpeggio) and a 20 s bed (a chord with a little noise), stereo MP3s.
+    static func writeMusic(in directory: URL) throws -> (jingle: String, bed: String) {
+        let format = AudioFormat(sampleRate: 44_100, channels: 2)
+        func chord(_ frequencies: [Double], seconds: Double, amplitude: Double) -> AudioBuffer {
+            var sum = SignalGenerator.silence(seconds: seconds, format: format)
+            for frequency in frequencies {
+                let tone = SignalGenerator.tone(frequency: frequency, amplitude: amplitude, seconds: seconds, format: format)
+                for index in sum.samples.indices { sum.samples[index] += tone.samples[index] }
+            }
+            return sum
+        }
+        let jingle = SignalGenerator.concatenate([262, 330, 392, 523].map { chord([$0, $0 * 1.5], seconds: 0.75, amplitude: 0.25) })
+        var bed = chord([110, 165, 220, 277], seconds: 20, amplitude: 0.12)
+        var random = SplitMix(seed: 3)
+        for index in bed.samples.indices { bed.samples[index] += Float(0.02 * (2 * random.next() - 1)) }
+        try ClipEncoding.mp3.write(jingle, to: directory.appendingPathComponent("jingle.mp3"))
+        try ClipEncoding.mp3.write(bed, to: directory.appendingPathComponent("bed.mp3"))
+        return ("jingle.mp3", "bed.mp3")
     }
 
     /// The speech corpus's distinct clips: espeak-ng's default voices (one per speaker) speaking the corpus texts,
