@@ -14,6 +14,9 @@ extension WaveformPicture {
             let (top, bottom) = extent(of: column)
             image.line(x, top, x, bottom, colour(of: column))
         }
+        if let music {
+            image.rectangle(x: music.lowerBound, y: musicRows.lowerBound, width: music.count, height: musicRows.count, colour: theme.music)
+        }
         let axisY = options.height - axisHeight
         image.line(0, axisY, options.width - 1, axisY, theme.axis)
         for tick in ticks() {
@@ -21,8 +24,8 @@ extension WaveformPicture {
             image.text(tick.label, x: tick.x + 2, baseline: options.height - 4, size: 8, colour: theme.text)
         }
         var x = 4
-        for (index, name) in speakers.enumerated() {
-            image.rectangle(x: x, y: 5, width: 10, height: 10, colour: theme.speaker(index))
+        for (name, colour) in legend {
+            image.rectangle(x: x, y: 5, width: 10, height: 10, colour: colour)
             x = image.text(name, x: x + 14, baseline: 14, size: 9, colour: theme.text) + 10
         }
         return try image.pngData()

@@ -14,6 +14,9 @@ extension WaveformPicture {
         for colour in paths.keys.sorted() {
             out += "\n" + #"<path stroke="\#(PictureTheme.hex(colour))" stroke-width="1" d="\#(paths[colour]!)"/>"#
         }
+        if let music {
+            out += "\n" + #"<rect x="\#(music.lowerBound)" y="\#(musicRows.lowerBound)" width="\#(music.count)" height="\#(musicRows.count)" fill="\#(PictureTheme.hex(theme.music))"/>"#
+        }
         let axisY = options.height - axisHeight
         out += "\n" + #"<line x1="0" y1="\#(axisY)" x2="\#(options.width)" y2="\#(axisY)" stroke="\#(PictureTheme.hex(theme.axis))"/>"#
         for tick in ticks() {
@@ -21,8 +24,8 @@ extension WaveformPicture {
             out += #"<text x="\#(tick.x + 2)" y="\#(options.height - 3)" font-family="sans-serif" font-size="11" fill="\#(PictureTheme.hex(theme.text))">\#(tick.label)</text>"#
         }
         var x = 4
-        for (index, name) in speakers.enumerated() {
-            out += "\n" + #"<rect x="\#(x)" y="5" width="10" height="10" fill="\#(PictureTheme.hex(theme.speaker(index)))"/>"#
+        for (name, colour) in legend {
+            out += "\n" + #"<rect x="\#(x)" y="5" width="10" height="10" fill="\#(PictureTheme.hex(colour))"/>"#
             out += #"<text x="\#(x + 14)" y="14" font-family="sans-serif" font-size="12" fill="\#(PictureTheme.hex(theme.text))">\#(MarkupText.escape(name, quotes: true))</text>"#
             x += 24 + name.count * 7
         }

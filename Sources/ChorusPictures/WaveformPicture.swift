@@ -2,9 +2,9 @@ public import ChorusAudio
 public import Foundation
 
 /// A waveform drawn for people: min/max per pixel column (the same peaks as `chorus waveform`, one
-/// point per column), each speaker's messages in their own colour, the gaps in a neutral tone, a time
-/// axis with ticks and a legend of speakers — or, without a timeline, one colour, as BBC audiowaveform
-/// draws it. `svg()` writes it as text; `png()` through libgd.
+/// point per column), each speaker's messages in their own colour, the gaps in a neutral tone, an intro and
+/// outro in theirs, a band under the span of a music bed, a time axis with ticks and a legend — or, without a
+/// timeline, one colour, as BBC audiowaveform draws it. `svg()` writes it as text; `png()` through libgd.
 ///
 /// ```swift
 /// let picture = try WaveformPicture.make(audio: URL(fileURLWithPath: "chat.mp3"), timeline: timeline)
@@ -33,11 +33,13 @@ public struct WaveformPicture: Sendable {
         }
     }
 
-    /// One pixel column: its peaks (16-bit) and whose colour it takes (`nil`: a gap).
+    /// One pixel column: its peaks (16-bit) and whose colour it takes (`nil`: a gap, or the intro or outro when
+    /// `bookend`).
     public struct Column: Sendable, Equatable {
         public var low: Int16
         public var high: Int16
         public var speaker: Int?
+        public var bookend = false
     }
 
     public let options: Options
@@ -48,6 +50,10 @@ public struct WaveformPicture: Sendable {
     public let duration: Double
     /// Frames per column.
     public let samplesPerPixel: Int
+    /// The columns a music bed is heard under, if any.
+    public let music: Range<Int>?
+    /// Whether the timeline has an intro or outro.
+    public let hasBookends: Bool
 
     /// - Parameters:
     ///   - peaks: one point per column (`samplesPerPixel` = ⌈frames / width⌉).
@@ -59,14 +65,19 @@ public struct WaveformPicture: Sendable {
         speakers = timeline?.speakers.map(\.name) ?? []
         let index = Dictionary(uniqueKeysWithValues: speakers.enumerated().map { ($1, $0) })
         let segments = timeline?.segments ?? []
+        let bookends = [timeline?.intro, timeline?.outro].compactMap { $0 }.map { $0.startSample..<$0.endSample }
+        hasBookends = !bookends.isEmpty
         var cursor = 0
         columns = (0..<peaks.length).map { point in
             let middle = point * peaks.samplesPerPixel + peaks.samplesPerPixel / 2
             var speaker: Int? = timeline == nil ? 0 : nil
             while cursor < segments.count && segments[cursor].endSample <= middle { cursor += 1 }
             if cursor < segments.count, segments[cursor].startSample <= middle { speaker = index[segments[cursor].speaker] }
-            return Column(low: peaks.data[point * 2], high: peaks.data[point * 2 + 1], speaker: speaker)
+            let bookend = speaker == nil && bookends.contains { $0.contains(middle) }
+            return Column(low: peaks.data[point * 2], high: peaks.data[point * 2 + 1], speaker: speaker, bookend: bookend)
         }
+        let spp = max(1, peaks.samplesPerPixel)
+        music = timeline?.music.map { min(peaks.length, $0.startSample / spp)..<min(peaks.length, ($0.endSample + spp - 1) / spp) }
     }
 
     /// Decodes `audio` for its length, then for one point of peaks per column (channels averaged).
@@ -81,11 +92,20 @@ public struct WaveformPicture: Sendable {
 
     // MARK: Layout shared by the SVG and PNG writers
 
-    /// Rows: the legend (when there are speakers), the waveform, the time axis.
-    var legendHeight: Int { speakers.isEmpty ? 0 : 20 }
+    /// Rows: the legend (when there are speakers), the waveform, the music band (when there is a bed), the time axis.
+    var legendHeight: Int { legend.isEmpty ? 0 : 20 }
     var axisHeight: Int { 18 }
     var waveTop: Int { legendHeight + 2 }
-    var waveBottom: Int { options.height - axisHeight - 2 }
+    var waveBottom: Int { options.height - axisHeight - 2 - (music == nil ? 0 : 6) }
+    /// The rows of the music band.
+    var musicRows: ClosedRange<Int> { (waveBottom + 2)...(waveBottom + 4) }
+
+    /// The legend's entries: the speakers, then the intro and outro and the music when there are.
+    var legend: [(name: String, colour: PictureTheme.Colour)] {
+        let theme = options.theme
+        return speakers.enumerated().map { ($1, theme.speaker($0)) } + (hasBookends ? [("Intro/outro", theme.bookend)] : [])
+            + (music == nil ? [] : [("Music", theme.music)])
+    }
 
     /// The vertical extent of column `column` in pixels (at least one pixel, at the centre for silence).
     func extent(of column: Column) -> (top: Int, bottom: Int) {
@@ -116,6 +136,6 @@ public struct WaveformPicture: Sendable {
 
     /// The colour column `column` is drawn in.
     func colour(of column: Column) -> PictureTheme.Colour {
-        column.speaker.map(options.theme.speaker) ?? options.theme.gap
+        column.speaker.map(options.theme.speaker) ?? (column.bookend ? options.theme.bookend : options.theme.gap)
     }
 }

@@ -67,6 +67,39 @@ struct PictureTests {
         }
     }
 
+    @Test("an intro and outro in their own colour, a music band under the bed's span, both in the legend (PNG read back, SVG)")
+    func bookendsAndMusic() throws {
+        let (directory, url, plain) = try fixture()
+        // The first part is the intro, the last the outro; the bed is heard from the start to the end of the second gap.
+        let messages = plain.segments.filter { $0.startSample == 24_000 }
+        func bookend(_ frames: Range<Int>) -> Timeline.Bookend {
+            Timeline.Bookend(start: 0, end: 0, startSample: frames.lowerBound, endSample: frames.upperBound, speaker: nil, text: nil,
+                             source: "jingle.mp3", gainDB: 0, voice: nil, words: nil)
+        }
+        let timeline = Timeline(format: Self.format, samples: 64_000, gapMs: 1_000, segments: messages, intro: bookend(0..<16_000),
+                                outro: bookend(48_000..<64_000),
+                                music: Timeline.Music(start: 0, end: 6, startSample: 0, endSample: 48_000, source: "bed.mp3", levelLU: -20,
+                                                      duckDB: 12, gainDB: 0, passes: 1))
+        let picture = try WaveformPicture.make(audio: url, timeline: timeline, options: .init(width: 200, height: 160))
+        let theme = PictureTheme.light
+        #expect(picture.legend.map(\.name) == ["Zoë", "Intro/outro", "Music"])
+        #expect(picture.music == 0..<150)
+        let png = directory.file("produced.png")
+        try picture.png().write(to: png)
+        let hex = { (colour: PictureTheme.Colour) in String(PictureTheme.hex(colour).dropFirst()) }
+        let wave = try PNGReferee.columns(of: png, rows: picture.waveTop...picture.waveBottom)
+        for (x, speaker) in expectations(picture) {
+            let frame = x * picture.samplesPerPixel
+            let expected = frame < 16_000 || frame >= 48_000 ? theme.bookend : speaker == nil ? theme.gap : theme.speaker(0)
+            #expect(wave.columns[x] == [hex(expected)], "column \(x)")
+        }
+        let band = try PNGReferee.columns(of: png, rows: picture.musicRows)
+        #expect((0..<150).allSatisfy { band.columns[$0] == [hex(theme.music)] })
+        #expect((150..<200).allSatisfy { band.columns[$0].isEmpty })
+        let svg = picture.svg()
+        #expect(svg.contains(#"fill="\#(PictureTheme.hex(theme.music))""#) && svg.contains(">Intro/outro<") && svg.contains(">Music<"))
+    }
+
     @Test("without a timeline: one colour for the whole waveform, no legend")
     func singleColour() throws {
         let (directory, url, _) = try fixture()
