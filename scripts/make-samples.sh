@@ -16,4 +16,10 @@ ffmpeg -v error -y -i "$tmp/marcus-1.wav" -ar 44100 -ac 2 -c:a aac        -b:a 6
 ffmpeg -v error -y -i "$tmp/aisha-1.wav"  -ar 16000 -ac 1 -c:a pcm_s16le           aisha-1.wav
 ffmpeg -v error -y -i "$tmp/dad-1.wav"    -ar 48000 -ac 1 -c:a libopus    -b:a 24k  dad-1.ogg
 ffmpeg -v error -y -i "$tmp/sarah-2.wav"  -ar 22050 -ac 1 -c:a flac                 sarah-2.flac
+# A jingle (a rising arpeggio, 2.6 s) and a music bed (a slowly swelling chord, 16 s, looped under a program), from
+# FFmpeg's own sources.
+ffmpeg -v error -y -f lavfi -i "aevalsrc='0.3*sin(2*PI*t*(262*lt(t,0.6)+330*gte(t,0.6)*lt(t,1.2)+392*gte(t,1.2)*lt(t,1.8)+523*gte(t,1.8)))*exp(-3*mod(t,0.6))':s=44100:d=2.6" \
+  -af "afade=t=out:st=2.2:d=0.4" -ac 2 -c:a libmp3lame -b:a 96k jingle.mp3
+ffmpeg -v error -y -f lavfi -i "aevalsrc='0.07*(sin(2*PI*110*t)+sin(2*PI*165*t)+sin(2*PI*220*t)+sin(2*PI*277.2*t))*(0.8+0.2*sin(2*PI*t/8))':s=44100:d=16" \
+  -ac 1 -c:a libmp3lame -b:a 48k bed.mp3
 ls -l
