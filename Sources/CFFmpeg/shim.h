@@ -11,6 +11,9 @@
 #include <libavutil/opt.h>
 #include <libavutil/samplefmt.h>
 #include <libswresample/swresample.h>
+#include <libavfilter/avfilter.h>
+#include <libavfilter/buffersrc.h>
+#include <libavfilter/buffersink.h>
 
 // Function-like macros Swift cannot import.
 static inline int chorus_averror(int errnum) { return AVERROR(errnum); }

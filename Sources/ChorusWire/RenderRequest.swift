@@ -21,15 +21,18 @@ public struct RenderRequest: Codable, Sendable, Equatable {
         /// The gap before this message, milliseconds, overriding the request's `gap_ms`; negative starts it that long
         /// before the previous message ends (an interruption, both heard at once).
         public var gapMs: Int?
+        /// Whether its clip is cleaned up (default: as the request's `cleanup` says).
+        public var cleanup: Bool?
 
         public init(speaker: String, text: String? = nil, clip: String? = nil, audioBase64: String? = nil, voice: String? = nil,
-                    gapMs: Int? = nil) {
+                    gapMs: Int? = nil, cleanup: Bool? = nil) {
             self.speaker = speaker
             self.text = text
             self.clip = clip
             self.audioBase64 = audioBase64
             self.voice = voice
             self.gapMs = gapMs
+            self.cleanup = cleanup
         }
 
         enum CodingKeys: String, CodingKey {
@@ -37,6 +40,7 @@ public struct RenderRequest: Codable, Sendable, Equatable {
             case audioBase64 = "audio_base64"
             case audio, voice
             case gapMs = "gap_ms"
+            case cleanup
         }
     }
 
@@ -105,6 +109,53 @@ public struct RenderRequest: Codable, Sendable, Equatable {
         }
     }
 
+    /// Clean-up of recorded messages: `true`/`false`, or settings (any given turns it on).
+    public enum Cleanup: Codable, Sendable, Equatable {
+        case on(Bool)
+        case settings(Settings)
+
+        public struct Settings: Codable, Sendable, Equatable {
+            public var highpassHz: Int?
+            public var noiseReductionDB: Double?
+            public var declick: Bool?
+            public var level: Bool?
+            /// 0: pauses are kept.
+            public var maxSilenceMs: Int?
+
+            public init(highpassHz: Int? = nil, noiseReductionDB: Double? = nil, declick: Bool? = nil, level: Bool? = nil, maxSilenceMs: Int? = nil) {
+                self.highpassHz = highpassHz
+                self.noiseReductionDB = noiseReductionDB
+                self.declick = declick
+                self.level = level
+                self.maxSilenceMs = maxSilenceMs
+            }
+
+            enum CodingKeys: String, CodingKey {
+                case highpassHz = "highpass_hz"
+                case noiseReductionDB = "noise_reduction_db"
+                case declick, level
+                case maxSilenceMs = "max_silence_ms"
+            }
+        }
+
+        public init(from decoder: any Decoder) throws {
+            if let on = try? decoder.singleValueContainer().decode(Bool.self) {
+                self = .on(on)
+            } else {
+                self = .settings(try Settings(from: decoder))
+            }
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            switch self {
+            case .on(let on):
+                var container = encoder.singleValueContainer()
+                try container.encode(on)
+            case .settings(let settings): try settings.encode(to: encoder)
+            }
+        }
+    }
+
     public var messages: [Message]
     /// Played before the first message, the gap before it.
     public var intro: Bookend?
@@ -123,12 +174,15 @@ public struct RenderRequest: Codable, Sendable, Equatable {
     public var loudnessPreset: String?
     /// Music under the whole program.
     public var music: Music?
+    /// Clean-up of every recorded message (a message's own `cleanup` wins).
+    public var cleanup: Cleanup?
 
     public init(messages: [Message], voices: [String: String]? = nil, voiceSettings: [String: JSONValue]? = nil,
                 gapMs: Int? = nil, output: OutputSettings? = nil, transcribe: Bool? = nil, loudnessPreset: String? = nil,
-                intro: Bookend? = nil, outro: Bookend? = nil, music: Music? = nil) {
+                intro: Bookend? = nil, outro: Bookend? = nil, music: Music? = nil, cleanup: Cleanup? = nil) {
         self.messages = messages
         self.music = music
+        self.cleanup = cleanup
         self.intro = intro
         self.outro = outro
         self.voices = voices
@@ -145,7 +199,7 @@ public struct RenderRequest: Codable, Sendable, Equatable {
         case gapMs = "gap_ms"
         case output, transcribe
         case loudnessPreset = "loudness_preset"
-        case intro, outro, music
+        case intro, outro, music, cleanup
     }
 }
 

@@ -38,6 +38,9 @@ struct RenderArguments: ParsableArguments {
     @Option(help: "Music to play under the whole program, ducked under speech (looped, faded; the file's music settings, else level -20 LU, duck 12 dB); replaces the file's music audio.")
     var music: String?
 
+    @Flag(help: "Clean up every recorded message (high-pass, de-click, de-noise, level, long pauses shortened: FFmpeg's filters); the file's cleanup settings if it has them.")
+    var cleanup = false
+
     @Flag(name: .customLong("no-normalize"), help: "Keep each message's own loudness.")
     var noNormalize = false
 
@@ -136,6 +139,7 @@ struct RenderArguments: ParsableArguments {
         if noTranscribe { conversation.transcribe = false }
         if let intro { conversation.intro = Conversation.Message(speaker: "", audio: .file(URL(fileURLWithPath: intro), label: intro)) }
         if let outro { conversation.outro = Conversation.Message(speaker: "", audio: .file(URL(fileURLWithPath: outro), label: outro)) }
+        if cleanup && conversation.cleanup == nil { conversation.cleanup = VoiceCleanup() }
         if let music {
             let audio = Conversation.Audio.file(URL(fileURLWithPath: music), label: music)
             if conversation.music == nil { conversation.music = MusicBed(source: audio.clipSource, label: music) }

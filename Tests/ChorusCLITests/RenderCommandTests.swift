@@ -89,7 +89,7 @@ struct CLITests {
     @Test("--music plays a bed under the program: the timeline's music spans it, with the tail the fade-out takes")
     func music() async throws {
         let result = try await CLI.run(["render", "chat.json", "-o", "music.wav", "--timeline", "music.json", "--music", "clip1.m4a",
-                                        "--no-transcribe"], in: directory)
+                                        "--cleanup", "--no-transcribe"], in: directory)
         #expect(result.status == 0, "\(result.stderr)")
         let timeline = try JSONDecoder().decode(Timeline.self, from: Data(contentsOf: file("music.json")))
         let music = try #require(timeline.music)

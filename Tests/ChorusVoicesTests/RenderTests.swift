@@ -240,6 +240,40 @@ struct RenderTests {
         #expect(!FileManager.default.fileExists(atPath: failed.path))
     }
 
+    @Test("cleanup in a conversation file: a recorded note with a long pause is cleaned and shortened; a message can opt out; bad settings name their field")
+    func cleanup() async throws {
+        let fixture = try FixtureConversation()
+        let format = AudioFormat(sampleRate: 44_100, channels: 1)
+        var note = SignalGenerator.concatenate([
+            SignalGenerator.speechLike(fundamental: 150, seconds: 1.5, format: format, seed: 4),
+            SignalGenerator.silence(seconds: 2, format: format),
+            SignalGenerator.speechLike(fundamental: 150, seconds: 1.5, format: format, seed: 5),
+        ])
+        var random = SplitMix(seed: 1)
+        for index in note.samples.indices { note.samples[index] += Float(0.01 * (2 * random.next() - 1)) }
+        try ClipEncoding.wav16.write(note, to: fixture.directory.file("note.wav"))
+        func render(_ json: String) async throws -> Timeline {
+            let conversation = try Conversation.parse(Data(json.utf8), baseDirectory: fixture.directory.url, name: "c.json")
+            let chorus = try Chorus(configuration: FixtureConversation.configuration(cache: fixture.directory.file("cache")))
+            return try await chorus.render(conversation, options: RenderOptions(), to: RenderOutputs(audio: fixture.directory.file("c.wav"))).result().timeline
+        }
+        let messages = #"[{"speaker": "Mom", "audio": "note.wav"}, {"speaker": "Dad", "audio": "note.wav", "cleanup": false}]"#
+        let cleaned = try await render(#"{"cleanup": {"max_silence_ms": 500}, "messages": \#(messages)}"#)
+        let plain = try await render(#"{"messages": \#(messages)}"#)
+        let length = { (segment: Timeline.Segment) in Double(segment.endSample - segment.startSample) / 44_100 }
+        #expect(abs(length(plain.segments[0]) - length(cleaned.segments[0]) - 1.5) < 0.1,
+                "the 2 s pause becomes 0.5 s: \(length(plain.segments[0])) s → \(length(cleaned.segments[0])) s")
+        #expect(length(cleaned.segments[1]) == length(plain.segments[1]), "the message that opted out is as it was")
+        for (raw, field) in [(#"{"highpass_hz": 1000}"#, "cleanup.highpass_hz"), (#"{"noise_reduction_db": 50}"#, "cleanup.noise_reduction_db"),
+                             (#""yes""#, "cleanup")] {
+            let error = #expect(throws: AudioError.self) {
+                try Conversation.parse(Data(#"{"cleanup": \#(raw), "messages": [{"speaker": "A", "text": "Hi"}]}"#.utf8),
+                                       baseDirectory: fixture.directory.url, name: "c.json")
+            }
+            #expect(error?.description.contains(field) == true, "\(String(describing: error))")
+        }
+    }
+
     @Test("a loudness preset: the whole program at its target and under its ceiling (libebur128); audiobook as ACX measures",
           arguments: LoudnessPreset.allCases)
     func loudnessPreset(preset: LoudnessPreset) async throws {

@@ -69,6 +69,10 @@ package struct MessageProcessor: Sendable {
             throw AudioError(.corrupt, subject: message.label, reason: "decodes to \(sourceFrames) frames instead of the \(expected) recorded for it")
         }
 
+        if let cleanup = message.cleanup {
+            audio = try timings.measure(.cleanup) { try cleanup.apply(to: audio, subject: message.label) }
+        }
+
         var leading = 0
         if options.trimSilence {
             timings.measure(.trim) {

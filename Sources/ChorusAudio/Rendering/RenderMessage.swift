@@ -36,6 +36,8 @@ public struct RenderMessage: Sendable {
     public var expectedSourceFrames: Int?
     /// How warnings and errors name it when it is not message `index` (`intro`, `outro`).
     public var subject: String?
+    /// Clean-up run on the decoded clip before it is trimmed and normalized (recorded voice notes).
+    public var cleanup: VoiceCleanup?
 
     public init(speaker: String, source: ClipSource, label: String, text: String? = nil,
                 voice: String? = nil, fallback: Bool = false, words: [WordTiming]? = nil, expectedSourceFrames: Int? = nil,

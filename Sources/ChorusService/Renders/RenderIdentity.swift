@@ -30,6 +30,7 @@ enum RenderIdentity {
             ]
             // Only when given, so the ids of renders without it stay what they were.
             if let gap = message.gapMilliseconds { entry["gap_ms"] = .number(Double(gap)) }
+            if let cleanup = conversation.cleanup(for: message) { entry["cleanup"] = RenderIdentity.description(of: cleanup) }
             return .object(entry)
         }
         var providers = Set((voices + [bookends.voices.intro, bookends.voices.outro]).compactMap { $0?.provider })
@@ -61,5 +62,12 @@ enum RenderIdentity {
         }
         let digest = SHA256.hash(data: Data(JSONValue.object(description).canonicalText.utf8))
         return Hex.string(digest.prefix(length / 2))
+    }
+
+    /// Every setting of a clean-up, for the id.
+    static func description(of cleanup: VoiceCleanup) -> JSONValue {
+        .object(["highpass_hz": .number(Double(cleanup.highpassHz)), "noise_reduction_db": .number(cleanup.noiseReductionDB),
+                 "declick": .bool(cleanup.declick), "level": .bool(cleanup.level),
+                 "max_silence_ms": cleanup.maxSilenceMilliseconds.map { .number(Double($0)) } ?? .null])
     }
 }

@@ -20,7 +20,7 @@ struct RenderRequestResolver: Sendable {
         for (index, message) in request.messages.enumerated() {
             let (audio, hash) = try await clip(path: message.audio, id: message.clip, base64: message.audioBase64, field: "messages[\(index)]")
             drafts.append(Conversation.Draft(speaker: message.speaker, audio: audio, text: message.text, voice: message.voice,
-                                             gapMilliseconds: message.gapMs))
+                                             gapMilliseconds: message.gapMs, cleanup: message.cleanup))
             clipHashes.append(hash)
         }
         var bookendHashes: [String: String] = [:]
@@ -38,6 +38,17 @@ struct RenderRequestResolver: Sendable {
                                        audioFields: #""clip" or "audio_base64""#, name: "request", intro: intro, outro: outro)
         }
         conversation.transcribe = request.transcribe ?? true
+        switch request.cleanup {
+        case .on(let on)?:
+            conversation.cleanup = try mapped { try VoiceCleanup.requested(on: on) }
+        case .settings(let settings)?:
+            conversation.cleanup = try mapped {
+                try VoiceCleanup.requested(on: true, highpassHz: settings.highpassHz, noiseReductionDB: settings.noiseReductionDB,
+                                           declick: settings.declick, level: settings.level, maxSilenceMilliseconds: settings.maxSilenceMs)
+            }
+        case nil:
+            break
+        }
         if let name = request.loudnessPreset {
             guard request.output?.loudness == nil else {
                 throw ServiceError.invalid("loudness_preset and output.loudness both set the target loudness: give one", field: "loudness_preset")

@@ -35,6 +35,8 @@ public struct Conversation: Sendable {
         /// before the previous message ends, both heard at once (`RenderOptions.messageGapRange`). Nothing comes
         /// before the first message, so its gap is not used.
         public var gapMilliseconds: Int?
+        /// Whether its clip is cleaned up (`nil`: when the conversation's `cleanup` is set); only recorded clips are.
+        public var cleanup: Bool?
 
         public init(speaker: String, audio: Audio? = nil, text: String? = nil, voice: VoiceID? = nil, gapMilliseconds: Int? = nil) {
             self.speaker = speaker
@@ -78,6 +80,15 @@ public struct Conversation: Sendable {
     public var outro: Message?
     /// Music under the whole program, ducked under speech (`MusicBed`).
     public var music: MusicBed?
+    /// Clean-up for every recorded message that does not say otherwise (`VoiceCleanup`; `nil`: only for messages that
+    /// ask, with the default settings).
+    public var cleanup: VoiceCleanup?
+
+    /// The clean-up message `message` gets, if any: only a recorded clip is cleaned up.
+    public func cleanup(for message: Message) -> VoiceCleanup? {
+        guard message.audio != nil, message.cleanup != false else { return nil }
+        return message.cleanup == true ? cleanup ?? VoiceCleanup() : cleanup
+    }
     /// Silence between messages, milliseconds (`RenderOptions.gapRange`).
     public var gapMilliseconds: Int
     /// Speaker name → voice.
@@ -143,7 +154,7 @@ public struct Conversation: Sendable {
             }
             let drafts = try raw.messages.enumerated().map { index, message in
                 Draft(speaker: message.speaker, audio: try clip(message.audio, "messages[\(index)]"), text: message.text, voice: message.voice,
-                      gapMilliseconds: message.gap_ms)
+                      gapMilliseconds: message.gap_ms, cleanup: message.cleanup)
             }
             func bookend(_ raw: RawBookend?, _ field: String) throws -> Draft? {
                 try raw.map { Draft(speaker: $0.speaker ?? "", audio: try clip($0.audio, field), text: $0.text, voice: $0.voice) }
@@ -152,6 +163,7 @@ public struct Conversation: Sendable {
                                              voiceSettings: raw.voice_settings ?? [:], audioFields: #""audio" (a clip)"#, name: name,
                                              intro: try bookend(raw.intro, "intro"), outro: try bookend(raw.outro, "outro"))
             conversation.transcribe = raw.transcribe ?? true
+            conversation.cleanup = try raw.cleanup?.settings(field: "cleanup")
             conversation.music = try raw.music.map { raw in
                 guard let audio = try clip(raw.audio, "music") else {
                     throw AudioError(.invalidConversation, subject: "music.audio", reason: "missing required field (the bed's audio file)")
@@ -184,6 +196,40 @@ private struct RawConversation: Decodable {
     var intro: RawBookend?
     var outro: RawBookend?
     var music: RawMusic?
+    var cleanup: RawCleanup?
+}
+
+/// `"cleanup": true`, `false`, or its settings.
+private enum RawCleanup: Decodable {
+    case on(Bool)
+    case settings(Settings)
+
+    struct Settings: Decodable {
+        var highpass_hz: Int?
+        var noise_reduction_db: Double?
+        var declick: Bool?
+        var level: Bool?
+        /// 0: pauses are kept.
+        var max_silence_ms: Int?
+    }
+
+    init(from decoder: any Decoder) throws {
+        if let on = try? decoder.singleValueContainer().decode(Bool.self) {
+            self = .on(on)
+        } else {
+            self = .settings(try Settings(from: decoder))
+        }
+    }
+
+    /// The settings this asks for (`nil`: off), checked.
+    func settings(field: String) throws -> VoiceCleanup? {
+        switch self {
+        case .on(let on): return try VoiceCleanup.requested(on: on, field: field)
+        case .settings(let raw):
+            return try VoiceCleanup.requested(on: true, highpassHz: raw.highpass_hz, noiseReductionDB: raw.noise_reduction_db,
+                                              declick: raw.declick, level: raw.level, maxSilenceMilliseconds: raw.max_silence_ms, field: field)
+        }
+    }
 }
 
 private struct RawMusic: Decodable {
@@ -208,4 +254,5 @@ private struct RawMessage: Decodable {
     var text: String?
     var voice: String?
     var gap_ms: Int?
+    var cleanup: Bool?
 }

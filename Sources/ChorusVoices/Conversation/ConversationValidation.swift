@@ -11,13 +11,17 @@ extension Conversation {
         public var voice: String?
         /// The gap before it, as written (`gap_ms`).
         public var gapMilliseconds: Int?
+        /// Whether its clip is cleaned up (`cleanup`; `nil`: as the conversation says).
+        public var cleanup: Bool?
 
-        public init(speaker: String, audio: Audio? = nil, text: String? = nil, voice: String? = nil, gapMilliseconds: Int? = nil) {
+        public init(speaker: String, audio: Audio? = nil, text: String? = nil, voice: String? = nil, gapMilliseconds: Int? = nil,
+                    cleanup: Bool? = nil) {
             self.speaker = speaker
             self.audio = audio
             self.text = text
             self.voice = voice
             self.gapMilliseconds = gapMilliseconds
+            self.cleanup = cleanup
         }
     }
 
@@ -61,9 +65,11 @@ extension Conversation {
                 throw AudioError(.invalidConversation, subject: field, reason: "needs \(audioFields) or \"text\" (words to synthesize)")
             }
             if let gap = draft.gapMilliseconds { try RenderOptions.validate(messageGapMilliseconds: gap, field: "\(field).gap_ms") }
-            messages.append(Message(speaker: draft.speaker, audio: draft.audio, text: text,
-                                    voice: try draft.voice.map { try VoiceID(validating: $0, field: "\(field).voice") },
-                                    gapMilliseconds: draft.gapMilliseconds))
+            var message = Message(speaker: draft.speaker, audio: draft.audio, text: text,
+                                  voice: try draft.voice.map { try VoiceID(validating: $0, field: "\(field).voice") },
+                                  gapMilliseconds: draft.gapMilliseconds)
+            message.cleanup = draft.cleanup
+            messages.append(message)
         }
         var voiceMap: [String: VoiceID] = [:]
         for (speaker, id) in voices { voiceMap[speaker] = try VoiceID(validating: id, field: "voices.\(speaker)") }

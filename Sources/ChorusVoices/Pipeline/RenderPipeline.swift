@@ -96,7 +96,9 @@ struct RenderPipeline: Sendable {
                         progress.update { $0.synthesized += 1 }
                         return .sourced(index, result)
                     }
-                    return .sourced(index, SourcedMessage(message: Self.recorded(message), cacheKeys: []))
+                    var recorded = Self.recorded(message)
+                    recorded.cleanup = conversation.cleanup(for: message)
+                    return .sourced(index, SourcedMessage(message: recorded, cacheKeys: []))
                 }
             }
 

@@ -79,6 +79,21 @@ struct RenderRouteTests {
         #expect(id(speed: 1) == id(speed: 1))
     }
 
+    @Test("the render id carries a recorded message's clean-up settings, and ignores clean-up of a spoken one")
+    func cleanupInIdentity() throws {
+        var conversation = Conversation(messages: [Conversation.Message(speaker: "Mom", audio: .data(Data([1]), label: "clip")),
+                                                   Conversation.Message(speaker: "Dad", text: "Hi.")])
+        func id(_ cleanup: VoiceCleanup?) -> String {
+            conversation.cleanup = cleanup
+            return RenderIdentity.id(conversation: conversation, voices: [nil, VoiceID("espeak:en-us")], clipHashes: ["abc", nil],
+                                     options: RenderOptions(), format: .mp3, fallbackVoice: nil, transcription: nil)
+        }
+        let plain = id(nil), cleaned = id(VoiceCleanup())
+        #expect(plain != cleaned && cleaned != id(VoiceCleanup(maxSilenceMilliseconds: 1_000)) && cleaned == id(VoiceCleanup()))
+        conversation.messages[0].cleanup = false
+        #expect(id(VoiceCleanup()) == plain, "the one recorded message opted out")
+    }
+
     @Test("Prefer: respond-async answers 202 with Location; the manifest then goes queued/running → done")
     func asynchronous() async throws {
         let stub = try StubSpeech.openAIServer(latency: 0.3)
@@ -176,6 +191,8 @@ struct RenderRouteTests {
 
     @Test("bad requests name the field: paths refused, limits, unknown clips, bad JSON, bad settings", arguments: [
         (#"{"messages": [{"speaker": "A", "audio": "/etc/passwd"}]}"#, 422, "path_not_allowed", "messages[0].audio"),
+        (#"{"messages": [{"speaker": "A", "text": "x"}], "cleanup": {"highpass_hz": 999}}"#, 422, "invalid", "cleanup.highpass_hz"),
+        (#"{"messages": [{"speaker": "A", "text": "x"}], "cleanup": {"max_silence_ms": 50}}"#, 422, "invalid", "cleanup.max_silence_ms"),
         (#"{"messages": [{"speaker": "A", "clip": "\#(String(repeating: "ab", count: 32))"}]}"#, 422, "clip_not_found", "messages[0].clip"),
         (#"{"messages": [{"speaker": "A", "clip": "../../etc/passwd"}]}"#, 422, "clip_not_found", "messages[0].clip"),
         (#"{"messages": [{"speaker": "A", "audio_base64": "bm90IGF1ZGlv"}]}"#, 415, "unsupported_media", "messages[0].audio_base64"),
