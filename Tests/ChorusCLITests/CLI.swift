@@ -35,32 +35,13 @@ struct CLI {
     }
 
     private static func runBlocking(_ arguments: [String], in directory: URL, environment: [String: String]?) throws -> Result {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        process.currentDirectoryURL = directory
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        // Standard error on a thread of its own: a full pipe nobody reads would stall the process.
-        final class Collected: @unchecked Sendable { var data = Data() }
-        let errors = Collected(), done = DispatchSemaphore(value: 0)
-        Thread { errors.data = err.fileHandleForReading.readDataToEndOfFile(); done.signal() }.start()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        done.wait()
-        let stderr = errors.data
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                      stderr: String(decoding: stderr, as: UTF8.self))
+        let run = try ToolRun(arguments, executable: binary, directory: directory, environment: environment, limit: 900, trimmed: false)
+        return Result(status: run.status, stdout: run.output, stderr: run.errors)
     }
 }
 
 extension Process {
-    /// Waits for the process to end on a thread of its own (never one of Swift's cooperative threads).
-    func exited() async {
-        _ = try? await offCooperativeThreads { self.waitUntilExit() }
-    }
+    /// Waits for the process to end on a thread of its own (never one of Swift's cooperative threads) and says how.
+    @discardableResult
+    func exited() async -> ProcessEnd { await ended() }
 }

@@ -128,18 +128,9 @@ struct DocCommandTests {
     /// Runs `script` with bash (`-e`: the first failing command fails it), off the cooperative threads.
     static func bash(_ script: String, in directory: URL, environment: [String: String]) async throws -> ToolRunResult {
         try await offCooperativeThreads {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/bash")
-            process.arguments = ["-e", "-c", script]
-            process.currentDirectoryURL = directory
-            process.environment = environment
-            let errors = Pipe()
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = errors
-            try process.run()
-            let text = errors.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return ToolRunResult(status: process.terminationStatus, errors: String(decoding: text, as: UTF8.self))
+            let run = try ToolRun(["-e", "-c", script], executable: URL(fileURLWithPath: "/bin/bash"), directory: directory,
+                                  environment: environment, limit: 900)
+            return ToolRunResult(status: run.status, errors: run.errors)
         }
     }
 

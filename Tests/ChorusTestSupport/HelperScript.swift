@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -51,7 +51,7 @@ struct HelperScript {
                 kill(-process.processIdentifier, SIGKILL)
                 kill(process.processIdentifier, SIGKILL)
             }
-            process.waitUntilExit()
+            _ = process.waitForEnd()
             let detail = log.flatMap { try? String(contentsOf: $0, encoding: .utf8) } ?? ""
             return .failure(.notStarted(String(detail.suffix(400))))
         }
@@ -101,6 +101,8 @@ public struct ToolRun: Sendable {
     public let status: Int32
     public let output: String
     public let errors: String
+    /// Standard output as it was written.
+    public let data: Data
 
     /// Runs `arguments` on a thread of its own and resumes when it has ended; one still running after `limit` seconds
     /// is killed (with what it started) and its run ends with status -9.
@@ -109,6 +111,12 @@ public struct ToolRun: Sendable {
     }
 
     init(_ arguments: [String], limit: Double = 600) throws {
+        try self.init(arguments, executable: URL(fileURLWithPath: "/usr/bin/env"), limit: limit)
+    }
+
+    /// Runs `executable` with `arguments` (in `directory`, with `environment`) to its end, blocking.
+    public init(_ arguments: [String], executable: URL, directory: URL? = nil, environment: [String: String]? = nil,
+                limit: Double = 600, trimmed: Bool = true) throws {
         // Output goes to files, not pipes: a child spawned meanwhile by another thread inherits every descriptor open
         // at that moment, and one that lived on holding a pipe's write end would keep a reader from its end of file
         // for ever. A file's end is where the tool stopped writing.
@@ -120,8 +128,10 @@ public struct ToolRun: Sendable {
         _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
         let output = try FileHandle(forWritingTo: outputFile), errors = try FileHandle(forWritingTo: errorFile)
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.executableURL = executable
         process.arguments = arguments
+        if let directory { process.currentDirectoryURL = directory }
+        if let environment { process.environment = environment }
         process.standardOutput = output
         process.standardError = errors
         process.standardInput = FileHandle.nullDevice
@@ -140,10 +150,12 @@ public struct ToolRun: Sendable {
             kill(process.processIdentifier, SIGKILL)
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + limit, execute: watchdog)
-        process.waitUntilExit()
+        let end = process.waitForEnd()
         watchdog.cancel()
-        status = process.terminationStatus
-        self.output = String(decoding: (try? Data(contentsOf: outputFile)) ?? Data(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        status = end.signaled ? 128 + end.status : end.status
+        data = (try? Data(contentsOf: outputFile)) ?? Data()
+        let text = String(decoding: data, as: UTF8.self)
+        self.output = trimmed ? text.trimmingCharacters(in: .whitespacesAndNewlines) : text
         self.errors = String(decoding: (try? Data(contentsOf: errorFile)) ?? Data(), as: UTF8.self)
     }
 }
@@ -193,5 +205,65 @@ extension StartedOnce {
             return false
         }
         return true
+    }
+}
+
+/// The ends of the children this process reaped itself (Foundation then never learns them).
+private let reapedEnds = Mutex<[pid_t: ProcessEnd]>([:])
+
+/// How a child process ended: its exit status, or the signal that ended it.
+public struct ProcessEnd: Sendable, Equatable {
+    public var status: Int32
+    public var signaled: Bool
+
+    public static func exited(_ status: Int32) -> ProcessEnd { ProcessEnd(status: status, signaled: false) }
+}
+
+extension Process {
+    /// Blocks until the process has ended and says how, reaping it itself (`waitpid`) rather than relying on
+    /// Foundation's child monitor alone: on Linux that monitor missed children ending while many were started at once,
+    /// leaving `waitUntilExit` waiting for ever (26 such waits stopped the CLI tests in CI).
+    public func waitForEnd() -> ProcessEnd {
+        var pause: UInt32 = 1_000
+        var reapedElsewhere = 0
+        while true {
+            if let end = endIfEnded() { return end }
+            if reapedByFoundation {
+                reapedElsewhere += 1
+                if reapedElsewhere > 500 { return ProcessEnd(status: -1, signaled: false) }
+            }
+            usleep(pause)
+            pause = min(pause * 2, 20_000)
+        }
+    }
+
+    /// How the process ended, if it has (without waiting); reaps it if Foundation has not.
+    public func endIfEnded() -> ProcessEnd? {
+        let pid = processIdentifier
+        if let end = reapedEnds.withLock({ $0[pid] }) { return end }
+        var status: Int32 = 0
+        let result = waitpid(pid, &status, WNOHANG)
+        if result == pid {
+            let signal = status & 0x7F
+            let end = signal == 0 ? ProcessEnd.exited((status >> 8) & 0xFF) : ProcessEnd(status: signal, signaled: true)
+            reapedEnds.withLock { $0[pid] = end }
+            return end
+        }
+        // Foundation reaped it: its own record says how it ended, once it has made it.
+        if result == -1 && errno == ECHILD && !isRunning {
+            return ProcessEnd(status: terminationStatus, signaled: terminationReason == .uncaughtSignal)
+        }
+        return nil
+    }
+
+    private var reapedByFoundation: Bool {
+        var status: Int32 = 0
+        return waitpid(processIdentifier, &status, WNOHANG) == -1 && errno == ECHILD && reapedEnds.withLock({ $0[processIdentifier] }) == nil
+    }
+
+    /// `waitForEnd` on a thread of its own (never one of Swift's cooperative threads).
+    @discardableResult
+    public func ended() async -> ProcessEnd {
+        (try? await offCooperativeThreads { self.waitForEnd() }) ?? ProcessEnd(status: -1, signaled: false)
     }
 }

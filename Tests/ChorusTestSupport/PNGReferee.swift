@@ -12,14 +12,7 @@ public enum PNGReferee {
     }
 
     public static func columns(of png: URL, rows: ClosedRange<Int>) throws -> Columns {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Repository.supportScript("png_columns.py").path, png.path, String(rows.lowerBound), String(rows.upperBound)]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return try JSONDecoder().decode(Columns.self, from: data)
+        let run = try ToolRun(["python3", Repository.supportScript("png_columns.py").path, png.path, String(rows.lowerBound), String(rows.upperBound)])
+        return try JSONDecoder().decode(Columns.self, from: run.data)
     }
 }

@@ -12,15 +12,7 @@ public enum Referee {
 
     /// Decodes `url` with ffmpeg to interleaved 16-bit samples at the file's own rate and channels.
     public static func decodeS16(_ url: URL) throws -> [Int16] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ffmpeg!)
-        process.arguments = ["-v", "error", "-i", url.path, "-f", "s16le", "-"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let data = try ToolRun(["-v", "error", "-i", url.path, "-f", "s16le", "-"], executable: URL(fileURLWithPath: ffmpeg!)).data
         return data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
     }
 
@@ -42,15 +34,9 @@ public enum Referee {
 
     /// The stream length ffprobe reports (`duration_ts`, after the MP4 edit list), in frames at the stream rate.
     public static func streamDurationFrames(_ url: URL) throws -> Int {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ffmpeg!.replacingOccurrences(of: "ffmpeg", with: "ffprobe"))
-        process.arguments = ["-v", "error", "-select_streams", "a:0", "-show_entries", "stream=duration_ts", "-of", "csv=p=0", url.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        let run = try ToolRun(["-v", "error", "-select_streams", "a:0", "-show_entries", "stream=duration_ts", "-of", "csv=p=0", url.path],
+                              executable: URL(fileURLWithPath: ffmpeg!.replacingOccurrences(of: "ffmpeg", with: "ffprobe")))
+        return Int(run.output) ?? -1
     }
 
     /// Integrated loudness (LUFS) and true peak (dBTP) of a file as FFmpeg's own `ebur128` filter measures them (its
@@ -87,14 +73,8 @@ public enum Referee {
     }
 
     private static func readChapters(_ url: URL) throws -> [Chapter] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ffmpeg!.replacingOccurrences(of: "ffmpeg", with: "ffprobe"))
-        process.arguments = ["-v", "error", "-show_chapters", "-of", "json", url.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let data = try ToolRun(["-v", "error", "-show_chapters", "-of", "json", url.path],
+                               executable: URL(fileURLWithPath: ffmpeg!.replacingOccurrences(of: "ffmpeg", with: "ffprobe"))).data
         struct Report: Decodable {
             struct Entry: Decodable {
                 var start_time: String

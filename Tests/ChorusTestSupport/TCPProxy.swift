@@ -29,7 +29,7 @@ public final class TCPProxy: @unchecked Sendable {
 
     deinit {
         try? helper.input.fileHandleForWriting.close()
-        helper.process.waitUntilExit()
+        _ = helper.process.waitForEnd()
     }
 
     /// Cuts every connection and refuses new ones (returns once done).

@@ -253,7 +253,7 @@ struct LocalStateTests {
     /// SIGKILL: a child of this process inherits SIGTERM ignored (the service lifecycle's signal handling).
     static func release(_ holder: Process) {
         kill(holder.processIdentifier, SIGKILL)
-        holder.waitUntilExit()
+        _ = holder.waitForEnd()
     }
 
     @Test("the database locked by another process: background writes queued ahead of a request's give up at once after the first wait, so the request waits behind at most one")
