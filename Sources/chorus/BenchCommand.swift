@@ -294,7 +294,7 @@ struct BenchCommand: AsyncParsableCommand {
         let timeline = chorus.result.timeline
         let encoding = fileFormat.isLossy ? " \(bitRate / 1000) kbit/s" : ""
         print("chorus bench: \(messages) messages, \(synthetic.speakers.count) voices (\(synthetic.formatSummary))")
-        let encoders = fileFormat == .mp3 || fileFormat == .m4a ? (serialEncode ? ", one encoder" : ", pieces on \(jobs ?? RenderOptions.defaultJobs) jobs") : ""
+        let encoders = fileFormat == .mp3 || fileFormat == .m4a ? (serialEncode || music ? ", one encoder" : ", pieces on \(jobs ?? RenderOptions.defaultJobs) jobs") : ""
         print("output: \(fileFormat.rawValue) \(timeline.sampleRate) Hz \(timeline.channels == 1 ? "mono" : "stereo")\(encoding)\(encoders)"
               + " + timeline, \(formatDuration(audioSeconds)) of audio; median of \(runs) run\(runs == 1 ? "" : "s") per tool")
         print("")
