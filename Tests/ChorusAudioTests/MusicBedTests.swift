@@ -115,6 +115,31 @@ struct MusicBedTests {
         #expect(single.added[sine.frameCount...].allSatisfy { $0 == 0 })
     }
 
+    @Test("the bed is the same however the render's writes are cut, a loop seam inside a write or across two")
+    func sameWhateverTheChunks() throws {
+        // A steady level (no fades, no speech), so every frame's gain is the same: the bed's samples must not depend
+        // on where one write ends and the next begins.
+        for bed in [MusicBed(source: .pcm(Self.noise(seconds: 0.5)), label: "short", levelLU: -10, fadeInMilliseconds: 0, fadeOutMilliseconds: 0),
+                    MusicBed(source: .encoded(try ClipEncoding.wavFloat.data(Self.noise(seconds: 61))), label: "long", levelLU: -10,
+                             fadeInMilliseconds: 0, fadeOutMilliseconds: 0)] {
+            let frames = bed.label == "short" ? 48_000 : 2_000_000
+            let whole = try BedMixer(bed: bed, format: Self.format, targetLoudness: Self.target)
+            var one = [Float](repeating: 0, count: frames)
+            try whole.mix(into: &one, at: 0)
+            let pieces = try BedMixer(bed: bed, format: Self.format, targetLoudness: Self.target)
+            var random = SplitMix(seed: 2)
+            var cut: [Float] = []
+            while cut.count < frames {
+                var chunk = [Float](repeating: 0, count: min(frames - cut.count, 1 + Int(random.next() * 700)))
+                try pieces.mix(into: &chunk, at: cut.count)
+                cut += chunk
+            }
+            let differing = zip(cut, one).filter { $0 != $1 }.count
+            #expect(cut.count == one.count && differing == 0, "\(bed.label): \(differing) samples differ")
+            #expect(whole.passes == pieces.passes && whole.passes > 1)
+        }
+    }
+
     @Test("fade in from the first sample; a bed longer than the minute measured is read as the render goes, opened again to loop")
     func fadeInAndLongBed() throws {
         // 75 s of noise: longer than the minute measured, so it is read as the render goes, and looped by opening it again.

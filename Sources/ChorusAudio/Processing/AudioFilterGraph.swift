@@ -26,6 +26,7 @@ final class AudioFilterGraph {
             throw AudioError(.invalidArgument, subject: subject, reason: "cannot allocate a filter graph")
         }
         self.graph = graph
+        graph.pointee.nb_threads = 1   // one message's audio: no thread pool per graph (messages run in parallel already)
         let layout = format.channels == 1 ? "mono" : "stereo"
         let arguments = "sample_rate=\(format.sampleRate):sample_fmt=flt:channel_layout=\(layout):time_base=1/\(format.sampleRate)"
         try FFmpeg.check(avfilter_graph_create_filter(&source, avfilter_get_by_name("abuffer"), "in", arguments, nil, graph),

@@ -150,8 +150,6 @@ private final class BedSource {
     /// Decoded samples not yet delivered, from `offset`.
     private var pending: [Float]
     private var offset = 0
-    /// The first frames of a pass, to crossfade each pass's end with.
-    private let head: [Float]
     private let crossfade: Int
     private var ended = false
 
@@ -184,7 +182,6 @@ private final class BedSource {
         truePeak = TruePeak.estimate(measured)
         let frames = first.count / channels
         crossfade = complete ? min(format.frames(milliseconds: MusicBed.loopCrossfadeMilliseconds), frames / 2) : format.frames(milliseconds: MusicBed.loopCrossfadeMilliseconds)
-        head = Array(first.prefix(crossfade * channels))
         whole = complete ? first : nil
         pending = first
     }
@@ -237,18 +234,17 @@ private final class BedSource {
                 offset = 0
                 continue
             }
+            // The next pass's first frames become the crossfade, delivered like any others (as many as are wanted now,
+            // the rest on the next call).
             try startPass()
             let joined = tail.count / channels
-            var mixed = [Float](repeating: 0, count: tail.count)
             for frame in 0..<joined {
                 let w = Float(frame + 1) / Float(joined + 1)
                 for channel in 0..<channels {
                     let index = frame * channels + channel
-                    mixed[index] = tail[index] * (1 - w) + head[index] * w
+                    pending[index] = tail[index] * (1 - w) + pending[index] * w
                 }
             }
-            out.append(contentsOf: mixed)
-            offset += joined * channels   // the new pass's first frames were heard in the crossfade
         }
     }
 
@@ -280,6 +276,9 @@ private final class BedSource {
             pending = []
             reader = try Self.open(bed, format: format)
             try fill(atLeast: crossfade * channels)
+            guard pending.count >= crossfade * channels else {
+                throw AudioError(.corrupt, subject: bed.label, reason: "changed while the render played it (its next pass is shorter than its crossfade)")
+            }
         }
     }
 }

@@ -183,7 +183,8 @@ final class Stitcher {
     func finish(chapterTitles: [String] = []) throws -> WaveformPeaks? {
         try write(held[...])
         held = []
-        if let bed {
+        // The tail, while the bed is heard (a bed that does not loop and has ended leaves none).
+        if let bed, bed.endedAt.map({ $0 > framesWritten }) ?? true {
             bed.endProgram(at: framesWritten)
             try writeMixed(frames: bed.tailFrames, nil)
         }
