@@ -63,7 +63,7 @@ struct ServeCommandTests {
     }
 
     /// `chorus serve arguments` (which must include `--port port`) with `environment`, its output to `log` (else
-    /// nowhere); returns once `/health` answers, or fails the test after 10 s. Transcription is off unless
+    /// nowhere); returns once `/health` answers, or fails the test after 60 s or when it ends. Transcription is off unless
     /// `environment` sets `CHORUS_TRANSCRIPTION_MODEL` (loading Whisper takes a second of a core).
     static func launch(_ arguments: [String], environment: [String: String], port: Int, log: URL? = nil) async throws -> Process {
         let process = Process()
@@ -80,13 +80,17 @@ struct ServeCommandTests {
         }
         process.standardError = FileHandle.nullDevice
         try process.run()
-        var ready = false
-        for _ in 0..<100 where !ready {
+        // Ready when /health answers; an AddressSanitizer build on a loaded two-core machine took over 10 s to start
+        // (a restart test failed on that once), so it gets a minute — and a process that ends meanwhile fails at once.
+        var ready = false, ended: ProcessEnd?
+        for _ in 0..<600 where !ready && ended == nil {
             try await Task.sleep(nanoseconds: 100_000_000)
             ready = await get("http://127.0.0.1:\(port)/health", key: "")?.status == 200
+            if !ready { ended = process.endIfEnded() }
         }
-        if !ready { process.terminate() }
-        try #require(ready, "the service did not start\(log.map { ": " + ((try? String(contentsOf: $0, encoding: .utf8)) ?? "") } ?? "")")
+        if !ready && ended == nil { kill(process.processIdentifier, SIGKILL) }
+        let why = ended.map { " (it ended: \($0))" } ?? ""
+        try #require(ready, "the service did not start\(why)\(log.map { ": " + ((try? String(contentsOf: $0, encoding: .utf8)) ?? "") } ?? "")")
         return process
     }
 
