@@ -112,16 +112,20 @@ final class Stitcher {
             let chunk = 65_536 * channels
             var offset = 0
             while offset < samples.count {
-                let slice = UnsafeBufferPointer(rebasing: samples[offset..<min(samples.count, offset + chunk)])
-                timings.measure(.stitch) { PCM16.quantize(slice, into: &pcm16) }
-                try pcm16.withUnsafeBufferPointer { quantized in
-                    try timings.measure(.encode) { try encoder.write(slice, pcm16: quantized) }
-                    if let waveform { timings.measure(.waveform) { waveform.process(quantized) } }
-                }
+                try emit(UnsafeBufferPointer(rebasing: samples[offset..<min(samples.count, offset + chunk)]))
                 offset += chunk
             }
         }
         framesWritten += samples.count / channels
+    }
+
+    /// Quantizes `slice` once and hands it to the encoder and the waveform.
+    private func emit(_ slice: UnsafeBufferPointer<Float>) throws {
+        timings.measure(.stitch) { PCM16.quantize(slice, into: &pcm16) }
+        try pcm16.withUnsafeBufferPointer { quantized in
+            try timings.measure(.encode) { try encoder.write(slice, pcm16: quantized) }
+            if let waveform { timings.measure(.waveform) { waveform.process(quantized) } }
+        }
     }
 
     /// Writes `frames` of `samples` (silence when `nil`) with the bed added, chunk by chunk; a chunk that goes over the
@@ -148,13 +152,7 @@ final class Stitcher {
                     bedLimiterDB = min(bedLimiterDB, mixed.withUnsafeMutableBufferPointer { limiter.process($0) })
                 }
             }
-            try mixed.withUnsafeBufferPointer { slice in
-                timings.measure(.stitch) { PCM16.quantize(slice, into: &pcm16) }
-                try pcm16.withUnsafeBufferPointer { quantized in
-                    try timings.measure(.encode) { try encoder.write(slice, pcm16: quantized) }
-                    if let waveform { timings.measure(.waveform) { waveform.process(quantized) } }
-                }
-            }
+            try mixed.withUnsafeBufferPointer { try emit($0) }
             framesWritten += count
             done += count
         }

@@ -38,17 +38,7 @@ struct RenderRequestResolver: Sendable {
                                        audioFields: #""clip" or "audio_base64""#, name: "request", intro: intro, outro: outro)
         }
         conversation.transcribe = request.transcribe ?? true
-        switch request.cleanup {
-        case .on(let on)?:
-            conversation.cleanup = try mapped { try VoiceCleanup.requested(on: on) }
-        case .settings(let settings)?:
-            conversation.cleanup = try mapped {
-                try VoiceCleanup.requested(on: true, highpassHz: settings.highpassHz, noiseReductionDB: settings.noiseReductionDB,
-                                           declick: settings.declick, level: settings.level, maxSilenceMilliseconds: settings.maxSilenceMs)
-            }
-        case nil:
-            break
-        }
+        conversation.cleanup = try mapped { try request.cleanup?.settings() }
         if let name = request.loudnessPreset {
             guard request.output?.loudness == nil else {
                 throw ServiceError.invalid("loudness_preset and output.loudness both set the target loudness: give one", field: "loudness_preset")
@@ -66,11 +56,7 @@ struct RenderRequestResolver: Sendable {
             guard let audio, let hash else {
                 throw ServiceError.invalid("music: send the bed as \"clip\" (an uploaded clip's id) or \"audio_base64\"", field: "music")
             }
-            let bed = MusicBed(source: audio.clipSource, label: audio.label, levelLU: music.levelLU ?? MusicBed.defaultLevelLU,
-                               duckDB: music.duckDB ?? MusicBed.defaultDuckDB, fadeInMilliseconds: music.fadeInMs ?? MusicBed.defaultFadeInMilliseconds,
-                               fadeOutMilliseconds: music.fadeOutMs ?? MusicBed.defaultFadeOutMilliseconds, loop: music.loop ?? true)
-            try mapped { try bed.validate(field: "music") }
-            conversation.music = bed
+            conversation.music = try mapped { try music.bed(audio.clipSource, label: audio.label) }
             musicHash = hash
         }
         let voices = chorus.allVoices(for: conversation)

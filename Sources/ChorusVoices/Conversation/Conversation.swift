@@ -1,5 +1,5 @@
 public import ChorusAudio
-import ChorusWire
+public import ChorusWire
 public import Foundation
 
 /// An ordered list of messages to render into one file: who speaks, a recorded clip and/or the
@@ -165,15 +165,13 @@ public struct Conversation: Sendable {
             conversation.transcribe = raw.transcribe ?? true
             conversation.cleanup = try raw.cleanup?.settings(field: "cleanup")
             conversation.music = try raw.music.map { raw in
+                guard raw.clip == nil && raw.audioBase64 == nil else {
+                    throw AudioError(.invalidConversation, subject: "music", reason: "a conversation file names the bed's file as \"audio\"")
+                }
                 guard let audio = try clip(raw.audio, "music") else {
                     throw AudioError(.invalidConversation, subject: "music.audio", reason: "missing required field (the bed's audio file)")
                 }
-                let bed = MusicBed(source: audio.clipSource, label: audio.label, levelLU: raw.level_lu ?? MusicBed.defaultLevelLU,
-                                   duckDB: raw.duck_db ?? MusicBed.defaultDuckDB,
-                                   fadeInMilliseconds: raw.fade_in_ms ?? MusicBed.defaultFadeInMilliseconds,
-                                   fadeOutMilliseconds: raw.fade_out_ms ?? MusicBed.defaultFadeOutMilliseconds, loop: raw.loop ?? true)
-                try bed.validate(field: "music")
-                return bed
+                return try raw.bed(audio.clipSource, label: audio.label)
             }
             conversation.loudnessPreset = try raw.loudness_preset.map { try LoudnessPreset(validating: $0, field: "loudness_preset") }
             return conversation
@@ -195,50 +193,35 @@ private struct RawConversation: Decodable {
     var loudness_preset: String?
     var intro: RawBookend?
     var outro: RawBookend?
-    var music: RawMusic?
-    var cleanup: RawCleanup?
+    var music: RenderRequest.Music?
+    var cleanup: RenderRequest.Cleanup?
 }
 
-/// `"cleanup": true`, `false`, or its settings.
-private enum RawCleanup: Decodable {
-    case on(Bool)
-    case settings(Settings)
-
-    struct Settings: Decodable {
-        var highpass_hz: Int?
-        var noise_reduction_db: Double?
-        var declick: Bool?
-        var level: Bool?
-        /// 0: pauses are kept.
-        var max_silence_ms: Int?
+extension RenderRequest.Music {
+    /// The bed these settings ask for, with `source` as its audio (the engine's defaults for what is not given),
+    /// checked: the one reading of `music` for conversation files and the service's requests.
+    /// - Throws: `AudioError.invalidArgument` naming the field (`music.level_lu`).
+    public func bed(_ source: ClipSource, label: String) throws -> MusicBed {
+        let bed = MusicBed(source: source, label: label, levelLU: levelLU ?? MusicBed.defaultLevelLU, duckDB: duckDB ?? MusicBed.defaultDuckDB,
+                           fadeInMilliseconds: fadeInMs ?? MusicBed.defaultFadeInMilliseconds,
+                           fadeOutMilliseconds: fadeOutMs ?? MusicBed.defaultFadeOutMilliseconds, loop: loop ?? true)
+        try bed.validate(field: "music")
+        return bed
     }
+}
 
-    init(from decoder: any Decoder) throws {
-        if let on = try? decoder.singleValueContainer().decode(Bool.self) {
-            self = .on(on)
-        } else {
-            self = .settings(try Settings(from: decoder))
-        }
-    }
-
-    /// The settings this asks for (`nil`: off), checked.
-    func settings(field: String) throws -> VoiceCleanup? {
+extension RenderRequest.Cleanup {
+    /// The clean-up this asks for (`nil`: off), checked: the one reading of `cleanup` for conversation files and the
+    /// service's requests (the same JSON: `true`, `false`, or settings).
+    /// - Throws: `AudioError.invalidArgument` naming the field (`cleanup.highpass_hz`).
+    public func settings(field: String = "cleanup") throws -> VoiceCleanup? {
         switch self {
         case .on(let on): return try VoiceCleanup.requested(on: on, field: field)
         case .settings(let raw):
-            return try VoiceCleanup.requested(on: true, highpassHz: raw.highpass_hz, noiseReductionDB: raw.noise_reduction_db,
-                                              declick: raw.declick, level: raw.level, maxSilenceMilliseconds: raw.max_silence_ms, field: field)
+            return try VoiceCleanup.requested(on: true, highpassHz: raw.highpassHz, noiseReductionDB: raw.noiseReductionDB,
+                                              declick: raw.declick, level: raw.level, maxSilenceMilliseconds: raw.maxSilenceMs, field: field)
         }
     }
-}
-
-private struct RawMusic: Decodable {
-    var audio: String?
-    var level_lu: Double?
-    var duck_db: Double?
-    var fade_in_ms: Int?
-    var fade_out_ms: Int?
-    var loop: Bool?
 }
 
 private struct RawBookend: Decodable {
