@@ -79,7 +79,8 @@ package final class RenderSession: @unchecked Sendable {
             encoded = try EncodedOutput(file: audioFile?.temporaryURL, memory: outputs.keepAudioInMemory, stream: outputs.stream,
                                         subject: outputs.audio?.path ?? "\(fileFormat.rawValue) output")
             var settings = EncoderSettings(fileFormat: fileFormat, format: format, bitRate: options.bitRate, mp3Quality: options.mp3Quality,
-                                           chapterTitles: allTitles, encoderJobs: options.serialEncode || bed != nil ? 1 : options.jobs)
+                                           chapterTitles: allTitles, encoderJobs: options.serialEncode ? 1 : options.jobs)
+            settings.withoutSilence = bed != nil
             settings.growingChapterTitles = chapterTitles.isEmpty ? 0 : growingTitles
             stitcher = try Stitcher(
                 encoder: EncoderFactory.make(settings, output: encoded),

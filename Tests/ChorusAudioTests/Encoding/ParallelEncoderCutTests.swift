@@ -2,38 +2,44 @@ import Foundation
 import Testing
 @testable import ChorusAudio
 
-/// A joiner double: a 100-sample grid and 50-sample margins, codecs that count what they are given (and fail on
-/// request), and a record of what `ParallelEncoder` appends, in order.
+/// A joiner double: a 100-sample grid, 50-sample margins, overlapped cuts warming 2 frames and running on 3, codecs
+/// that record what they are given (and fail on request), and a record of what `ParallelEncoder` appends, in order.
 final class RecordingJoiner: PieceJoiner {
     final class Codec: PieceCodec {
         struct Encoded: Equatable {
             var samples: Int
-            var keeping: Int?
+            /// The first and last sample given.
+            var first: Float?
+            var last: Float?
         }
 
         private var samples = 0
+        private var first: Float?
+        private var last: Float?
         private let failAfter: Int?
 
         init(failAfter: Int?) { self.failAfter = failAfter }
 
         func encode(_ samples: UnsafeBufferPointer<Float>) throws {
             self.samples += samples.count
+            first = first ?? samples.first
+            last = samples.last ?? last
             if let failAfter, self.samples > failAfter {
                 throw AudioError(.encodingFailed, subject: "piece", reason: "failing as asked")
             }
         }
 
-        func finish(keepingFrames: Int?) throws -> Encoded { Encoded(samples: samples, keeping: keepingFrames) }
+        func finish() throws -> Encoded { Encoded(samples: samples, first: first, last: last) }
     }
 
     struct Appended: Equatable {
-        var index: Int
-        var start: Int
-        var encoded: Codec.Encoded
+        var span: PieceSpan
+        var samples: Int
     }
 
     let frameSize = 100
     let margin = 50
+    let overlap = PieceOverlap(before: 2, after: 3)
     /// The first piece's codec fails once it has had more than this many samples.
     var failFirstAfter: Int?
     private(set) var made: [Int] = []
@@ -45,8 +51,11 @@ final class RecordingJoiner: PieceJoiner {
         return Codec(failAfter: index == 0 ? failFirstAfter : nil)
     }
 
-    func append(_ encoded: Codec.Encoded, index: Int, start: Int) throws {
-        appended.append(Appended(index: index, start: start, encoded: encoded))
+    private(set) var encoded: [Codec.Encoded] = []
+
+    func append(_ encoded: Codec.Encoded, span: PieceSpan) throws {
+        appended.append(Appended(span: span, samples: encoded.samples))
+        self.encoded.append(encoded)
     }
 
     func finish(samples: Int, chapters: [ChapterMark]) throws { finished = samples }
@@ -82,8 +91,8 @@ struct ParallelEncoderCutTests {
         try encoder.finish()
         #expect(encoder.cuts == [1_200])
         #expect(joiner.made == [0, 1_200])
-        #expect(joiner.appended == [.init(index: 0, start: 0, encoded: .init(samples: 1_200, keeping: 12)),
-                                    .init(index: 1, start: 1_200, encoded: .init(samples: 2_320, keeping: nil))])
+        #expect(joiner.appended == [.init(span: .init(index: 0, encoderStart: 0, start: 0, end: 1_200), samples: 1_200),
+                                    .init(span: .init(index: 1, encoderStart: 1_200, start: 1_200, end: nil), samples: 2_320)])
         #expect(joiner.finished == 3_520)
     }
 
@@ -97,8 +106,44 @@ struct ParallelEncoderCutTests {
         try Self.feed(samples, to: encoder, chunk: 512)
         try encoder.finish()
         #expect(encoder.cuts == [2_600])
-        #expect(joiner.appended.map(\.encoded) == [.init(samples: 2_600, keeping: 26), .init(samples: 2_900, keeping: nil)])
+        #expect(joiner.appended.map(\.samples) == [2_600, 2_900])
+        #expect(joiner.appended.map(\.span.end) == [2_600, nil])
         #expect(joiner.finished == 5_500)
+    }
+
+    /// A ramp with no silence: sample `i` is `(i + 1) / 100_000`, so a codec's first and last samples say where it began and ended.
+    static func ramp(_ count: Int) -> [Float] { (0..<count).map { Float($0 + 1) / 100_000 } }
+
+    @Test("overlapped cuts (no silence): every minimum piece on the grid, each encoder warmed by the frames before its cut, the piece before given frames past it",
+          arguments: [1, 37, 4_096])
+    func overlappedCuts(chunk: Int) throws {
+        let joiner = RecordingJoiner()
+        // Pieces are at least 2 × (2 + 3) frames = 1,000 samples; 0.3 s at 8 kHz is 2,400.
+        let encoder = try ParallelEncoder(joiner: joiner, format: Self.format, jobs: 2, cutting: .overlapped, minimumPieceSeconds: 0.3)
+        try Self.feed(Self.ramp(6_000), to: encoder, chunk: chunk)
+        try encoder.finish()
+        #expect(encoder.cuts == [2_400, 4_800])
+        #expect(joiner.made == [0, 2_200, 4_600])
+        #expect(joiner.appended == [.init(span: .init(index: 0, encoderStart: 0, start: 0, end: 2_400), samples: 2_700),
+                                    .init(span: .init(index: 1, encoderStart: 2_200, start: 2_400, end: 4_800), samples: 2_900),
+                                    .init(span: .init(index: 2, encoderStart: 4_600, start: 4_800, end: nil), samples: 1_400)])
+        // Each codec was given the stream's own samples from where it started to where it stopped.
+        #expect(joiner.encoded.map(\.first) == [0, 2_200, 4_600].map { Float($0 + 1) / 100_000 })
+        #expect(joiner.encoded.map(\.last) == [2_700, 5_100, 6_000].map { Float($0) / 100_000 })
+        #expect(joiner.finished == 6_000)
+    }
+
+    @Test("overlapped: a stream ending inside a cut's overlap leaves that cut out (the piece before it has every sample); one too short for a piece is one piece")
+    func overlappedEndInsideOverlap() throws {
+        for (length, cuts) in [(2_500, [Int]()), (2_000, []), (2_700, [2_400])] {
+            let joiner = RecordingJoiner()
+            let encoder = try ParallelEncoder(joiner: joiner, format: Self.format, jobs: 2, cutting: .overlapped, minimumPieceSeconds: 0.3)
+            try Self.feed(Self.ramp(length), to: encoder, chunk: 512)
+            try encoder.finish()
+            #expect(encoder.cuts == cuts, "\(length)")
+            #expect(joiner.appended.first?.samples == (cuts.isEmpty ? length : 2_700), "\(length)")
+            #expect(joiner.appended.last?.span.end == nil && joiner.finished == length, "\(length)")
+        }
     }
 
     @Test("a piece's failure stops the render at the next write, long before the end")

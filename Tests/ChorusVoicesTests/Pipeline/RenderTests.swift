@@ -378,6 +378,46 @@ struct RenderTests {
         #expect(10 * log10(squares / energy) < -20, "difference \(10 * log10(squares / energy)) dB")
     }
 
+    @Test("MP3 under a music bed (no silence to cut in) encoded in overlapping pieces: the timeline of one encoder, audio within the codec's noise",
+          .enabled(if: Referee.available, "needs ffmpeg as the referee decoder"))
+    func parallelEncodeUnderBed() async throws {
+        let fixture = try FixtureConversation()
+        let format = AudioFormat(sampleRate: 44_100, channels: 1)
+        var bed = SignalGenerator.tone(frequency: 196, amplitude: 0.2, seconds: 3.3, format: format)
+        let fifth = SignalGenerator.tone(frequency: 294, amplitude: 0.15, seconds: 3.3, format: format)
+        for index in bed.samples.indices { bed.samples[index] += fifth.samples[index] }
+        try ClipEncoding.wavFloat.write(bed, to: fixture.directory.file("bed.wav"))
+        var conversation = fixture.conversation
+        conversation.music = try RenderRequest.Music(levelLU: -14).bed(.file(fixture.directory.file("bed.wav")), label: "bed.wav")
+        conversation.gapMilliseconds = 4_000   // over 25 s: pieces under a bed are 15 s at least
+        let chorus = try Chorus(configuration: FixtureConversation.configuration(cache: fixture.directory.file("cache")))
+        var serial = RenderOptions()
+        serial.serialEncode = true
+        var parallel = RenderOptions()
+        parallel.jobs = 2
+        var results: [RenderResult] = []
+        for (name, options) in [("serial", serial), ("pieces", parallel)] {
+            let outputs = RenderOutputs(audio: fixture.directory.file("\(name).mp3"), timeline: fixture.directory.file("\(name).json"))
+            results.append(try await chorus.render(conversation, options: options, to: outputs).result())
+        }
+        #expect(try Data(contentsOf: fixture.directory.file("serial.json")) == Data(contentsOf: fixture.directory.file("pieces.json")))
+        let samples = results[0].timeline.samples
+        #expect(samples > 25 * 44_100)
+        let a = try Referee.decodeS16Exact(fixture.directory.file("serial.mp3"), channels: 1)
+        let b = try Referee.decodeS16Exact(fixture.directory.file("pieces.mp3"), channels: 1)
+        try #require(a.count == samples && b.count == samples, "decoded \(a.count) and \(b.count), timeline \(samples)")
+        #expect(!a.contains(where: { $0 == 0 }) || a.filter { $0 == 0 }.count < samples / 100, "the bed leaves no stretch of silence")
+        #expect(a != b, "the same audio bit for bit: the render was not encoded in pieces")
+        var squares = 0.0
+        var energy = 0.0
+        for index in a.indices {
+            let delta = Double(Int(a[index]) - Int(b[index]))
+            squares += delta * delta
+            energy += Double(a[index]) * Double(a[index])
+        }
+        #expect(10 * log10(squares / energy) < -20, "difference \(10 * log10(squares / energy)) dB")
+    }
+
     @Test("timeline JSON and captions describe every message")
     func timelineAndCaptions() async throws {
         let fixture = try FixtureConversation()

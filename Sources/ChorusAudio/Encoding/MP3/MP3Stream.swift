@@ -24,6 +24,30 @@ package enum MP3Stream {
         return (version == 3 ? 144 : 72) * kbps * 1000 / rate + padding
     }
 
+    /// Where a layer III frame's main data area begins (after the header, its CRC if any, and the side information),
+    /// counted from the frame's first byte, and its `main_data_begin`: how many bytes of main data before that area
+    /// (in earlier frames' areas, skipping their headers and side information) the frame's own main data starts.
+    /// `bytes` must hold a whole frame at `offset` (`frameLength` not nil).
+    package static func mainData(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int) -> (areaStart: Int, begin: Int) {
+        let mpeg1 = (bytes[offset + 1] >> 3) & 3 == 3
+        let crc = bytes[offset + 1] & 1 == 0
+        let mono = bytes[offset + 3] >> 6 == 3
+        let side = offset + 4 + (crc ? 2 : 0)
+        let sideInfo = mpeg1 ? (mono ? 17 : 32) : (mono ? 9 : 17)
+        let begin = mpeg1 ? Int(bytes[side]) << 1 | Int(bytes[side + 1] >> 7) : Int(bytes[side])
+        return (side - offset + sideInfo, begin)
+    }
+
+    /// The frame header at `offset` with the highest bit rate of its MPEG version (no padding), and how many bytes
+    /// longer that frame is; nil when the frame has a CRC (which covers the header) or is at the highest rate already.
+    package static func widened(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int) -> (header: [UInt8], extra: Int)? {
+        guard let length = frameLength(bytes, at: offset), bytes[offset + 1] & 1 == 1, bytes[offset + 2] >> 4 != 14 else { return nil }
+        var header = Array(bytes[offset..<(offset + 4)])
+        header[2] = 14 << 4 | header[2] & 0x0C | header[2] & 0x01   // bit rate index 14, same rate, no padding, private bit kept
+        let wide = header.withUnsafeBufferPointer { frameLength($0, at: 0) } ?? length
+        return wide > length ? (header, wide - length) : nil
+    }
+
     /// The frames of `bytes`, which must be whole frames and nothing else.
     /// - Throws: `encodingFailed` naming `subject` when something else is found.
     package static func frames(in bytes: [UInt8], subject: String) throws -> [Range<Int>] {

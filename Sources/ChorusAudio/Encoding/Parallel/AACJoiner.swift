@@ -3,11 +3,14 @@ import CFFmpeg
 /// AAC in M4A in pieces (`ParallelEncoder<AACJoiner>`): libavcodec AAC encoders of identical settings on
 /// the 1,024-sample packet grid, their packets muxed as one stream.
 ///
-/// An encoder started at `q` gives first a priming packet (pts `q − 1024`), then one packet per 1,024
-/// samples: its packet `k` is packet `k + q / 1024` of a single encoder over the whole stream. So each
-/// piece keeps `(next cut − q) / 1024` packets (the piece after it brings its own priming packet), the
-/// timestamps are shifted by `q`, and the MP4 muxer writes one edit list for the whole stream: the first
-/// piece's priming is skipped and the last piece's short last packet ends it, so the decoded length is exact.
+/// An encoder started at `e` gives first a priming packet (pts `e − 1024`), then one packet per 1,024
+/// samples: its packet `k` is packet `k + e / 1024` of a single encoder over the whole stream. A piece whose
+/// part starts at `q` keeps its packets with timestamps `q − 1024 ..< next cut − 1024` (cut in silence, `e = q` and
+/// the first is its priming packet, standing for the silence before `q`; cut overlapped, its encoder started
+/// `overlap.before` packets early and the first kept is a warm one), the timestamps are shifted by `e`, and the MP4
+/// muxer writes one edit list for the whole stream: the first piece's priming is skipped and the last piece's short
+/// last packet ends it, so the decoded length is exact. AAC packets stand alone (no bit reservoir across them), so
+/// an overlapped splice differs from one encoder only by the two encoders' quantization where their MDCT windows overlap.
 final class AACJoiner: PieceJoiner {
     let frameSize: Int
     /// Silent samples each side of a cut: one whole MDCT window (2,048). Measured with gaps of `2 × margin + 1024`
@@ -16,6 +19,13 @@ final class AACJoiner: PieceJoiner {
     /// in 4, 256 in all. `ParallelEncoderTests` checks every AAC rate with it.
     static let defaultMargin = 2_048
     let margin: Int
+    /// Overlapped cuts: 32 packets warm a piece's encoder and the piece before is given 4 past the cut, so its last kept
+    /// packet and the one after it, which the encoder's look-ahead reads, hold the stream's samples. The splices are
+    /// clean, but FFmpeg's AAC rate control adapts over tens of seconds from where a fresh encoder starts: measured
+    /// under a bed, pieces warmed by 8 packets were up to 3× noisier for their first ~40 packets, and by 32–128 still
+    /// 1.07–1.27× one encoder's noise over the whole file at some rates. So renders with a bed encode M4A with one
+    /// encoder (`EncoderFactory`); overlapped AAC stays for tests of the joins.
+    let overlap: PieceOverlap
     private let muxer: Muxer
     private let format: AudioFormat
     private let bitRate: Int
@@ -24,7 +34,9 @@ final class AACJoiner: PieceJoiner {
     private var packet: UnsafeMutablePointer<AVPacket>?
     private var packets = 0
 
-    init(output: EncodedOutput, format: AudioFormat, bitRate: Int, chapterTitles: [String], margin: Int = AACJoiner.defaultMargin) throws {
+    init(output: EncodedOutput, format: AudioFormat, bitRate: Int, chapterTitles: [String], margin: Int = AACJoiner.defaultMargin,
+         overlap: PieceOverlap = PieceOverlap(before: 32, after: 4)) throws {
+        self.overlap = overlap
         self.format = format
         self.bitRate = bitRate
         self.chapterTitles = chapterTitles
@@ -54,15 +66,23 @@ final class AACJoiner: PieceJoiner {
         try AACPiece(format: format, bitRate: bitRate, globalHeader: muxer.wantsGlobalHeader, subject: muxer.subject)
     }
 
-    func append(_ piece: AACPiece.Encoded, index: Int, start: Int) throws {
+    func append(_ piece: AACPiece.Encoded, span: PieceSpan) throws {
         guard let packet else { return }
-        for kept in piece.packets {
+        // Timestamps relative to the piece's encoder: from the packet before its start to the one before its end.
+        let first = Int64(span.start - frameSize - span.encoderStart)
+        let last = span.end.map { Int64($0 - frameSize - span.encoderStart) } ?? .max
+        let kept = piece.packets.filter { $0.pts >= first && $0.pts < last }
+        if let end = span.end, kept.count != (end - span.start) / frameSize {
+            throw AudioError(.encodingFailed, subject: muxer.subject,
+                             reason: "an AAC piece has \(kept.count) packets where the \((end - span.start) / frameSize) it covers belong")
+        }
+        for kept in kept {
             defer { av_packet_unref(packet) }   // blank already when the muxer took it
             try FFmpeg.check(av_new_packet(packet, Int32(kept.bytes.count)), "av_new_packet", subject: muxer.subject, as: .encodingFailed)
             piece.bytes.withUnsafeBufferPointer { bytes in
                 packet.pointee.data.update(from: bytes.baseAddress! + kept.bytes.lowerBound, count: kept.bytes.count)
             }
-            packet.pointee.pts = kept.pts + Int64(start)
+            packet.pointee.pts = kept.pts + Int64(span.encoderStart)
             packet.pointee.dts = packet.pointee.pts
             packet.pointee.duration = kept.duration
             packet.pointee.flags = kept.flags
@@ -110,15 +130,8 @@ final class AACPiece: PieceCodec {
         try codec.write(samples, packets: keep)
     }
 
-    func finish(keepingFrames: Int?) throws -> Encoded {
+    func finish() throws -> Encoded {
         try codec.finish(packets: keep)
-        if let keepingFrames {
-            guard encoded.packets.count >= keepingFrames else {
-                throw AudioError(.encodingFailed, subject: codec.subject,
-                                 reason: "an AAC piece has \(encoded.packets.count) packets, fewer than the \(keepingFrames) it covers")
-            }
-            encoded.packets.removeLast(encoded.packets.count - keepingFrames)
-        }
         return encoded
     }
 

@@ -6,8 +6,12 @@ import Foundation
 /// queue; the owner reads the results after `done`.
 final class EncoderPiece<Codec: PieceCodec>: @unchecked Sendable {
     let index: Int
-    /// First frame of the stream this piece encodes (on the frame grid).
+    /// First frame of the stream this piece's part begins at (on the frame grid).
     let start: Int
+    /// First frame of the stream its encoder was given: `start`, or earlier by an overlapped cut's pre-roll.
+    let encoderStart: Int
+    /// The next piece's `start`, set when this piece is finished; nil for the last piece.
+    private(set) var end: Int?
     let done = DispatchSemaphore(value: 0)
     private(set) var isFinishing = false
     // Written on the queue before `done` is signalled; read by the owner after.
@@ -22,9 +26,10 @@ final class EncoderPiece<Codec: PieceCodec>: @unchecked Sendable {
     private let codec: Codec
     private let channels: Int
 
-    init(index: Int, start: Int, codec: Codec, channels: Int) {
+    init(index: Int, start: Int, encoderStart: Int? = nil, codec: Codec, channels: Int) {
         self.index = index
         self.start = start
+        self.encoderStart = encoderStart ?? start
         self.codec = codec
         self.channels = channels
         queue = DispatchQueue(label: "chorus-encoder-piece-\(index)", qos: .userInitiated)
@@ -64,15 +69,18 @@ final class EncoderPiece<Codec: PieceCodec>: @unchecked Sendable {
         }
     }
 
-    /// Flushes; keeps the first `keepingFrames` codec frames (all when nil, for the last piece).
-    func finish(keepingFrames: Int?) {
+    var span: PieceSpan { PieceSpan(index: index, encoderStart: encoderStart, start: start, end: end) }
+
+    /// Flushes; the piece's part of the stream ends at `end` (the next piece's start; nil for the last piece).
+    func finish(end: Int?) {
         isFinishing = true
+        self.end = end
         queue.async { [self] in
             defer { done.signal() }
             guard error == nil else { return }
             timed {
                 do {
-                    encoded = try codec.finish(keepingFrames: keepingFrames)
+                    encoded = try codec.finish()
                 } catch {
                     fail(error)
                 }

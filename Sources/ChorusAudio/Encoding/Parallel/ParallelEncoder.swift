@@ -17,10 +17,17 @@ import Dispatch
 /// than `2 × margin`, or up to one frame more: a `--gap-ms 20` conversation, a message without pauses) is
 /// simply not cut: the stream is then one piece, as with one encoder. A piece's failure is reported at the
 /// next `write`, not only when the piece is written.
+///
+/// A stream with no silence to cut in (speech over a music bed) is cut `.overlapped` instead: every
+/// `minimumPieceSeconds` on the grid, the new piece's encoder warmed by the `overlap.before` frames before its cut
+/// (kept here as they pass) and the piece before it given `overlap.after` frames past the cut; the joiner splices
+/// them where both are warm (`PieceCutting.overlapped`). A stream that ends inside that overlap keeps its last
+/// cut's piece out: the piece before it has all its samples.
 final class ParallelEncoder<Joiner: PieceJoiner>: AudioEncoder {
     let format: AudioFormat
     private let joiner: Joiner
     private let jobs: Int
+    private let cutting: PieceCutting
     private let minimumPieceFrames: Int
     /// Pieces not yet written, oldest first; the last one is the piece being fed.
     private var pieces: [EncoderPiece<Joiner.Codec>] = []
@@ -35,20 +42,34 @@ final class ParallelEncoder<Joiner: PieceJoiner>: AudioEncoder {
     private(set) var cuts: [Int] = []
     /// CPU seconds of the pieces written so far.
     private(set) var otherThreadsSeconds = 0.0
+    /// Overlapped cuts: the last `overlap.before` frames given (interleaved), to warm the next piece's encoder.
+    private var history: [Float] = []
+    /// Overlapped cuts: the piece before the last cut while it is given its frames past the cut, and how many are left.
+    private var ending: EncoderPiece<Joiner.Codec>?
+    private var endingLeft = 0
 
     /// - Parameters:
     ///   - jobs: pieces encoded at once (≥ 2 to be worth it; 1 still works, one piece after another).
-    ///   - minimumPieceSeconds: no cut closer than this to the previous one (tests use small values to get many pieces).
-    init(joiner: Joiner, format: AudioFormat, jobs: Int, minimumPieceSeconds: Double = 6) throws {
+    ///   - cutting: in silence only, or anywhere with overlapping pieces (a stream without silence).
+    ///   - minimumPieceSeconds: no cut closer than this to the previous one (tests use small values to get many pieces);
+    ///     overlapped pieces are at least twice their overlap long.
+    init(joiner: Joiner, format: AudioFormat, jobs: Int, cutting: PieceCutting = .inSilence, minimumPieceSeconds: Double = 6) throws {
         self.format = format
         self.joiner = joiner
         self.jobs = max(1, jobs)
-        minimumPieceFrames = max(joiner.frameSize, Int(minimumPieceSeconds * Double(format.sampleRate)))
+        self.cutting = cutting
+        let overlapFrames = cutting == .overlapped ? 2 * (joiner.overlap.before + joiner.overlap.after) * joiner.frameSize : 0
+        minimumPieceFrames = max(joiner.frameSize, overlapFrames, Int(minimumPieceSeconds * Double(format.sampleRate)))
         pieces = [try EncoderPiece(index: 0, start: 0, codec: joiner.makeCodec(index: 0, start: 0), channels: format.channels)]
     }
 
     func write(_ samples: UnsafeBufferPointer<Float>, pcm16: UnsafeBufferPointer<Int16>) throws {
         guard let base = samples.baseAddress else { return }
+        if cutting == .overlapped {
+            try writeOverlapped(samples)
+            if let failure = pieces.lazy.compactMap(\.failure).first { throw failure }
+            return try writeFinishedPieces(waiting: false)
+        }
         let channels = format.channels
         let frames = samples.count / channels
         let margin = joiner.margin
@@ -91,7 +112,16 @@ final class ParallelEncoder<Joiner: PieceJoiner>: AudioEncoder {
             given += heldSilence
             heldSilence = 0
         }
-        current.finish(keepingFrames: nil)
+        if let ending {
+            // The stream ended inside the last cut's overlap: the piece before it has every sample; the new one goes.
+            let dropped = pieces.removeLast()
+            dropped.finish(end: nil)
+            cuts.removeLast()
+            ending.finish(end: nil)
+            self.ending = nil
+        } else {
+            current.finish(end: nil)
+        }
         try writeFinishedPieces(waiting: true)
         try joiner.finish(samples: given, chapters: chapters)
     }
@@ -117,7 +147,7 @@ final class ParallelEncoder<Joiner: PieceJoiner>: AudioEncoder {
         }
         let ending = current
         ending.encodeSilence(frames: cut - given, queued: queuedChunks)
-        ending.finish(keepingFrames: (cut - ending.start) / frameSize)
+        ending.finish(end: cut)
         cuts.append(cut)
         // At most `jobs` pieces at work: wait for the oldest (with one job, this one) before starting another.
         try writeFinishedPieces(waiting: pieces.count >= jobs)
@@ -126,6 +156,58 @@ final class ParallelEncoder<Joiner: PieceJoiner>: AudioEncoder {
         pieces.append(next)
         next.encodeSilence(frames: silenceEnd - cut, queued: queuedChunks)
         given = silenceEnd
+    }
+
+    /// Overlapped cuts: gives `samples` to the current piece (and to the ending one while it has frames to go),
+    /// cutting on the grid once the current piece is long enough.
+    private func writeOverlapped(_ samples: UnsafeBufferPointer<Float>) throws {
+        let channels = format.channels
+        let frames = samples.count / channels
+        let frameSize = joiner.frameSize
+        var offset = 0
+        while offset < frames {
+            var take = frames - offset
+            if ending != nil {
+                take = min(take, endingLeft)
+            } else {
+                let earliest = max(current.start + minimumPieceFrames, joiner.overlap.before * frameSize)
+                let cut = (earliest + frameSize - 1) / frameSize * frameSize
+                if given == cut {
+                    try startOverlappedPiece(at: cut)
+                    continue
+                }
+                take = min(take, cut - given)
+            }
+            let chunk = Array(samples[(offset * channels)..<((offset + take) * channels)])
+            current.encode(chunk, queued: queuedChunks)
+            if let ending {
+                ending.encode(chunk, queued: queuedChunks)
+                endingLeft -= take
+                if endingLeft == 0 {
+                    ending.finish(end: current.start)
+                    self.ending = nil
+                }
+            }
+            history += chunk
+            let kept = joiner.overlap.before * frameSize * channels
+            if history.count > 2 * kept { history.removeFirst(history.count - kept) }
+            given += take
+            offset += take
+        }
+    }
+
+    /// Starts a piece at `cut`, its encoder warmed by the frames before it; the current piece goes on past the cut.
+    private func startOverlappedPiece(at cut: Int) throws {
+        let previous = current
+        cuts.append(cut)
+        try writeFinishedPieces(waiting: pieces.count >= jobs)
+        let warming = joiner.overlap.before * joiner.frameSize
+        let next = try EncoderPiece(index: previous.index + 1, start: cut, encoderStart: cut - warming,
+                                    codec: joiner.makeCodec(index: previous.index + 1, start: cut - warming), channels: format.channels)
+        pieces.append(next)
+        if warming > 0 { next.encode(Array(history.suffix(warming * format.channels)), queued: queuedChunks) }
+        endingLeft = joiner.overlap.after * joiner.frameSize
+        if endingLeft > 0 { ending = previous } else { previous.finish(end: cut) }
     }
 
     private func give(_ samples: UnsafeBufferPointer<Float>) throws {
@@ -142,7 +224,7 @@ final class ParallelEncoder<Joiner: PieceJoiner>: AudioEncoder {
             if mustWait { oldest.done.wait() } else if oldest.done.wait(timeout: .now()) == .timedOut { return }
             pieces.removeFirst()
             otherThreadsSeconds += oldest.cpuSeconds
-            try joiner.append(oldest.result(), index: oldest.index, start: oldest.start)
+            try joiner.append(oldest.result(), span: oldest.span)
             mustWait = finished
         }
     }
