@@ -42,7 +42,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Also run the job through the ffmpeg command line and pydub.")
     var compare = false
 
-    @Flag(help: "Produce the program: a jingle before and after the messages and a looped music bed ducked under speech (Chorus's music, intro and outro; the ffmpeg CLI's amix + sidechaincompress + loudnorm; pydub's overlay with gain_during_overlay). Chorus is also timed without the bed.")
+    @Flag(help: "Produce the program: a jingle before and after the messages and a looped music bed ducked under speech (Chorus's music, intro and outro; the ffmpeg CLI's amix + sidechaincompress + loudnorm; pydub's overlay with gain_during_overlay). Chorus is also timed without the bed. With --synthesis-latency: the first streamed audio with and without a bed.")
     var music = false
 
     @Option(help: "Keep the generated clips and outputs in this folder (default: a temporary folder, removed).")
@@ -175,7 +175,7 @@ struct BenchCommand: AsyncParsableCommand {
             report(synthetic: synthetic, chorus: chorus, audioSeconds: audioSeconds, peers: peers, fileFormat: fileFormat,
                    bitRate: options.bitRate)
             if let withoutBed {
-                print(String(format: "\n  with the bed %.2f s, without it %.2f s: the bed costs %.2f× (one encoder with a bed)",
+                print(String(format: "\n  with the bed %.2f s, without it %.2f s: the bed costs %.2f×",
                              chorus.wall, withoutBed, chorus.wall / withoutBed))
                 var outputs = [("chorus", "chorus.\(format)")]
                 if compare { outputs += [("ffmpeg CLI", "ffmpeg.\(format)"), ("pydub", "pydub.\(format)")] }
@@ -243,15 +243,38 @@ struct BenchCommand: AsyncParsableCommand {
         var last: RenderResult?
         for run in 1...runs {
             let directory = try TemporaryDirectory(prefix: "chorus-bench")
-            var configuration = Chorus.Configuration(
-                registry: VoiceRegistry(providers: [OpenAIProvider(baseURL: server.baseURL + "/v1", apiKey: "bench-key")]),
-                cacheDirectory: directory.file("cache"))
-            configuration.providerConcurrency = concurrency
-            let chorus = try Chorus(configuration: configuration)
+            let chorus = try synthesisEngine(server: server, cache: directory.file("cache"))
             Terminal.status("chorus render \(run)/\(runs) through a \(latency) s stub provider…")
             let started = Date()
             last = try await chorus.render(conversation, to: RenderOutputs(audio: directory.file("out.\(format)"))).result()
             walls.append(Date().timeIntervalSince(started))
+        }
+        // With --music: the render streamed as MP3 from a cold cache, with and without a bed, alternating: when the first
+        // audio leaves.
+        var firstAudio: [Bool: [Double]] = [:]
+        if music {
+            let directory = try TemporaryDirectory(prefix: "chorus-bench")
+            let produced = try Self.writeMusic(in: directory.url)
+            let bed = MusicBed(source: .file(directory.file(produced.bed)), label: produced.bed)
+            for run in 1...runs {
+                for withBed in [false, true] {
+                    var streamed = conversation
+                    streamed.music = withBed ? bed : nil
+                    let chorus = try synthesisEngine(server: server, cache: directory.file("cache-\(run)-\(withBed)"))
+                    Terminal.status("chorus render streamed \(run)/\(runs)\(withBed ? " with the bed" : "")…")
+                    var outputs = RenderOutputs(format: .mp3, keepAudioInMemory: false)
+                    let stream = AudioChunkStream()
+                    outputs.stream = stream
+                    let started = Date()
+                    let reader = Task { () throws -> Double? in
+                        var first: Double?
+                        for try await _ in stream where first == nil { first = Date().timeIntervalSince(started) }
+                        return first
+                    }
+                    _ = try await chorus.render(streamed, to: outputs).result()
+                    if let first = try await reader.value { firstAudio[withBed, default: []].append(first) }
+                }
+            }
         }
         Terminal.endStatus()
         let wall = walls.sorted()[walls.count / 2]
@@ -261,6 +284,19 @@ struct BenchCommand: AsyncParsableCommand {
         print(String(format: "  wall %.2f s (median of %d), floor %.2f s (%d rounds of requests); %.2f s beyond the floor",
                      wall, runs, floor, rounds, wall - floor))
         if let last { print("  output: \(formatDuration(last.timeline.duration)) of audio, \(last.timeline.segments.count) messages") }
+        if let plain = firstAudio[false], let bed = firstAudio[true], !plain.isEmpty, !bed.isEmpty {
+            print(String(format: "  streamed MP3, cold cache: first audio after %.3f s without a bed, %.3f s with one (median of %d)",
+                         plain.sorted()[plain.count / 2], bed.sorted()[bed.count / 2], runs))
+        }
+    }
+
+    /// An engine whose OpenAI provider is the stub `server`.
+    private func synthesisEngine(server: StubServer, cache: URL) throws -> Chorus {
+        var configuration = Chorus.Configuration(
+            registry: VoiceRegistry(providers: [OpenAIProvider(baseURL: server.baseURL + "/v1", apiKey: "bench-key")]),
+            cacheDirectory: cache)
+        configuration.providerConcurrency = concurrency
+        return try Chorus(configuration: configuration)
     }
 
     /// Synthesis speed of each offline voice on one core: seconds of speech per second of work.
@@ -294,7 +330,7 @@ struct BenchCommand: AsyncParsableCommand {
         let timeline = chorus.result.timeline
         let encoding = fileFormat.isLossy ? " \(bitRate / 1000) kbit/s" : ""
         print("chorus bench: \(messages) messages, \(synthetic.speakers.count) voices (\(synthetic.formatSummary))")
-        let encoders = fileFormat == .mp3 || fileFormat == .m4a ? (serialEncode || music ? ", one encoder" : ", pieces on \(jobs ?? RenderOptions.defaultJobs) jobs") : ""
+        let encoders = fileFormat == .mp3 || fileFormat == .m4a ? (serialEncode || (music && fileFormat == .m4a) ? ", one encoder" : ", pieces on \(jobs ?? RenderOptions.defaultJobs) jobs") : ""
         print("output: \(fileFormat.rawValue) \(timeline.sampleRate) Hz \(timeline.channels == 1 ? "mono" : "stereo")\(encoding)\(encoders)"
               + " + timeline, \(formatDuration(audioSeconds)) of audio; median of \(runs) run\(runs == 1 ? "" : "s") per tool")
         print("")
