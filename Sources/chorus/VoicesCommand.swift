@@ -17,7 +17,7 @@ struct VoicesCommand: AsyncParsableCommand {
               chorus voices --provider espeak
             """)
 
-    @Option(help: "Only this provider: piper, flite, espeak, elevenlabs or openai.")
+    @Option(help: "Only this provider: piper, flite, espeak, elevenlabs, openai, or one named in the CHORUS_PROVIDERS file.")
     var provider: String?
 
     @Flag(help: "Print JSON: [{\"id\", \"provider\", \"name\", \"details\"}].")
@@ -26,6 +26,7 @@ struct VoicesCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let registry = VoiceRegistry.standard()
+            if let error = registry.configurationError { throw error }
             let ids: [String]
             if let provider {
                 guard registry.providers[provider.lowercased()] != nil else {

@@ -64,12 +64,14 @@ public final class Chorus: Sendable {
     let pool: WorkerPool
 
     /// Opens the cache and starts the worker threads.
-    /// - Throws: `AudioError` about `concurrency` or the cache folder.
+    /// - Throws: `AudioError` about `concurrency` or the cache folder; `VoiceError.configuration` when the registry's
+    ///   `CHORUS_PROVIDERS` file could not be used.
     public init(configuration: Configuration = Configuration()) throws {
         guard Configuration.concurrencyRange.contains(configuration.providerConcurrency) else {
             throw AudioError.invalid("concurrency", configuration.providerConcurrency,
                                      "must be between \(Configuration.concurrencyRange.lowerBound) and \(Configuration.concurrencyRange.upperBound)")
         }
+        if let error = configuration.registry.configurationError { throw error }
         self.configuration = configuration
         pool = WorkerPool(threads: configuration.workerThreads)
         let cache = try SynthesisCache(directory: configuration.cacheDirectory, maxBytes: configuration.cacheMaxBytes, shared: configuration.sharedCache)

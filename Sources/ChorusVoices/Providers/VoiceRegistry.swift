@@ -8,16 +8,32 @@ public import Foundation
 /// ```
 public struct VoiceRegistry: Sendable {
     public private(set) var providers: [String: any VoiceProvider]
+    /// Why the `CHORUS_PROVIDERS` file could not be used, if it could not: `Chorus(configuration:)` throws it, so a
+    /// broken file stops the CLI and the service at once instead of leaving its providers out.
+    public private(set) var configurationError: VoiceError?
 
+    /// The providers by id (a later one replaces an earlier one of the same id).
     public init(providers: [any VoiceProvider]) {
         self.providers = Dictionary(providers.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
     }
 
-    /// Piper, Flite and espeak-ng (offline), ElevenLabs and OpenAI, configured from `environment`.
+    /// Piper, Flite and espeak-ng (offline), ElevenLabs and OpenAI, configured from `environment`, and the
+    /// OpenAI-compatible servers of the `CHORUS_PROVIDERS` file (`ProvidersFile`).
     public static func standard(environment: [String: String] = ProcessInfo.processInfo.environment) -> VoiceRegistry {
-        VoiceRegistry(providers: [PiperProvider(folder: PiperVoice.voicesFolder(environment: environment)), FliteProvider(), EspeakProvider(),
-                                  ElevenLabsProvider(environment: environment),
-                                  OpenAIProvider(environment: environment)])
+        var providers: [any VoiceProvider] = [PiperProvider(folder: PiperVoice.voicesFolder(environment: environment)), FliteProvider(),
+                                              EspeakProvider(), ElevenLabsProvider(environment: environment),
+                                              OpenAIProvider(environment: environment)]
+        var error: VoiceError?
+        do {
+            providers += try ProvidersFile.load(environment: environment)?.providers(environment: environment) ?? []
+        } catch let failure as VoiceError {
+            error = failure
+        } catch let other {
+            error = VoiceError(.configuration, provider: ProvidersFile.environmentKey, message: "\(other)")
+        }
+        var registry = VoiceRegistry(providers: providers)
+        registry.configurationError = error
+        return registry
     }
 
     /// Provider ids, sorted.

@@ -5,26 +5,48 @@ import Foundation
 /// bearer auth. It gives no timings, so its messages have no `words`.
 /// Base URL from `OPENAI_BASE_URL` (default `https://api.openai.com/v1`), key from `OPENAI_API_KEY`.
 ///
-/// Settings (`voice_settings.openai`): `model` (default `gpt-4o-mini-tts`), `speed` (0.25–4),
-/// `instructions` (not for `tts-1`/`tts-1-hd`).
+/// Settings (`voice_settings.openai`): `model` (default `gpt-4o-mini-tts`, or the `CHORUS_PROVIDERS` file's),
+/// `speed` (0.25–4), `instructions` (not for `tts-1`/`tts-1-hd`).
+///
+/// The same provider speaks to any OpenAI-compatible server (Kokoro-FastAPI, speaches, `chorus serve`) under a
+/// name of its own (`ProvidersFile`): `kokoro:af_heart` with its base URL, model, key (optional) and voices.
 public struct OpenAIProvider: VoiceProvider {
-    public let id = "openai"
+    public let id: String
     let baseURL: String
     let apiKey: String?
     let http: ProviderHTTP
+    /// The model when the settings name none.
+    let defaultModel: String
+    /// The environment variable the key comes from, for the error when it is not set; nil when no key is needed.
+    let keyVariable: String?
+    /// The voices the server offers, when configured: others are refused before a request.
+    let configuredVoices: [String]?
+    /// `pcm` (OpenAI's 24 kHz 16-bit mono), or an encoded format the response carries its own rate in (`wav`, …).
+    let responseFormat: String
 
-    static let defaultModel = "gpt-4o-mini-tts"
-    /// True when an API key is configured.
-    public var isConfigured: Bool { apiKey != nil }
+    static let builtInModel = "gpt-4o-mini-tts"
+    /// True when an API key is configured, or none is needed.
+    public var isConfigured: Bool { apiKey != nil || keyVariable == nil }
 
     /// OpenAI's own voice names.
     public static let builtInVoices = ["alloy", "ash", "ballad", "coral", "echo", "fable", "onyx", "nova", "sage", "shimmer",
                                 "verse", "marin", "cedar"]
 
     public init(baseURL: String = "https://api.openai.com/v1", apiKey: String?, timeoutSeconds: Int64 = 120) {
+        self.init(id: "openai", baseURL: baseURL, apiKey: apiKey, keyVariable: "OPENAI_API_KEY", timeoutSeconds: timeoutSeconds)
+    }
+
+    /// A provider named `id` speaking OpenAI's wire format (`ProvidersFile` makes them).
+    init(id: String, baseURL: String, apiKey: String?, keyVariable: String?, defaultModel: String = OpenAIProvider.builtInModel,
+         voices: [String]? = nil, responseFormat: String = "pcm", timeoutSeconds: Int64 = 120) {
+        self.id = id
         self.baseURL = baseURL
         self.apiKey = apiKey?.isEmpty == true ? nil : apiKey
-        var http = ProviderHTTP(provider: "openai", secrets: apiKey.map { [$0] } ?? [])
+        self.keyVariable = keyVariable
+        self.defaultModel = defaultModel
+        configuredVoices = voices
+        self.responseFormat = responseFormat
+        var http = ProviderHTTP(provider: id, secrets: apiKey.map { [$0] } ?? [])
         http.timeoutSeconds = timeoutSeconds
         self.http = http
     }
@@ -34,46 +56,56 @@ public struct OpenAIProvider: VoiceProvider {
         self.init(baseURL: environment["OPENAI_BASE_URL"] ?? "https://api.openai.com/v1", apiKey: environment["OPENAI_API_KEY"])
     }
 
-    static func model(_ settings: [String: JSONValue]) -> String { settings["model"]?.string ?? defaultModel }
+    func model(_ settings: [String: JSONValue]) -> String { settings["model"]?.string ?? defaultModel }
 
-    /// The key, or the error that says it is not set (speech and speech to text alike).
-    func requireKey() throws -> String {
-        guard let apiKey else { throw VoiceError(.configuration, provider: id, message: "OPENAI_API_KEY is not set") }
-        return apiKey
+    /// The key (nil when none is needed), or the error that says it is not set (speech and speech to text alike).
+    func requireKey() throws -> String? {
+        guard apiKey == nil, let keyVariable else { return apiKey }
+        throw VoiceError(.configuration, provider: id, message: "\(keyVariable) is not set")
     }
 
     /// 4,096 characters; `gpt-4o-mini-tts` also caps input at 2,000 tokens, so chunks stay under 1,500 characters.
     public func characterLimit(settings: [String: JSONValue]) -> Int {
-        Self.model(settings).hasPrefix("tts-1") ? 4_096 : 1_500
+        model(settings).hasPrefix("tts-1") ? 4_096 : 1_500
     }
 
-    public func outputFormats(settings: [String: JSONValue]) -> [String] { ["pcm"] }
+    public func outputFormats(settings: [String: JSONValue]) -> [String] { [responseFormat] }
 
     public func audioAffectingSettings(_ settings: [String: JSONValue]) -> [String: JSONValue] {
-        var result: [String: JSONValue] = ["model": .string(Self.model(settings))]
+        var result: [String: JSONValue] = ["model": .string(model(settings))]
         if let speed = settings["speed"] { result["speed"] = speed }
-        if let instructions = settings["instructions"], !Self.model(settings).hasPrefix("tts-1") { result["instructions"] = instructions }
+        if let instructions = settings["instructions"], !model(settings).hasPrefix("tts-1") { result["instructions"] = instructions }
         return result
     }
 
     public func voices() async throws -> [VoiceInfo] {
-        Self.builtInVoices.map { VoiceInfo(id: VoiceID(provider: id, voice: $0), name: $0.capitalized, details: "built-in voice") }
+        guard let configuredVoices else {
+            return Self.builtInVoices.map { VoiceInfo(id: VoiceID(provider: id, voice: $0), name: $0.capitalized, details: "built-in voice") }
+        }
+        return configuredVoices.map { VoiceInfo(id: VoiceID(provider: id, voice: $0), name: $0, details: "at \(baseURL)") }
     }
 
     public func synthesize(_ request: SynthesisRequest) async throws -> SynthesizedSpeech {
         let apiKey = try requireKey()
+        if let configuredVoices, !configuredVoices.contains(request.voice) {
+            throw VoiceError(.voiceNotFound, provider: id,
+                             message: "\(request.voice) is not one of the voices configured for \(id) (\(configuredVoices.joined(separator: ", ")))")
+        }
         var body = audioAffectingSettings(request.settings)
         body["input"] = .string(request.text)
         body["voice"] = .string(request.voice)
-        body["response_format"] = .string("pcm")
+        body["response_format"] = .string(request.outputFormat)
         let response = try await http.send(.POST, ProviderHTTP.join(baseURL, "/v1/audio/speech"),
-                                           headers: [("Authorization", "Bearer \(apiKey)")],
+                                           headers: apiKey.map { [("Authorization", "Bearer \($0)")] } ?? [],
                                            json: Data(JSONValue.object(body).canonicalText.utf8))
         guard response.status == 200 else { throw error(for: response) }
         if let type = response.nonAudioContentType {
             throw VoiceError(.invalidResponse, provider: id, message: "the answer is \(type), not audio: \(http.redact(String(response.text.prefix(120))))")
         }
         guard response.body.count >= 2 else { throw VoiceError(.invalidResponse, provider: id, message: "empty audio in the response") }
+        guard request.outputFormat == "pcm" else {
+            return SynthesizedSpeech(audio: .encoded(response.body, fileExtension: request.outputFormat), words: nil)
+        }
         let samples = PCM16.samples(littleEndian: response.body)
         return SynthesizedSpeech(audio: .pcm(AudioBuffer(format: AudioFormat(sampleRate: 24_000, channels: 1), samples: samples)),
                                  words: nil)
@@ -96,13 +128,15 @@ public struct OpenAIProvider: VoiceProvider {
         case 500...599: kind = .unavailable
         default: kind = .badRequest
         }
-        if kind == .configuration { message = "no such endpoint (check OPENAI_BASE_URL): \(message)" }
+        if kind == .configuration {
+            message = "no such endpoint (check \(id == "openai" && keyVariable == "OPENAI_API_KEY" ? "OPENAI_BASE_URL" : "\(id)'s base_url")): \(message)"
+        }
         return VoiceError(kind, provider: id, message: message, status: response.status, retryAfter: response.retryAfter)
     }
 }
 
 extension OpenAIProvider: CustomStringConvertible, CustomReflectable {
     /// The provider and its base URL; the API key is never part of a description.
-    public var description: String { "OpenAIProvider(baseURL: \(baseURL), key: \(apiKey == nil ? "not set" : "set"))" }
+    public var description: String { "OpenAIProvider(\(id), baseURL: \(baseURL), key: \(apiKey == nil ? "not set" : "set"))" }
     public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 }

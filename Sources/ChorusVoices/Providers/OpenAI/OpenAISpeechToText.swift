@@ -49,7 +49,7 @@ public struct OpenAISpeechToText: SpeechToTextProvider {
             form.add("response_format", "json")
         }
         let response = try await speech.http.send(.POST, ProviderHTTP.join(speech.baseURL, "/v1/audio/transcriptions"),
-                                                  headers: [("Authorization", "Bearer \(apiKey)")], body: form.finished(),
+                                                  headers: apiKey.map { [("Authorization", "Bearer \($0)")] } ?? [], body: form.finished(),
                                                   contentType: form.contentType)
         guard response.status == 200 else { throw speech.error(for: response) }
         guard let object = ProviderHTTP.jsonObject(response.body), let text = object["text"] as? String else {
