@@ -47,15 +47,31 @@ final class MessageSynthesizer: Sendable {
         gates = Dictionary(uniqueKeysWithValues: registry.ids.map { ($0, ConcurrencyGate(limit: concurrency)) })
     }
 
+    /// The text of the messages before and after one, when the same voice speaks them: providers that take context
+    /// (`VoiceProvider.supportsContext`, ElevenLabs' `previous_text`/`next_text`) carry the prosody across.
+    struct Neighbors: Sendable {
+        var previous: String?
+        var next: String?
+        /// Context is the nearest part of a neighbor: at most this many characters of it.
+        static let limit = 1_000
+
+        init(previous: String? = nil, next: String? = nil) {
+            self.previous = previous.map { String($0.suffix(Self.limit)) }
+            self.next = next.map { String($0.prefix(Self.limit)) }
+        }
+    }
+
     /// Message `index` spoken by `voice` (or by the conversation's fallback voice if `voice` fails for good).
-    /// - Parameter fresh: skip the cache (its entries failed to decode).
+    /// - Parameters:
+    ///   - neighbors: the same voice's messages either side (context for providers that take it; not for the fallback voice).
+    ///   - fresh: skip the cache (its entries failed to decode).
     /// - Throws: `SynthesisError` naming the message, voice and reason; `CancellationError`.
     func synthesize(index: Int, message: Conversation.Message, voice: VoiceID, in conversation: Conversation,
-                    fresh: Bool, progress: JobProgress) async throws -> SourcedMessage {
+                    neighbors: Neighbors = Neighbors(), fresh: Bool, progress: JobProgress) async throws -> SourcedMessage {
         let text = message.text ?? ""
         do {
             return try await speak(text, speaker: message.speaker, voice: voice, settings: conversation.settings(for: voice.provider),
-                                   fallback: false, fresh: fresh, progress: progress)
+                                   neighbors: neighbors, fallback: false, fresh: fresh, progress: progress)
         } catch let error as VoiceError {
             guard let fallbackVoice = conversation.fallbackVoice, fallbackVoice != voice else {
                 throw SynthesisError(index: index, speaker: message.speaker, voice: voice, underlying: error)
@@ -71,17 +87,18 @@ final class MessageSynthesizer: Sendable {
         }
     }
 
-    private func speak(_ text: String, speaker: String, voice: VoiceID, settings: [String: JSONValue], fallback: Bool,
-                       fresh: Bool, progress: JobProgress) async throws -> SourcedMessage {
+    private func speak(_ text: String, speaker: String, voice: VoiceID, settings: [String: JSONValue], neighbors: Neighbors = Neighbors(),
+                       fallback: Bool, fresh: Bool, progress: JobProgress) async throws -> SourcedMessage {
         let provider = try registry.provider(for: voice)
         let chunks = TextChunker.chunks(text, limit: provider.characterLimit(settings: settings))
         guard !chunks.isEmpty else { throw VoiceError(.badRequest, provider: voice.provider, message: "no text to speak") }
-        let context = chunks.count > 1 && provider.supportsContext(settings: settings)
+        // Context (previous/next text) between a long message's chunks, and from the same voice's messages either side.
+        let context = provider.supportsContext(settings: settings)
         var pieces: [Piece] = []
         for (position, chunk) in chunks.enumerated() {
             pieces.append(try await obtain(chunk, provider: provider, voice: voice.voice, settings: settings,
-                                           previous: context && position > 0 ? chunks[position - 1] : nil,
-                                           next: context && position + 1 < chunks.count ? chunks[position + 1] : nil,
+                                           previous: context ? (position > 0 ? chunks[position - 1] : neighbors.previous) : nil,
+                                           next: context ? (position + 1 < chunks.count ? chunks[position + 1] : neighbors.next) : nil,
                                            fresh: fresh, progress: progress))
         }
         var words: [WordTiming] = []

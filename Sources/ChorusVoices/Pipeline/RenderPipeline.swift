@@ -89,10 +89,14 @@ struct RenderPipeline: Sendable {
 
             func source(_ index: Int, fresh: Bool) {
                 let message = messages[index]
+                // The text of the messages either side spoken by the same voice, for providers that carry prosody across.
+                let neighbors = MessageSynthesizer.Neighbors(
+                    previous: index > 0 && voices[index - 1] == voices[index] ? messages[index - 1].text : nil,
+                    next: index + 1 < count && voices[index + 1] == voices[index] ? messages[index + 1].text : nil)
                 group.addTask {
                     if let voice = voices[index] {
                         let result = try await synthesizer.synthesize(index: index, message: message, voice: voice, in: conversation,
-                                                                      fresh: fresh, progress: progress)
+                                                                      neighbors: neighbors, fresh: fresh, progress: progress)
                         progress.update { $0.synthesized += 1 }
                         return .sourced(index, result)
                     }

@@ -27,14 +27,17 @@ struct ProviderTests {
         let synthesizer = try makeChorus(server: server, cache: directory.file("cache"))
         let result = try await render(chat, with: synthesizer, to: directory.file("out.wav"))
 
-        let request = try #require(server.requests.first)
+        let request = try #require(server.requests.first { $0.json?["text"] as? String == "On my way, see you at 4:30." })
         #expect(request.method == "POST")
         #expect(request.path == "/v1/text-to-speech/\(Self.elevenVoice)/with-timestamps")
         #expect(request.query["output_format"] == "pcm_24000")
         let body = try #require(request.json)
         #expect(body["model_id"] as? String == "eleven_multilingual_v2")
         #expect((body["voice_settings"] as? [String: Any])?["stability"] as? Double == 0.5)
-        #expect(body["previous_text"] == nil, "a single-chunk message sends no context")
+        // The same voice speaks both messages: each is sent with the other as context, so the prosody flows on.
+        #expect(body["previous_text"] == nil && body["next_text"] as? String == "Traffic is light.")
+        let second = try #require(server.requests.first { $0.json?["text"] as? String == "Traffic is light." }?.json)
+        #expect(second["previous_text"] as? String == "On my way, see you at 4:30." && second["next_text"] == nil)
 
         let segment = result.timeline.segments[0]
         #expect(segment.voice == "elevenlabs:\(Self.elevenVoice)")
@@ -43,6 +46,34 @@ struct ProviderTests {
         for word in words { #expect(word.start >= segment.start - 1e-6 && word.end <= segment.end + 1e-6) }
         // The stub speaks 10 ms per character, so the word "way" starts 6 characters after "On".
         #expect(abs((words[2].start - words[0].start) - 0.06) < 0.002)
+    }
+
+    @Test("context between messages only when the same voice speaks them in a row; eleven_v3 (no context) gets none")
+    func contextBetweenMessages() async throws {
+        let server = try StubServer { request in
+            if request.path.hasPrefix("/v1/audio/speech") {
+                return StubServer.Response(status: 200, body: StubAudio.pcm16(for: request.json?["input"] as? String ?? ""))
+            }
+            return StubAudio.elevenLabs(request)
+        }
+        let directory = try TemporaryDirectory()
+        let chat = try conversation(#"""
+            {"voices": {"Marcus": "elevenlabs:\#(Self.elevenVoice)", "Sarah": "openai:nova"},
+             "messages": [{"speaker": "Marcus", "text": "One."}, {"speaker": "Sarah", "text": "Two."}, {"speaker": "Marcus", "text": "Three."},
+                          {"speaker": "Marcus", "text": "Four."}]}
+            """#, in: directory)
+        _ = try await render(chat, with: makeChorus(server: server, cache: directory.file("cache")))
+        func body(_ text: String) -> [String: Any]? { server.requests.first { $0.json?["text"] as? String == text }?.json }
+        #expect(body("One.")?["previous_text"] == nil && body("One.")?["next_text"] == nil, "Sarah speaks between")
+        #expect(body("Three.")?["previous_text"] == nil && body("Three.")?["next_text"] as? String == "Four.")
+        #expect(body("Four.")?["previous_text"] as? String == "Three." && body("Four.")?["next_text"] == nil)
+        // eleven_v3 refuses context: none is sent.
+        let v3 = try conversation(#"""
+            {"voices": {"Marcus": "elevenlabs:\#(Self.elevenVoice)"}, "voice_settings": {"elevenlabs": {"model_id": "eleven_v3"}},
+             "messages": [{"speaker": "Marcus", "text": "Five."}, {"speaker": "Marcus", "text": "Six."}]}
+            """#, in: directory)
+        _ = try await render(v3, with: makeChorus(server: server, cache: directory.file("cache")))
+        #expect(body("Five.")?["next_text"] == nil && body("Six.")?["previous_text"] == nil)
     }
 
     @Test("ElevenLabs: when the plan refuses PCM (403), MP3 is used, and later messages start with it")
