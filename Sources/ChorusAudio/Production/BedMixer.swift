@@ -190,7 +190,7 @@ private final class BedSource {
         switch bed.source {
         case .file(let url): return try AudioFileReader(url: url, outputFormat: format)
         case .encoded(let data): return try AudioFileReader(data: data, name: bed.label, outputFormat: format)
-        case .files, .pcm: throw AudioError.invalid("music.audio", bed.label, "must be one clip")
+        case .parts, .pcm: throw AudioError.invalid("music.audio", bed.label, "must be one clip")
         }
     }
 

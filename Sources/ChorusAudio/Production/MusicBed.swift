@@ -76,6 +76,6 @@ public struct MusicBed: Sendable {
         for (name, value) in [("fade_in_ms", fadeInMilliseconds), ("fade_out_ms", fadeOutMilliseconds)] where !Self.fadeRange.contains(value) {
             throw AudioError.invalid("\(field).\(name)", value, "must be between \(Self.fadeRange.lowerBound) and \(Self.fadeRange.upperBound) milliseconds")
         }
-        if case .files = source { throw AudioError.invalid("\(field).audio", label, "must be one clip") }
+        if case .parts = source { throw AudioError.invalid("\(field).audio", label, "must be one clip") }
     }
 }

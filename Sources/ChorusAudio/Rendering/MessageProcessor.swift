@@ -45,9 +45,14 @@ package struct MessageProcessor: Sendable {
         switch message.source {
         case .file(let url):
             audio = try decode(AudioFileReader(url: url, outputFormat: format))
-        case .files(let urls):
+        case .parts(let parts):
             audio = AudioBuffer(format: format)
-            for url in urls { audio.samples += try decode(AudioFileReader(url: url, outputFormat: format)).samples }
+            for part in parts {
+                switch part {
+                case .file(let url): audio.samples += try decode(AudioFileReader(url: url, outputFormat: format)).samples
+                case .silence(let seconds): audio.samples += repeatElement(0, count: max(0, format.frames(seconds: seconds)) * format.channels)
+                }
+            }
         case .encoded(let data):
             audio = try decode(AudioFileReader(data: data, name: message.label, outputFormat: format))
         case .pcm(let buffer):

@@ -4,12 +4,21 @@ public import Foundation
 public enum ClipSource: Sendable {
     /// An audio file in any format FFmpeg decodes.
     case file(URL)
-    /// Several files played back to back with no gap (a long text synthesized in chunks).
-    case files([URL])
+    /// Files played back to back, with exact silences between them where asked (a long text synthesized in chunks,
+    /// a text with pauses).
+    case parts([ClipPart])
     /// Encoded audio in memory (a provider response).
     case encoded(Data)
     /// PCM already decoded.
     case pcm(AudioBuffer)
+}
+
+/// One part of a `ClipSource.parts` message.
+public enum ClipPart: Sendable, Equatable {
+    /// An audio file in any format FFmpeg decodes.
+    case file(URL)
+    /// Digital silence, this long to the nearest sample of the output rate.
+    case silence(seconds: Double)
 }
 
 /// One message ready to render.

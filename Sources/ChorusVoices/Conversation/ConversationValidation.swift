@@ -30,7 +30,8 @@ extension Conversation {
     /// - at least one message;
     /// - `gap_ms` in `RenderOptions.gapRange` (default `RenderOptions.defaultGapMilliseconds`);
     /// - each message: a speaker that is not blank; text that is only whitespace counts as none; a clip or text;
-    ///   a voice, if given, of the form `provider:voice`; a gap, if given, in `RenderOptions.messageGapRange`;
+    ///   a voice, if given, of the form `provider:voice`; a gap, if given, in `RenderOptions.messageGapRange`; the text's
+    ///   controls (`SpeechControls`, `[pause:800ms]`) well-formed, and only in text that is synthesized;
     /// - `voices`: each a voice id; `voice_settings`: each provider's value an object (providers lowercased);
     /// - the fallback voice, if given, a voice id.
     ///
@@ -65,6 +66,7 @@ extension Conversation {
                 throw AudioError(.invalidConversation, subject: field, reason: "needs \(audioFields) or \"text\" (words to synthesize)")
             }
             if let gap = draft.gapMilliseconds { try RenderOptions.validate(messageGapMilliseconds: gap, field: "\(field).gap_ms") }
+            try Self.checkControls(text, recorded: draft.audio != nil, field: "\(field).text")
             var message = Message(speaker: draft.speaker, audio: draft.audio, text: text,
                                   voice: try draft.voice.map { try VoiceID(validating: $0, field: "\(field).voice") },
                                   gapMilliseconds: draft.gapMilliseconds)
@@ -87,6 +89,7 @@ extension Conversation {
             guard draft.audio != nil || text != nil else {
                 throw AudioError(.invalidConversation, subject: field, reason: "needs \(audioFields) or \"speaker\" and \"text\" (a line to synthesize)")
             }
+            try Self.checkControls(text, recorded: draft.audio != nil, field: "\(field).text")
             if draft.audio == nil && speaker.isEmpty {
                 throw AudioError(.invalidConversation, subject: "\(field).speaker", reason: "a spoken \(field) needs the speaker who says it")
             }
@@ -98,5 +101,16 @@ extension Conversation {
         conversation.intro = try bookend(intro, "intro")
         conversation.outro = try bookend(outro, "outro")
         return conversation
+    }
+
+    /// A text's controls (`SpeechControls`): well-formed, and only where the text is synthesized (a recorded clip's
+    /// text is what was said).
+    static func checkControls(_ text: String?, recorded: Bool, field: String) throws {
+        guard let text, SpeechControls.contains(text) else { return }
+        if recorded {
+            throw AudioError(.invalidConversation, subject: field,
+                             reason: "controls such as [pause:800ms] are for text to synthesize; this message is a recorded clip")
+        }
+        _ = try SpeechControls.parts(of: text, field: field)
     }
 }

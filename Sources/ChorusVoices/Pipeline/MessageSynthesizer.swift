@@ -69,8 +69,9 @@ final class MessageSynthesizer: Sendable {
     func synthesize(index: Int, message: Conversation.Message, voice: VoiceID, in conversation: Conversation,
                     neighbors: Neighbors = Neighbors(), fresh: Bool, progress: JobProgress) async throws -> SourcedMessage {
         let text = message.text ?? ""
+        let field = index >= 0 ? "messages[\(index)].text" : "text"
         do {
-            return try await speak(text, speaker: message.speaker, voice: voice, settings: conversation.settings(for: voice.provider),
+            return try await speak(text, field: field, speaker: message.speaker, voice: voice, settings: conversation.settings(for: voice.provider),
                                    neighbors: neighbors, fallback: false, fresh: fresh, progress: progress)
         } catch let error as VoiceError {
             guard let fallbackVoice = conversation.fallbackVoice, fallbackVoice != voice else {
@@ -78,7 +79,7 @@ final class MessageSynthesizer: Sendable {
             }
             progress.update { $0.fallbacks += 1 }
             do {
-                return try await speak(text, speaker: message.speaker, voice: fallbackVoice,
+                return try await speak(text, field: field, speaker: message.speaker, voice: fallbackVoice,
                                        settings: conversation.settings(for: fallbackVoice.provider), fallback: true, fresh: fresh,
                                        progress: progress)
             } catch let second as VoiceError {
@@ -87,12 +88,18 @@ final class MessageSynthesizer: Sendable {
         }
     }
 
-    private func speak(_ text: String, speaker: String, voice: VoiceID, settings: [String: JSONValue], neighbors: Neighbors = Neighbors(),
+    private func speak(_ text: String, field: String, speaker: String, voice: VoiceID, settings: [String: JSONValue], neighbors: Neighbors = Neighbors(),
                        fallback: Bool, fresh: Bool, progress: JobProgress) async throws -> SourcedMessage {
         let provider = try registry.provider(for: voice)
-        let chunks = TextChunker.chunks(text, limit: provider.characterLimit(settings: settings))
+        // The text between its pauses, each split into chunks the provider accepts; a pause is exact silence between them.
+        let limit = provider.characterLimit(settings: settings)
+        let parts = try SpeechControls.parts(of: text, field: field).flatMap { part -> [SpeechControls.Part] in
+            guard case .text(let words) = part else { return [part] }
+            return TextChunker.chunks(words, limit: limit).map(SpeechControls.Part.text)
+        }
+        let chunks = parts.compactMap { part -> String? in if case .text(let chunk) = part { chunk } else { nil } }
         guard !chunks.isEmpty else { throw VoiceError(.badRequest, provider: voice.provider, message: "no text to speak") }
-        // Context (previous/next text) between a long message's chunks, and from the same voice's messages either side.
+        // Context (previous/next text) between the chunks, across pauses too, and from the same voice's messages either side.
         let context = provider.supportsContext(settings: settings)
         var pieces: [Piece] = []
         for (position, chunk) in chunks.enumerated() {
@@ -104,21 +111,33 @@ final class MessageSynthesizer: Sendable {
         var words: [WordTiming] = []
         var anyWords = false
         var offset = 0.0
-        for piece in pieces {
+        var clipParts: [ClipPart] = []
+        var next = 0
+        for part in parts {
+            guard case .text = part else {
+                if case .pause(let seconds) = part {
+                    clipParts.append(.silence(seconds: seconds))
+                    offset += seconds
+                }
+                continue
+            }
+            let piece = pieces[next]
+            next += 1
             if let chunkWords = piece.entry.words {
                 anyWords = true
                 words += chunkWords.map { WordTiming(word: $0.word, start: $0.start + offset, end: $0.end + offset) }
             }
+            clipParts.append(.file(piece.entry.audio))
             offset += piece.entry.duration
         }
         let source: ClipSource
-        if pieces.count == 1, let pcm = pieces[0].pcm {
+        if pieces.count == 1 && clipParts.count == 1, let pcm = pieces[0].pcm {
             source = .pcm(pcm)
         } else {
-            source = pieces.count == 1 ? .file(pieces[0].entry.audio) : .files(pieces.map(\.entry.audio))
+            source = clipParts.count == 1 ? .file(pieces[0].entry.audio) : .parts(clipParts)
         }
-        let rendered = RenderMessage(speaker: speaker, source: source, label: voice.description, text: text, voice: voice.description,
-                                     fallback: fallback, words: anyWords ? words : nil,
+        let rendered = RenderMessage(speaker: speaker, source: source, label: voice.description, text: SpeechControls.visible(text),
+                                     voice: voice.description, fallback: fallback, words: anyWords ? words : nil,
                                      expectedSourceFrames: pieces.map(\.entry.frames).reduce(0, +))
         return SourcedMessage(message: rendered, cacheKeys: pieces.filter(\.fromCache).map(\.key))
     }

@@ -37,11 +37,11 @@ struct RenderPipeline: Sendable {
             emit(.progress($0))
         }
         func title(_ bookend: Conversation.Message?, _ name: String) -> String? {
-            bookend.map { $0.text == nil || $0.speaker.isEmpty ? name : ChapterTitle.make(speaker: $0.speaker, text: $0.text) }
+            bookend.map { $0.text == nil || $0.speaker.isEmpty ? name : ChapterTitle.make(speaker: $0.speaker, text: $0.visibleText) }
         }
         let session = try RenderSession(options: options, gapMilliseconds: conversation.gapMilliseconds,
                                         messageGaps: messages.map(\.gapMilliseconds), outputs: outputs,
-                                        chapterTitles: messages.map { ChapterTitle.make(speaker: $0.speaker, text: $0.text) },
+                                        chapterTitles: messages.map { ChapterTitle.make(speaker: $0.speaker, text: $0.visibleText) },
                                         bookends: (title(conversation.intro, "Intro"), title(conversation.outro, "Outro")),
                                         music: conversation.music,
                                         growingTitles: listening ? messages.filter { $0.audio != nil && $0.text == nil }.count : 0)
@@ -91,8 +91,8 @@ struct RenderPipeline: Sendable {
                 let message = messages[index]
                 // The text of the messages either side spoken by the same voice, for providers that carry prosody across.
                 let neighbors = MessageSynthesizer.Neighbors(
-                    previous: index > 0 && voices[index - 1] == voices[index] ? messages[index - 1].text : nil,
-                    next: index + 1 < count && voices[index + 1] == voices[index] ? messages[index + 1].text : nil)
+                    previous: index > 0 && voices[index - 1] == voices[index] ? messages[index - 1].visibleText : nil,
+                    next: index + 1 < count && voices[index + 1] == voices[index] ? messages[index + 1].visibleText : nil)
                 group.addTask {
                     if let voice = voices[index] {
                         let result = try await synthesizer.synthesize(index: index, message: message, voice: voice, in: conversation,
@@ -218,9 +218,9 @@ struct RenderPipeline: Sendable {
     private static func recorded(_ message: Conversation.Message) -> RenderMessage {
         switch message.audio! {
         case .file(let url, let label):
-            return RenderMessage(speaker: message.speaker, source: .file(url), label: label, text: message.text)
+            return RenderMessage(speaker: message.speaker, source: .file(url), label: label, text: message.visibleText)
         case .data(let data, let label):
-            return RenderMessage(speaker: message.speaker, source: .encoded(data), label: label, text: message.text)
+            return RenderMessage(speaker: message.speaker, source: .encoded(data), label: label, text: message.visibleText)
         }
     }
 }

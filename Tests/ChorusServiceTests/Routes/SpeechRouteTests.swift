@@ -25,6 +25,27 @@ struct SpeechRouteTests {
         }
     }
 
+    @Test("a pause in the text: the words shown without it, the audio longer by it; a malformed one is refused naming the field")
+    func pauses() async throws {
+        let service = try TestService()
+        try await service.test { client in
+            var seconds: [Double] = []
+            for text in ["Dinner is ready. [pause:2s] Come down.", "Dinner is ready. Come down."] {
+                let response = try await client.call(.post, "/v1/speech", json: #"{"text": "\#(text)", "voice": "espeak:en-us", "format": "ogg"}"#)
+                #expect(response.status == .created || response.status == .ok, "\(response.text)")
+                let manifest = try response.decode(RenderManifest.self)
+                let segment = try #require(manifest.timeline?.segments.first)
+                #expect(segment.text == "Dinner is ready. Come down.")
+                #expect(segment.words?.map(\.word) == ["Dinner", "is", "ready", "Come", "down"])
+                seconds.append(segment.end - segment.start)
+            }
+            #expect(abs(seconds[0] - seconds[1] - 2) < 0.4, "\(seconds)")
+            let bad = try await client.call(.post, "/v1/speech", json: #"{"text": "Hi [pause:soon] there", "voice": "espeak:en-us"}"#)
+            let body = try bad.decode(ErrorBody.self)
+            #expect(bad.status.code >= 400 && bad.status.code < 500 && body.error.message.contains("[pause:soon]"), "\(bad.text)")
+        }
+    }
+
     @Test("the exact JSON OpenAI's SDKs send gets audio back; bare voice names work offline; pcm is raw 24 kHz 16-bit")
     func openAICompatible() async throws {
         let service = try TestService()
