@@ -57,6 +57,22 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             let conversation = try Conversation.parse(bytes, baseDirectory: URL(fileURLWithPath: "/nonexistent-fuzz-dir"), name: "fuzz.json")
             check(!conversation.messages.isEmpty, "a conversation without messages was accepted")
             check(conversation.messages.allSatisfy { !$0.speaker.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }, "an empty speaker was accepted")
+            // Pauses in accepted texts: they parse, and the text shown has the same words as the parts spoken, no control among them.
+            for message in conversation.messages where message.audio == nil {
+                guard let text = message.text else { continue }
+                do {
+                    let parts = try SpeechControls.parts(of: text, field: "text")
+                    let spoken = parts.compactMap { part -> String? in if case .text(let words) = part { words } else { nil } }
+                    let visible = SpeechControls.visible(text)
+                    check(visible.isEmpty || (try? SpeechControls.parts(of: visible, field: "text")) == [.text(visible)],
+                          "a control left in the visible text: \(visible)")
+                    check(spoken.joined(separator: " ").split(whereSeparator: \.isWhitespace) == visible.split(whereSeparator: \.isWhitespace),
+                          "the words spoken and the words shown differ: \(spoken) vs \(visible)")
+                    check(parts.allSatisfy { if case .pause(let seconds) = $0 { seconds > 0 && seconds <= 120 } else { true } }, "a pause out of range")
+                } catch {
+                    check(false, "an accepted text's controls do not parse: \(error)")
+                }
+            }
         } catch let error as AudioError {
             check(error.code == .invalidConversation || error.code == .fileNotFound || error.code == .unreadable, "conversation error \(error.code)")
         } catch {

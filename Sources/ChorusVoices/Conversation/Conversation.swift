@@ -102,6 +102,8 @@ public struct Conversation: Sendable {
     public var name: String
     /// The loudness its render is normalized to (`loudness_preset`), replacing the options' target and ceiling.
     public var loudnessPreset: LoudnessPreset?
+    /// Pronunciations for the synthesized text (`"lexicon"`): aliases spoken in place of written words (`Lexicon`).
+    public var lexicon: Lexicon?
     /// Whether recorded messages get words (`"transcribe"`, default true): one without text is transcribed, one with
     /// text has it aligned to the recording, when the `Chorus` instance has a speech recognizer
     /// (`Chorus.Configuration.transcriber`).
@@ -174,6 +176,7 @@ public struct Conversation: Sendable {
                 return try raw.bed(audio.clipSource, label: audio.label)
             }
             conversation.loudnessPreset = try raw.loudness_preset.map { try LoudnessPreset(validating: $0, field: "loudness_preset") }
+            conversation.lexicon = try raw.lexicon.map { try Lexicon(json: $0, field: "lexicon") }
             return conversation
         } catch let error as AudioError {
             throw error.about(name, code: .invalidConversation)
@@ -195,6 +198,7 @@ private struct RawConversation: Decodable {
     var outro: RawBookend?
     var music: RenderRequest.Music?
     var cleanup: RenderRequest.Cleanup?
+    var lexicon: [String: JSONValue]?
 }
 
 extension RenderRequest.Music {

@@ -72,7 +72,7 @@ final class MessageSynthesizer: Sendable {
         let field = index >= 0 ? "messages[\(index)].text" : "text"
         do {
             return try await speak(text, field: field, speaker: message.speaker, voice: voice, settings: conversation.settings(for: voice.provider),
-                                   neighbors: neighbors, fallback: false, fresh: fresh, progress: progress)
+                                   lexicon: conversation.lexicon, neighbors: neighbors, fallback: false, fresh: fresh, progress: progress)
         } catch let error as VoiceError {
             guard let fallbackVoice = conversation.fallbackVoice, fallbackVoice != voice else {
                 throw SynthesisError(index: index, speaker: message.speaker, voice: voice, underlying: error)
@@ -80,7 +80,8 @@ final class MessageSynthesizer: Sendable {
             progress.update { $0.fallbacks += 1 }
             do {
                 return try await speak(text, field: field, speaker: message.speaker, voice: fallbackVoice,
-                                       settings: conversation.settings(for: fallbackVoice.provider), fallback: true, fresh: fresh,
+                                       settings: conversation.settings(for: fallbackVoice.provider), lexicon: conversation.lexicon,
+                                       fallback: true, fresh: fresh,
                                        progress: progress)
             } catch let second as VoiceError {
                 throw SynthesisError(index: index, speaker: message.speaker, voice: fallbackVoice, underlying: second)
@@ -88,16 +89,25 @@ final class MessageSynthesizer: Sendable {
         }
     }
 
-    private func speak(_ text: String, field: String, speaker: String, voice: VoiceID, settings: [String: JSONValue], neighbors: Neighbors = Neighbors(),
-                       fallback: Bool, fresh: Bool, progress: JobProgress) async throws -> SourcedMessage {
+    private func speak(_ text: String, field: String, speaker: String, voice: VoiceID, settings: [String: JSONValue], lexicon: Lexicon?,
+                       neighbors: Neighbors = Neighbors(), fallback: Bool, fresh: Bool, progress: JobProgress) async throws -> SourcedMessage {
         let provider = try registry.provider(for: voice)
-        // The text between its pauses, each split into chunks the provider accepts; a pause is exact silence between them.
+        // The text between its pauses, as spoken (the lexicon's aliases in place of written words), each split into chunks
+        // the provider accepts; a pause is exact silence between them.
         let limit = provider.characterLimit(settings: settings)
-        let parts = try SpeechControls.parts(of: text, field: field).flatMap { part -> [SpeechControls.Part] in
-            guard case .text(let words) = part else { return [part] }
-            return TextChunker.chunks(words, limit: limit).map(SpeechControls.Part.text)
+        enum Segment {
+            case speech(SpokenForm, chunks: [String])
+            case pause(Double)
         }
-        let chunks = parts.compactMap { part -> String? in if case .text(let chunk) = part { chunk } else { nil } }
+        let segments = try SpeechControls.parts(of: text, field: field).map { part -> Segment in
+            switch part {
+            case .pause(let seconds): return .pause(seconds)
+            case .text(let written):
+                let form = lexicon?.spoken(written) ?? SpokenForm(spoken: written, replacements: [])
+                return .speech(form, chunks: TextChunker.chunks(form.spoken, limit: limit))
+            }
+        }
+        let chunks = segments.flatMap { segment -> [String] in if case .speech(_, let chunks) = segment { chunks } else { [] } }
         guard !chunks.isEmpty else { throw VoiceError(.badRequest, provider: voice.provider, message: "no text to speak") }
         // Context (previous/next text) between the chunks, across pauses too, and from the same voice's messages either side.
         let context = provider.supportsContext(settings: settings)
@@ -113,22 +123,27 @@ final class MessageSynthesizer: Sendable {
         var offset = 0.0
         var clipParts: [ClipPart] = []
         var next = 0
-        for part in parts {
-            guard case .text = part else {
-                if case .pause(let seconds) = part {
-                    clipParts.append(.silence(seconds: seconds))
-                    offset += seconds
+        for segment in segments {
+            switch segment {
+            case .pause(let seconds):
+                clipParts.append(.silence(seconds: seconds))
+                offset += seconds
+            case .speech(let form, let segmentChunks):
+                // The segment's words, timed from its start, shown as written, then placed in the message.
+                var spokenWords: [WordTiming] = []
+                var local = 0.0
+                for piece in pieces[next..<(next + segmentChunks.count)] {
+                    if let chunkWords = piece.entry.words {
+                        anyWords = true
+                        spokenWords += chunkWords.map { WordTiming(word: $0.word, start: $0.start + local, end: $0.end + local) }
+                    }
+                    clipParts.append(.file(piece.entry.audio))
+                    local += piece.entry.duration
                 }
-                continue
+                next += segmentChunks.count
+                words += form.writtenWords(spokenWords).map { WordTiming(word: $0.word, start: $0.start + offset, end: $0.end + offset) }
+                offset += local
             }
-            let piece = pieces[next]
-            next += 1
-            if let chunkWords = piece.entry.words {
-                anyWords = true
-                words += chunkWords.map { WordTiming(word: $0.word, start: $0.start + offset, end: $0.end + offset) }
-            }
-            clipParts.append(.file(piece.entry.audio))
-            offset += piece.entry.duration
         }
         let source: ClipSource
         if pieces.count == 1 && clipParts.count == 1, let pcm = pieces[0].pcm {

@@ -1,0 +1,75 @@
+import ChorusAudio
+import ChorusFixtures
+import ChorusTestSupport
+import Foundation
+import Testing
+@testable import ChorusVoices
+
+@Suite("Lexicons: aliases spoken for written words")
+struct LexiconTests {
+    @Test("whole words, case-insensitive unless the entry says; punctuation kept; the written words back from the spoken ones")
+    func spokenAndWritten() throws {
+        let lexicon = try Lexicon(json: ["Nguyen": .string("win"), "Siobhan": .object(["alias": .string("shiv awn")]),
+                                         "Reading": .object(["alias": .string("Redding"), "case_sensitive": .bool(true)])], field: "lexicon")
+        let form = lexicon.spoken("Ask NGUYEN, Siobhan and me about Reading (not reading) or Nguyens.")
+        #expect(form.spoken == "Ask win, shiv awn and me about Redding (not reading) or Nguyens.")
+        // Words timed on the spoken text, one per spoken word: shown as written, a two-word alias as one word.
+        let spokenWords = WordAligner.words(in: form.spoken)
+        let timed = spokenWords.indices.map { WordTiming(word: spokenWords[$0].word, start: Double($0), end: Double($0) + 0.5) }
+        let written = form.writtenWords(timed)
+        #expect(written.map(\.word) == ["Ask", "NGUYEN", "Siobhan", "and", "me", "about", "Reading", "not", "reading", "or", "Nguyens"])
+        #expect(written[2].start == 2 && written[2].end == 3.5, "Siobhan spans shiv awn")
+        #expect(written[3].start == 4)
+        // Timings that do not match the spoken words one for one are left as they are.
+        #expect(form.writtenWords(Array(timed.dropLast())) == Array(timed.dropLast()))
+    }
+
+    @Test("bad entries are refused naming the entry", arguments: [
+        (#"{"lexicon": {"two words": "x"}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "lexicon.two words", "one word"),
+        (#"{"lexicon": {"Nguyen": ""}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "lexicon.Nguyen", "words to say"),
+        (#"{"lexicon": {"Nguyen": 3}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "lexicon.Nguyen", "must be an alias"),
+        (#"{"lexicon": {"Siobhan": {"ipa": "ʃɪˈvɔːn"}}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "lexicon.Siobhan.ipa", "not supported yet"),
+        (#"{"lexicon": {"Nguyen": {"alias": "win", "case": true}}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "lexicon.Nguyen.case", "unknown field"),
+        (#"{"lexicon": {"Nguyen": "win [pause:1s] again"}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "lexicon.Nguyen", "words to say"),
+    ])
+    func badEntries(json: String, field: String, reason: String) throws {
+        let error = #expect(throws: AudioError.self) { try Conversation.parse(Data(json.utf8), baseDirectory: URL(fileURLWithPath: "/tmp"), name: "c.json") }
+        #expect(error?.description.contains(field) == true && error?.description.contains(reason) == true, "\(String(describing: error))")
+    }
+
+    @Test("the provider is sent the alias, the timeline shows the written word where the alias was said; an entry change asks again only for what it touches")
+    func throughProvider() async throws {
+        let server = try StubServer { request in StubAudio.elevenLabs(request) }
+        let directory = try TemporaryDirectory()
+        func chat(_ alias: String) throws -> Conversation {
+            try conversation(#"""
+                {"voices": {"A": "elevenlabs:voice1", "B": "elevenlabs:voice2"}, "lexicon": {"Nguyen": "\#(alias)"},
+                 "messages": [{"speaker": "A", "text": "Ask Mrs Nguyen."}, {"speaker": "B", "text": "Dinner is at seven."}]}
+                """#, in: directory)
+        }
+        let first = try await render(chat("win"), with: makeChorus(server: server, cache: directory.file("cache")))
+        #expect(Set(server.requests.compactMap { $0.json?["text"] as? String }) == ["Ask Mrs win.", "Dinner is at seven."])
+        let segment = first.result.timeline.segments[0]
+        #expect(segment.text == "Ask Mrs Nguyen.")
+        #expect(segment.words?.map(\.word) == ["Ask", "Mrs", "Nguyen"])
+        // Another alias: only the message with the word is asked for again.
+        let second = try await render(chat("gwen"), with: makeChorus(server: server, cache: directory.file("cache")))
+        #expect(server.requests.count == 3 && server.requests.last?.json?["text"] as? String == "Ask Mrs gwen.")
+        #expect(second.result.timeline.segments[0].words?.last?.word == "Nguyen")
+    }
+
+    @Test("an offline voice says the alias: the Whisper model hears it, the timeline shows the written word")
+    func heardByRecognizer() async throws {
+        let directory = try TemporaryDirectory()
+        let chat = try conversation(#"""
+            {"lexicon": {"Flurgday": "Tuesday"}, "messages": [{"speaker": "A", "text": "See you on Flurgday.", "voice": "flite:slt"}]}
+            """#, in: directory)
+        let rendered = try await render(chat, with: makeChorus(server: nil, cache: directory.file("cache")))
+        #expect(rendered.result.timeline.segments[0].words?.map(\.word) == ["See", "you", "on", "Flurgday"])
+        let audio = try AudioFileReader(data: try #require(rendered.result.audio), name: "out.wav",
+                                        outputFormat: AudioFormat(sampleRate: 16_000, channels: 1)).readAll()
+        let recognizer = try await WhisperTests.recognizer()
+        let heard = try await recognizer.transcribe(audio.samples)
+        #expect(heard.text.lowercased().contains("tuesday"), "\(heard.text)")
+    }
+}
