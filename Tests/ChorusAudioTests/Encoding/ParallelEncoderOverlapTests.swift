@@ -80,7 +80,7 @@ struct ParallelEncoderOverlapTests {
     /// Only the length: FFmpeg's AAC rate control leaves fresh pieces noisier than one encoder (`AACJoiner.overlap`),
     /// which is why renders with a bed keep one AAC encoder.
     @Test("AAC in overlapped pieces: exact length (renders keep one AAC encoder under a bed: its rate control)",
-          arguments: [8_000, 11_025, 16_000, 22_050, 24_000, 32_000, 44_100, 48_000, 96_000], [1, 2])
+          arguments: [8_000, 44_100, 96_000], [1, 2])
     func aac(rate: Int, channels: Int) throws {
         try Self.check("m4a", AudioFormat(sampleRate: rate, channels: channels), frameSize: 1024)
     }
