@@ -104,6 +104,17 @@ public struct Conversation: Sendable {
     public var loudnessPreset: LoudnessPreset?
     /// Pronunciations for the synthesized text (`"lexicon"`): aliases spoken in place of written words (`Lexicon`).
     public var lexicon: Lexicon?
+    /// Whether text is read as people read it before synthesis (`TextNormalizer`), by provider (`"normalize_text"`: true or
+    /// false for all, or per provider); a provider not named here: on for the offline voices (`offlineProviders`), off
+    /// for services that normalize text themselves.
+    public var textNormalization: [String: Bool] = [:]
+    /// Providers whose text is normalized unless the conversation says otherwise.
+    public static let offlineProviders: Set<String> = ["piper", "flite", "espeak"]
+
+    /// Whether `provider`'s text is normalized.
+    public func normalizesText(for provider: String) -> Bool {
+        textNormalization[provider] ?? textNormalization["*"] ?? Self.offlineProviders.contains(provider)
+    }
     /// Whether recorded messages get words (`"transcribe"`, default true): one without text is transcribed, one with
     /// text has it aligned to the recording, when the `Chorus` instance has a speech recognizer
     /// (`Chorus.Configuration.transcriber`).
@@ -177,6 +188,19 @@ public struct Conversation: Sendable {
             }
             conversation.loudnessPreset = try raw.loudness_preset.map { try LoudnessPreset(validating: $0, field: "loudness_preset") }
             conversation.lexicon = try raw.lexicon.map { try Lexicon(json: $0, field: "lexicon") }
+            switch raw.normalize_text {
+            case nil: break
+            case .bool(let all)?: conversation.textNormalization = ["*": all]
+            case .object(let providers)?:
+                for (provider, value) in providers {
+                    guard case .bool(let on) = value else {
+                        throw AudioError(.invalidConversation, subject: "normalize_text.\(provider)", reason: "must be true or false")
+                    }
+                    conversation.textNormalization[provider.lowercased()] = on
+                }
+            default:
+                throw AudioError(.invalidConversation, subject: "normalize_text", reason: "must be true, false, or {provider: true|false}")
+            }
             return conversation
         } catch let error as AudioError {
             throw error.about(name, code: .invalidConversation)
@@ -199,6 +223,7 @@ private struct RawConversation: Decodable {
     var music: RenderRequest.Music?
     var cleanup: RenderRequest.Cleanup?
     var lexicon: [String: JSONValue]?
+    var normalize_text: JSONValue?
 }
 
 extension RenderRequest.Music {

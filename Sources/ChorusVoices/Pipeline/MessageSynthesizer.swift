@@ -72,7 +72,8 @@ final class MessageSynthesizer: Sendable {
         let field = index >= 0 ? "messages[\(index)].text" : "text"
         do {
             return try await speak(text, field: field, speaker: message.speaker, voice: voice, settings: conversation.settings(for: voice.provider),
-                                   lexicon: conversation.lexicon, neighbors: neighbors, fallback: false, fresh: fresh, progress: progress)
+                                   lexicon: conversation.lexicon, normalizing: conversation.normalizesText(for: voice.provider),
+                                   neighbors: neighbors, fallback: false, fresh: fresh, progress: progress)
         } catch let error as VoiceError {
             guard let fallbackVoice = conversation.fallbackVoice, fallbackVoice != voice else {
                 throw SynthesisError(index: index, speaker: message.speaker, voice: voice, underlying: error)
@@ -81,7 +82,7 @@ final class MessageSynthesizer: Sendable {
             do {
                 return try await speak(text, field: field, speaker: message.speaker, voice: fallbackVoice,
                                        settings: conversation.settings(for: fallbackVoice.provider), lexicon: conversation.lexicon,
-                                       fallback: true, fresh: fresh,
+                                       normalizing: conversation.normalizesText(for: fallbackVoice.provider), fallback: true, fresh: fresh,
                                        progress: progress)
             } catch let second as VoiceError {
                 throw SynthesisError(index: index, speaker: message.speaker, voice: fallbackVoice, underlying: second)
@@ -90,7 +91,7 @@ final class MessageSynthesizer: Sendable {
     }
 
     private func speak(_ text: String, field: String, speaker: String, voice: VoiceID, settings: [String: JSONValue], lexicon: Lexicon?,
-                       neighbors: Neighbors = Neighbors(), fallback: Bool, fresh: Bool, progress: JobProgress) async throws -> SourcedMessage {
+                       normalizing: Bool, neighbors: Neighbors = Neighbors(), fallback: Bool, fresh: Bool, progress: JobProgress) async throws -> SourcedMessage {
         let provider = try registry.provider(for: voice)
         // The text between its pauses, as spoken (the lexicon's aliases in place of written words), each split into chunks
         // the provider accepts; a pause is exact silence between them.
@@ -103,7 +104,7 @@ final class MessageSynthesizer: Sendable {
             switch part {
             case .pause(let seconds): return .pause(seconds)
             case .text(let written):
-                let form = lexicon?.spoken(written) ?? SpokenForm(spoken: written, replacements: [])
+                let form = TextNormalizer.spokenForm(of: written, lexicon: lexicon, normalize: normalizing)
                 return .speech(form, chunks: TextChunker.chunks(form.spoken, limit: limit))
             }
         }

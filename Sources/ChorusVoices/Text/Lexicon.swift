@@ -95,23 +95,7 @@ public struct Lexicon: Sendable, Equatable {
 
     /// `text` with every word that has an entry replaced by its alias (the word's surrounding punctuation kept).
     public func spoken(_ text: String) -> SpokenForm {
-        let scalars = Array(text.unicodeScalars)
-        var spoken = String.UnicodeScalarView()
-        var replacements: [SpokenForm.Replacement] = []
-        var position = 0
-        var length = 0
-        for word in WordAligner.words(in: text) {
-            guard let entry = entry(for: word.word) else { continue }
-            spoken.append(contentsOf: scalars[position..<word.range.lowerBound])
-            length += word.range.lowerBound - position
-            let alias = entry.alias.unicodeScalars
-            replacements.append(SpokenForm.Replacement(written: word.word, range: length..<(length + alias.count)))
-            spoken.append(contentsOf: alias)
-            length += alias.count
-            position = word.range.upperBound
-        }
-        spoken.append(contentsOf: scalars[position...])
-        return SpokenForm(spoken: String(spoken), replacements: replacements)
+        TextNormalizer.spokenForm(of: text, lexicon: self, normalize: false)
     }
 }
 

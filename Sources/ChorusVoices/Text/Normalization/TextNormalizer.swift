@@ -1,0 +1,247 @@
+import Foundation
+
+/// Text as people read it aloud, before synthesis (English): scripture references ("John 3:16" → "John chapter three,
+/// verse sixteen"; "1 Cor 13:4–7" → "First Corinthians chapter thirteen, verses four to seven"), times ("7:15 pm"),
+/// money ("$12.50"), percentages, ordinals ("22nd"), decimals, years, numbers, dates ("3/14"), phone numbers, common
+/// abbreviations ("Dr.", "St.", "Mon"), emoji dropped.
+///
+/// Each written word is replaced on its own (`SpokenForm.Replacement`), so the timeline keeps the written tokens:
+/// "3:16" is one word whose time spans "chapter three, verse sixteen". Rules are per language behind `Rules`; English
+/// is the one there is.
+public enum TextNormalizer {
+    /// `text` as spoken: the lexicon's aliases first (a user's entry wins), then, with `normalize`, the rules.
+    public static func spokenForm(of text: String, lexicon: Lexicon?, normalize: Bool) -> SpokenForm {
+        let scalars = Array(text.unicodeScalars)
+        let words = WordAligner.words(in: text)
+        var planned: [(word: Int, range: Range<Int>, spoken: String)] = []
+        var taken = Set<Int>()
+        for (index, word) in words.enumerated() {
+            if let entry = lexicon?.entry(for: word.word) {
+                planned.append((index, word.range, entry.alias))
+                taken.insert(index)
+            }
+        }
+        if normalize {
+            for replacement in EnglishRules(scalars: scalars, words: words).replacements() where !taken.contains(replacement.word) {
+                planned.append(replacement)
+            }
+        }
+        planned.sort { $0.range.lowerBound < $1.range.lowerBound }
+        var spoken = String.UnicodeScalarView()
+        var replacements: [SpokenForm.Replacement] = []
+        var position = 0
+        var length = 0
+        func copy(upTo end: Int) {
+            for scalar in scalars[position..<end] where !(normalize && isEmoji(scalar)) {
+                spoken.append(scalar)
+                length += 1
+            }
+        }
+        for plan in planned where plan.range.lowerBound >= position {
+            copy(upTo: plan.range.lowerBound)
+            let said = plan.spoken.unicodeScalars
+            replacements.append(SpokenForm.Replacement(written: words[plan.word].word, range: length..<(length + said.count)))
+            spoken.append(contentsOf: said)
+            length += said.count
+            position = plan.range.upperBound
+        }
+        copy(upTo: scalars.count)
+        return SpokenForm(spoken: String(spoken), replacements: replacements)
+    }
+
+    /// Emoji and what joins them (dropped from what is spoken; they are never words on screen).
+    static func isEmoji(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.properties.isEmojiPresentation || scalar.value == 0xFE0F || scalar.value == 0x200D
+            || (0x1F3FB...0x1F3FF).contains(scalar.value) || (scalar.properties.isEmoji && scalar.value > 0x2000 && scalar.value != 0x20E3
+                && !(0x2190...0x21FF).contains(scalar.value))
+    }
+}
+
+/// English's rules, over the words of one text.
+struct EnglishRules {
+    let scalars: [Unicode.Scalar]
+    let words: [WordAligner.TextWord]
+
+    typealias Planned = (word: Int, range: Range<Int>, spoken: String)
+
+    static let books: [String: String] = {
+        var books: [String: String] = [:]
+        let table: [(String, [String])] = [
+            ("Genesis", ["gen", "gn"]), ("Exodus", ["ex", "exod"]), ("Leviticus", ["lev", "lv"]), ("Numbers", ["num", "nm"]),
+            ("Deuteronomy", ["deut", "dt"]), ("Joshua", ["josh"]), ("Judges", ["judg", "jdg"]), ("Ruth", ["ru"]), ("Samuel", ["sam", "sm"]),
+            ("Kings", ["kgs", "kings"]), ("Chronicles", ["chr", "chron"]), ("Ezra", ["ezr"]), ("Nehemiah", ["neh"]), ("Esther", ["esth", "est"]),
+            ("Job", ["jb"]), ("Psalm", ["ps", "psa", "pss", "psalm", "psalms"]), ("Proverbs", ["prov", "prv", "pr"]),
+            ("Ecclesiastes", ["eccl", "eccles", "ecc"]), ("Song of Songs", ["song"]), ("Isaiah", ["isa", "is"]), ("Jeremiah", ["jer"]),
+            ("Lamentations", ["lam"]), ("Ezekiel", ["ezek", "ezk"]), ("Daniel", ["dan", "dn"]), ("Hosea", ["hos"]), ("Joel", ["jl"]),
+            ("Amos", ["am"]), ("Obadiah", ["obad", "ob"]), ("Jonah", ["jon"]), ("Micah", ["mic"]), ("Nahum", ["nah"]), ("Habakkuk", ["hab"]),
+            ("Zephaniah", ["zeph"]), ("Haggai", ["hag"]), ("Zechariah", ["zech"]), ("Malachi", ["mal"]), ("Matthew", ["matt", "mt"]),
+            ("Mark", ["mk", "mrk"]), ("Luke", ["lk"]), ("John", ["jn", "jhn"]), ("Acts", ["ac"]), ("Romans", ["rom"]),
+            ("Corinthians", ["cor"]), ("Galatians", ["gal"]), ("Ephesians", ["eph"]), ("Philippians", ["phil", "php"]),
+            ("Colossians", ["col"]), ("Thessalonians", ["thess", "thes"]), ("Timothy", ["tim"]), ("Titus", ["tit"]),
+            ("Philemon", ["philem", "phlm"]), ("Hebrews", ["heb"]), ("James", ["jas"]), ("Peter", ["pet", "pt"]), ("Jude", ["jud"]),
+            ("Revelation", ["rev", "revelations"]),
+        ]
+        for (name, abbreviations) in table {
+            books[name.lowercased()] = name
+            for abbreviation in abbreviations { books[abbreviation] = name }
+        }
+        return books
+    }()
+
+    static let abbreviations: [String: String] = [
+        "mr": "Mister", "mrs": "Missus", "ms": "Miz", "jr": "Junior", "sr": "Senior", "ave": "Avenue", "rd": "Road", "mt": "Mount",
+        "vs": "versus", "etc": "et cetera", "approx": "approximately", "dept": "department", "apt": "apartment", "no": "number",
+    ]
+    static let weekdays: [String: String] = ["Mon": "Monday", "Tue": "Tuesday", "Tues": "Tuesday", "Wed": "Wednesday", "Thu": "Thursday",
+                                             "Thur": "Thursday", "Thurs": "Thursday", "Fri": "Friday", "Sat": "Saturday", "Sun": "Sunday"]
+    static let months = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
+    static let monthAbbreviations: [String: Int] = ["jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9,
+                                                    "oct": 10, "nov": 11, "dec": 12]
+
+    func scalar(_ offset: Int) -> Unicode.Scalar? { offset >= 0 && offset < scalars.count ? scalars[offset] : nil }
+
+    /// Whether the word is followed directly by a period (an abbreviation's).
+    func dotted(_ index: Int) -> Bool { scalar(words[index].range.upperBound) == "." }
+
+    func match(_ word: String, _ pattern: String) -> [String]? {
+        guard let expression = try? NSRegularExpression(pattern: pattern),
+              let found = expression.firstMatch(in: word, range: NSRange(word.startIndex..<word.endIndex, in: word)) else { return nil }
+        return (0..<found.numberOfRanges).map { group in
+            Range(found.range(at: group), in: word).map { String(word[$0]) } ?? ""
+        }
+    }
+
+    func replacements() -> [Planned] {
+        // References first: their book's number and name are words the other rules would read on their own.
+        var planned: [Planned] = []
+        var done = Set<Int>()
+        for index in words.indices {
+            guard let reference = scripture(at: index) else { continue }
+            done.insert(index - 1)
+            for item in reference { planned.append(item); done.insert(item.word) }
+        }
+        for index in words.indices where !done.contains(index) {
+            if let item = single(at: index) { planned.append(item) }
+        }
+        return planned
+    }
+
+    /// A reference whose chapter:verse is word `index`, with its book (and the book's number) before it.
+    func scripture(at index: Int) -> [Planned]? {
+        guard index > 0, let parts = match(words[index].word, #"^(\d{1,3}):(\d{1,3})(?:[-–—](\d{1,3}))?$"#),
+              let chapter = Int(parts[1]), let verse = Int(parts[2]) else { return nil }
+        let bookWord = words[index - 1]
+        guard let book = Self.books[bookWord.word.lowercased()] else { return nil }
+        var planned: [Planned] = []
+        var name = book
+        if index >= 2, let number = Int(words[index - 2].word), (1...3).contains(number),
+           ["Samuel", "Kings", "Chronicles", "Corinthians", "Thessalonians", "Timothy", "Peter", "John"].contains(book) {
+            planned.append((index - 2, words[index - 2].range, ["First", "Second", "Third"][number - 1]))
+        }
+        if book == "Psalm" { name = "Psalm" }
+        if bookWord.word != name {
+            // The abbreviation and its period.
+            let end = dotted(index - 1) ? bookWord.range.upperBound + 1 : bookWord.range.upperBound
+            planned.append((index - 1, bookWord.range.lowerBound..<end, name))
+        }
+        let head = book == "Psalm" ? SpokenNumbers.cardinal(chapter) : "chapter " + SpokenNumbers.cardinal(chapter)
+        var said = head + ", verse " + SpokenNumbers.cardinal(verse)
+        if parts.count > 3, let last = Int(parts[3]) {
+            said = head + ", verses " + SpokenNumbers.cardinal(verse) + " to " + SpokenNumbers.cardinal(last)
+        }
+        planned.append((index, words[index].range, said))
+        return planned
+    }
+
+    /// One word on its own.
+    func single(at index: Int) -> Planned? {
+        let word = words[index].word
+        let range = words[index].range
+        let before = scalar(range.lowerBound - 1)
+        let after = scalar(range.upperBound)
+        // Money: "$12.50", "£3", "€1,200".
+        if let symbol = before, ["$", "£", "€"].contains(symbol),
+           let parts = match(word, #"^(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{2}))?$"#), let whole = Int(parts[1].replacingOccurrences(of: ",", with: "")) {
+            let (one, many, cent, cents) = symbol == "£" ? ("pound", "pounds", "penny", "pence")
+                : symbol == "€" ? ("euro", "euros", "cent", "cents") : ("dollar", "dollars", "cent", "cents")
+            let fraction = parts.count > 2 ? Int(parts[2]) ?? 0 : 0
+            var said = whole > 0 || fraction == 0 ? SpokenNumbers.cardinal(whole) + " " + (whole == 1 ? one : many) : ""
+            if fraction > 0 { said += (said.isEmpty ? "" : " and ") + SpokenNumbers.cardinal(fraction) + " " + (fraction == 1 ? cent : cents) }
+            return (index, (range.lowerBound - 1)..<range.upperBound, said)
+        }
+        // Percent: "50%", "2.5%".
+        if after == "%", let parts = match(word, #"^(\d+)(?:\.(\d+))?$"#), let whole = Int(parts[1]) {
+            let decimals = parts.count > 2 && !parts[2].isEmpty ? " point " + SpokenNumbers.digits(Substring(parts[2])) : ""
+            return (index, range.lowerBound..<(range.upperBound + 1), SpokenNumbers.cardinal(whole) + decimals + " percent")
+        }
+        // Times: "4:30", "7:15pm", "7:00"; "am"/"pm" after a time.
+        if let parts = match(word, #"^(\d{1,2}):(\d{2})(?i:\s*([ap])\.?m\.?)?$"#), let hour = Int(parts[1]), let minute = Int(parts[2]),
+           hour <= 23, minute <= 59 {
+            var said = SpokenNumbers.cardinal(hour) + " " + (minute == 0 ? "o'clock" : minute < 10 ? "oh " + SpokenNumbers.cardinal(minute) : SpokenNumbers.cardinal(minute))
+            if parts.count > 3, !parts[3].isEmpty { said = SpokenNumbers.cardinal(hour) + (minute == 0 ? "" : " " + (minute < 10 ? "oh " : "") + SpokenNumbers.cardinal(minute)) + " " + parts[3].lowercased() + " m" }
+            return (index, range, said)
+        }
+        if index > 0, match(words[index - 1].word, #"^\d{1,2}(:\d{2})?$"#) != nil, let parts = match(word, #"^(?i)([ap])\.?m$"#) {
+            let end = dotted(index) ? range.upperBound + 1 : range.upperBound
+            return (index, range.lowerBound..<end, parts[1].lowercased() + " m")
+        }
+        // Phone numbers: "555-123-4567", "123-4567", "(555)".
+        if match(word, #"^\d{3}[-.]\d{3}[-.]\d{4}$|^\d{3}[-.]\d{4}$"#) != nil {
+            let groups = word.split(whereSeparator: { $0 == "-" || $0 == "." })
+            return (index, range, groups.map(SpokenNumbers.digits).joined(separator: ", "))
+        }
+        if before == "(", after == ")", match(word, #"^\d{3}$"#) != nil {
+            return (index, range, SpokenNumbers.digits(Substring(word)))
+        }
+        // Dates: "3/14", "3/14/2026" (month first).
+        if let parts = match(word, #"^(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?$"#), let month = Int(parts[1]), let day = Int(parts[2]),
+           (1...12).contains(month), (1...31).contains(day) {
+            var said = Self.months[month - 1] + " " + SpokenNumbers.ordinal(day)
+            if parts.count > 3, !parts[3].isEmpty, let year = Int(parts[3]) {
+                said += ", " + SpokenNumbers.year(parts[3].count == 2 ? 2000 + year : year)
+            }
+            return (index, range, said)
+        }
+        // A month's abbreviation before a day: "Jan 5".
+        if let month = Self.monthAbbreviations[word.lowercased()], word.first?.isUppercase == true, index + 1 < words.count,
+           Int(words[index + 1].word) != nil {
+            let end = dotted(index) ? range.upperBound + 1 : range.upperBound
+            return (index, range.lowerBound..<end, Self.months[month - 1])
+        }
+        if index > 0, let month = Self.monthAbbreviations[words[index - 1].word.lowercased()], words[index - 1].word.first?.isUppercase == true,
+           let day = Int(word), (1...31).contains(day) {
+            _ = month
+            return (index, range, SpokenNumbers.ordinal(day))
+        }
+        // Ordinals: "1st", "22nd".
+        if let parts = match(word, #"^(\d{1,9})(?:st|nd|rd|th)$"#), let number = Int(parts[1]) {
+            return (index, range, SpokenNumbers.ordinal(number))
+        }
+        // Decimals, numbers with thousands separators, years, plain numbers.
+        if let parts = match(word, #"^(\d+)\.(\d+)$"#), let whole = Int(parts[1]) {
+            return (index, range, SpokenNumbers.cardinal(whole) + " point " + SpokenNumbers.digits(Substring(parts[2])))
+        }
+        if match(word, #"^\d{1,3}(,\d{3})+$"#) != nil, let number = Int(word.replacingOccurrences(of: ",", with: "")) {
+            return (index, range, SpokenNumbers.cardinal(number))
+        }
+        if match(word, #"^\d{1,15}$"#) != nil, let number = Int(word) {
+            return (index, range, word.count == 4 ? SpokenNumbers.year(number) : SpokenNumbers.cardinal(number))
+        }
+        // Abbreviations: "Dr." and "St." by what follows (a name: Doctor, Saint; else Drive, Street), titles, weekdays.
+        let next = index + 1 < words.count ? words[index + 1].word : ""
+        let capitalizedNext = next.first?.isUppercase == true
+        if dotted(index) || word == word.capitalized {
+            let lower = word.lowercased()
+            if lower == "dr" && dotted(index) { return (index, range.lowerBound..<(range.upperBound + 1), capitalizedNext ? "Doctor" : "Drive") }
+            if lower == "st" && dotted(index) { return (index, range.lowerBound..<(range.upperBound + 1), capitalizedNext ? "Saint" : "Street") }
+            if dotted(index), let full = Self.abbreviations[lower], lower != "no" || Int(next) != nil {
+                return (index, range.lowerBound..<(range.upperBound + 1), full)
+            }
+            if let full = Self.weekdays[word], dotted(index) || next.first?.isNumber == true || (index > 0 && words[index - 1].word.lowercased() == "on") {
+                let end = dotted(index) ? range.upperBound + 1 : range.upperBound
+                return (index, range.lowerBound..<end, full)
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,83 @@
+import ChorusAudio
+import ChorusFixtures
+import ChorusTestSupport
+import Foundation
+import Testing
+@testable import ChorusVoices
+
+@Suite("Text read as people read it: references, times, money, numbers, dates, phones, abbreviations")
+struct TextNormalizerTests {
+    static func spoken(_ text: String) -> String { TextNormalizer.spokenForm(of: text, lexicon: nil, normalize: true).spoken }
+
+    @Test("each kind of token, spoken", arguments: [
+        ("John 3:16", "John chapter three, verse sixteen"),
+        ("Ps 23:1-3.", "Psalm twenty-three, verses one to three."),
+        ("1 Cor. 13:4–7", "First Corinthians chapter thirteen, verses four to seven"),
+        ("Rev 22:21", "Revelation chapter twenty-two, verse twenty-one"),
+        ("at 4:30", "at four thirty"), ("at 7:15 pm", "at seven fifteen p m"), ("7:00", "seven o'clock"), ("9:05am", "nine oh five a m"),
+        ("$12.50", "twelve dollars and fifty cents"), ("$1", "one dollar"), ("$0.99", "ninety-nine cents"), ("£3", "three pounds"),
+        ("50% off", "fifty percent off"), ("2.5%", "two point five percent"),
+        ("the 22nd", "the twenty-second"), ("1st", "first"), ("3.14", "three point one four"), ("1,250 people", "one thousand two hundred fifty people"),
+        ("in 1999", "in nineteen ninety-nine"), ("2026", "twenty twenty-six"), ("2005", "two thousand five"), ("42", "forty-two"),
+        ("on 3/14", "on March fourteenth"), ("12/25/2026", "December twenty-fifth, twenty twenty-six"), ("Jan 5", "January fifth"),
+        ("call 555-123-4567", "call five five five, one two three, four five six seven"),
+        ("(555) 123-4567", "(five five five) one two three, four five six seven"),
+        ("Dr. Smith", "Doctor Smith"), ("Elm Dr.", "Elm Drive"), ("St. John", "Saint John"), ("Main St.", "Main Street"), ("Mrs. Lee", "Missus Lee"),
+        ("see you Sat. at 5", "see you Saturday at five"), ("on Mon", "on Monday"), ("I sat down", "I sat down"),
+        ("Great 👍🏽 job 🎉!", "Great job !"),
+    ])
+    func kinds(text: String, expected: String) {
+        #expect(Self.spoken(text).split(separator: " ").joined(separator: " ") == expected, "\(text)")
+    }
+
+    @Test("the timeline keeps the written tokens: \"3:16\" is one word spanning what was said for it")
+    func writtenTokensKept() {
+        let form = TextNormalizer.spokenForm(of: "Read 1 Cor 13:4–7 at 7:15 pm, $12.50.", lexicon: nil, normalize: true)
+        let spokenWords = WordAligner.words(in: form.spoken)
+        let timed = spokenWords.indices.map { WordTiming(word: spokenWords[$0].word, start: Double($0), end: Double($0) + 1) }
+        let written = form.writtenWords(timed)
+        #expect(written.map(\.word) == WordAligner.words(in: "Read 1 Cor 13:4–7 at 7:15 pm, $12.50.").map(\.word))
+        // "13:4–7" → "chapter thirteen, verses four to seven": six spoken words, one written.
+        let reference = written[3]
+        #expect(reference.word == "13:4–7" && reference.end - reference.start == 6, "\(reference)")
+    }
+
+    @Test("on for the offline voices, off for services unless asked; a lexicon entry wins over the rules")
+    func perProvider() async throws {
+        let server = try StubServer { request in StubAudio.elevenLabs(request) }
+        let directory = try TemporaryDirectory()
+        let text = "Meet at 4:30 for $12.50, John 3:16."
+        let plain = try conversation(#"{"voices": {"A": "elevenlabs:v"}, "messages": [{"speaker": "A", "text": "\#(text)"}]}"#, in: directory)
+        #expect(plain.normalizesText(for: "elevenlabs") == false && plain.normalizesText(for: "piper") && plain.normalizesText(for: "espeak"))
+        _ = try await render(plain, with: makeChorus(server: server, cache: directory.file("cache")))
+        #expect(server.requests.last?.json?["text"] as? String == text)
+        let asked = try conversation(#"""
+            {"voices": {"A": "elevenlabs:v"}, "normalize_text": {"elevenlabs": true}, "lexicon": {"John": "Jon"},
+             "messages": [{"speaker": "A", "text": "\#(text)"}]}
+            """#, in: directory)
+        let rendered = try await render(asked, with: makeChorus(server: server, cache: directory.file("cache")))
+        #expect(server.requests.last?.json?["text"] as? String
+                == "Meet at four thirty for twelve dollars and fifty cents, Jon chapter three, verse sixteen.")
+        #expect(rendered.result.timeline.segments[0].words?.map(\.word) == ["Meet", "at", "4:30", "for", "12.50", "John", "3:16"])
+        let off = try conversation(#"{"normalize_text": false, "messages": [{"speaker": "A", "text": "Hi."}]}"#, in: directory)
+        #expect(off.normalizesText(for: "piper") == false)
+        #expect(throws: AudioError.self) { try conversation(#"{"normalize_text": "yes", "messages": [{"speaker": "A", "text": "Hi."}]}"#, in: directory) }
+    }
+
+    @Test("a Piper voice reads a scripture reference and money as people do: the Whisper model hears them")
+    func heardByRecognizer() async throws {
+        let directory = try TemporaryDirectory()
+        let chat = try conversation(#"""
+            {"messages": [{"speaker": "A", "text": "Read John 3:16 tonight, it costs $12.50.", "voice": "piper:en_US-joe-medium"}]}
+            """#, in: directory)
+        var configuration = Chorus.Configuration(registry: VoiceRegistry(providers: [PiperProvider()]), cacheDirectory: directory.file("cache"))
+        configuration.transcriber = .off
+        let rendered = try await render(chat, with: Chorus(configuration: configuration))
+        #expect(rendered.result.timeline.segments[0].words?.map(\.word) == ["Read", "John", "3:16", "tonight", "it", "costs", "12.50"])
+        let audio = try AudioFileReader(data: try #require(rendered.result.audio), name: "out.wav",
+                                        outputFormat: AudioFormat(sampleRate: 16_000, channels: 1)).readAll()
+        let heard = try await WhisperTests.recognizer().transcribe(audio.samples).text.lowercased()
+        #expect(heard.contains("chapter") && heard.contains("verse"), "\(heard)")
+        #expect(heard.contains("12.50") || heard.contains("twelve dollars"), "\(heard)")
+    }
+}
