@@ -176,6 +176,9 @@ public struct RenderRequest: Codable, Sendable, Equatable {
     public var music: Music?
     /// Clean-up of every recorded message (a message's own `cleanup` wins).
     public var cleanup: Cleanup?
+    /// Text read as people read it before synthesis: `true`/`false` for every provider, or `{"elevenlabs": true}` per
+    /// provider (default: on for the offline voices, off for services).
+    public var normalizeText: JSONValue?
 
     public init(messages: [Message], voices: [String: String]? = nil, voiceSettings: [String: JSONValue]? = nil,
                 gapMs: Int? = nil, output: OutputSettings? = nil, transcribe: Bool? = nil, loudnessPreset: String? = nil,
@@ -200,6 +203,7 @@ public struct RenderRequest: Codable, Sendable, Equatable {
         case output, transcribe
         case loudnessPreset = "loudness_preset"
         case intro, outro, music, cleanup
+        case normalizeText = "normalize_text"
     }
 }
 

@@ -14,8 +14,9 @@ enum RenderIdentity {
     static let length = 32
     /// Bumped when the engine's output for the same input changes, or the description changes shape (3: every
     /// setting of `RenderOptions.identity`, where 2 had a list of its own that missed MP3 quality, fades, the
-    /// true-peak ceiling and the trimmer; 4: recorded messages get words, and the transcription model is part of it).
-    static let engineVersion = 4
+    /// true-peak ceiling and the trimmer; 4: recorded messages get words, and the transcription model is part of it;
+    /// 5: the offline voices' text is normalized before synthesis, a voice's consecutive messages carry context).
+    static let engineVersion = 5
 
     /// - Parameter transcription: the model that hears the recorded messages (`nil`: none is heard).
     static func id(conversation: Conversation, voices: [VoiceID?], clipHashes: [String?], options: RenderOptions,
@@ -53,7 +54,13 @@ enum RenderIdentity {
         // Only when there is one, so the ids of renders without them stay what they were.
         if let intro = bookend(conversation.intro, voice: bookends.voices.intro, clip: bookends.introClip) { description["intro"] = intro }
         if let outro = bookend(conversation.outro, voice: bookends.voices.outro, clip: bookends.outroClip) { description["outro"] = outro }
-        if let music = conversation.music {
+        if !conversation.textNormalization.isEmpty {
+            description["normalize_text"] = .object(conversation.textNormalization.mapValues(JSONValue.bool))
+        }
+        if let lexicon = conversation.lexicon {
+            description["lexicon"] = .object(lexicon.entries.mapValues { .object(["alias": .string($0.alias), "case_sensitive": .bool($0.caseSensitive)]) })
+        }
+                if let music = conversation.music {
             description["music"] = .object([
                 "audio": musicClip.map(JSONValue.string) ?? .null, "level_lu": .number(music.levelLU), "duck_db": .number(music.duckDB),
                 "fade_in_ms": .number(Double(music.fadeInMilliseconds)), "fade_out_ms": .number(Double(music.fadeOutMilliseconds)),

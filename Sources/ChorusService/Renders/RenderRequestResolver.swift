@@ -39,6 +39,7 @@ struct RenderRequestResolver: Sendable {
         }
         conversation.transcribe = request.transcribe ?? true
         conversation.cleanup = try mapped { try request.cleanup?.settings() }
+        conversation.textNormalization = try mapped { try request.normalizeText.map { try Conversation.textNormalization($0, field: "normalize_text") } } ?? [:]
         if let name = request.loudnessPreset {
             guard request.output?.loudness == nil else {
                 throw ServiceError.invalid("loudness_preset and output.loudness both set the target loudness: give one", field: "loudness_preset")

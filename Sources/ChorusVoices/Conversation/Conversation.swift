@@ -111,6 +111,26 @@ public struct Conversation: Sendable {
     /// Providers whose text is normalized unless the conversation says otherwise.
     public static let offlineProviders: Set<String> = ["piper", "flite", "espeak"]
 
+    /// The one reading of `normalize_text` (conversation files and the service): `true`/`false` for every provider
+    /// (`"*"`), or an object of provider → `true`/`false`.
+    /// - Throws: `AudioError.invalidConversation` naming `field` or `field.provider`.
+    public static func textNormalization(_ value: JSONValue, field: String) throws -> [String: Bool] {
+        switch value {
+        case .bool(let all): return ["*": all]
+        case .object(let providers):
+            var result: [String: Bool] = [:]
+            for (provider, value) in providers {
+                guard case .bool(let on) = value else {
+                    throw AudioError(.invalidConversation, subject: "\(field).\(provider)", reason: "must be true or false")
+                }
+                result[provider.lowercased()] = on
+            }
+            return result
+        default:
+            throw AudioError(.invalidConversation, subject: field, reason: "must be true, false, or {provider: true|false}")
+        }
+    }
+
     /// Whether `provider`'s text is normalized.
     public func normalizesText(for provider: String) -> Bool {
         textNormalization[provider] ?? textNormalization["*"] ?? Self.offlineProviders.contains(provider)
@@ -188,19 +208,7 @@ public struct Conversation: Sendable {
             }
             conversation.loudnessPreset = try raw.loudness_preset.map { try LoudnessPreset(validating: $0, field: "loudness_preset") }
             conversation.lexicon = try raw.lexicon.map { try Lexicon(json: $0, field: "lexicon") }
-            switch raw.normalize_text {
-            case nil: break
-            case .bool(let all)?: conversation.textNormalization = ["*": all]
-            case .object(let providers)?:
-                for (provider, value) in providers {
-                    guard case .bool(let on) = value else {
-                        throw AudioError(.invalidConversation, subject: "normalize_text.\(provider)", reason: "must be true or false")
-                    }
-                    conversation.textNormalization[provider.lowercased()] = on
-                }
-            default:
-                throw AudioError(.invalidConversation, subject: "normalize_text", reason: "must be true, false, or {provider: true|false}")
-            }
+            conversation.textNormalization = try raw.normalize_text.map { try Conversation.textNormalization($0, field: "normalize_text") } ?? [:]
             return conversation
         } catch let error as AudioError {
             throw error.about(name, code: .invalidConversation)

@@ -36,6 +36,30 @@ struct RenderRouteTests {
         }
     }
 
+    @Test("normalize_text: the offline voice reads the reference as people do unless told not to; the written tokens stay; part of the id; a bad value names the field")
+    func normalizeText() async throws {
+        let service = try TestService()
+        try await service.test { client in
+            func body(_ extra: String) -> String {
+                #"{"messages": [{"speaker": "A", "text": "Read John 3:16 tonight.", "voice": "espeak:en-us"}]\#(extra)}"#
+            }
+            var ids: [String] = []
+            var lengths: [Int] = []
+            for extra in ["", #", "normalize_text": false"#, #", "normalize_text": {"espeak": false}"#] {
+                let response = try await client.call(.post, "/v1/renders", json: body(extra))
+                let manifest = try response.decode(RenderManifest.self)
+                #expect(manifest.timeline?.segments[0].words?.map(\.word) == ["Read", "John", "3:16", "tonight"], "\(extra)")
+                ids.append(manifest.id)
+                lengths.append(manifest.samples ?? 0)
+            }
+            #expect(ids[0] != ids[1] && ids[1] != ids[2] && ids[0] != ids[2])
+            // "chapter three, verse sixteen" takes longer to say than "three sixteen"; off for all or for espeak: the same audio.
+            #expect(lengths[0] > lengths[1] + 44_100 / 2 && lengths[1] == lengths[2], "\(lengths)")
+            let bad = try await client.call(.post, "/v1/renders", json: body(#", "normalize_text": {"espeak": "yes"}"#))
+            #expect(bad.status.code >= 400 && bad.status.code < 500 && bad.text.contains("normalize_text.espeak"), "\(bad.text)")
+        }
+    }
+
     @Test("a message's gap_ms places it exactly (negative: cutting in), a loudness preset is met; both are part of the render's id")
     func messageGap() async throws {
         let stub = try StubSpeech.openAIServer(latency: 0)
