@@ -69,6 +69,14 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                     check(spoken.joined(separator: " ").split(whereSeparator: \.isWhitespace) == visible.split(whereSeparator: \.isWhitespace),
                           "the words spoken and the words shown differ: \(spoken) vs \(visible)")
                     check(parts.allSatisfy { if case .pause(let seconds) = $0 { seconds > 0 && seconds <= 120 } else { true } }, "a pause out of range")
+                    // Read as people read it, with the lexicon: words timed on what is spoken come back as the written words.
+                    for case .text(let written) in parts {
+                        let form = TextNormalizer.spokenForm(of: written, lexicon: conversation.lexicon, normalize: true)
+                        let said = WordAligner.words(in: form.spoken)
+                        let timed = said.indices.map { WordTiming(word: said[$0].word, start: Double($0), end: Double($0) + 1) }
+                        check(form.writtenWords(timed).map(\.word) == WordAligner.words(in: written).map(\.word),
+                              "written words lost in \(written) → \(form.spoken)")
+                    }
                 } catch {
                     check(false, "an accepted text's controls do not parse: \(error)")
                 }

@@ -31,9 +31,12 @@ public enum TextNormalizer {
         var replacements: [SpokenForm.Replacement] = []
         var position = 0
         var length = 0
+        // Emoji between words are dropped; one inside a word (a word of letters and emoji) stays, so the word does too.
+        var inWord = [Bool](repeating: false, count: scalars.count)
+        for word in words { for offset in word.range { inWord[offset] = true } }
         func copy(upTo end: Int) {
-            for scalar in scalars[position..<end] where !(normalize && isEmoji(scalar)) {
-                spoken.append(scalar)
+            for offset in position..<end where !(normalize && !inWord[offset] && isEmoji(scalars[offset])) {
+                spoken.append(scalars[offset])
                 length += 1
             }
         }
