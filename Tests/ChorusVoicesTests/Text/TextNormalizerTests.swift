@@ -24,7 +24,11 @@ struct TextNormalizerTests {
         ("(555) 123-4567", "(five five five) one two three, four five six seven"),
         ("Dr. Smith", "Doctor Smith"), ("Elm Dr.", "Elm Drive"), ("St. John", "Saint John"), ("Main St.", "Main Street"), ("Mrs. Lee", "Missus Lee"),
         ("see you Sat. at 5", "see you Saturday at five"), ("on Mon", "on Monday"), ("I sat down", "I sat down"),
-        ("Great 👍🏽 job 🎉!", "Great job !"),
+        ("Great 👍🏽 job 🎉!", "Great job !"), ("great👍job", "great👍job"),
+        ("a 5km run", "a five kilometers run"), ("lift 10 kg", "lift ten kilograms"), ("1 mi away", "one mile away"), ("it is 72°F", "it is seventy-two degrees Fahrenheit"),
+        ("it is 72° out", "it is seventy-two degrees out"), ("come in 5", "come in five"),
+        ("mail ana@example.com", "mail ana at example dot com"), ("see https://chorus.dev/docs/start.", "see chorus dot dev slash docs slash start."),
+        ("www.stmarys.church", "stmarys dot church"),
     ])
     func kinds(text: String, expected: String) {
         #expect(Self.spoken(text).split(separator: " ").joined(separator: " ") == expected, "\(text)")

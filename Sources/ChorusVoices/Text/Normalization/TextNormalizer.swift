@@ -101,6 +101,28 @@ struct EnglishRules {
     static let monthAbbreviations: [String: Int] = ["jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9,
                                                     "oct": 10, "nov": 11, "dec": 12]
 
+    static let units: [String: (one: String, many: String)] = [
+        "km": ("kilometer", "kilometers"), "kg": ("kilogram", "kilograms"), "mg": ("milligram", "milligrams"), "mm": ("millimeter", "millimeters"),
+        "cm": ("centimeter", "centimeters"), "m": ("meter", "meters"), "g": ("gram", "grams"), "lb": ("pound", "pounds"),
+        "lbs": ("pound", "pounds"), "mi": ("mile", "miles"), "mph": ("mile per hour", "miles per hour"), "kph": ("kilometer per hour", "kilometers per hour"),
+        "km/h": ("kilometer per hour", "kilometers per hour"), "ft": ("foot", "feet"), "in": ("inch", "inches"), "oz": ("ounce", "ounces"),
+        "ml": ("milliliter", "milliliters"), "l": ("liter", "liters"), "°F": ("degree Fahrenheit", "degrees Fahrenheit"),
+        "°C": ("degree Celsius", "degrees Celsius"), "°": ("degree", "degrees"),
+    ]
+
+    /// A number as said: "3.5" → "three point five".
+    static func number(_ text: String) -> String {
+        let halves = text.split(separator: ".", maxSplits: 1)
+        let whole = SpokenNumbers.cardinal(Int(halves[0]) ?? 0)
+        return halves.count == 2 ? whole + " point " + SpokenNumbers.digits(halves[1]) : whole
+    }
+
+    /// An address's parts: dots and hyphens said, the rest as written ("example.com" → "example dot com").
+    static func address(_ text: String) -> String {
+        text.replacingOccurrences(of: ".", with: " dot ").replacingOccurrences(of: "-", with: " dash ")
+            .replacingOccurrences(of: "_", with: " underscore ").split(separator: " ").joined(separator: " ")
+    }
+
     func scalar(_ offset: Int) -> Unicode.Scalar? { offset >= 0 && offset < scalars.count ? scalars[offset] : nil }
 
     /// Whether the word is followed directly by a period (an abbreviation's).
@@ -177,6 +199,10 @@ struct EnglishRules {
             let decimals = parts.count > 2 && !parts[2].isEmpty ? " point " + SpokenNumbers.digits(Substring(parts[2])) : ""
             return (index, range.lowerBound..<(range.upperBound + 1), SpokenNumbers.cardinal(whole) + decimals + " percent")
         }
+        // Degrees: "72°" (the sign is not part of the word).
+        if after == "°", let parts = match(word, #"^(\d+(?:\.\d+)?)$"#) {
+            return (index, range.lowerBound..<(range.upperBound + 1), Self.number(parts[1]) + (parts[1] == "1" ? " degree" : " degrees"))
+        }
         // Times: "4:30", "7:15pm", "7:00"; "am"/"pm" after a time.
         if let parts = match(word, #"^(\d{1,2}):(\d{2})(?i:\s*([ap])\.?m\.?)?$"#), let hour = Int(parts[1]), let minute = Int(parts[2]),
            hour <= 23, minute <= 59 {
@@ -215,6 +241,29 @@ struct EnglishRules {
            let day = Int(word), (1...31).contains(day) {
             _ = month
             return (index, range, SpokenNumbers.ordinal(day))
+        }
+        // E-mail addresses and web addresses: "ana@example.com" → "ana at example dot com", "chorus.dev/docs".
+        if word.contains("@"), let parts = match(word, #"^([A-Za-z0-9._%+-]+)@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)$"#) {
+            return (index, range, Self.address(parts[1]) + " at " + Self.address(parts[2]))
+        }
+        if let parts = match(word, #"^(?:https?://)?(?:www\.)?([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?:com|org|net|edu|gov|io|dev|app|co|uk|us|ca|au|de|fr|info|church))(/[A-Za-z0-9._~/-]*)?$"#),
+           word.rangeOfCharacter(from: .letters) != nil {
+            var said = Self.address(parts[1])
+            if parts.count > 2, !parts[2].isEmpty {
+                let path = parts[2].split(separator: "/").map { Self.address(String($0)) }
+                said += path.isEmpty ? "" : " slash " + path.joined(separator: " slash ")
+            }
+            return (index, range, said)
+        }
+        // A number with its unit: "5km", "10 kg" (the unit the next word), "72°F".
+        if let parts = match(word, #"^(\d+(?:\.\d+)?)(km|kg|mg|mm|cm|m|g|lb|lbs|mi|mph|kph|km/h|ft|in|oz|ml|l|°F|°C|°)$"#),
+           let unit = Self.units[parts[2]] {
+            return (index, range, Self.number(parts[1]) + " " + (parts[1] == "1" ? unit.one : unit.many))
+        }
+        if index > 0, let unit = Self.units[word], word != "in", word != "m", word != "l", word != "g",
+           let amount = match(words[index - 1].word, #"^(\d+(?:\.\d+)?)$"#) {
+            let end = dotted(index) ? range.upperBound + 1 : range.upperBound
+            return (index, range.lowerBound..<end, amount[1] == "1" ? unit.one : unit.many)
         }
         // Ordinals: "1st", "22nd".
         if let parts = match(word, #"^(\d{1,9})(?:st|nd|rd|th)$"#), let number = Int(parts[1]) {
