@@ -23,6 +23,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// seeds use and one taken from the input's first line, and every form read as a transcription and an alignment
     /// request.
     case multipart
+    /// Text as SSML (`<speak>…`): parsed, or refused with an `AudioError`; what it shows is what it writes, and every
+    /// written word comes back from words timed on what is said.
+    case ssml
 
     /// Runs the target on `bytes`.
     public func run(_ bytes: Data) {
@@ -33,6 +36,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .waveform: Self.waveform(bytes)
         case .mp3tag: Self.mp3tag(bytes)
         case .multipart: Self.multipart(bytes)
+        case .ssml: Self.ssml(bytes)
         }
     }
 
@@ -135,6 +139,28 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         if peaks.samplesPerPixel <= Int(Int32.max) / 3 {
             let coarse = peaks.coarsened(by: 3)
             check(coarse.length == (peaks.length + 2) / 3, "coarsened by 3: \(coarse.length) points from \(peaks.length)")
+        }
+    }
+
+    static func ssml(_ bytes: Data) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        do {
+            let parts = try SSML.parts(of: text, field: "text")
+            check(parts.count <= 2 * SSML.maximumElements + 2, "more parts than elements allow")
+            for case .text(let runs, let rate) in parts {
+                check(rate.map { (0.5...2).contains($0) } ?? true, "a rate out of range")
+                let written = runs.map(\.written).joined()
+                let form = TextNormalizer.spokenForm(of: runs, lexicon: nil, normalize: true)
+                let said = WordAligner.words(in: form.spoken)
+                let timed = said.indices.map { WordTiming(word: said[$0].word, start: Double($0), end: Double($0) + 1) }
+                let back = form.writtenWords(timed).map(\.word)
+                check(back.count <= WordAligner.words(in: written).count + said.count, "more words back than written and said")
+            }
+            check(!SSML.visible(text).contains("<speak"), "markup in the visible text")
+        } catch let error as AudioError {
+            check(error.code == .invalidConversation && error.description.contains("SSML"), "SSML error \(error)")
+        } catch {
+            preconditionFailure("SSML.parts threw \(type(of: error)), not AudioError: \(error)")
         }
     }
 

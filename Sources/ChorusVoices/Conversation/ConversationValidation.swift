@@ -106,11 +106,17 @@ extension Conversation {
     /// A text's controls (`SpeechControls`): well-formed, and only where the text is synthesized (a recorded clip's
     /// text is what was said).
     static func checkControls(_ text: String?, recorded: Bool, field: String) throws {
-        guard let text, SpeechControls.contains(text) else { return }
+        guard let text, SpeechControls.contains(text) || SSML.isSSML(text) else { return }
         if recorded {
             throw AudioError(.invalidConversation, subject: field,
-                             reason: "controls such as [pause:800ms] are for text to synthesize; this message is a recorded clip")
+                             reason: "controls such as [pause:800ms] and SSML are for text to synthesize; this message is a recorded clip")
         }
-        _ = try SpeechControls.parts(of: text, field: field)
+        if SSML.isSSML(text) {
+            guard try SSML.parts(of: text, field: field).contains(where: { if case .text = $0 { true } else { false } }) else {
+                throw AudioError(.invalidConversation, subject: field, reason: "the SSML has no text to say")
+            }
+        } else {
+            _ = try SpeechControls.parts(of: text, field: field)
+        }
     }
 }

@@ -97,26 +97,38 @@ final class MessageSynthesizer: Sendable {
         // the provider accepts; a pause is exact silence between them.
         let limit = provider.characterLimit(settings: settings)
         enum Segment {
-            case speech(SpokenForm, chunks: [String])
+            case speech(SpokenForm, chunks: [String], rate: Double?)
             case pause(Double)
         }
-        let segments = try SpeechControls.parts(of: text, field: field).map { part -> Segment in
+        // A text in SSML, or plain with [pause:…] controls: its parts, each said as people read it (lexicon, rules).
+        let parts: [SSML.Part] = SSML.isSSML(text) ? try SSML.parts(of: text, field: field)
+            : try SpeechControls.parts(of: text, field: field).map { part in
+                switch part {
+                case .text(let written): return .text([SSML.Run(written: written, spoken: nil)], rate: nil)
+                case .pause(let seconds): return .pause(seconds: seconds)
+                }
+            }
+        let segments = parts.map { part -> Segment in
             switch part {
             case .pause(let seconds): return .pause(seconds)
-            case .text(let written):
-                let form = TextNormalizer.spokenForm(of: written, lexicon: lexicon, normalize: normalizing)
-                return .speech(form, chunks: TextChunker.chunks(form.spoken, limit: limit))
+            case .text(let runs, let rate):
+                let form = TextNormalizer.spokenForm(of: runs, lexicon: lexicon, normalize: normalizing)
+                return .speech(form, chunks: TextChunker.chunks(form.spoken, limit: limit), rate: rate)
             }
         }
-        let chunks = segments.flatMap { segment -> [String] in if case .speech(_, let chunks) = segment { chunks } else { [] } }
+        let chunks = segments.flatMap { segment -> [(text: String, rate: Double?)] in
+            if case .speech(_, let chunks, let rate) = segment { chunks.map { ($0, rate) } } else { [] }
+        }
         guard !chunks.isEmpty else { throw VoiceError(.badRequest, provider: voice.provider, message: "no text to speak") }
         // Context (previous/next text) between the chunks, across pauses too, and from the same voice's messages either side.
         let context = provider.supportsContext(settings: settings)
         var pieces: [Piece] = []
         for (position, chunk) in chunks.enumerated() {
-            pieces.append(try await obtain(chunk, provider: provider, voice: voice.voice, settings: settings,
-                                           previous: context ? (position > 0 ? chunks[position - 1] : neighbors.previous) : nil,
-                                           next: context ? (position + 1 < chunks.count ? chunks[position + 1] : neighbors.next) : nil,
+            let (voiceName, chunkSettings) = chunk.rate.map { provider.adjusting(rate: $0, voice: voice.voice, settings: settings) }
+                ?? (voice.voice, settings)
+            pieces.append(try await obtain(chunk.text, provider: provider, voice: voiceName, settings: chunkSettings,
+                                           previous: context ? (position > 0 ? chunks[position - 1].text : neighbors.previous) : nil,
+                                           next: context ? (position + 1 < chunks.count ? chunks[position + 1].text : neighbors.next) : nil,
                                            fresh: fresh, progress: progress))
         }
         var words: [WordTiming] = []
@@ -129,7 +141,7 @@ final class MessageSynthesizer: Sendable {
             case .pause(let seconds):
                 clipParts.append(.silence(seconds: seconds))
                 offset += seconds
-            case .speech(let form, let segmentChunks):
+            case .speech(let form, let segmentChunks, _):
                 // The segment's words, timed from its start, shown as written, then placed in the message.
                 var spokenWords: [WordTiming] = []
                 var local = 0.0
@@ -152,7 +164,7 @@ final class MessageSynthesizer: Sendable {
         } else {
             source = clipParts.count == 1 ? .file(pieces[0].entry.audio) : .parts(clipParts)
         }
-        let rendered = RenderMessage(speaker: speaker, source: source, label: voice.description, text: SpeechControls.visible(text),
+        let rendered = RenderMessage(speaker: speaker, source: source, label: voice.description, text: Conversation.Message.shown(text),
                                      voice: voice.description, fallback: fallback, words: anyWords ? words : nil,
                                      expectedSourceFrames: pieces.map(\.entry.frames).reduce(0, +))
         return SourcedMessage(message: rendered, cacheKeys: pieces.filter(\.fromCache).map(\.key))

@@ -110,6 +110,10 @@ public protocol VoiceProvider: Sendable {
     /// `audioAffectingSettings(_:)`; a provider whose voices are files (Piper) adds the file's identity and the
     /// settings resolved over the voice's defaults.
     func audioAffectingSettings(_ settings: [String: JSONValue], voice: String) -> [String: JSONValue]
+    /// `voice` and `settings` speaking `rate` times the pace they would (SSML's `prosody rate`, 0.5–2): each provider
+    /// through its own knob (Piper's `length_scale`, espeak-ng's and Flite's `?rate=`, OpenAI's `speed`, ElevenLabs'
+    /// `speed` within its 0.7–1.2); by default unchanged.
+    func adjusting(rate: Double, voice: String, settings: [String: JSONValue]) -> (voice: String, settings: [String: JSONValue])
     /// Synthesizes one request; throws `VoiceError`.
     func synthesize(_ request: SynthesisRequest) async throws -> SynthesizedSpeech
     /// Whether it synthesizes on this machine (espeak-ng, Flite): faster than fetching the result from a shared
@@ -118,6 +122,25 @@ public protocol VoiceProvider: Sendable {
 }
 
 extension VoiceProvider {
+    public func adjusting(rate: Double, voice: String, settings: [String: JSONValue]) -> (voice: String, settings: [String: JSONValue]) {
+        (voice, settings)
+    }
+
+    /// `voice` (`name?key=value&…`) with its query's `key` set to `value` (the other parameters kept in order).
+    static func voice(_ voice: String, setting key: String, to value: String) -> String {
+        let halves = voice.split(separator: "?", maxSplits: 1)
+        var parameters = halves.count > 1 ? halves[1].split(separator: "&").map(String.init) : []
+        parameters.removeAll { $0.hasPrefix(key + "=") }
+        parameters.append("\(key)=\(value)")
+        return String(halves.first ?? "") + "?" + parameters.joined(separator: "&")
+    }
+
+    /// The number `key` has in `voice`'s query, if any.
+    static func voice(_ voice: String, number key: String) -> Double? {
+        guard let query = voice.split(separator: "?", maxSplits: 1).dropFirst().first else { return nil }
+        return query.split(separator: "&").first { $0.hasPrefix(key + "=") }.flatMap { Double($0.dropFirst(key.count + 1)) }
+    }
+
     public func supportsContext(settings: [String: JSONValue]) -> Bool { false }
     public var isLocal: Bool { false }
     public func audioAffectingSettings(_ settings: [String: JSONValue], voice: String) -> [String: JSONValue] {

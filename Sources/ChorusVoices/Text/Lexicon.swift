@@ -103,8 +103,8 @@ public struct Lexicon: Sendable, Equatable {
 /// text are shown as written: "Ask Mrs win." spoken, "Nguyen" shown, timed where "win" was said.
 public struct SpokenForm: Sendable, Equatable {
     public struct Replacement: Sendable, Equatable {
-        /// The word as written.
-        public var written: String
+        /// The words as written (one for a lexicon entry or a normalized token; those of an SSML `sub` or `say-as`).
+        public var written: [String]
         /// What was said instead, in `spoken` (Unicode scalars).
         public var range: Range<Int>
     }
@@ -113,8 +113,9 @@ public struct SpokenForm: Sendable, Equatable {
     public var replacements: [Replacement]
 
     /// The written text's words for `timed`, one per word of `spoken` (`WordAligner.words(in: spoken)`, in order, as every
-    /// provider's words are): the words of a replacement become its written word, from the first one's start to the last
-    /// one's end. Timings that do not match `spoken`'s words one for one are returned as they are.
+    /// provider's words are): the words of a replacement become its written words, from the first one's start to the
+    /// last one's end (shared evenly when it stands for several). Timings that do not match `spoken`'s words one for one
+    /// are returned as they are.
     public func writtenWords(_ timed: [WordTiming]) -> [WordTiming] {
         guard !replacements.isEmpty else { return timed }
         let words = WordAligner.words(in: spoken)
@@ -128,7 +129,11 @@ public struct SpokenForm: Sendable, Equatable {
                 let replacement = replacements[next]
                 var last = index
                 while last + 1 < words.count && replacement.range.contains(words[last + 1].range.lowerBound) { last += 1 }
-                result.append(WordTiming(word: replacement.written, start: timed[index].start, end: timed[last].end))
+                let (start, end) = (timed[index].start, timed[last].end)
+                let share = (end - start) / Double(max(1, replacement.written.count))
+                for (position, word) in replacement.written.enumerated() {
+                    result.append(WordTiming(word: word, start: start + Double(position) * share, end: start + Double(position + 1) * share))
+                }
                 index = last + 1
                 next += 1
             } else {

@@ -79,6 +79,13 @@ public struct ElevenLabsProvider: VoiceProvider {
         }
     }
 
+    public func adjusting(rate: Double, voice: String, settings: [String: JSONValue]) -> (voice: String, settings: [String: JSONValue]) {
+        let current = settings["speed"].flatMap { if case .number(let value) = $0 { value } else { nil } } ?? 1
+        var adjusted = settings
+        adjusted["speed"] = .number(min(max(current * rate, 0.7), 1.2))
+        return (voice, adjusted)
+    }
+
     public func synthesize(_ request: SynthesisRequest) async throws -> SynthesizedSpeech {
         let key = try requireKey()
         guard !request.voice.isEmpty, request.voice.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }) else {

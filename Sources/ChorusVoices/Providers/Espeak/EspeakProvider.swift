@@ -54,6 +54,12 @@ public struct EspeakProvider: VoiceProvider {
     /// The installed libespeak-ng's version: an upgrade changes the audio, so it is part of the cache key.
     static let libraryVersion: String = espeak_Info(nil).map { String(cString: $0) } ?? "unknown"
 
+    public func adjusting(rate: Double, voice: String, settings: [String: JSONValue]) -> (voice: String, settings: [String: JSONValue]) {
+        // espeak-ng's rate is words per minute (80–450; its default 175).
+        let current = Self.voice(voice, number: "rate") ?? 175
+        return (Self.voice(voice, setting: "rate", to: String(Int(min(max(current * rate, 80), 450).rounded()))), settings)
+    }
+
     public func synthesize(_ request: SynthesisRequest) async throws -> SynthesizedSpeech {
         let voice = try EspeakVoice(parsing: request.voice)
         let output = try await EspeakEngine.shared.speak(request.text, voice: voice)

@@ -34,6 +34,12 @@ public struct FliteProvider: VoiceProvider {
         ["flite": .string(FliteEngine.version)]
     }
 
+    public func adjusting(rate: Double, voice: String, settings: [String: JSONValue]) -> (voice: String, settings: [String: JSONValue]) {
+        let current = Self.voice(voice, number: "rate") ?? 1
+        let adjusted = min(max(current * rate, FliteVoice.rateRange.lowerBound), FliteVoice.rateRange.upperBound)
+        return (Self.voice(voice, setting: "rate", to: String(format: "%.2f", adjusted)), settings)
+    }
+
     public func synthesize(_ request: SynthesisRequest) async throws -> SynthesizedSpeech {
         let voice = try FliteVoice(parsing: request.voice)
         let output = try await FliteEngine.shared.speak(request.text, voice: voice)

@@ -85,6 +85,13 @@ public struct OpenAIProvider: VoiceProvider {
         return configuredVoices.map { VoiceInfo(id: VoiceID(provider: id, voice: $0), name: $0, details: "at \(baseURL)") }
     }
 
+    public func adjusting(rate: Double, voice: String, settings: [String: JSONValue]) -> (voice: String, settings: [String: JSONValue]) {
+        let current = settings["speed"].flatMap { if case .number(let value) = $0 { value } else { nil } } ?? 1
+        var adjusted = settings
+        adjusted["speed"] = .number(min(max(current * rate, 0.25), 4))
+        return (voice, adjusted)
+    }
+
     public func synthesize(_ request: SynthesisRequest) async throws -> SynthesizedSpeech {
         let apiKey = try requireKey()
         if let configuredVoices, !configuredVoices.contains(request.voice) {

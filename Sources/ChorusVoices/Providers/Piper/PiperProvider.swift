@@ -69,6 +69,14 @@ public struct PiperProvider: VoiceProvider {
         return result
     }
 
+    public func adjusting(rate: Double, voice: String, settings: [String: JSONValue]) -> (voice: String, settings: [String: JSONValue]) {
+        let current = settings["length_scale"].flatMap { if case .number(let value) = $0 { value } else { nil } }
+            ?? (try? PiperVoice.named(voice, in: folder).defaults.lengthScale) ?? 1
+        var adjusted = settings
+        adjusted["length_scale"] = .number(min(max(current / rate, PiperSettings.lengthScaleRange.lowerBound), PiperSettings.lengthScaleRange.upperBound))
+        return (voice, adjusted)
+    }
+
     public func synthesize(_ request: SynthesisRequest) async throws -> SynthesizedSpeech {
         let voice = try PiperVoice.named(request.voice, in: folder)
         let settings = try PiperSettings(request.settings, voice: voice)

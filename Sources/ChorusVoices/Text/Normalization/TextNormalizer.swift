@@ -11,19 +11,38 @@ import Foundation
 public enum TextNormalizer {
     /// `text` as spoken: the lexicon's aliases first (a user's entry wins), then, with `normalize`, the rules.
     public static func spokenForm(of text: String, lexicon: Lexicon?, normalize: Bool) -> SpokenForm {
+        spokenForm(of: [SSML.Run(written: text, spoken: nil)], lexicon: lexicon, normalize: normalize)
+    }
+
+    /// Runs of written text as spoken: a run with its own reading (SSML's `sub`, `say-as`) says that for its words; the
+    /// other words get the lexicon's aliases, then, with `normalize`, the rules.
+    public static func spokenForm(of runs: [SSML.Run], lexicon: Lexicon?, normalize: Bool) -> SpokenForm {
+        let text = runs.map(\.written).joined()
         let scalars = Array(text.unicodeScalars)
         let words = WordAligner.words(in: text)
-        var planned: [(word: Int, range: Range<Int>, spoken: String)] = []
+        var planned: [(words: [Int], range: Range<Int>, spoken: String)] = []
         var taken = Set<Int>()
-        for (index, word) in words.enumerated() {
+        var offset = 0
+        for run in runs {
+            let count = run.written.unicodeScalars.count
+            defer { offset += count }
+            guard let said = run.spoken else { continue }
+            var lower = offset, upper = offset + count
+            while lower < upper && scalars[lower].properties.isWhitespace { lower += 1 }
+            while upper > lower && scalars[upper - 1].properties.isWhitespace { upper -= 1 }
+            let inside = words.indices.filter { words[$0].range.lowerBound >= lower && words[$0].range.upperBound <= upper }
+            planned.append((inside, lower..<upper, lower == upper ? " " + said + " " : said))
+            taken.formUnion(inside)
+        }
+        for (index, word) in words.enumerated() where !taken.contains(index) {
             if let entry = lexicon?.entry(for: word.word) {
-                planned.append((index, word.range, entry.alias))
+                planned.append(([index], word.range, entry.alias))
                 taken.insert(index)
             }
         }
         if normalize {
             for replacement in EnglishRules(scalars: scalars, words: words).replacements() where !taken.contains(replacement.word) {
-                planned.append(replacement)
+                planned.append(([replacement.word], replacement.range, replacement.spoken))
             }
         }
         planned.sort { $0.range.lowerBound < $1.range.lowerBound }
@@ -43,7 +62,7 @@ public enum TextNormalizer {
         for plan in planned where plan.range.lowerBound >= position {
             copy(upTo: plan.range.lowerBound)
             let said = plan.spoken.unicodeScalars
-            replacements.append(SpokenForm.Replacement(written: words[plan.word].word, range: length..<(length + said.count)))
+            replacements.append(SpokenForm.Replacement(written: plan.words.map { words[$0].word }, range: length..<(length + said.count)))
             spoken.append(contentsOf: said)
             length += said.count
             position = plan.range.upperBound
