@@ -1,3 +1,4 @@
+import ChorusOutbound
 import Foundation
 
 /// The few fields Chorus reads from S3's XML answers (`UploadId`, `Key`, `Code`, …), without an XML parser:
@@ -29,17 +30,7 @@ enum XMLFields {
                 rest = rest[amp...]   // a bare `&`: kept as it is
                 break
             }
-            let entity = rest[rest.index(after: amp)..<semi]
-            switch entity {
-            case "amp": out += "&"
-            case "lt": out += "<"
-            case "gt": out += ">"
-            case "quot": out += "\""
-            case "apos": out += "'"
-            default:
-                let number = entity.hasPrefix("#x") ? UInt32(entity.dropFirst(2), radix: 16) : entity.hasPrefix("#") ? UInt32(entity.dropFirst()) : nil
-                if let scalar = number.flatMap(Unicode.Scalar.init) { out.unicodeScalars.append(scalar) } else { out += rest[amp...semi] }
-            }
+            out += XMLEntity.character(rest[rest.index(after: amp)..<semi]) ?? String(rest[amp...semi])
             rest = rest[rest.index(after: semi)...]
         }
         return out + rest

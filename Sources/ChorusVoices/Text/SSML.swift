@@ -1,4 +1,5 @@
 public import ChorusAudio
+import ChorusOutbound
 import Foundation
 
 /// The SSML subset a message's `text` may be written in when it starts with `<speak>`: `<break time="…"/>` (or
@@ -152,18 +153,9 @@ public enum SSML {
                 guard let semi = rest[amp...].firstIndex(of: ";"), rest.distance(from: amp, to: semi) <= 10 else {
                     throw fail("\"&\" that is not an entity (write &amp;)", at: offset)
                 }
-                let entity = String(rest[rest.index(after: amp)..<semi])
-                switch entity {
-                case "amp": result += "&"
-                case "lt": result += "<"
-                case "gt": result += ">"
-                case "quot": result += "\""
-                case "apos": result += "'"
-                default:
-                    let number = entity.hasPrefix("#x") ? UInt32(entity.dropFirst(2), radix: 16) : entity.hasPrefix("#") ? UInt32(entity.dropFirst()) : nil
-                    guard let number, let scalar = Unicode.Scalar(number) else { throw fail("unknown entity &\(entity);", at: offset) }
-                    result.unicodeScalars.append(scalar)
-                }
+                let entity = rest[rest.index(after: amp)..<semi]
+                guard let character = XMLEntity.character(entity) else { throw fail("unknown entity &\(entity);", at: offset) }
+                result += character
                 rest = rest[rest.index(after: semi)...]
             }
             return result + rest
