@@ -1,4 +1,4 @@
-public import ChorusAudio
+import ChorusAudio
 import Crypto
 public import Foundation
 

@@ -1,4 +1,4 @@
-public import ChorusAudio
+import ChorusAudio
 import Foundation
 
 /// Controls inside a message's text that change how it is spoken and are never shown: `[pause:800ms]`,

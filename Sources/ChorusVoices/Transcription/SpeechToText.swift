@@ -1,4 +1,4 @@
-public import ChorusAudio
+import ChorusAudio
 public import Foundation
 
 /// One audio to transcribe, as every speech-to-text provider gets it: mono samples at `WhisperRecognizer.sampleRate`

@@ -1,5 +1,5 @@
 import ChorusWire
-public import Foundation
+import Foundation
 
 /// ElevenLabs speech to text: `POST /v1/speech-to-text` (multipart: `file`, `model_id`, `timestamps_granularity=word`,
 /// `language_code`), `xi-api-key` auth, the same base URL, key, HTTP client and error mapping as `ElevenLabsProvider`.

@@ -1,5 +1,5 @@
 import ChorusWire
-public import Foundation
+import Foundation
 
 /// OpenAI speech to text: `POST /v1/audio/transcriptions` (multipart), bearer auth, the same base URL, key, HTTP
 /// client and error mapping as `OpenAIProvider`. `whisper-1` answers `verbose_json` with word timestamps; the newer
