@@ -25,7 +25,7 @@ final class AACJoiner: PieceJoiner {
     /// under a bed, pieces warmed by 8 packets were up to 3× noisier for their first ~40 packets, and by 32–128 still
     /// 1.07–1.27× one encoder's noise over the whole file at some rates. So renders with a bed encode M4A with one
     /// encoder (`EncoderFactory`); overlapped AAC stays for tests of the joins.
-    let overlap: PieceOverlap
+    let overlap = PieceOverlap(before: 32, after: 4)
     private let muxer: Muxer
     private let format: AudioFormat
     private let bitRate: Int
@@ -34,9 +34,7 @@ final class AACJoiner: PieceJoiner {
     private var packet: UnsafeMutablePointer<AVPacket>?
     private var packets = 0
 
-    init(output: EncodedOutput, format: AudioFormat, bitRate: Int, chapterTitles: [String], margin: Int = AACJoiner.defaultMargin,
-         overlap: PieceOverlap = PieceOverlap(before: 32, after: 4)) throws {
-        self.overlap = overlap
+    init(output: EncodedOutput, format: AudioFormat, bitRate: Int, chapterTitles: [String], margin: Int = AACJoiner.defaultMargin) throws {
         self.format = format
         self.bitRate = bitRate
         self.chapterTitles = chapterTitles

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Text as people read it aloud, before synthesis (English): scripture references ("John 3:16" → "John chapter three,
 /// verse sixteen"; "1 Cor 13:4–7" → "First Corinthians chapter thirteen, verses four to seven"), times ("7:15 pm"),
@@ -147,8 +148,17 @@ struct EnglishRules {
     /// Whether the word is followed directly by a period (an abbreviation's).
     func dotted(_ index: Int) -> Bool { scalar(words[index].range.upperBound) == "." }
 
+    /// The rules' patterns, compiled once each (a text of thousands of words asks for each pattern per word).
+    private static let compiled = Mutex<[String: NSRegularExpression]>([:])
+
     func match(_ word: String, _ pattern: String) -> [String]? {
-        guard let expression = try? NSRegularExpression(pattern: pattern),
+        let expression = Self.compiled.withLock { cache -> NSRegularExpression? in
+            if let known = cache[pattern] { return known }
+            let made = try? NSRegularExpression(pattern: pattern)
+            cache[pattern] = made
+            return made
+        }
+        guard let expression,
               let found = expression.firstMatch(in: word, range: NSRange(word.startIndex..<word.endIndex, in: word)) else { return nil }
         return (0..<found.numberOfRanges).map { group in
             Range(found.range(at: group), in: word).map { String(word[$0]) } ?? ""
@@ -256,9 +266,8 @@ struct EnglishRules {
             let end = dotted(index) ? range.upperBound + 1 : range.upperBound
             return (index, range.lowerBound..<end, Self.months[month - 1])
         }
-        if index > 0, let month = Self.monthAbbreviations[words[index - 1].word.lowercased()], words[index - 1].word.first?.isUppercase == true,
+        if index > 0, Self.monthAbbreviations[words[index - 1].word.lowercased()] != nil, words[index - 1].word.first?.isUppercase == true,
            let day = Int(word), (1...31).contains(day) {
-            _ = month
             return (index, range, SpokenNumbers.ordinal(day))
         }
         // E-mail addresses and web addresses: "ana@example.com" → "ana at example dot com", "chorus.dev/docs".
