@@ -179,6 +179,9 @@ public struct RenderRequest: Codable, Sendable, Equatable {
     /// Text read as people read it before synthesis: `true`/`false` for every provider, or `{"elevenlabs": true}` per
     /// provider (default: on for the offline voices, off for services).
     public var normalizeText: JSONValue?
+    /// Pronunciations: the name of a lexicon stored for the calling key (`PUT /v1/lexicons/{name}`), or the entries
+    /// themselves (`{"Nguyen": "win", "Siobhan": {"ipa": "ʃɪˈvɔːn"}}`).
+    public var lexicon: JSONValue?
 
     public init(messages: [Message], voices: [String: String]? = nil, voiceSettings: [String: JSONValue]? = nil,
                 gapMs: Int? = nil, output: OutputSettings? = nil, transcribe: Bool? = nil, loudnessPreset: String? = nil,
@@ -204,6 +207,7 @@ public struct RenderRequest: Codable, Sendable, Equatable {
         case loudnessPreset = "loudness_preset"
         case intro, outro, music, cleanup
         case normalizeText = "normalize_text"
+        case lexicon
     }
 }
 

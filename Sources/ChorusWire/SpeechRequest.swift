@@ -7,8 +7,11 @@ public struct SpeechRequest: Codable, Sendable, Equatable {
     public var format: String?
     /// Include word timings in the timeline when the voice has them (default true).
     public var words: Bool?
+    /// A stored lexicon's name, or entries (as a render's `lexicon`).
+    public var lexicon: JSONValue?
 
-    public init(text: String, voice: String, format: String? = nil, words: Bool? = nil) {
+    public init(text: String, voice: String, format: String? = nil, words: Bool? = nil, lexicon: JSONValue? = nil) {
+        self.lexicon = lexicon
         self.text = text
         self.voice = voice
         self.format = format
@@ -28,9 +31,12 @@ public struct OpenAISpeechRequest: Codable, Sendable, Equatable {
     public var instructions: String?
     /// `audio` streams the bytes (OpenAI's `sse` is not offered).
     public var streamFormat: String?
+    /// Chorus's own: a stored lexicon's name, or entries (OpenAI's SDKs send it as `extra_body`).
+    public var lexicon: JSONValue?
 
     public init(model: String, input: String, voice: String, responseFormat: String? = nil, speed: Double? = nil,
-                instructions: String? = nil, streamFormat: String? = nil) {
+                instructions: String? = nil, streamFormat: String? = nil, lexicon: JSONValue? = nil) {
+        self.lexicon = lexicon
         self.model = model
         self.input = input
         self.voice = voice
@@ -45,5 +51,6 @@ public struct OpenAISpeechRequest: Codable, Sendable, Equatable {
         case responseFormat = "response_format"
         case speed, instructions
         case streamFormat = "stream_format"
+        case lexicon
     }
 }

@@ -23,7 +23,7 @@ final class LocalDatabase: Sendable {
     static let backgroundPause = 30.0
 
     /// The schema this build writes (`PRAGMA user_version`).
-    static let schemaVersion = 4
+    static let schemaVersion = 5
 
     let path: String
     private let connection: SQLiteConnection
@@ -197,6 +197,20 @@ final class LocalDatabase: Sendable {
         if version < 4 {
             // accepted: the table of accepted renders, named `jobs` up to schema 3 (a "job" is now only `--jobs`, work in parallel).
             statements.append("ALTER TABLE jobs RENAME TO accepted")
+        }
+        if version < 5 {
+            // lexicons: pronunciation lexicons stored per key (`LexiconStore`), their entries as canonical JSON.
+            statements += ["""
+                CREATE TABLE lexicons (
+                    caller TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    body TEXT NOT NULL,
+                    entries INTEGER NOT NULL,
+                    digest TEXT NOT NULL,
+                    updated_at REAL NOT NULL,
+                    PRIMARY KEY (caller, name)
+                ) WITHOUT ROWID
+                """]
         }
         return statements + ["PRAGMA user_version = \(schemaVersion)", "COMMIT"]
     }

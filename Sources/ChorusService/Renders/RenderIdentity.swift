@@ -58,7 +58,7 @@ enum RenderIdentity {
             description["normalize_text"] = .object(conversation.textNormalization.mapValues(JSONValue.bool))
         }
         if let lexicon = conversation.lexicon {
-            description["lexicon"] = .object(lexicon.entries.mapValues { .object(["alias": .string($0.alias), "case_sensitive": .bool($0.caseSensitive)]) })
+            description["lexicon"] = .object(lexicon.json)
         }
                 if let music = conversation.music {
             description["music"] = .object([

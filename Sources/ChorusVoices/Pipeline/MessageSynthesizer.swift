@@ -112,7 +112,8 @@ final class MessageSynthesizer: Sendable {
             switch part {
             case .pause(let seconds): return .pause(seconds)
             case .text(let runs, let rate):
-                let form = TextNormalizer.spokenForm(of: runs, lexicon: lexicon, normalize: normalizing)
+                let form = TextNormalizer.spokenForm(of: runs, lexicon: lexicon, normalize: normalizing,
+                                                     phonemeMarkup: { provider.phonemeMarkup($0) })
                 return .speech(form, chunks: TextChunker.chunks(form.spoken, limit: limit), rate: rate)
             }
         }

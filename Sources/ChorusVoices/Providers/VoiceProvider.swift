@@ -114,6 +114,10 @@ public protocol VoiceProvider: Sendable {
     /// through its own knob (Piper's `length_scale`, espeak-ng's and Flite's `?rate=`, OpenAI's `speed`, ElevenLabs'
     /// `speed` within its 0.7–1.2); by default unchanged.
     func adjusting(rate: Double, voice: String, settings: [String: JSONValue]) -> (voice: String, settings: [String: JSONValue])
+    /// How a word's pronunciation in IPA (`IPA.validated`) is written into this provider's text, for a provider whose
+    /// engine takes phonemes inline (espeak-ng's `[[…]]`); `nil` (the default) when it takes none: the word is then said
+    /// through its alias, or as written.
+    func phonemeMarkup(_ ipa: String) -> String?
     /// Synthesizes one request; throws `VoiceError`.
     func synthesize(_ request: SynthesisRequest) async throws -> SynthesizedSpeech
     /// Whether it synthesizes on this machine (espeak-ng, Flite): faster than fetching the result from a shared
@@ -142,6 +146,7 @@ extension VoiceProvider {
     }
 
     public func supportsContext(settings: [String: JSONValue]) -> Bool { false }
+    public func phonemeMarkup(_ ipa: String) -> String? { nil }
     public var isLocal: Bool { false }
     public func audioAffectingSettings(_ settings: [String: JSONValue], voice: String) -> [String: JSONValue] {
         audioAffectingSettings(settings)

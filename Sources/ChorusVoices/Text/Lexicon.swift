@@ -1,24 +1,40 @@
 public import ChorusAudio
 import Foundation
 
-/// Pronunciations for words no voice knows (`"lexicon"` in a conversation): each entry an alias, a respelling spoken
-/// in the word's place (`"Nguyen": "win"`), whole words only, matched case-insensitively unless the entry says
-/// otherwise (`{"alias": "Reading", "case_sensitive": true}`). Applied before synthesis for every provider; the words
-/// on screen stay the written ones (`SpokenForm.writtenWords`), and the cache is keyed by what is spoken, so changing
-/// an entry re-synthesizes only the messages it touches.
+/// Pronunciations for words no voice knows (`"lexicon"` in a conversation, or stored in the service): each entry an
+/// alias, a respelling spoken in the word's place (`"Nguyen": "win"`), or the word's IPA (`{"ipa": "ʃɪˈvɔːn"}`), or
+/// both; whole words only, matched case-insensitively unless the entry says otherwise (`"case_sensitive": true`).
+/// Applied before synthesis for every provider: the IPA where the engine takes phonemes (Piper voices, espeak-ng:
+/// `VoiceProvider.phonemeMarkup(_:)`), else the alias, else the word as written. The words on screen stay the written
+/// ones (`SpokenForm.writtenWords`), and the cache is keyed by what is spoken, so changing an entry re-synthesizes only
+/// the messages it touches.
 ///
 /// ```swift
-/// let lexicon = try Lexicon(entries: ["Nguyen": .alias("win")], field: "lexicon")
+/// let lexicon = try Lexicon(entries: ["Nguyen": .init(alias: "win")], field: "lexicon")
 /// lexicon.spoken("Ask Mrs Nguyen.").spoken   // "Ask Mrs win."
 /// ```
 public struct Lexicon: Sendable, Equatable {
     public struct Entry: Sendable, Equatable {
-        public var alias: String
+        /// A respelling to say in the word's place.
+        public var alias: String?
+        /// The word in IPA (`IPA.validated`), for engines that take phonemes.
+        public var ipa: String?
         public var caseSensitive: Bool
 
-        public init(alias: String, caseSensitive: Bool = false) {
+        public init(alias: String? = nil, ipa: String? = nil, caseSensitive: Bool = false) {
             self.alias = alias
+            self.ipa = ipa
             self.caseSensitive = caseSensitive
+        }
+
+        /// The entry as JSON, the way it is written (a plain alias as a string): the one form stored, shown and hashed.
+        public var json: JSONValue {
+            if let alias, ipa == nil, !caseSensitive { return .string(alias) }
+            var object: [String: JSONValue] = [:]
+            if let alias { object["alias"] = .string(alias) }
+            if let ipa { object["ipa"] = .string(ipa) }
+            if caseSensitive { object["case_sensitive"] = .bool(true) }
+            return .object(object)
         }
     }
 
@@ -30,30 +46,38 @@ public struct Lexicon: Sendable, Equatable {
     /// Written word, lowercased → entry, for the case-insensitive entries.
     private var folded: [String: Entry] = [:]
 
-    /// - Throws: `AudioError.invalidConversation` naming `field.WORD` and why: a key that is not one word, an empty or
-    ///   wordless alias, too many or too long entries.
+    /// - Throws: `AudioError.invalidConversation` naming `field.WORD` and why: a key that is not one word, an entry with
+    ///   neither alias nor IPA, an empty or wordless alias, IPA that is not IPA, too many or too long entries.
     public init(entries: [String: Entry], field: String) throws {
         guard entries.count <= Self.maximumEntries else {
             throw AudioError(.invalidConversation, subject: field, reason: "\(entries.count) entries; at most \(Self.maximumEntries)")
         }
+        var checked: [String: Entry] = [:]
         for (word, entry) in entries {
             let words = WordAligner.words(in: word)
             guard words.count == 1, words[0].word == word else {
                 throw AudioError(.invalidConversation, subject: "\(field).\(word)", reason: "an entry is one word as written, without spaces or surrounding punctuation")
             }
-            guard word.count <= Self.maximumLength, entry.alias.count <= Self.maximumLength else {
+            guard word.count <= Self.maximumLength, (entry.alias?.count ?? 0) <= Self.maximumLength else {
                 throw AudioError(.invalidConversation, subject: "\(field).\(word)", reason: "at most \(Self.maximumLength) characters")
             }
-            guard !WordAligner.words(in: entry.alias).isEmpty, !SpeechControls.contains(entry.alias) else {
-                throw AudioError(.invalidConversation, subject: "\(field).\(word)", reason: "the alias must be words to say")
+            guard entry.alias != nil || entry.ipa != nil else {
+                throw AudioError(.invalidConversation, subject: "\(field).\(word)", reason: "give an \"alias\" (a respelling), an \"ipa\" pronunciation, or both")
             }
+            if let alias = entry.alias {
+                guard !WordAligner.words(in: alias).isEmpty, !SpeechControls.contains(alias), !alias.contains(IPA.open) else {
+                    throw AudioError(.invalidConversation, subject: "\(field).\(word)", reason: "the alias must be words to say")
+                }
+            }
+            var entry = entry
+            if let ipa = entry.ipa { entry.ipa = try IPA.validated(ipa, field: "\(field).\(word).ipa") }
+            checked[word] = entry
         }
-        self.entries = entries
-        for (word, entry) in entries where !entry.caseSensitive { folded[word.lowercased()] = entry }
+        self.entries = checked
+        for (word, entry) in checked where !entry.caseSensitive { folded[word.lowercased()] = entry }
     }
 
-    /// Reads a lexicon's JSON: each value an alias, or `{"alias": …, "case_sensitive": true}`; `{"ipa": …}` is refused
-    /// for now (no engine here takes IPA for one word yet: give a respelling).
+    /// Reads a lexicon's JSON: each value an alias, or an object with `alias`, `ipa` (at least one) and `case_sensitive`.
     /// - Throws: `AudioError.invalidConversation` naming `field.WORD`.
     public init(json: [String: JSONValue], field: String) throws {
         var entries: [String: Entry] = [:]
@@ -62,15 +86,15 @@ public struct Lexicon: Sendable, Equatable {
             case .string(let alias):
                 entries[word] = Entry(alias: alias)
             case .object(let object):
-                if object["ipa"] != nil {
-                    throw AudioError(.invalidConversation, subject: "\(field).\(word).ipa",
-                                     reason: "IPA entries are not supported yet; give the word's respelling as \"alias\"")
+                if let unknown = object.keys.sorted().first(where: { !["alias", "ipa", "case_sensitive"].contains($0) }) {
+                    throw AudioError(.invalidConversation, subject: "\(field).\(word).\(unknown)", reason: "unknown field (known: alias, ipa, case_sensitive)")
                 }
-                if let unknown = object.keys.sorted().first(where: { !["alias", "case_sensitive"].contains($0) }) {
-                    throw AudioError(.invalidConversation, subject: "\(field).\(word).\(unknown)", reason: "unknown field (known: alias, case_sensitive)")
-                }
-                guard case .string(let alias)? = object["alias"] else {
-                    throw AudioError(.invalidConversation, subject: "\(field).\(word).alias", reason: "missing: the respelling to say")
+                func text(_ key: String) throws -> String? {
+                    guard let value = object[key] else { return nil }
+                    guard case .string(let text) = value else {
+                        throw AudioError(.invalidConversation, subject: "\(field).\(word).\(key)", reason: "must be a string")
+                    }
+                    return text
                 }
                 var caseSensitive = false
                 if let flag = object["case_sensitive"] {
@@ -79,13 +103,16 @@ public struct Lexicon: Sendable, Equatable {
                     }
                     caseSensitive = value
                 }
-                entries[word] = Entry(alias: alias, caseSensitive: caseSensitive)
+                entries[word] = Entry(alias: try text("alias"), ipa: try text("ipa"), caseSensitive: caseSensitive)
             default:
-                throw AudioError(.invalidConversation, subject: "\(field).\(word)", reason: "must be an alias (a string) or {\"alias\": …}")
+                throw AudioError(.invalidConversation, subject: "\(field).\(word)", reason: "must be an alias (a string) or {\"alias\": …, \"ipa\": …}")
             }
         }
         try self.init(entries: entries, field: field)
     }
+
+    /// The lexicon as JSON (`Entry.json` per word): what the service stores and what a render id is computed from.
+    public var json: [String: JSONValue] { entries.mapValues(\.json) }
 
     /// The entry for a written word: an exact case-sensitive one first, else a case-insensitive one.
     func entry(for word: String) -> Entry? {
@@ -93,9 +120,10 @@ public struct Lexicon: Sendable, Equatable {
         return folded[word.lowercased()]
     }
 
-    /// `text` with every word that has an entry replaced by its alias (the word's surrounding punctuation kept).
-    public func spoken(_ text: String) -> SpokenForm {
-        TextNormalizer.spokenForm(of: text, lexicon: self, normalize: false)
+    /// `text` with every word that has an entry replaced by its alias (the word's surrounding punctuation kept), or by
+    /// `phonemeMarkup` of its IPA when given one.
+    public func spoken(_ text: String, phonemeMarkup: (@Sendable (String) -> String?)? = nil) -> SpokenForm {
+        TextNormalizer.spokenForm(of: text, lexicon: self, normalize: false, phonemeMarkup: phonemeMarkup)
     }
 }
 

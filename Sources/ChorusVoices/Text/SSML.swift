@@ -16,6 +16,14 @@ public enum SSML {
     public struct Run: Sendable, Equatable {
         public var written: String
         public var spoken: String?
+        /// Its pronunciation in IPA (`<phoneme alphabet="ipa" ph="…">`), said where the engine takes phonemes.
+        public var ipa: String?
+
+        public init(written: String, spoken: String?, ipa: String? = nil) {
+            self.written = written
+            self.spoken = spoken
+            self.ipa = ipa
+        }
     }
 
     public enum Part: Sendable, Equatable {
@@ -239,9 +247,18 @@ public enum SSML {
                 }
                 runs.append(Run(written: written, spoken: said))
             case "phoneme":
-                // No engine here takes one word's phonemes yet: the written word is said as the voice reads it.
-                guard attributes["ph"] != nil else { throw fail("<phoneme> needs ph=\"…\"", at: start) }
-                runs.append(Run(written: try text(), spoken: nil))
+                // Said as the IPA where the engine takes phonemes, else as written.
+                guard let ph = attributes["ph"] else { throw fail("<phoneme> needs ph=\"…\"", at: start) }
+                if let alphabet = attributes["alphabet"], alphabet.lowercased() != "ipa" {
+                    throw fail("<phoneme alphabet=\"\(alphabet)\">: only alphabet=\"ipa\" is supported", at: start)
+                }
+                let ipa: String
+                do {
+                    ipa = try IPA.validated(ph, field: field)
+                } catch let error as AudioError {
+                    throw fail("<phoneme ph>: \(error.reason)", at: start)
+                }
+                runs.append(Run(written: try text(), spoken: nil, ipa: ipa))
             case "prosody":
                 let saved = rate
                 if let value = attributes["rate"] {

@@ -195,6 +195,19 @@ final class PostgresDatabase: Sendable {
             )
             """,
         ]),
+        (3, [
+            """
+            CREATE TABLE chorus_lexicons (
+                caller text NOT NULL,
+                name text NOT NULL,
+                body text NOT NULL,
+                entries integer NOT NULL,
+                digest text NOT NULL,
+                updated_at double precision NOT NULL,
+                PRIMARY KEY (caller, name)
+            )
+            """,
+        ]),
     ]
 
     static let migrationLock = 0x43_68_6F_72_75_73   // "Chorus"

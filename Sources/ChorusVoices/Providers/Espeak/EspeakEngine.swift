@@ -51,10 +51,11 @@ final class EspeakEngine: Sendable {
         var wordPhonemes: [String]?
     }
 
-    /// `text`'s clauses (`clauses(of:)`) with the phonemes `voice` (an espeak-ng voice name) gives them.
-    func phonemeClauses(_ text: String, voice: String) async throws -> [PhonemeClause] {
+    /// `text`'s clauses (`clauses(of:)`) with the phonemes `voice` (an espeak-ng voice name) gives them; a
+    /// pronunciation written in (`[[IPA]]`) is the phonemes `ipa` makes of it, not espeak-ng's.
+    func phonemeClauses(_ text: String, voice: String, ipa: @escaping @Sendable (String) -> String = { $0 }) async throws -> [PhonemeClause] {
         let library = self.library
-        return try await thread.run { try library.phonemeClauses(text, voice: voice) }
+        return try await thread.run { try library.phonemeClauses(text, voice: voice, ipa: ipa) }
     }
 
     /// Clauses joined into sentences as piper-phonemize writes them: each clause's mark kept, a space after clauses
@@ -235,16 +236,42 @@ private final class Library: @unchecked Sendable {
         return espeak_GetCurrentVoice()?.pointee.identifier.map { String(cString: $0) } ?? ""
     }
 
-    func phonemeClauses(_ text: String, voice: String) throws -> [EspeakEngine.PhonemeClause] {
+    func phonemeClauses(_ text: String, voice: String, ipa: @escaping (String) -> String) throws -> [EspeakEngine.PhonemeClause] {
         _ = try start()
         try select(voice)
         return EspeakEngine.clauses(of: text).map { clause in
+            let marked = IPA.markupRanges(in: clause.text)
+            guard marked.isEmpty else { return markedClause(clause, marked: marked, ipa: ipa) }
             let spoken = phonemes(of: clause.text).decomposedStringWithCanonicalMapping
             let words = WordAligner.words(in: clause.text)
             let alone = words.count == spoken.split(separator: " ").count
                 ? nil : words.map { phonemes(of: $0.word).decomposedStringWithCanonicalMapping }
             return EspeakEngine.PhonemeClause(text: clause.text, mark: clause.mark, phonemes: spoken, wordPhonemes: alone)
         }
+    }
+
+    /// A clause with pronunciations in it (`[[IPA]]`, `IPA.markupRanges`): the text between them phonemized by espeak-ng,
+    /// each pronunciation as `ipa` gives it (the voice's IPA), in order, words separated by spaces.
+    private func markedClause(_ clause: (text: String, mark: Character?), marked: [Range<Int>],
+                              ipa: (String) -> String) -> EspeakEngine.PhonemeClause {
+        let scalars = Array(clause.text.unicodeScalars)
+        func text(_ range: Range<Int>) -> String { String(String.UnicodeScalarView(scalars[range])) }
+        var parts: [String] = []
+        var position = 0
+        for range in marked {
+            parts.append(phonemes(of: text(position..<range.lowerBound)))
+            parts.append(ipa(text((range.lowerBound + 2)..<(range.upperBound - 2))))
+            position = range.upperBound
+        }
+        parts.append(phonemes(of: text(position..<scalars.count)))
+        let spoken = parts.filter { !$0.isEmpty }.joined(separator: " ").decomposedStringWithCanonicalMapping
+        let alone = WordAligner.words(in: clause.text).map { word -> String in
+            if let range = marked.first(where: { $0.contains(word.range.lowerBound) }) {
+                return ipa(text((range.lowerBound + 2)..<(range.upperBound - 2))).decomposedStringWithCanonicalMapping
+            }
+            return phonemes(of: word.word).decomposedStringWithCanonicalMapping
+        }
+        return EspeakEngine.PhonemeClause(text: clause.text, mark: clause.mark, phonemes: spoken, wordPhonemes: alone)
     }
 
     /// The IPA phonemes of `clause`: espeak-ng's, words separated by spaces (it reads all of the text it is given).
@@ -272,9 +299,11 @@ private final class Library: @unchecked Sendable {
         try Self.check(espeak_SetParameter(espeakRATE, Int32(voice.rate ?? Int(espeakRATE_NORMAL)), 0), "espeak_SetParameter(rate)")
         let collector = Collector()
         let context = Unmanaged.passUnretained(collector).toOpaque()
+        // `[[…]]` is phonemes only in a text that has it (a message's own `[[` was broken up before: `IPA.escaped`).
+        let flags = UInt32(espeakCHARS_UTF8) | (text.contains(IPA.open) ? UInt32(espeakPHONEMES) : 0)
         let status = withExtendedLifetime(collector) {
             text.withCString { pointer in
-                espeak_Synth(pointer, strlen(pointer) + 1, 0, POS_CHARACTER, 0, UInt32(espeakCHARS_UTF8), nil, context)
+                espeak_Synth(pointer, strlen(pointer) + 1, 0, POS_CHARACTER, 0, flags, nil, context)
             }
         }
         try Self.check(status, "espeak_Synth")

@@ -60,6 +60,13 @@ public struct EspeakProvider: VoiceProvider {
         return (Self.voice(voice, setting: "rate", to: String(Int(min(max(current * rate, 80), 450).rounded()))), settings)
     }
 
+    /// IPA as espeak-ng's own phoneme mnemonics between `[[` and `]]` (`IPA.espeakMnemonics`), which it reads as
+    /// phonemes (`espeakPHONEMES`).
+    public func phonemeMarkup(_ ipa: String) -> String? {
+        let mnemonics = IPA.espeakMnemonics(ipa)
+        return mnemonics.isEmpty ? nil : IPA.open + mnemonics + IPA.close
+    }
+
     public func synthesize(_ request: SynthesisRequest) async throws -> SynthesizedSpeech {
         let voice = try EspeakVoice(parsing: request.voice)
         let output = try await EspeakEngine.shared.speak(request.text, voice: voice)

@@ -77,10 +77,16 @@ public struct PiperProvider: VoiceProvider {
         return (voice, adjusted)
     }
 
+    /// IPA between `[[` and `]]`: spliced into the phonemes espeak-ng gives the rest of the text (`IPA.piperPhonemes`).
+    public func phonemeMarkup(_ ipa: String) -> String? { IPA.open + ipa + IPA.close }
+
     public func synthesize(_ request: SynthesisRequest) async throws -> SynthesizedSpeech {
         let voice = try PiperVoice.named(request.voice, in: folder)
         let settings = try PiperSettings(request.settings, voice: voice)
-        let clauses = try await EspeakEngine.shared.phonemeClauses(request.text, voice: voice.espeakVoice)
+        let english = voice.espeakVoice.lowercased().hasPrefix("en"), known = voice.symbols
+        let clauses = try await EspeakEngine.shared.phonemeClauses(request.text, voice: voice.espeakVoice) { ipa in
+            IPA.piperPhonemes(ipa, english: english, known: known)
+        }
         let sentences = EspeakEngine.sentences(of: clauses).flatMap { Self.pieces(of: $0, most: Self.mostPhonemes) }
         guard !sentences.isEmpty else {
             throw VoiceError(.badRequest, provider: id, message: "no words espeak-ng can read in this text")

@@ -10,14 +10,20 @@ import Synchronization
 /// "3:16" is one word whose time spans "chapter three, verse sixteen". Rules are per language behind `Rules`; English
 /// is the one there is.
 public enum TextNormalizer {
-    /// `text` as spoken: the lexicon's aliases first (a user's entry wins), then, with `normalize`, the rules.
-    public static func spokenForm(of text: String, lexicon: Lexicon?, normalize: Bool) -> SpokenForm {
-        spokenForm(of: [SSML.Run(written: text, spoken: nil)], lexicon: lexicon, normalize: normalize)
+    /// `text` as spoken: the lexicon's entries first (a user's entry wins), then, with `normalize`, the rules.
+    public static func spokenForm(of text: String, lexicon: Lexicon?, normalize: Bool,
+                                  phonemeMarkup: (@Sendable (String) -> String?)? = nil) -> SpokenForm {
+        spokenForm(of: [SSML.Run(written: text, spoken: nil)], lexicon: lexicon, normalize: normalize, phonemeMarkup: phonemeMarkup)
     }
 
-    /// Runs of written text as spoken: a run with its own reading (SSML's `sub`, `say-as`) says that for its words; the
-    /// other words get the lexicon's aliases, then, with `normalize`, the rules.
-    public static func spokenForm(of runs: [SSML.Run], lexicon: Lexicon?, normalize: Bool) -> SpokenForm {
+    /// Runs of written text as spoken: a run with its own reading (SSML's `sub`, `say-as`, `phoneme`) says that for its
+    /// words; the other words get the lexicon's entries, then, with `normalize`, the rules.
+    ///
+    /// A pronunciation in IPA (a lexicon entry's, a `phoneme`'s) is said through `phonemeMarkup` — the provider's
+    /// phoneme input (`VoiceProvider.phonemeMarkup(_:)`), `nil` when it has none — else the entry's alias, else the word
+    /// as written. When there is phoneme input, a `[[` the text itself has is broken up: a message never injects phonemes.
+    public static func spokenForm(of runs: [SSML.Run], lexicon: Lexicon?, normalize: Bool,
+                                  phonemeMarkup: (@Sendable (String) -> String?)? = nil) -> SpokenForm {
         let text = runs.map(\.written).joined()
         let scalars = Array(text.unicodeScalars)
         let words = WordAligner.words(in: text)
@@ -27,7 +33,8 @@ public enum TextNormalizer {
         for run in runs {
             let count = run.written.unicodeScalars.count
             defer { offset += count }
-            guard let said = run.spoken else { continue }
+            let markup = run.ipa.flatMap { ipa in phonemeMarkup?(ipa) }
+            guard let said = markup ?? run.spoken.map({ phonemeMarkup == nil ? $0 : IPA.escaped($0) }) else { continue }
             var lower = offset, upper = offset + count
             while lower < upper && scalars[lower].properties.isWhitespace { lower += 1 }
             while upper > lower && scalars[upper - 1].properties.isWhitespace { upper -= 1 }
@@ -36,10 +43,10 @@ public enum TextNormalizer {
             taken.formUnion(inside)
         }
         for (index, word) in words.enumerated() where !taken.contains(index) {
-            if let entry = lexicon?.entry(for: word.word) {
-                planned.append(([index], word.range, entry.alias))
-                taken.insert(index)
-            }
+            guard let entry = lexicon?.entry(for: word.word),
+                  let said = entry.ipa.flatMap({ ipa in phonemeMarkup?(ipa) }) ?? entry.alias else { continue }
+            planned.append(([index], word.range, said))
+            taken.insert(index)
         }
         if normalize {
             for replacement in EnglishRules(scalars: scalars, words: words).replacements() where !taken.contains(replacement.word) {
@@ -56,6 +63,10 @@ public enum TextNormalizer {
         for word in words { for offset in word.range { inWord[offset] = true } }
         func copy(upTo end: Int) {
             for offset in position..<end where !(normalize && !inWord[offset] && isEmoji(scalars[offset])) {
+                if phonemeMarkup != nil, scalars[offset] == "[", spoken.last == "[" {
+                    spoken.append(" ")
+                    length += 1
+                }
                 spoken.append(scalars[offset])
                 length += 1
             }

@@ -1,0 +1,147 @@
+import ChorusAudio
+import Foundation
+
+/// A word's pronunciation in the International Phonetic Alphabet (a lexicon's `{"ipa": "ʃɪˈvɔːn"}`, SSML's
+/// `<phoneme alphabet="ipa" ph="…">`), and how each engine that takes phonemes is given it: Piper voices read IPA
+/// itself (espeak-ng's flavour: stress before the vowel, `ɹ`, `ɡ`), espeak-ng its own phoneme mnemonics between
+/// `[[` and `]]`. The rules of what is accepted and of each conversion live here, once.
+public enum IPA {
+    /// The most characters a pronunciation may have.
+    public static let maximumLength = 200
+
+    /// The stress marks, the length mark and the syllable break.
+    static let primaryStress: Unicode.Scalar = "ˈ", secondaryStress: Unicode.Scalar = "ˌ", length: Unicode.Scalar = "ː"
+
+    /// `ipa` checked: one word (no white space), letters of the IPA with its marks and diacritics only.
+    /// - Throws: `AudioError.invalidConversation` naming `field` and the first character that is not IPA.
+    public static func validated(_ ipa: String, field: String) throws -> String {
+        let trimmed = ipa.trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping
+        guard !trimmed.isEmpty else { throw AudioError(.invalidConversation, subject: field, reason: "the pronunciation is empty") }
+        guard trimmed.count <= maximumLength else {
+            throw AudioError(.invalidConversation, subject: field, reason: "at most \(maximumLength) characters")
+        }
+        for (offset, scalar) in trimmed.unicodeScalars.enumerated() where !isIPA(scalar) {
+            let shown = scalar.properties.isWhitespace ? "a space" : "\"\(scalar)\" (U+\(String(scalar.value, radix: 16, uppercase: true)))"
+            throw AudioError(.invalidConversation, subject: field,
+                             reason: "\(shown) at character \(offset + 1) is not IPA (one word in the International Phonetic Alphabet, e.g. \"ʃɪˈvɔːn\")")
+        }
+        guard trimmed.unicodeScalars.contains(where: { vowels.contains($0) || consonants[$0] != nil }) else {
+            throw AudioError(.invalidConversation, subject: field, reason: "no sounds in \"\(trimmed)\"")
+        }
+        return trimmed
+    }
+
+    /// Lowercase letters (Latin, IPA extensions, a few Greek ones the IPA uses), modifier letters and marks, combining
+    /// diacritics, the syllable break and the tie bar.
+    static func isIPA(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .lowercaseLetter, .modifierLetter, .nonspacingMark, .otherLetter:
+            return scalar.value < 0x0400 || (0x1D00...0x1DBF).contains(scalar.value)
+        case .modifierSymbol:
+            return (0x02B0...0x02FF).contains(scalar.value)
+        default:
+            return scalar == "." || scalar == "‿" || scalar == "͡"
+        }
+    }
+
+    /// The IPA vowels (each a syllable's nucleus: where a stress mark belongs for Piper).
+    static let vowels: Set<Unicode.Scalar> = Set("aeiouyæɑɐɒɔəɘɚɛɜɝɞɤɨɪʉʊʌʏøœɶɵᵻ".unicodeScalars)
+
+    /// English consonants in espeak-ng's mnemonics.
+    static let consonants: [Unicode.Scalar: String] = [
+        "p": "p", "b": "b", "t": "t", "d": "d", "k": "k", "g": "g", "ɡ": "g", "f": "f", "v": "v", "θ": "T", "ð": "D", "s": "s",
+        "z": "z", "ʃ": "S", "ʒ": "Z", "h": "h", "m": "m", "n": "n", "ŋ": "N", "l": "l", "ɫ": "l", "ɹ": "r", "r": "r", "ɾ": "t",
+        "ɻ": "r", "j": "j", "w": "w", "ʍ": "w", "x": "x", "ʔ": "?", "ç": "h", "ɬ": "l", "ʁ": "r", "χ": "x", "ɲ": "n", "ʎ": "l",
+        "c": "k", "ɟ": "g", "q": "k", "ɣ": "g", "β": "v", "ɸ": "f", "ɱ": "m",
+    ]
+
+    /// Vowels and diphthongs (longest first when read) in espeak-ng's English mnemonics.
+    static let espeakVowels: [(ipa: String, mnemonic: String)] = [
+        ("aɪə", "aI@"), ("aʊə", "aU@"),
+        ("eɪ", "eI"), ("aɪ", "aI"), ("ɔɪ", "OI"), ("oʊ", "oU"), ("əʊ", "oU"), ("aʊ", "aU"), ("ɪə", "i@"), ("iə", "i@"),
+        ("eə", "e@"), ("ɛə", "e@"), ("ʊə", "U@"), ("ɑɹ", "A@"), ("ɔɹ", "O@"), ("ɪɹ", "i@"), ("ɛɹ", "e@"), ("ʊɹ", "U@"),
+        ("iː", "i:"), ("uː", "u:"), ("ɑː", "A:"), ("ɔː", "O:"), ("ɜː", "3:"), ("ɝː", "3:"), ("aː", "A:"), ("eː", "eI"), ("oː", "oU"),
+        ("i", "i"), ("ɪ", "I"), ("e", "E"), ("ɛ", "E"), ("æ", "a"), ("a", "a"), ("ɑ", "A:"), ("ɒ", "0"), ("ɔ", "O:"), ("o", "oU"),
+        ("ʊ", "U"), ("u", "u:"), ("ʌ", "V"), ("ə", "@"), ("ɚ", "3"), ("ɝ", "3:"), ("ɜ", "3:"), ("ɐ", "a#"), ("ᵻ", "I2"), ("ɨ", "I2"),
+        ("y", "u:"), ("ʏ", "U"), ("ø", "3:"), ("œ", "3:"), ("ɘ", "@"), ("ɵ", "@"), ("ɤ", "V"), ("ʉ", "u:"), ("ɞ", "3:"), ("ɶ", "a"),
+    ]
+
+    /// `ipa` (validated) in espeak-ng's phoneme mnemonics for its English voices (`ʃɪˈvɔːn` → `SI'vO:n`): stress marks
+    /// kept where they are (espeak-ng stresses the next vowel), diacritics, the syllable break and ties dropped, the
+    /// consonants and vowels of other languages as their nearest English ones.
+    public static func espeakMnemonics(_ ipa: String) -> String {
+        let scalars = Array(ipa.decomposedStringWithCanonicalMapping.unicodeScalars).filter { $0 != "͡" }
+        var result = ""
+        var index = 0
+        outer: while index < scalars.count {
+            let scalar = scalars[index]
+            if scalar == primaryStress { result += "'"; index += 1; continue }
+            if scalar == secondaryStress { result += ","; index += 1; continue }
+            for (vowel, mnemonic) in espeakVowels {
+                let pattern = Array(vowel.unicodeScalars)
+                if index + pattern.count <= scalars.count, Array(scalars[index..<(index + pattern.count)]) == pattern {
+                    result += mnemonic
+                    index += pattern.count
+                    continue outer
+                }
+            }
+            if scalar == "t", index + 1 < scalars.count, scalars[index + 1] == "ʃ" { result += "tS"; index += 2; continue }
+            if scalar == "d", index + 1 < scalars.count, scalars[index + 1] == "ʒ" { result += "dZ"; index += 2; continue }
+            if let consonant = consonants[scalar] { result += consonant }
+            index += 1   // diacritics, the syllable break, a tie bar, a stray length mark: not said apart
+        }
+        return result
+    }
+
+    /// `ipa` (validated) as Piper voices read it: espeak-ng's IPA, which they were trained on — each stress mark moved
+    /// to just before its syllable's vowel, `g` as `ɡ`, and (for English voices) `r` as `ɹ` — in canonical
+    /// decomposition, keeping only the symbols in `known` (the voice's phoneme table).
+    public static func piperPhonemes(_ ipa: String, english: Bool, known: Set<Unicode.Scalar>) -> String {
+        var scalars: [Unicode.Scalar] = []
+        var pendingStress: Unicode.Scalar?
+        for scalar in ipa.decomposedStringWithCanonicalMapping.unicodeScalars {
+            var mapped = scalar
+            if scalar == "g" { mapped = "ɡ" }
+            if scalar == "r" && english { mapped = "ɹ" }
+            if scalar == "ɝ" && !known.contains("ɝ") { scalars += ["ɜ", "ː"]; continue }
+            if mapped == primaryStress || mapped == secondaryStress {
+                pendingStress = mapped
+                continue
+            }
+            if vowels.contains(mapped), let stress = pendingStress {
+                scalars.append(stress)
+                pendingStress = nil
+            }
+            scalars.append(mapped)
+        }
+        return String(String.UnicodeScalarView(scalars.filter { known.isEmpty || known.contains($0) }))
+    }
+
+    /// The opening and closing of a pronunciation inside a text sent to an engine that takes phonemes
+    /// (`VoiceProvider.phonemeMarkup(_:)`): espeak-ng's own syntax, which Chorus uses for Piper voices too.
+    public static let open = "[[", close = "]]"
+
+    /// `text` with every `[[` that is not markup broken up (`[ [`), so a message can never inject phonemes.
+    static func escaped(_ text: String) -> String {
+        text.contains(open) ? text.replacingOccurrences(of: open, with: "[ [") : text
+    }
+
+    /// The stretches of `text` (Unicode scalar offsets) between `[[` and `]]`, markup included.
+    static func markupRanges(in text: String) -> [Range<Int>] {
+        let scalars = Array(text.unicodeScalars)
+        var ranges: [Range<Int>] = []
+        var index = 0
+        while index + 1 < scalars.count {
+            if scalars[index] == "[", scalars[index + 1] == "[" {
+                var end = index + 2
+                while end + 1 < scalars.count, !(scalars[end] == "]" && scalars[end + 1] == "]") { end += 1 }
+                guard end + 1 < scalars.count else { break }
+                ranges.append(index..<(end + 2))
+                index = end + 2
+            } else {
+                index += 1
+            }
+        }
+        return ranges
+    }
+}
