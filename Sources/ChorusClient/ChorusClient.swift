@@ -87,9 +87,35 @@ public final class ChorusClient: Sendable {
         try await send("POST", "/v1/renders", json: request, headers: ["Prefer": "respond-async"], as: RenderManifest.self)
     }
 
-    /// One message spoken as a render.
-    public func speech(_ text: String, voice: String, format: String? = nil) async throws -> RenderManifest {
-        try await send("POST", "/v1/speech", json: SpeechRequest(text: text, voice: voice, format: format), as: RenderManifest.self)
+    /// One message spoken as a render, with a stored lexicon's pronunciations if `lexicon` names one.
+    public func speech(_ text: String, voice: String, format: String? = nil, lexicon: String? = nil) async throws -> RenderManifest {
+        try await send("POST", "/v1/speech", json: SpeechRequest(text: text, voice: voice, format: format, lexicon: lexicon.map(JSONValue.string)),
+                       as: RenderManifest.self)
+    }
+
+    // MARK: Lexicons
+
+    /// Stores (or replaces) a pronunciation lexicon for this key: each word's alias (`.string("win")`) or
+    /// `.object(["ipa": "ʃɪˈvɔːn", "alias": …, "case_sensitive": …])`. Renders then use it by name (`lexicon: "family"`).
+    @discardableResult
+    public func putLexicon(_ name: String, entries: [String: JSONValue]) async throws -> LexiconInfo {
+        try await send("PUT", "/v1/lexicons/\(Self.segment(name))", json: LexiconUpload(entries: entries), as: LexiconInfo.self)
+    }
+
+    /// One stored lexicon with its entries.
+    public func lexicon(_ name: String) async throws -> LexiconInfo { try await get("/v1/lexicons/\(Self.segment(name))", as: LexiconInfo.self) }
+
+    /// This key's stored lexicons (without their entries).
+    public func lexicons() async throws -> [LexiconInfo] { try await get("/v1/lexicons", as: LexiconList.self).lexicons }
+
+    /// Deletes a stored lexicon (renders already accepted keep what it said).
+    public func deleteLexicon(_ name: String) async throws {
+        _ = try await perform(request("DELETE", "/v1/lexicons/\(Self.segment(name))"))
+    }
+
+    /// `name` as one path segment (a name the service refuses reaches it as such, never as another path).
+    static func segment(_ name: String) -> String {
+        name.addingPercentEncoding(withAllowedCharacters: CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-_"))) ?? ""
     }
 
     /// A render's manifest.

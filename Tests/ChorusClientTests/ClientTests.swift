@@ -36,6 +36,32 @@ struct ClientTests {
         }
     }
 
+    @Test("lexicons: stored, listed, read, used by name by a render and by speech, deleted; a refused one is an error naming the field")
+    func lexicons() async throws {
+        try await withService { chorus in
+            let stored = try await chorus.putLexicon("family", entries: ["Bob": .object(["ipa": .string("ˌnɛbjʊkədˈnɛzəɹ")]), "Nguyen": .string("win")])
+            #expect(stored.entryCount == 2 && stored.entries?["Nguyen"] == .string("win"))
+            #expect(try await chorus.lexicons().map(\.name) == ["family"])
+            #expect(try await chorus.lexicon("family").digest == stored.digest)
+            // Used by name: espeak-ng says the IPA (the long name), so "Bob" takes as long as "Nebuchadnezzar" does.
+            var request = RenderRequest(messages: [.init(speaker: "A", text: "See you Bob.", voice: "espeak:en-us")])
+            request.lexicon = .string("family")
+            let named = try await chorus.render(request)
+            let plain = try await chorus.speech("See you Bob.", voice: "espeak:en-us")
+            let spoken = try await chorus.speech("See you Bob.", voice: "espeak:en-us", lexicon: "family")
+            func length(_ manifest: RenderManifest) -> Double { (manifest.timeline?.segments[0]).map { $0.end - $0.start } ?? 0 }
+            #expect(abs(length(named) - length(spoken)) < 0.05 && length(spoken) - length(plain) > 0.3, "\([length(named), length(spoken), length(plain)])")
+            #expect(named.timeline?.segments[0].words?.map(\.word) == ["See", "you", "Bob"])
+            let refused = await #expect(throws: ChorusClientError.self) { try await chorus.putLexicon("family", entries: ["Bob": .object(["ipa": .string("b o b")])]) }
+            #expect(refused?.status == 422 && refused?.field == "entries.Bob.ipa", "\(String(describing: refused))")
+            let unknown = await #expect(throws: ChorusClientError.self) { try await chorus.speech("Hi.", voice: "espeak:en-us", lexicon: "nobody") }
+            #expect(unknown?.code == "unknown_lexicon")
+            await #expect(throws: ChorusClientError.self) { try await chorus.lexicon("../renders") }
+            try await chorus.deleteLexicon("family")
+            #expect(try await chorus.lexicons().isEmpty)
+        }
+    }
+
     @Test("upload a voice note, render it with a text reply, read the timeline and waveform, fetch the audio with a range")
     func renderFlow() async throws {
         try await withService { chorus in

@@ -136,6 +136,7 @@ func buildRouter(state: ServiceState) -> (Router<ChorusRequestContext>, RouteTab
     renders.register(on: v1, table: table)
     ClipsController(state: state).register(on: v1, table: table)
     VoicesController(state: state).register(on: v1, table: table)
+    LexiconsController(state: state).register(on: v1, table: table)
     SpeechController(state: state, renders: renders).register(on: v1, table: table)
     TranscriptionController(state: state).register(on: v1, table: table)
     return (router, table)

@@ -14,6 +14,8 @@ struct ServiceState: Sendable {
     let folderLock: DataFolderLock
     let clips: ClipStore
     let renders: RenderStore
+    /// Pronunciation lexicons stored per key (in the embedded database, or PostgreSQL when shared).
+    let lexicons: LexiconStore
     /// The embedded database behind `renders` and `clips`.
     let local: LocalDatabase
     /// Blobs shared with other instances (`--storage`), if any.
@@ -88,6 +90,7 @@ struct ServiceState: Sendable {
         } else {
             deployment = .single(LocalRateLimits(database: local, limiter: limiter))
         }
+        lexicons = LexiconStore(backing: deployment.shared.map { .shared($0.database) } ?? .local(local))
         let executor = RenderExecutor(chorus: chorus, data: data, store: renders, shared: shared, metrics: metrics, logger: logger)
         scheduler = RenderScheduler(workers: configuration.workers, queueLimit: configuration.queueLimit,
                                     perCaller: configuration.rendersPerKey, executor: executor, shared: sharedQueue)

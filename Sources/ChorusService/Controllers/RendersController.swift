@@ -102,7 +102,10 @@ struct RendersController: Sendable {
 
     /// Starts (or finds) the render of `body` and answers as `mode` asks: synchronously with the
     /// manifest, at once with 202, or with the audio as it is encoded.
-    func start(_ body: RenderRequest, mode: RenderMode, context: ChorusRequestContext, words: Bool = true) async throws -> Response {
+    func start(_ request: RenderRequest, mode: RenderMode, context: ChorusRequestContext, words: Bool = true) async throws -> Response {
+        // A stored lexicon named is given as its entries, now: the id is computed from them and a queued render carries them.
+        var body = request
+        body.lexicon = try await state.lexicons.inlined(body.lexicon, caller: context.caller?.id ?? "anonymous")
         let resolved = try await state.resolver.resolve(body)
         let streaming = mode == .stream
         if streaming && !resolved.format.isStreamable {

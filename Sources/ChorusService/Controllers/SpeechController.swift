@@ -23,8 +23,9 @@ struct SpeechController: Sendable {
     func register(on router: some RouterMethods<ChorusRequestContext>, table: RouteTable) {
         table.add(.post, "/v1/speech", to: router) { request, context in
             let body = try HTTPSupport.decode(SpeechRequest.self, from: try await HTTPSupport.body(of: request, limit: state.configuration.maxBodyBytes))
-            let render = RenderRequest(messages: [.init(speaker: "Speaker", text: body.text, voice: body.voice)],
+            var render = RenderRequest(messages: [.init(speaker: "Speaker", text: body.text, voice: body.voice)],
                                        output: OutputSettings(format: body.format, chapters: false))   // one utterance: no chapter
+            render.lexicon = body.lexicon
             return try await renders.start(render, mode: try RenderMode(request), context: context, words: body.words ?? true)
         }
         table.add(.post, "/v1/audio/speech", to: router) { request, context in
@@ -48,9 +49,10 @@ struct SpeechController: Sendable {
             if let speed = body.speed { settings["speed"] = .number(speed) }
             if let instructions = body.instructions { settings["instructions"] = .string(instructions) }
         }
-        let render = RenderRequest(messages: [.init(speaker: "Speaker", text: body.input, voice: voice.description)],
+        var render = RenderRequest(messages: [.init(speaker: "Speaker", text: body.input, voice: voice.description)],
                                    voiceSettings: settings.isEmpty ? nil : [voice.provider: .object(settings)],
                                    output: OutputSettings(format: format.rawValue, sampleRate: 24_000, channels: 1, chapters: false))
+        render.lexicon = try await state.lexicons.inlined(body.lexicon, caller: context.caller?.id ?? "anonymous")
         let resolved = try await state.resolver.resolve(render)
         let streaming = try HTTPSupport.flag(request, "stream") || body.streamFormat?.lowercased() == "audio"
         if streaming && format.isStreamable && name != "pcm" {

@@ -39,6 +39,11 @@ struct RenderRequestResolver: Sendable {
         }
         conversation.transcribe = request.transcribe ?? true
         conversation.cleanup = try mapped { try request.cleanup?.settings() }
+        switch request.lexicon {
+        case nil, .null?: break
+        case .object(let entries)?: conversation.lexicon = try mapped { try Lexicon(json: entries, field: "lexicon") }
+        default: throw ServiceError.badRequest("lexicon: a stored lexicon's name, or an object of entries", field: "lexicon")
+        }
         conversation.textNormalization = try mapped { try request.normalizeText.map { try Conversation.textNormalization($0, field: "normalize_text") } } ?? [:]
         if let name = request.loudnessPreset {
             guard request.output?.loudness == nil else {

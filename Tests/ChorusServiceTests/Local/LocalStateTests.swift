@@ -178,7 +178,7 @@ struct LocalStateTests {
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(versions == Array(repeating: LocalDatabase.schemaVersion, count: 4))
-        #expect(try await Self.sql(folder, "SELECT group_concat(name) FROM (SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name)") == "accepted,clips,rate_limits,renders")
+        #expect(try await Self.sql(folder, "SELECT group_concat(name) FROM (SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name)") == "accepted,clips,lexicons,rate_limits,renders")
         #expect(try await Self.sql(folder, "PRAGMA journal_mode") == "wal")
     }
 

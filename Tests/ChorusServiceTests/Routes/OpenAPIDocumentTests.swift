@@ -1,4 +1,5 @@
 import ChorusAudio
+import ChorusVoices
 @testable import ChorusService
 import ChorusWire
 import Foundation
@@ -42,6 +43,23 @@ struct OpenAPIDocumentTests {
         #expect(gap["minimum"] as? Int == RenderOptions.gapRange.lowerBound && gap["maximum"] as? Int == RenderOptions.gapRange.upperBound)
         #expect(gap["default"] as? Int == RenderOptions.defaultGapMilliseconds)
         #expect(try Self.property(request, "messages")["maxItems"] as? Int == ServiceConfiguration.defaults.maxMessages)
+    }
+
+    @Test("lexicons: the entry limit, the lengths and the name's pattern are the code's")
+    func lexiconLimits() throws {
+        let upload = try Self.schema("LexiconUpload")
+        #expect(try Self.property(upload, "entries")["maxProperties"] as? Int == LexiconStore.maximumEntries)
+        #expect((upload["description"] as? String)?.contains("262,144") == true && LexiconStore.maximumBytes == 262_144)
+        let entry = try #require((try Self.schema("LexiconEntry"))["oneOf"] as? [[String: Any]])
+        #expect(entry[0]["maxLength"] as? Int == Lexicon.maximumLength)
+        let ipa = try #require((entry[1]["properties"] as? [String: Any])?["ipa"] as? [String: Any])
+        #expect(ipa["maxLength"] as? Int == IPA.maximumLength)
+        let pattern = try #require(try Self.property(try Self.schema("LexiconInfo"), "name")["pattern"] as? String)
+        let expression = try Regex(pattern)
+        for name in ["family", "a", String(repeating: "x", count: 64), "A-b_9", "", String(repeating: "x", count: 65), "a b", "é", "a/b"] {
+            let matches = (try? expression.wholeMatch(in: name)) != nil
+            #expect(matches == LexiconInfo.isValidName(name), "\(name)")
+        }
     }
 
     @Test("transcription forms: the formats, granularities and limits are the code's")

@@ -66,6 +66,38 @@ struct SharedJobsTests {
         }
     }
 
+    @Test("a lexicon stored through one instance is seen and used through the other; a render accepted with it keeps its entries")
+    func lexiconsAcrossInstances() async throws {
+        try await withinTimeLimit(180, "lexiconsAcrossInstances") {
+            let server = try await Self.server()
+            let url = try await server.database("lexicons")
+            let folder = try TemporaryDirectory()
+            let stub = try StubSpeech.openAIServer(latency: 0.3)
+            let a = try Self.instance(url, shared: folder, stub: stub), b = try Self.instance(url, shared: folder, stub: stub)
+            try await a.test { clientA in
+                try await b.test { clientB in
+                    #expect(try await clientA.call(.put, "/v1/lexicons/family", json: #"{"entries": {"Nguyen": "win"}}"#).status == .created)
+                    #expect(try await clientB.call(.get, "/v1/lexicons").decode(LexiconList.self).lexicons.map(\.name) == ["family"])
+                    #expect(try await clientB.call(.put, "/v1/lexicons/family", json: #"{"entries": {"Nguyen": "win"}}"#).status == .ok)
+                    let busy = try await clientA.call(.post, "/v1/renders", json: textRequest((1...4).map { "Busy render, message \($0)." }, voice: "openai:nova"),
+                                                      headers: [.init("Prefer")!: "respond-async"])
+                    #expect(busy.status == .accepted, "\(busy.text)")
+                    let named = #"{"messages": [{"speaker": "A", "text": "Ask Mrs Nguyen.", "voice": "openai:nova"}], "lexicon": "family"}"#
+                    let queued = try await clientA.call(.post, "/v1/renders", json: named, headers: [.init("Prefer")!: "respond-async"])
+                    #expect(queued.status == .accepted, "\(queued.text)")
+                    // Deleted through B at once: the render accepted already carries the entries.
+                    #expect(try await clientB.call(.delete, "/v1/lexicons/family").status == .noContent)
+                    let done = try await Self.waitDone(clientB, try Self.manifest(queued).id)
+                    #expect(done.status == .done && done.timeline?.segments[0].text == "Ask Mrs Nguyen.")
+                    #expect(stub.requests.contains { $0.json?["input"] as? String == "Ask Mrs win." })
+                    #expect(try await clientA.call(.get, "/v1/lexicons/family").status == .notFound)
+                    #expect(try await server.psql(url, "SELECT count(*) FROM chorus_lexicons") == "0")
+                    _ = try await Self.waitDone(clientA, try Self.manifest(busy).id)
+                }
+            }
+        }
+    }
+
     @Test("a render queued on A while A is busy runs on B; manifest, events and audio are the same through either; progress crosses")
     func queuedAcrossInstances() async throws {
         try await withinTimeLimit(180, "queuedAcrossInstances") {

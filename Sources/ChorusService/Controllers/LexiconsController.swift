@@ -1,0 +1,48 @@
+import ChorusAudio
+import ChorusVoices
+import ChorusWire
+import Foundation
+import Hummingbird
+
+/// `/v1/lexicons`: pronunciation lexicons stored per API key (`LexiconStore`): `PUT` stores or replaces one (201 new,
+/// 200 replaced), `GET` lists them or returns one with its entries, `DELETE` removes one. A render, `/v1/speech` and
+/// `/v1/audio/speech` use one by name (`"lexicon": "family"`).
+struct LexiconsController: Sendable {
+    let state: ServiceState
+
+    func register(on router: some RouterMethods<ChorusRequestContext>, table: RouteTable) {
+        table.add(.get, "/v1/lexicons", to: router) { _, context in
+            let stored = try await state.lexicons.list(caller: caller(context))
+            return try HTTPSupport.json(LexiconList(lexicons: stored.map { $0.info(withEntries: false) }))
+        }
+        table.add(.put, "/v1/lexicons/{name}", to: router) { request, context in
+            let name = try LexiconStore.checkedName(context.parameters.get("name") ?? "")
+            let data = try await HTTPSupport.body(of: request, limit: min(state.configuration.maxBodyBytes, LexiconStore.maximumBytes))
+            let upload = try HTTPSupport.decode(LexiconUpload.self, from: data)
+            guard upload.entries.count <= LexiconStore.maximumEntries else {
+                throw ServiceError.tooLarge("\(upload.entries.count) entries; a stored lexicon has at most \(LexiconStore.maximumEntries)", field: "entries")
+            }
+            let lexicon: Lexicon
+            do {
+                lexicon = try Lexicon(json: upload.entries, field: "entries")
+            } catch let error as AudioError {
+                throw ServiceError.invalid("\(error.subject): \(error.reason)", field: error.subject)
+            }
+            let (stored, created) = try await state.lexicons.put(lexicon, name: name, caller: caller(context))
+            return try HTTPSupport.json(stored.info(withEntries: true), status: created ? .created : .ok,
+                                        headers: [.contentLocation: "/v1/lexicons/\(name)"])
+        }
+        table.add(.get, "/v1/lexicons/{name}", to: router) { _, context in
+            let name = try LexiconStore.checkedName(context.parameters.get("name") ?? "")
+            guard let stored = try await state.lexicons.get(name, caller: caller(context)) else { throw ServiceError.notFound("lexicon \(name)") }
+            return try HTTPSupport.json(stored.info(withEntries: true))
+        }
+        table.add(.delete, "/v1/lexicons/{name}", to: router) { _, context in
+            let name = try LexiconStore.checkedName(context.parameters.get("name") ?? "")
+            guard try await state.lexicons.delete(name, caller: caller(context)) else { throw ServiceError.notFound("lexicon \(name)") }
+            return Response(status: .noContent)
+        }
+    }
+
+    private func caller(_ context: ChorusRequestContext) -> String { context.caller?.id ?? "anonymous" }
+}
