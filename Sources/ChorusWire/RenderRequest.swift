@@ -182,6 +182,11 @@ public struct RenderRequest: Codable, Sendable, Equatable {
     /// Pronunciations: the name of a lexicon stored for the calling key (`PUT /v1/lexicons/{name}`), or the entries
     /// themselves (`{"Nguyen": "win", "Siobhan": {"ipa": "ʃɪˈvɔːn"}}`).
     public var lexicon: JSONValue?
+    /// The language the text is written in (`en`, `en-GB`, `de`; default `en`): it chooses the normalizer's rules (a
+    /// language without rules is read as written).
+    public var language: String?
+    /// Emoji between words where text is normalized: `drop` (default) or `name` (said by name).
+    public var emoji: String?
 
     public init(messages: [Message], voices: [String: String]? = nil, voiceSettings: [String: JSONValue]? = nil,
                 gapMs: Int? = nil, output: OutputSettings? = nil, transcribe: Bool? = nil, loudnessPreset: String? = nil,
@@ -207,7 +212,7 @@ public struct RenderRequest: Codable, Sendable, Equatable {
         case loudnessPreset = "loudness_preset"
         case intro, outro, music, cleanup
         case normalizeText = "normalize_text"
-        case lexicon
+        case lexicon, language, emoji
     }
 }
 

@@ -15,8 +15,9 @@ enum RenderIdentity {
     /// Bumped when the engine's output for the same input changes, or the description changes shape (3: every
     /// setting of `RenderOptions.identity`, where 2 had a list of its own that missed MP3 quality, fades, the
     /// true-peak ceiling and the trimmer; 4: recorded messages get words, and the transcription model is part of it;
-    /// 5: the offline voices' text is normalized before synthesis, a voice's consecutive messages carry context).
-    static let engineVersion = 5
+    /// 5: the offline voices' text is normalized before synthesis, a voice's consecutive messages carry context;
+    /// 6: emoji joiners and variation selectors are no words in the timeline, IPA pronunciations reach the engines).
+    static let engineVersion = 6
 
     /// - Parameter transcription: the model that hears the recorded messages (`nil`: none is heard).
     static func id(conversation: Conversation, voices: [VoiceID?], clipHashes: [String?], options: RenderOptions,
@@ -56,6 +57,9 @@ enum RenderIdentity {
         if let outro = bookend(conversation.outro, voice: bookends.voices.outro, clip: bookends.outroClip) { description["outro"] = outro }
         if !conversation.textNormalization.isEmpty {
             description["normalize_text"] = .object(conversation.textNormalization.mapValues(JSONValue.bool))
+        }
+        if conversation.textReading != TextReading() {
+            description["reading"] = .object(["language": .string(conversation.textReading.language), "emoji": .string(conversation.textReading.emoji.rawValue)])
         }
         if let lexicon = conversation.lexicon {
             description["lexicon"] = .object(lexicon.json)

@@ -44,6 +44,7 @@ struct RenderRequestResolver: Sendable {
         case .object(let entries)?: conversation.lexicon = try mapped { try Lexicon(json: entries, field: "lexicon") }
         default: throw ServiceError.badRequest("lexicon: a stored lexicon's name, or an object of entries", field: "lexicon")
         }
+        conversation.textReading = try mapped { try TextReading.validated(language: request.language, emoji: request.emoji) }
         conversation.textNormalization = try mapped { try request.normalizeText.map { try Conversation.textNormalization($0, field: "normalize_text") } } ?? [:]
         if let name = request.loudnessPreset {
             guard request.output?.loudness == nil else {

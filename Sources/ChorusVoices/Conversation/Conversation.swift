@@ -108,6 +108,8 @@ public struct Conversation: Sendable {
     /// false for all, or per provider); a provider not named here: on for the offline voices (`offlineProviders`), off
     /// for services that normalize text themselves.
     public var textNormalization: [String: Bool] = [:]
+    /// The language the text is written in and what becomes of emoji (`"language"`, `"emoji"`), where it is normalized.
+    public var textReading = TextReading()
     /// Providers whose text is normalized unless the conversation says otherwise.
     public static let offlineProviders: Set<String> = ["piper", "flite", "espeak"]
 
@@ -209,6 +211,7 @@ public struct Conversation: Sendable {
             conversation.loudnessPreset = try raw.loudness_preset.map { try LoudnessPreset(validating: $0, field: "loudness_preset") }
             conversation.lexicon = try raw.lexicon.map { try Lexicon(json: $0, field: "lexicon") }
             conversation.textNormalization = try raw.normalize_text.map { try Conversation.textNormalization($0, field: "normalize_text") } ?? [:]
+            conversation.textReading = try TextReading.validated(language: raw.language, emoji: raw.emoji)
             return conversation
         } catch let error as AudioError {
             throw error.about(name, code: .invalidConversation)
@@ -232,6 +235,8 @@ private struct RawConversation: Decodable {
     var cleanup: RenderRequest.Cleanup?
     var lexicon: [String: JSONValue]?
     var normalize_text: JSONValue?
+    var language: String?
+    var emoji: String?
 }
 
 extension RenderRequest.Music {

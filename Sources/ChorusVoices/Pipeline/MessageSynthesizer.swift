@@ -73,7 +73,7 @@ final class MessageSynthesizer: Sendable {
         do {
             return try await speak(text, field: field, speaker: message.speaker, voice: voice, settings: conversation.settings(for: voice.provider),
                                    lexicon: conversation.lexicon, normalizing: conversation.normalizesText(for: voice.provider),
-                                   neighbors: neighbors, fallback: false, fresh: fresh, progress: progress)
+                                   reading: conversation.textReading, neighbors: neighbors, fallback: false, fresh: fresh, progress: progress)
         } catch let error as VoiceError {
             guard let fallbackVoice = conversation.fallbackVoice, fallbackVoice != voice else {
                 throw SynthesisError(index: index, speaker: message.speaker, voice: voice, underlying: error)
@@ -82,7 +82,8 @@ final class MessageSynthesizer: Sendable {
             do {
                 return try await speak(text, field: field, speaker: message.speaker, voice: fallbackVoice,
                                        settings: conversation.settings(for: fallbackVoice.provider), lexicon: conversation.lexicon,
-                                       normalizing: conversation.normalizesText(for: fallbackVoice.provider), fallback: true, fresh: fresh,
+                                       normalizing: conversation.normalizesText(for: fallbackVoice.provider),
+                                       reading: conversation.textReading, fallback: true, fresh: fresh,
                                        progress: progress)
             } catch let second as VoiceError {
                 throw SynthesisError(index: index, speaker: message.speaker, voice: fallbackVoice, underlying: second)
@@ -91,7 +92,7 @@ final class MessageSynthesizer: Sendable {
     }
 
     private func speak(_ text: String, field: String, speaker: String, voice: VoiceID, settings: [String: JSONValue], lexicon: Lexicon?,
-                       normalizing: Bool, neighbors: Neighbors = Neighbors(), fallback: Bool, fresh: Bool, progress: JobProgress) async throws -> SourcedMessage {
+                       normalizing: Bool, reading: TextReading, neighbors: Neighbors = Neighbors(), fallback: Bool, fresh: Bool, progress: JobProgress) async throws -> SourcedMessage {
         let provider = try registry.provider(for: voice)
         // The text between its pauses, as spoken (the lexicon's aliases in place of written words), each split into chunks
         // the provider accepts; a pause is exact silence between them.
@@ -112,7 +113,7 @@ final class MessageSynthesizer: Sendable {
             switch part {
             case .pause(let seconds): return .pause(seconds)
             case .text(let runs, let rate):
-                let form = TextNormalizer.spokenForm(of: runs, lexicon: lexicon, normalize: normalizing,
+                let form = TextNormalizer.spokenForm(of: runs, lexicon: lexicon, normalize: normalizing, reading: reading,
                                                      phonemeMarkup: { provider.phonemeMarkup($0) })
                 return .speech(form, chunks: TextChunker.chunks(form.spoken, limit: limit), rate: rate)
             }

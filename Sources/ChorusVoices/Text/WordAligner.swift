@@ -22,7 +22,8 @@ public enum WordAligner {
     }
 
     /// The words of `text`: whitespace-separated tokens with leading and trailing punctuation and symbols
-    /// removed (`"$12.50,"` → `12.50`, `"don't"` stays); tokens of punctuation alone are not words.
+    /// removed (`"$12.50,"` → `12.50`, `"don't"` stays), and with them what joins or varies emoji (a joiner, a
+    /// variation selector: `❤️` and `👨‍👩‍👧` are no words); tokens of punctuation alone are not words.
     public static func words(in text: String) -> [TextWord] {
         let scalars = Array(text.unicodeScalars)
         var result: [TextWord] = []
@@ -33,7 +34,7 @@ public enum WordAligner {
                  .otherPunctuation, .mathSymbol, .currencySymbol, .modifierSymbol, .otherSymbol:
                 return true
             default:
-                return false
+                return scalar.value == 0x200D || (0xFE00...0xFE0F).contains(scalar.value)
             }
         }
         while index < scalars.count {

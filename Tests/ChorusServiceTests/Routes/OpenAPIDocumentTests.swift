@@ -45,7 +45,7 @@ struct OpenAPIDocumentTests {
         #expect(try Self.property(request, "messages")["maxItems"] as? Int == ServiceConfiguration.defaults.maxMessages)
     }
 
-    @Test("lexicons: the entry limit, the lengths and the name's pattern are the code's")
+    @Test("lexicons and text reading: the entry limit, the lengths, the name's pattern, the emoji modes and defaults are the code's")
     func lexiconLimits() throws {
         let upload = try Self.schema("LexiconUpload")
         #expect(try Self.property(upload, "entries")["maxProperties"] as? Int == LexiconStore.maximumEntries)
@@ -54,6 +54,10 @@ struct OpenAPIDocumentTests {
         #expect(entry[0]["maxLength"] as? Int == Lexicon.maximumLength)
         let ipa = try #require((entry[1]["properties"] as? [String: Any])?["ipa"] as? [String: Any])
         #expect(ipa["maxLength"] as? Int == IPA.maximumLength)
+        let request = try Self.schema("RenderRequest")
+        #expect(try Self.property(request, "emoji")["enum"] as? [String] == TextReading.Emoji.allCases.map(\.rawValue))
+        #expect(try Self.property(request, "emoji")["default"] as? String == TextReading().emoji.rawValue)
+        #expect(try Self.property(request, "language")["default"] as? String == TextReading.defaultLanguage)
         let pattern = try #require(try Self.property(try Self.schema("LexiconInfo"), "name")["pattern"] as? String)
         let expression = try Regex(pattern)
         for name in ["family", "a", String(repeating: "x", count: 64), "A-b_9", "", String(repeating: "x", count: 65), "a b", "é", "a/b"] {

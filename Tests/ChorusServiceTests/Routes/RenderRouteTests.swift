@@ -60,6 +60,32 @@ struct RenderRouteTests {
         }
     }
 
+    @Test("language and emoji: a language without rules reads as written, emoji said by name only when asked; the words stay the written ones; part of the id; bad values name the field")
+    func textReading() async throws {
+        let service = try TestService()
+        try await service.test { client in
+            func body(_ extra: String) -> String {
+                #"{"messages": [{"speaker": "A", "text": "Meet at 4:30 🎉 👍", "voice": "espeak:en-us"}]\#(extra)}"#
+            }
+            var ids: [String] = [], lengths: [Int] = []
+            for extra in ["", #", "emoji": "name""#, #", "language": "de""#, #", "language": "en-GB""#] {
+                let response = try await client.call(.post, "/v1/renders", json: body(extra))
+                #expect(response.status == .created, "\(extra): \(response.text)")
+                let manifest = try response.decode(RenderManifest.self)
+                #expect(manifest.timeline?.segments[0].words?.map(\.word) == ["Meet", "at", "4:30"], "\(extra)")
+                ids.append(manifest.id)
+                lengths.append(manifest.samples ?? 0)
+            }
+            #expect(Set(ids).count == 4)
+            // Named emoji ("party popper, thumbs up") take longer to say; en-GB has English's rules: as long as en.
+            #expect(lengths[1] > lengths[0] + 44_100 / 2 && lengths[3] == lengths[0], "\(lengths)")
+            for (extra, field) in [(#", "language": "klingon!""#, "language"), (#", "emoji": "say""#, "emoji")] {
+                let bad = try await client.call(.post, "/v1/renders", json: body(extra))
+                #expect(try bad.status.code == 422 && (try bad.decode(ErrorBody.self)).error.field == field, "\(bad.text)")
+            }
+        }
+    }
+
     @Test("a message's gap_ms places it exactly (negative: cutting in), a loudness preset is met; both are part of the render's id")
     func messageGap() async throws {
         let stub = try StubSpeech.openAIServer(latency: 0)

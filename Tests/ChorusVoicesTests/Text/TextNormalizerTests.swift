@@ -34,6 +34,48 @@ struct TextNormalizerTests {
         #expect(Self.spoken(text).split(separator: " ").joined(separator: " ") == expected, "\(text)")
     }
 
+    @Test("emoji said by name when asked (a family one name each, a skin tone left out, a flag), never a word on screen; dropped by default")
+    func emojiNamed() {
+        let named = TextReading(emoji: .name)
+        func spoken(_ text: String, _ reading: TextReading) -> SpokenForm { TextNormalizer.spokenForm(of: text, lexicon: nil, normalize: true, reading: reading) }
+        let cases: [(String, String)] = [
+            ("Great 👍🏽 job 🎉!", "Great thumbs up job party popper !"),
+            ("Love you ❤️", "Love you red heart"),
+            ("Home 👨‍👩‍👧 now", "Home man woman girl now"),
+            ("Go 🇺🇸", "Go flag"),
+            ("Ha 😂😂", "Ha face with tears of joy, face with tears of joy"),
+            ("great👍job", "great👍job"),
+        ]
+        for (text, expected) in cases {
+            #expect(spoken(text, named).spoken.split(separator: " ").joined(separator: " ") == expected, "\(text)")
+        }
+        #expect(spoken("Love you ❤️", TextReading()).spoken.split(separator: " ").joined(separator: " ") == "Love you")
+        #expect(TextNormalizer.spokenForm(of: "Love you ❤️", lexicon: nil, normalize: false, reading: named).spoken == "Love you ❤️")
+        // The names are said, the timeline shows the written words only.
+        let form = spoken("Great 👍 job 🎉!", named)
+        let spokenWords = WordAligner.words(in: form.spoken)
+        let timed = spokenWords.indices.map { WordTiming(word: spokenWords[$0].word, start: Double($0), end: Double($0) + 1) }
+        #expect(form.writtenWords(timed).map(\.word) == ["Great", "job"])
+        #expect(form.writtenWords(timed).map(\.start) == [0, 3])
+    }
+
+    @Test("the language chooses the rules: English's for en and en-GB, none for a language without rules; bad values refused naming the field")
+    func language() throws {
+        func spoken(_ text: String, _ language: String) -> String {
+            TextNormalizer.spokenForm(of: text, lexicon: nil, normalize: true, reading: TextReading(language: language)).spoken
+        }
+        #expect(spoken("Um 4:30 kostet es $12.50 😀", "de") == "Um 4:30 kostet es $12.50 ")
+        #expect(spoken("at 4:30", "en-GB") == "at four thirty")
+        #expect(TextNormalizer.languages == ["en"])
+        let directory = try TemporaryDirectory()
+        let chat = try conversation(#"{"language": "de", "emoji": "name", "messages": [{"speaker": "A", "text": "Hallo."}]}"#, in: directory)
+        #expect(chat.textReading == TextReading(language: "de", emoji: .name))
+        for (json, field) in [(#""language": "german!""#, "language"), (#""language": "e""#, "language"), (#""emoji": "say""#, "emoji")] {
+            let error = #expect(throws: AudioError.self) { try conversation(#"{\#(json), "messages": [{"speaker": "A", "text": "Hi."}]}"#, in: directory) }
+            #expect(error?.description.contains(field) == true, "\(String(describing: error))")
+        }
+    }
+
     @Test("the timeline keeps the written tokens: \"3:16\" is one word spanning what was said for it")
     func writtenTokensKept() {
         let form = TextNormalizer.spokenForm(of: "Read 1 Cor 13:4–7 at 7:15 pm, $12.50.", lexicon: nil, normalize: true)

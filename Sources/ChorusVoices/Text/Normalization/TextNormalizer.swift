@@ -10,10 +10,15 @@ import Synchronization
 /// "3:16" is one word whose time spans "chapter three, verse sixteen". Rules are per language behind `Rules`; English
 /// is the one there is.
 public enum TextNormalizer {
+    /// The languages there are rules for (`TextReading.language`'s primary subtag → its rules). Another language's
+    /// rules are a type conforming to `NormalizationRules`, added here: the pipeline does not change.
+    static let rules: [String: any NormalizationRules.Type] = ["en": EnglishRules.self]
+    public static var languages: [String] { rules.keys.sorted() }
+
     /// `text` as spoken: the lexicon's entries first (a user's entry wins), then, with `normalize`, the rules.
-    public static func spokenForm(of text: String, lexicon: Lexicon?, normalize: Bool,
+    public static func spokenForm(of text: String, lexicon: Lexicon?, normalize: Bool, reading: TextReading = TextReading(),
                                   phonemeMarkup: (@Sendable (String) -> String?)? = nil) -> SpokenForm {
-        spokenForm(of: [SSML.Run(written: text, spoken: nil)], lexicon: lexicon, normalize: normalize, phonemeMarkup: phonemeMarkup)
+        spokenForm(of: [SSML.Run(written: text, spoken: nil)], lexicon: lexicon, normalize: normalize, reading: reading, phonemeMarkup: phonemeMarkup)
     }
 
     /// Runs of written text as spoken: a run with its own reading (SSML's `sub`, `say-as`, `phoneme`) says that for its
@@ -22,7 +27,10 @@ public enum TextNormalizer {
     /// A pronunciation in IPA (a lexicon entry's, a `phoneme`'s) is said through `phonemeMarkup` — the provider's
     /// phoneme input (`VoiceProvider.phonemeMarkup(_:)`), `nil` when it has none — else the entry's alias, else the word
     /// as written. When there is phoneme input, a `[[` the text itself has is broken up: a message never injects phonemes.
-    public static func spokenForm(of runs: [SSML.Run], lexicon: Lexicon?, normalize: Bool,
+    ///
+    /// With `normalize`, the rules are those of `reading.language` (none for a language without rules), and emoji
+    /// between words are dropped or said by name (`reading.emoji`; a name is never a word on screen).
+    public static func spokenForm(of runs: [SSML.Run], lexicon: Lexicon?, normalize: Bool, reading: TextReading = TextReading(),
                                   phonemeMarkup: (@Sendable (String) -> String?)? = nil) -> SpokenForm {
         let text = runs.map(\.written).joined()
         let scalars = Array(text.unicodeScalars)
@@ -48,9 +56,27 @@ public enum TextNormalizer {
             planned.append(([index], word.range, said))
             taken.insert(index)
         }
-        if normalize {
-            for replacement in EnglishRules(scalars: scalars, words: words).replacements() where !taken.contains(replacement.word) {
+        if normalize, let rules = Self.rules[reading.primaryLanguage] {
+            for replacement in rules.init(scalars: scalars, words: words).replacements() where !taken.contains(replacement.word) {
                 planned.append(([replacement.word], replacement.range, replacement.spoken))
+            }
+        }
+        // Emoji between words said by name: a run of them, one name per cluster; no written word stands for it.
+        var inWord = [Bool](repeating: false, count: scalars.count)
+        for word in words { for offset in word.range { inWord[offset] = true } }
+        if normalize && reading.emoji == .name {
+            var offset = 0
+            while offset < scalars.count {
+                guard !inWord[offset], isEmoji(scalars[offset]), scalars[offset].value != 0x200D, scalars[offset].value != 0xFE0F else { offset += 1; continue }
+                var end = offset
+                while end < scalars.count, !inWord[end], isEmoji(scalars[end]) || scalars[end].properties.isWhitespace { end += 1 }
+                while end > offset, scalars[end - 1].properties.isWhitespace { end -= 1 }
+                let run = String(String.UnicodeScalarView(scalars[offset..<end]))
+                let names = run.filter { !$0.isWhitespace }.compactMap { EmojiNames.spoken(Array($0.unicodeScalars)) }
+                if !names.isEmpty, !planned.contains(where: { $0.range.overlaps(offset..<end) }) {
+                    planned.append(([], offset..<end, " " + names.joined(separator: ", ") + " "))
+                }
+                offset = end
             }
         }
         planned.sort { $0.range.lowerBound < $1.range.lowerBound }
@@ -59,8 +85,6 @@ public enum TextNormalizer {
         var position = 0
         var length = 0
         // Emoji between words are dropped; one inside a word (a word of letters and emoji) stays, so the word does too.
-        var inWord = [Bool](repeating: false, count: scalars.count)
-        for word in words { for offset in word.range { inWord[offset] = true } }
         func copy(upTo end: Int) {
             for offset in position..<end where !(normalize && !inWord[offset] && isEmoji(scalars[offset])) {
                 if phonemeMarkup != nil, scalars[offset] == "[", spoken.last == "[" {
@@ -91,8 +115,15 @@ public enum TextNormalizer {
     }
 }
 
+/// A language's rules, over the words of one text: what each word (or run of words, each replaced on its own) is said as.
+protocol NormalizationRules {
+    init(scalars: [Unicode.Scalar], words: [WordAligner.TextWord])
+    /// The words to say otherwise: the word's index, its range in the text (Unicode scalars), what is said.
+    func replacements() -> [(word: Int, range: Range<Int>, spoken: String)]
+}
+
 /// English's rules, over the words of one text.
-struct EnglishRules {
+struct EnglishRules: NormalizationRules {
     let scalars: [Unicode.Scalar]
     let words: [WordAligner.TextWord]
 
