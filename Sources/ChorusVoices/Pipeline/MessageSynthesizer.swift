@@ -97,6 +97,7 @@ final class MessageSynthesizer: Sendable {
         // The text between its pauses, as spoken (the lexicon's aliases in place of written words), each split into chunks
         // the provider accepts; a pause is exact silence between them.
         let limit = provider.characterLimit(settings: settings)
+        let dictionary = provider.takesPronunciationDictionary(settings: settings)
         enum Segment {
             case speech(SpokenForm, chunks: [String], rate: Double?)
             case pause(Double)
@@ -114,12 +115,12 @@ final class MessageSynthesizer: Sendable {
             case .pause(let seconds): return .pause(seconds)
             case .text(let runs, let rate):
                 let form = TextNormalizer.spokenForm(of: runs, lexicon: lexicon, normalize: normalizing, reading: reading,
-                                                     phonemeMarkup: { provider.phonemeMarkup($0) })
+                                                     phonemeMarkup: { provider.phonemeMarkup($0) }, dictionary: dictionary)
                 return .speech(form, chunks: TextChunker.chunks(form.spoken, limit: limit), rate: rate)
             }
         }
-        let chunks = segments.flatMap { segment -> [(text: String, rate: Double?)] in
-            if case .speech(_, let chunks, let rate) = segment { chunks.map { ($0, rate) } } else { [] }
+        let chunks = segments.flatMap { segment -> [(text: String, rate: Double?, pronunciations: [Pronunciation])] in
+            if case .speech(let form, let chunks, let rate) = segment { chunks.map { ($0, rate, form.pronunciations(in: $0)) } } else { [] }
         }
         guard !chunks.isEmpty else { throw VoiceError(.badRequest, provider: voice.provider, message: "no text to speak") }
         // Context (previous/next text) between the chunks, across pauses too, and from the same voice's messages either side.
@@ -128,7 +129,7 @@ final class MessageSynthesizer: Sendable {
         for (position, chunk) in chunks.enumerated() {
             let (voiceName, chunkSettings) = chunk.rate.map { provider.adjusting(rate: $0, voice: voice.voice, settings: settings) }
                 ?? (voice.voice, settings)
-            pieces.append(try await obtain(chunk.text, provider: provider, voice: voiceName, settings: chunkSettings,
+            pieces.append(try await obtain(chunk.text, pronunciations: chunk.pronunciations, provider: provider, voice: voiceName, settings: chunkSettings,
                                            previous: context ? (position > 0 ? chunks[position - 1].text : neighbors.previous) : nil,
                                            next: context ? (position + 1 < chunks.count ? chunks[position + 1].text : neighbors.next) : nil,
                                            fresh: fresh, progress: progress))
@@ -181,10 +182,14 @@ final class MessageSynthesizer: Sendable {
     }
 
     /// One chunk: from the cache, else from the provider (trying its output formats in order).
-    private func obtain(_ text: String, provider: any VoiceProvider, voice: String, settings: [String: JSONValue],
+    private func obtain(_ text: String, pronunciations: [Pronunciation], provider: any VoiceProvider, voice: String, settings: [String: JSONValue],
                         previous: String?, next: String?, fresh: Bool, progress: JobProgress) async throws -> Piece {
         let formatsToTry = provider.outputFormats(settings: settings)
-        let affecting = provider.audioAffectingSettings(settings, voice: voice)
+        var affecting = provider.audioAffectingSettings(settings, voice: voice)
+        if !pronunciations.isEmpty {
+            // What the dictionary says changes the audio: part of the key (sorted, so their order does not matter).
+            affecting["pronunciations"] = .array(pronunciations.map { "\($0.word)\u{1F}\($0.ipa)\u{1F}\($0.caseSensitive)" }.sorted().map(JSONValue.string))
+        }
         func key(_ format: String) -> String {
             SynthesisCache.key(provider: provider.id, voice: voice, format: format, settings: affecting, text: text,
                                previousText: previous, nextText: next)
@@ -211,8 +216,10 @@ final class MessageSynthesizer: Sendable {
         var formatIndex = min(await formats.start(for: provider.id), formatsToTry.count - 1)
         let gate = gates[provider.id] ?? ConcurrencyGate(limit: 1)
         while true {
-            let request = SynthesisRequest(voice: voice, text: text, settings: settings, previousText: previous,
-                                           nextText: next, outputFormat: formatsToTry[formatIndex])
+            var asked = SynthesisRequest(voice: voice, text: text, settings: settings, previousText: previous,
+                                         nextText: next, outputFormat: formatsToTry[formatIndex])
+            asked.pronunciations = pronunciations
+            let request = asked
             do {
                 let speech = try await retry.run({ _ in
                     try await gate.run {

@@ -56,6 +56,9 @@ public struct SynthesisRequest: Sendable, Equatable {
     public var nextText: String?
     /// The output format to ask for (a value of `VoiceProvider.outputFormats(settings:)`).
     public var outputFormat: String
+    /// Words of `text` to say from their IPA, for a provider that takes a pronunciation dictionary
+    /// (`VoiceProvider.takesPronunciationDictionary(settings:)`).
+    public var pronunciations: [Pronunciation] = []
 
     public init(voice: String, text: String, settings: [String: JSONValue] = [:], previousText: String? = nil,
                 nextText: String? = nil, outputFormat: String) {
@@ -118,6 +121,9 @@ public protocol VoiceProvider: Sendable {
     /// engine takes phonemes inline (espeak-ng's `[[…]]`); `nil` (the default) when it takes none: the word is then said
     /// through its alias, or as written.
     func phonemeMarkup(_ ipa: String) -> String?
+    /// Whether, with these settings, the provider says words from their IPA through a pronunciation dictionary sent with
+    /// the request (`SynthesisRequest.pronunciations`; ElevenLabs' phoneme rules) — the words then stay as written.
+    func takesPronunciationDictionary(settings: [String: JSONValue]) -> Bool
     /// Synthesizes one request; throws `VoiceError`.
     func synthesize(_ request: SynthesisRequest) async throws -> SynthesizedSpeech
     /// Whether it synthesizes on this machine (espeak-ng, Flite): faster than fetching the result from a shared
@@ -147,6 +153,7 @@ extension VoiceProvider {
 
     public func supportsContext(settings: [String: JSONValue]) -> Bool { false }
     public func phonemeMarkup(_ ipa: String) -> String? { nil }
+    public func takesPronunciationDictionary(settings: [String: JSONValue]) -> Bool { false }
     public var isLocal: Bool { false }
     public func audioAffectingSettings(_ settings: [String: JSONValue], voice: String) -> [String: JSONValue] {
         audioAffectingSettings(settings)

@@ -127,6 +127,19 @@ public struct Lexicon: Sendable, Equatable {
     }
 }
 
+/// A word said from its IPA by a provider that takes a pronunciation dictionary (ElevenLabs' phoneme rules).
+public struct Pronunciation: Sendable, Hashable {
+    public var word: String
+    public var ipa: String
+    public var caseSensitive: Bool
+
+    public init(word: String, ipa: String, caseSensitive: Bool) {
+        self.word = word
+        self.ipa = ipa
+        self.caseSensitive = caseSensitive
+    }
+}
+
 /// A text as spoken, and which written word each replaced stretch of it stands for, so that words timed on the spoken
 /// text are shown as written: "Ask Mrs win." spoken, "Nguyen" shown, timed where "win" was said.
 public struct SpokenForm: Sendable, Equatable {
@@ -139,6 +152,22 @@ public struct SpokenForm: Sendable, Equatable {
 
     public var spoken: String
     public var replacements: [Replacement]
+    /// Words left as written for the provider to say from their IPA (a pronunciation dictionary: ElevenLabs).
+    public var pronunciations: [Pronunciation] = []
+
+    public init(spoken: String, replacements: [Replacement], pronunciations: [Pronunciation] = []) {
+        self.spoken = spoken
+        self.replacements = replacements
+        self.pronunciations = pronunciations
+    }
+
+    /// The pronunciations whose word is in `chunk` (a part of `spoken`), for that chunk's request.
+    public func pronunciations(in chunk: String) -> [Pronunciation] {
+        guard !pronunciations.isEmpty else { return [] }
+        let words = WordAligner.words(in: chunk).map(\.word)
+        let folded = Set(words.map { $0.lowercased() }), exact = Set(words)
+        return pronunciations.filter { $0.caseSensitive ? exact.contains($0.word) : folded.contains($0.word.lowercased()) }
+    }
 
     /// The written text's words for `timed`, one per word of `spoken` (`WordAligner.words(in: spoken)`, in order, as every
     /// provider's words are): the words of a replacement become its written words, from the first one's start to the

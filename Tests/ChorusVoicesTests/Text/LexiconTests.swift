@@ -116,6 +116,55 @@ struct LexiconTests {
         #expect(heard.contains("tuesday") && heard.contains("friday"), "\(heard)")
     }
 
+    @Test("ElevenLabs: IPA through a pronunciation dictionary with the models that apply phoneme rules (made once, its locator with each request that has the word, the word sent as written); other models get the alias")
+    func elevenLabsDictionary() async throws {
+        let server = try StubServer { request in
+            if request.path == "/v1/pronunciation-dictionaries/add-from-rules" {
+                return .json(200, ["id": "dict\(request.body.count)", "version_id": "v1", "name": request.json?["name"] as? String ?? ""])
+            }
+            return StubAudio.elevenLabs(request)
+        }
+        let directory = try TemporaryDirectory()
+        func chat(model: String, ipa: String) throws -> Conversation {
+            try conversation(#"""
+                {"voices": {"A": "elevenlabs:voice1"}, "voice_settings": {"elevenlabs": {"model_id": "\#(model)"}},
+                 "lexicon": {"Siobhan": {"ipa": "\#(ipa)", "alias": "shiv awn"}, "Nguyen": "win"},
+                 "messages": [{"speaker": "A", "text": "Ask Siobhan and Nguyen."}, {"speaker": "A", "text": "SIOBHAN is late."},
+                              {"speaker": "A", "text": "No names here."}]}
+                """#, in: directory)
+        }
+        func speech() -> [[String: Any]] { server.requests.filter { $0.path.contains("/text-to-speech/") }.compactMap(\.json) }
+        func dictionaries() -> [[String: Any]] { server.requests.filter { $0.path.contains("pronunciation-dictionaries") }.compactMap(\.json) }
+        let rendered = try await render(try chat(model: "eleven_flash_v2", ipa: "ʃɪˈvɔːn"), with: makeChorus(server: server, cache: directory.file("cache")))
+        #expect(Set(speech().compactMap { $0["text"] as? String }) == ["Ask Siobhan and win.", "SIOBHAN is late.", "No names here."])
+        // One dictionary per set of rules: the first message's and the second's (the word as written in each).
+        let made = dictionaries()
+        #expect(made.count == 2)
+        let rules = made.compactMap { ($0["rules"] as? [[String: Any]])?.first }
+        #expect(Set(rules.compactMap { $0["string_to_replace"] as? String }) == ["Siobhan", "SIOBHAN"])
+        #expect(rules.allSatisfy { $0["type"] as? String == "phoneme" && $0["phoneme"] as? String == "ʃɪˈvɔːn" && $0["alphabet"] as? String == "ipa" })
+        for body in speech() {
+            let locators = body["pronunciation_dictionary_locators"] as? [[String: Any]]
+            if (body["text"] as? String)?.contains("names") == true {
+                #expect(locators == nil)
+            } else {
+                #expect(locators?.count == 1 && (locators?.first?["pronunciation_dictionary_id"] as? String)?.hasPrefix("dict") == true
+                        && locators?.first?["version_id"] as? String == "v1", "\(body)")
+            }
+        }
+        #expect(rendered.result.timeline.segments[0].words?.map(\.word) == ["Ask", "Siobhan", "and", "Nguyen"])
+        // The same again: nothing asked (the cache), no dictionary made. Another IPA: only the two messages with the word.
+        _ = try await render(try chat(model: "eleven_flash_v2", ipa: "ʃɪˈvɔːn"), with: makeChorus(server: server, cache: directory.file("cache")))
+        #expect(speech().count == 3 && dictionaries().count == 2)
+        _ = try await render(try chat(model: "eleven_flash_v2", ipa: "ʃəˈvɔːn"), with: makeChorus(server: server, cache: directory.file("cache")))
+        #expect(speech().count == 5 && dictionaries().count == 4)
+        // A model that skips phoneme rules: the alias, no dictionary.
+        _ = try await render(try chat(model: "eleven_multilingual_v2", ipa: "ʃɪˈvɔːn"), with: makeChorus(server: server, cache: directory.file("cache")))
+        let last = speech().suffix(3)
+        #expect(Set(last.compactMap { $0["text"] as? String }) == ["Ask shiv awn and win.", "shiv awn is late.", "No names here."])
+        #expect(last.allSatisfy { $0["pronunciation_dictionary_locators"] == nil } && dictionaries().count == 4)
+    }
+
     @Test("an offline voice says the alias: the Whisper model hears it, the timeline shows the written word")
     func heardByRecognizer() async throws {
         let directory = try TemporaryDirectory()

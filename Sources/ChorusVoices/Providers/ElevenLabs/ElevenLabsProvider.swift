@@ -15,6 +15,8 @@ public struct ElevenLabsProvider: VoiceProvider {
     let baseURL: String
     let apiKey: String?
     let http: ProviderHTTP
+    /// Pronunciation dictionaries made by this provider (`dictionaryLocator(for:key:)`).
+    let dictionaries = PronunciationDictionaries()
 
     static let defaultModel = "eleven_multilingual_v2"
     static let voiceSettingKeys = ["stability", "similarity_boost", "style", "use_speaker_boost", "speed"]
@@ -98,6 +100,9 @@ public struct ElevenLabsProvider: VoiceProvider {
         for name in Self.requestKeys { if let value = request.settings[name], value != .null { body[name] = value } }
         if let previous = request.previousText { body["previous_text"] = .string(previous) }
         if let next = request.nextText { body["next_text"] = .string(next) }
+        if !request.pronunciations.isEmpty, takesPronunciationDictionary(settings: request.settings) {
+            body["pronunciation_dictionary_locators"] = .array([try await dictionaryLocator(for: request.pronunciations, key: key)])
+        }
 
         let format = request.outputFormat
         let url = ProviderHTTP.join(baseURL, "/v1/text-to-speech/\(request.voice)/with-timestamps") + "?output_format=\(format)"

@@ -17,8 +17,9 @@ public enum TextNormalizer {
 
     /// `text` as spoken: the lexicon's entries first (a user's entry wins), then, with `normalize`, the rules.
     public static func spokenForm(of text: String, lexicon: Lexicon?, normalize: Bool, reading: TextReading = TextReading(),
-                                  phonemeMarkup: (@Sendable (String) -> String?)? = nil) -> SpokenForm {
-        spokenForm(of: [SSML.Run(written: text, spoken: nil)], lexicon: lexicon, normalize: normalize, reading: reading, phonemeMarkup: phonemeMarkup)
+                                  phonemeMarkup: (@Sendable (String) -> String?)? = nil, dictionary: Bool = false) -> SpokenForm {
+        spokenForm(of: [SSML.Run(written: text, spoken: nil)], lexicon: lexicon, normalize: normalize, reading: reading,
+                   phonemeMarkup: phonemeMarkup, dictionary: dictionary)
     }
 
     /// Runs of written text as spoken: a run with its own reading (SSML's `sub`, `say-as`, `phoneme`) says that for its
@@ -26,21 +27,37 @@ public enum TextNormalizer {
     ///
     /// A pronunciation in IPA (a lexicon entry's, a `phoneme`'s) is said through `phonemeMarkup` — the provider's
     /// phoneme input (`VoiceProvider.phonemeMarkup(_:)`), `nil` when it has none — else the entry's alias, else the word
-    /// as written. When there is phoneme input, a `[[` the text itself has is broken up: a message never injects phonemes.
+    /// as written; with `dictionary` (the provider takes a pronunciation dictionary), the word stays as written and
+    /// goes into `SpokenForm.pronunciations`. When there is phoneme input, a `[[` the text itself has is broken up: a
+    /// message never injects phonemes.
     ///
     /// With `normalize`, the rules are those of `reading.language` (none for a language without rules), and emoji
     /// between words are dropped or said by name (`reading.emoji`; a name is never a word on screen).
     public static func spokenForm(of runs: [SSML.Run], lexicon: Lexicon?, normalize: Bool, reading: TextReading = TextReading(),
-                                  phonemeMarkup: (@Sendable (String) -> String?)? = nil) -> SpokenForm {
+                                  phonemeMarkup: (@Sendable (String) -> String?)? = nil, dictionary: Bool = false) -> SpokenForm {
         let text = runs.map(\.written).joined()
         let scalars = Array(text.unicodeScalars)
         let words = WordAligner.words(in: text)
         var planned: [(words: [Int], range: Range<Int>, spoken: String)] = []
         var taken = Set<Int>()
+        var pronunciations: [Pronunciation] = []
+        func keep(_ word: String, ipa: String, caseSensitive: Bool) {
+            let pronunciation = Pronunciation(word: word, ipa: ipa, caseSensitive: caseSensitive)
+            if !pronunciations.contains(pronunciation) { pronunciations.append(pronunciation) }
+        }
         var offset = 0
         for run in runs {
             let count = run.written.unicodeScalars.count
             defer { offset += count }
+            if dictionary, let ipa = run.ipa {
+                let inside = WordAligner.words(in: run.written)
+                if inside.count == 1 {
+                    keep(inside[0].word, ipa: ipa, caseSensitive: true)
+                    let lower = offset + inside[0].range.lowerBound
+                    taken.formUnion(words.indices.filter { words[$0].range.lowerBound == lower })
+                    continue
+                }
+            }
             let markup = run.ipa.flatMap { ipa in phonemeMarkup?(ipa) }
             guard let said = markup ?? run.spoken.map({ phonemeMarkup == nil ? $0 : IPA.escaped($0) }) else { continue }
             var lower = offset, upper = offset + count
@@ -51,8 +68,13 @@ public enum TextNormalizer {
             taken.formUnion(inside)
         }
         for (index, word) in words.enumerated() where !taken.contains(index) {
-            guard let entry = lexicon?.entry(for: word.word),
-                  let said = entry.ipa.flatMap({ ipa in phonemeMarkup?(ipa) }) ?? entry.alias else { continue }
+            guard let entry = lexicon?.entry(for: word.word) else { continue }
+            if dictionary, let ipa = entry.ipa {
+                keep(word.word, ipa: ipa, caseSensitive: true)   // the word as written here is what the rule matches
+                taken.insert(index)
+                continue
+            }
+            guard let said = entry.ipa.flatMap({ ipa in phonemeMarkup?(ipa) }) ?? entry.alias else { continue }
             planned.append(([index], word.range, said))
             taken.insert(index)
         }
@@ -104,7 +126,7 @@ public enum TextNormalizer {
             position = plan.range.upperBound
         }
         copy(upTo: scalars.count)
-        return SpokenForm(spoken: String(spoken), replacements: replacements)
+        return SpokenForm(spoken: String(spoken), replacements: replacements, pronunciations: pronunciations)
     }
 
     /// Emoji and what joins them (dropped from what is spoken; they are never words on screen).
