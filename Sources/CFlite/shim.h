@@ -14,16 +14,26 @@ cst_voice *register_cmu_us_kal(const char *voxdir);
 
 static inline const char *chorus_flite_version(void) { return FLITE_PROJECT_VERSION; }
 
-/* Synthesizes `text` with per-utterance rate and pitch (feature names must outlive the utterance, so they
+/* Synthesizes `text` with per-utterance rate and pitch, and `count` pronunciations (`entries`) (feature names must outlive the utterance, so they
    are literals here). Flite reports internal errors by longjmp through the global `cst_errjmp`, or exits
    the process when it is unset: this catches them, so callers must not run two of these at once.
    Flite's voices excite unvoiced sounds with noise from libc's rand(): it is seeded here with glibc's
    start-up seed, so the same text gives the same audio however many utterances came before (unless
    another library draws from rand() during this one).
    Returns NULL on failure (the half-built utterance is abandoned: Flite cannot free it safely). */
-static inline cst_utterance *chorus_flite_synth(const char *text, cst_voice *voice, float duration_stretch,
-                                                float f0_mean, float f0_stddev) {
+static inline cst_utterance *chorus_flite_synth_with(const char *text, cst_voice *voice, float duration_stretch,
+                                                     float f0_mean, float f0_stddev, const char *const *entries, int count) {
     jmp_buf env;
+    /* Pronunciations for this utterance only: lexicon entries ("word : phones", phones valid in the voice's lexicon)
+       put before the lexicon's own run-time addenda, and taken off again after. */
+    cst_lexicon *lexicon = count > 0 ? val_lexicon(feat_val(voice->features, "lexicon")) : NULL;
+    cst_val *saved = lexicon ? lexicon->lex_addenda : NULL;
+    cst_val *added = NULL, *last = NULL;
+    for (int i = 0; lexicon && i < count; i++) {
+        cst_val *entry = cst_lex_make_entry(lexicon, entries[i]);
+        if (entry) { added = cons_val(entry, added); if (!last) last = added; }
+    }
+    if (last) { set_cdr(last, saved); lexicon->lex_addenda = added; }
     srand(1);
     cst_utterance *volatile utterance = new_utterance();
     utt_set_input_text(utterance, text);
@@ -37,7 +47,13 @@ static inline cst_utterance *chorus_flite_synth(const char *text, cst_voice *voi
         utterance = NULL;
     }
     cst_errjmp = NULL;
+    if (last) { lexicon->lex_addenda = saved; set_cdr(last, NULL); delete_val(added); }
     return utterance;
+}
+
+static inline cst_utterance *chorus_flite_synth(const char *text, cst_voice *voice, float duration_stretch,
+                                                float f0_mean, float f0_stddev) {
+    return chorus_flite_synth_with(text, voice, duration_stretch, f0_mean, f0_stddev, NULL, 0);
 }
 
 /* The name of an item (a macro in cst_item.h, which Swift cannot import). */

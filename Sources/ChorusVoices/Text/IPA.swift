@@ -93,6 +93,55 @@ public enum IPA {
         return result
     }
 
+    /// Vowels and diphthongs (longest first when read) as CMU dictionary phones (Flite's lexicon), before their stress
+    /// digit; British centring diphthongs as their US r-coloured vowels.
+    static let cmuVowels: [(ipa: String, phones: [String])] = [
+        ("eɪ", ["ey"]), ("aɪ", ["ay"]), ("ɔɪ", ["oy"]), ("oʊ", ["ow"]), ("əʊ", ["ow"]), ("aʊ", ["aw"]), ("ɪə", ["ih", "r"]),
+        ("iə", ["ih", "r"]), ("eə", ["eh", "r"]), ("ɛə", ["eh", "r"]), ("ʊə", ["uh", "r"]),
+        ("iː", ["iy"]), ("uː", ["uw"]), ("ɑː", ["aa"]), ("ɔː", ["ao"]), ("ɜː", ["er"]), ("ɝː", ["er"]), ("aː", ["aa"]), ("eː", ["ey"]), ("oː", ["ow"]),
+        ("i", ["iy"]), ("ɪ", ["ih"]), ("e", ["eh"]), ("ɛ", ["eh"]), ("æ", ["ae"]), ("a", ["aa"]), ("ɑ", ["aa"]), ("ɒ", ["aa"]), ("ɔ", ["ao"]),
+        ("o", ["ow"]), ("ʊ", ["uh"]), ("u", ["uw"]), ("ʌ", ["ah"]), ("ə", ["ah"]), ("ɚ", ["er"]), ("ɝ", ["er"]), ("ɜ", ["er"]), ("ɐ", ["ah"]),
+        ("ᵻ", ["ih"]), ("ɨ", ["ih"]), ("y", ["uw"]), ("ʏ", ["uh"]), ("ø", ["er"]), ("œ", ["er"]), ("ɘ", ["ah"]), ("ɵ", ["ah"]), ("ɤ", ["ah"]),
+        ("ʉ", ["uw"]), ("ɞ", ["er"]), ("ɶ", ["aa"]),
+    ]
+
+    /// English consonants as CMU dictionary phones.
+    static let cmuConsonants: [Unicode.Scalar: String] = [
+        "p": "p", "b": "b", "t": "t", "d": "d", "k": "k", "g": "g", "ɡ": "g", "f": "f", "v": "v", "θ": "th", "ð": "dh", "s": "s",
+        "z": "z", "ʃ": "sh", "ʒ": "zh", "h": "hh", "m": "m", "n": "n", "ŋ": "ng", "l": "l", "ɫ": "l", "ɹ": "r", "r": "r", "ɾ": "t",
+        "ɻ": "r", "j": "y", "w": "w", "ʍ": "w", "x": "k", "ʔ": "t", "ç": "hh", "ɬ": "l", "ʁ": "r", "χ": "k", "ɲ": "n", "ʎ": "l",
+        "c": "k", "ɟ": "g", "q": "k", "ɣ": "g", "β": "v", "ɸ": "f", "ɱ": "m",
+    ]
+
+    /// `ipa` (validated) as CMU dictionary phones for Flite's lexicon (`ʃɪˈvɔːn` → `sh ih0 v ao1 n`): each vowel with its
+    /// stress (1 after `ˈ`, 2 after `ˌ`, else 0), `tʃ`/`dʒ` as `ch`/`jh`, other languages' sounds as their nearest.
+    public static func cmuPhones(_ ipa: String) -> [String] {
+        let scalars = Array(ipa.decomposedStringWithCanonicalMapping.unicodeScalars).filter { $0 != "͡" }
+        var phones: [String] = []
+        var stress = 0
+        var index = 0
+        outer: while index < scalars.count {
+            let scalar = scalars[index]
+            if scalar == primaryStress { stress = 1; index += 1; continue }
+            if scalar == secondaryStress { stress = 2; index += 1; continue }
+            for (vowel, mapped) in cmuVowels {
+                let pattern = Array(vowel.unicodeScalars)
+                if index + pattern.count <= scalars.count, Array(scalars[index..<(index + pattern.count)]) == pattern {
+                    phones.append(mapped[0] + String(stress))
+                    phones += mapped.dropFirst()
+                    stress = 0
+                    index += pattern.count
+                    continue outer
+                }
+            }
+            if scalar == "t", index + 1 < scalars.count, scalars[index + 1] == "ʃ" { phones.append("ch"); index += 2; continue }
+            if scalar == "d", index + 1 < scalars.count, scalars[index + 1] == "ʒ" { phones.append("jh"); index += 2; continue }
+            if let consonant = cmuConsonants[scalar] { phones.append(consonant) }
+            index += 1
+        }
+        return phones
+    }
+
     /// `ipa` (validated) as Piper voices read it: espeak-ng's IPA, which they were trained on — each stress mark moved
     /// to just before its syllable's vowel, `g` as `ɡ`, and (for English voices) `r` as `ɹ` — in canonical
     /// decomposition, keeping only the symbols in `known` (the voice's phoneme table).

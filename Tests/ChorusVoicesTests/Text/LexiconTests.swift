@@ -92,10 +92,21 @@ struct LexiconTests {
         #expect(marked.writtenWords(timed).map(\.word) == ["Ask", "Siobhan", "and", "Saoirse", "now"])
         #expect(lexicon.spoken("Ask Siobhan and Saoirse [[now]].").spoken == "Ask shiv awn and Saoirse [[now]].")
         #expect(FliteProvider().phonemeMarkup("ʃɪˈvɔːn") == nil)
+        // Flite takes them into its lexicon: CMU phones with stress.
+        #expect(IPA.cmuPhones("ʃɪˈvɔːn") == ["sh", "ih0", "v", "ao1", "n"])
+        #expect(IPA.cmuPhones("ˈtʃɜːtʃ") == ["ch", "er1", "ch"])
+        #expect(IPA.cmuPhones("ˌnɛbjʊkədˈnɛzəɹ") == ["n", "eh2", "b", "y", "uh0", "k", "ah0", "d", "n", "eh1", "z", "ah0", "r"])
+        #expect(FliteProvider.lexiconEntries([Pronunciation(word: "Siobhan", ipa: "ʃɪˈvɔːn", caseSensitive: true)])
+                == ["Siobhan : sh ih0 v ao1 n", "siobhan : sh ih0 v ao1 n"])
+        let flite = lexicon.spoken("Ask Siobhan.", phonemeMarkup: nil)
+        #expect(flite.spoken == "Ask shiv awn.")
+        let dictionary = TextNormalizer.spokenForm(of: "Ask Siobhan and Saoirse.", lexicon: lexicon, normalize: false, dictionary: true)
+        #expect(dictionary.spoken == "Ask Siobhan and Saoirse." && dictionary.pronunciations.map(\.word) == ["Siobhan", "Saoirse"])
+        #expect(dictionary.pronunciations(in: "and Saoirse.").map(\.word) == ["Saoirse"])
     }
 
-    @Test("IPA on the offline voices that take phonemes (a lexicon entry, SSML's phoneme): the Whisper model hears it, the timeline shows the written word",
-          arguments: ["piper:\(PiperVoice.defaultName)", "espeak:en-us"])
+    @Test("IPA on the offline voices (a lexicon entry, SSML's phoneme; Piper and espeak-ng through phoneme input, Flite through its lexicon): the Whisper model hears it, the timeline shows the written word",
+          arguments: ["piper:\(PiperVoice.defaultName)", "espeak:en-us", "flite:slt"])
     func ipaHeard(voice: String) async throws {
         let directory = try TemporaryDirectory()
         let chat = try conversation(#"""
@@ -103,7 +114,7 @@ struct LexiconTests {
               {"speaker": "A", "text": "See you on Flurgday.", "voice": "\#(voice)"},
               {"speaker": "A", "text": "<speak>Or on <phoneme alphabet=\"ipa\" ph=\"ˈfɹaɪdeɪ\">Blorkday</phoneme>.</speak>", "voice": "\#(voice)"}]}
             """#, in: directory)
-        var configuration = Chorus.Configuration(registry: VoiceRegistry(providers: [PiperProvider(), EspeakProvider()]),
+        var configuration = Chorus.Configuration(registry: VoiceRegistry(providers: [PiperProvider(), EspeakProvider(), FliteProvider()]),
                                                  cacheDirectory: directory.file("cache"))
         configuration.transcriber = .off
         let rendered = try await render(chat, with: Chorus(configuration: configuration))

@@ -23,17 +23,23 @@ final class FliteEngine: Sendable {
         var tokens: [(name: String, start: Double, end: Double)]
     }
 
-    /// Speaks `text` with `voice`.
+    /// Speaks `text` with `voice`, and `entries` (`word : phones`) in its lexicon for this utterance only.
     /// - Throws: `VoiceError` when Flite fails or produces nothing.
-    func speak(_ text: String, voice: FliteVoice) async throws -> Output {
+    func speak(_ text: String, voice: FliteVoice, entries: [String] = []) async throws -> Output {
         let voices = self.voices
         return try await thread.run {
             guard let handle = voices.handle(voice.name) else {
                 throw VoiceError(.voiceNotFound, provider: "flite", message: "no Flite voice \"\(voice.name)\" (see `chorus voices --provider flite`)")
             }
             let base = FliteVoice.catalog[voice.name]!
-            guard let utterance = text.withCString({
-                chorus_flite_synth($0, handle, Float(1 / (voice.rate ?? 1)), Float(voice.pitch.map { $0 * base.f0Mean } ?? 0), 0)
+            let stretch = Float(1 / (voice.rate ?? 1)), mean = Float(voice.pitch.map { $0 * base.f0Mean } ?? 0)
+            let made = entries.map { strdup($0) }
+            defer { made.forEach { free($0) } }
+            let pointers = made.map { UnsafePointer<CChar>($0) }
+            guard let utterance = text.withCString({ text in
+                pointers.withUnsafeBufferPointer { list in
+                    chorus_flite_synth_with(text, handle, stretch, mean, 0, list.baseAddress, Int32(list.count))
+                }
             }) else {
                 throw VoiceError(.unavailable, provider: "flite", message: "Flite could not synthesize this text")
             }

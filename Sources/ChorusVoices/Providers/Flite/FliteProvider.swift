@@ -40,13 +40,31 @@ public struct FliteProvider: VoiceProvider {
         return (Self.voice(voice, setting: "rate", to: String(format: "%.2f", adjusted)), settings)
     }
 
+    /// IPA pronunciations go into Flite's lexicon for the request (CMU dictionary phones: `IPA.cmuPhones`); the words
+    /// stay as written.
+    public func takesPronunciationDictionary(settings: [String: JSONValue]) -> Bool { true }
+
     public func synthesize(_ request: SynthesisRequest) async throws -> SynthesizedSpeech {
         let voice = try FliteVoice(parsing: request.voice)
-        let output = try await FliteEngine.shared.speak(request.text, voice: voice)
+        let output = try await FliteEngine.shared.speak(request.text, voice: voice, entries: Self.lexiconEntries(request.pronunciations))
         let format = AudioFormat(sampleRate: output.rate, channels: 1)
         let duration = format.seconds(frames: output.samples.count)
         return SynthesizedSpeech(audio: .pcm(AudioBuffer(format: format, samples: PCM16.samples(output.samples))),
                                  words: Self.words(in: request.text, tokens: output.tokens, duration: duration))
+    }
+
+    /// Flite lexicon entries (`word : phones`) for `pronunciations`: the word as written and lowercased (Flite looks up
+    /// either), its phones from the IPA; words that are not plain letters (Flite's tokenizer would split them) left out.
+    static func lexiconEntries(_ pronunciations: [Pronunciation]) -> [String] {
+        var entries: [String] = []
+        for pronunciation in pronunciations {
+            let phones = IPA.cmuPhones(pronunciation.ipa)
+            guard !phones.isEmpty, pronunciation.word.allSatisfy({ $0.isLetter || $0 == "'" || $0 == "-" }) else { continue }
+            for word in Set([pronunciation.word, pronunciation.word.lowercased()]).sorted() {
+                entries.append("\(word) : \(phones.joined(separator: " "))")
+            }
+        }
+        return entries
     }
 
     /// Flite's tokens, matched in order to the text's words (by letters and digits, case-insensitively),
