@@ -75,12 +75,20 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                           "the words spoken and the words shown differ: \(spoken) vs \(visible)")
                     check(parts.allSatisfy { if case .pause(let seconds) = $0 { seconds > 0 && seconds <= 120 } else { true } }, "a pause out of range")
                     // Read as people read it, with the lexicon: words timed on what is spoken come back as the written words.
+                    // So for each way pronunciations are given: aliases, espeak-ng's phoneme markup, a dictionary.
+                    let espeak: @Sendable (String) -> String? = { ipa in
+                        let mnemonics = IPA.espeakMnemonics(ipa)
+                        return mnemonics.isEmpty ? nil : IPA.open + mnemonics + IPA.close
+                    }
                     for case .text(let written) in parts {
-                        let form = TextNormalizer.spokenForm(of: written, lexicon: conversation.lexicon, normalize: true)
-                        let said = WordAligner.words(in: form.spoken)
-                        let timed = said.indices.map { WordTiming(word: said[$0].word, start: Double($0), end: Double($0) + 1) }
-                        check(form.writtenWords(timed).map(\.word) == WordAligner.words(in: written).map(\.word),
-                              "written words lost in \(written) → \(form.spoken)")
+                        for (markup, dictionary) in [(nil, false), (espeak, false), (nil, true)] as [((@Sendable (String) -> String?)?, Bool)] {
+                            let form = TextNormalizer.spokenForm(of: written, lexicon: conversation.lexicon, normalize: true,
+                                                                 reading: conversation.textReading, phonemeMarkup: markup, dictionary: dictionary)
+                            let said = WordAligner.words(in: form.spoken)
+                            let timed = said.indices.map { WordTiming(word: said[$0].word, start: Double($0), end: Double($0) + 1) }
+                            check(form.writtenWords(timed).map(\.word) == WordAligner.words(in: written).map(\.word),
+                                  "written words lost in \(written) → \(form.spoken)")
+                        }
                     }
                 } catch {
                     check(false, "an accepted text's controls do not parse: \(error)")
@@ -156,6 +164,23 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                 let timed = said.indices.map { WordTiming(word: said[$0].word, start: Double($0), end: Double($0) + 1) }
                 let back = form.writtenWords(timed).map(\.word)
                 check(back.count <= WordAligner.words(in: written).count + said.count, "more words back than written and said")
+                // Pronunciations: as espeak-ng's markup, one per IPA run and none injected by the text itself; as a dictionary.
+                let marked = TextNormalizer.spokenForm(of: runs, lexicon: nil, normalize: true, phonemeMarkup: { ipa in
+                    let mnemonics = IPA.espeakMnemonics(ipa)
+                    return mnemonics.isEmpty ? nil : IPA.open + mnemonics + IPA.close
+                })
+                let expected = runs.filter { $0.ipa.map { !IPA.espeakMnemonics($0).isEmpty } ?? false }.count
+                let ranges = IPA.markupRanges(in: marked.spoken)
+                check(ranges.count == expected, "phoneme markup: \(expected) expected in \(marked.spoken.prefix(200))")
+                let scalars = Array(marked.spoken.unicodeScalars)
+                check(ranges.allSatisfy { range in !scalars[(range.lowerBound + 2)..<(range.upperBound - 2)].contains { $0 == "[" || $0 == "]" } },
+                      "a bracket inside phoneme markup: \(marked.spoken.prefix(200))")
+                for case let ipa? in runs.map(\.ipa) {
+                    check(!IPA.cmuPhones(ipa).contains { $0.isEmpty || $0.contains(" ") }, "a CMU phone that is empty or has a space")
+                    check(!IPA.piperPhonemes(ipa, english: true, known: []).contains(" "), "a space in Piper's phonemes")
+                }
+                let dictionary = TextNormalizer.spokenForm(of: runs, lexicon: nil, normalize: true, dictionary: true)
+                check(dictionary.pronunciations.allSatisfy { WordAligner.words(in: $0.word).count == 1 }, "a pronunciation that is not one word")
             }
             check(!SSML.visible(text).contains("<speak"), "markup in the visible text")
         } catch let error as AudioError {

@@ -176,7 +176,7 @@ public enum IPA {
     }
 
     /// The stretches of `text` (Unicode scalar offsets) between `[[` and `]]`, markup included.
-    static func markupRanges(in text: String) -> [Range<Int>] {
+    public static func markupRanges(in text: String) -> [Range<Int>] {
         let scalars = Array(text.unicodeScalars)
         var ranges: [Range<Int>] = []
         var index = 0

@@ -119,6 +119,10 @@ public enum TextNormalizer {
         }
         for plan in planned where plan.range.lowerBound >= position {
             copy(upTo: plan.range.lowerBound)
+            if phonemeMarkup != nil, spoken.last == "[", plan.spoken.hasPrefix(IPA.open) {
+                spoken.append(" ")   // a "[" of the text just before markup would make it "[[[": kept apart
+                length += 1
+            }
             let said = plan.spoken.unicodeScalars
             replacements.append(SpokenForm.Replacement(written: plan.words.map { words[$0].word }, range: length..<(length + said.count)))
             spoken.append(contentsOf: said)
