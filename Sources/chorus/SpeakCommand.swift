@@ -10,6 +10,7 @@ struct SpeakCommand: AsyncParsableCommand {
         discussion: """
             Example:
               chorus speak "Dinner at seven, everyone." --voice espeak:en-us+f3 -o dinner.mp3 --timeline dinner.json
+              chorus speak "Ask Siobhan." --voice piper:en_US-joe-medium --lexicon family.json -o ask.mp3
             """)
 
     @Argument(help: "The text to speak.")
@@ -20,6 +21,16 @@ struct SpeakCommand: AsyncParsableCommand {
 
     @Option(help: "Speaker name for the timeline and captions.")
     var speaker = "Speaker"
+
+    @Option(help: ArgumentHelp("A JSON file of pronunciations, as a conversation's \"lexicon\".",
+                               discussion: #"{"Nguyen": "win", "Siobhan": {"ipa": "ʃɪˈvɔːn", "alias": "shiv awn"}}"#, valueName: "file"))
+    var lexicon: String?
+
+    @Option(help: "The language the text is written in (en, en-GB, de): it chooses how numbers and references are read.")
+    var language: String?
+
+    @Option(help: "Emoji between words: drop (the default) or name.")
+    var emoji: String?
 
     @OptionGroup var render: RenderArguments
     @OptionGroup(title: "Voices") var voices: VoiceArguments
@@ -32,7 +43,10 @@ struct SpeakCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let message = Conversation.Message(speaker: speaker, text: text, voice: VoiceID(voice))
-            try await render.render(Conversation(messages: [message], name: "speak"), voices: voices)
+            var conversation = Conversation(messages: [message], name: "speak")
+            conversation.textReading = try TextReading.validated(language: language, emoji: emoji)
+            if let lexicon { conversation.lexicon = try Lexicon(file: URL(fileURLWithPath: lexicon)) }
+            try await render.render(conversation, voices: voices)
         }
     }
 }

@@ -1,4 +1,5 @@
 import ChorusAudio
+import ChorusVoices
 import ChorusFixtures
 import ChorusTestSupport
 import Foundation
@@ -201,6 +202,30 @@ struct VoiceCLITests {
         let list = try JSONSerialization.jsonObject(with: Data(voices.stdout.utf8)) as! [[String: String]]
         #expect(list.count > 20)
         #expect(list.first?["id"] == "espeak:en-us+m3?pitch=38&rate=165")
+    }
+
+    @Test("speak with a lexicon file: the IPA is said (as long as the long name), the written word shown; a bad file names it and writes nothing")
+    func speakWithLexicon() async throws {
+        try Data(#"{"Bob": {"ipa": "ˌnɛbjʊkədˈnɛzəɹ"}}"#.utf8).write(to: directory.appendingPathComponent("names.json"))
+        try Data(#"{"Bob": {"ipa": "b o b"}}"#.utf8).write(to: directory.appendingPathComponent("bad.json"))
+        var seconds: [Double] = []
+        for (text, extra) in [("See you Bob.", ["--lexicon", "names.json"]), ("See you Nebuchadnezzar.", []), ("See you Bob.", [])] {
+            let spoken = try await CLI.run(["speak", text, "--voice", "espeak:en-us", "-o", "said.wav", "--timeline", "said.json", "--cache-dir", "cache"] + extra,
+                                           in: directory)
+            #expect(spoken.status == 0, "\(spoken.stderr)")
+            let timeline = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent("said.json"))) as? [String: Any]
+            let segment = try #require((timeline?["segments"] as? [[String: Any]])?.first)
+            #expect((segment["words"] as? [[String: Any]])?.last?["word"] as? String == WordAligner.words(in: text).last?.word)
+            seconds.append((segment["end"] as? Double ?? 0) - (segment["start"] as? Double ?? 0))
+        }
+        #expect(abs(seconds[0] - seconds[1]) < 0.05 && seconds[1] - seconds[2] > 0.3, "\(seconds)")
+        let bad = try await CLI.run(["speak", "Hi Bob.", "--voice", "espeak:en-us", "-o", "bad.wav", "--lexicon", "bad.json"], in: directory)
+        #expect(bad.status == 1 && bad.stderr.contains("bad.json.Bob.ipa") && bad.stderr.contains("not IPA"), "\(bad.stderr)")
+        let missing = try await CLI.run(["speak", "Hi Bob.", "--voice", "espeak:en-us", "-o", "bad.wav", "--lexicon", "nothing.json"], in: directory)
+        #expect(missing.status == 1 && missing.stderr.contains("nothing.json"), "\(missing.stderr)")
+        let emoji = try await CLI.run(["speak", "Hi.", "--voice", "espeak:en-us", "-o", "bad.wav", "--emoji", "say"], in: directory)
+        #expect(emoji.status == 1 && emoji.stderr.contains("emoji"), "\(emoji.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("bad.wav").path))
     }
 
     @Test("player writes one page that plays from any folder with no network; bad inputs name the file and write nothing")

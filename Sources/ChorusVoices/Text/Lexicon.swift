@@ -1,5 +1,5 @@
 public import ChorusAudio
-import Foundation
+public import Foundation
 
 /// Pronunciations for words no voice knows (`"lexicon"` in a conversation, or stored in the service): each entry an
 /// alias, a respelling spoken in the word's place (`"Nguyen": "win"`), or the word's IPA (`{"ipa": "ʃɪˈvɔːn"}`), or
@@ -109,6 +109,22 @@ public struct Lexicon: Sendable, Equatable {
             }
         }
         try self.init(entries: entries, field: field)
+    }
+
+    /// Reads a lexicon file: a JSON object of entries, as a conversation's `"lexicon"`.
+    /// - Throws: `AudioError` naming the file: missing or unreadable, not a JSON object, or an entry refused (`FILE.WORD`).
+    public init(file: URL) throws {
+        let name = file.lastPathComponent
+        let data: Data
+        do {
+            data = try Data(contentsOf: file)
+        } catch {
+            throw AudioError(.fileNotFound, subject: name, reason: "cannot read the lexicon file")
+        }
+        guard case .object(let entries)? = try? JSONDecoder().decode(JSONValue.self, from: data) else {
+            throw AudioError(.invalidConversation, subject: name, reason: "is not a JSON object of pronunciations ({\"Nguyen\": \"win\"})")
+        }
+        try self.init(json: entries, field: name)
     }
 
     /// The lexicon as JSON (`Entry.json` per word): what the service stores and what a render id is computed from.
