@@ -29,4 +29,8 @@ except openai.APIStatusError as error:
     result["not_audio"] = {"status": error.status_code, "message": str(error)}
 speech = client.audio.speech.create(model="tts-1", voice="alloy", input="Hello from the SDK.", response_format="wav")
 result["speech_bytes"] = len(speech.content)
+# Chorus's own "lexicon" through the SDK's extra_body: the IPA makes "Bob" as long as the long name.
+for name, extra in [("plain", None), ("lexicon", {"lexicon": {"Bob": {"ipa": "ˌnɛbjʊkədˈnɛzəɹ"}}})]:
+    said = client.audio.speech.create(model="tts-1", voice="alloy", input="See you Bob.", response_format="pcm", extra_body=extra)
+    result["bob_" + name] = len(said.content)
 print(json.dumps(result))

@@ -225,7 +225,7 @@ struct TranscriptionRouteTests {
         #expect(try await recognition.admitted { 3 } == 3)
     }
 
-    @Test("the official OpenAI Python SDK, pointed at Chorus, transcribes in json, verbose_json with words and vtt, reads 400s, and speaks")
+    @Test("the official OpenAI Python SDK, pointed at Chorus, transcribes in json, verbose_json with words and vtt, reads 400s, and speaks (with a lexicon in extra_body)")
     func openAISDK() async throws {
         try await Self.service().test(.live) { client in
             let port = try #require(client.port)
@@ -243,6 +243,9 @@ struct TranscriptionRouteTests {
             let refused = try #require(result["not_audio"] as? [String: Any], "the SDK accepted text as audio")
             #expect(refused["status"] as? Int == 400 && (refused["message"] as? String)?.contains("file") == true, "\(refused)")
             #expect(result["speech_bytes"] as? Int ?? 0 > 24_000)
+            // extra_body's lexicon reaches the voice: over 0.3 s longer (16-bit at 24 kHz).
+            let plain = result["bob_plain"] as? Int ?? 0, withLexicon = result["bob_lexicon"] as? Int ?? 0
+            #expect(plain > 0 && withLexicon - plain > 14_400, "\(plain) vs \(withLexicon) bytes")
         }
     }
 
