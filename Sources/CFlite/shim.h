@@ -14,8 +14,8 @@ cst_voice *register_cmu_us_kal(const char *voxdir);
 
 static inline const char *chorus_flite_version(void) { return FLITE_PROJECT_VERSION; }
 
-/* Synthesizes `text` with per-utterance rate and pitch, and `count` pronunciations (`entries`) (feature names must outlive the utterance, so they
-   are literals here). Flite reports internal errors by longjmp through the global `cst_errjmp`, or exits
+/* Synthesizes `text` with per-utterance rate and pitch, and `count` pronunciations (`entries`) (feature names must
+   outlive the utterance, so they are literals here). Flite reports internal errors by longjmp through the global `cst_errjmp`, or exits
    the process when it is unset: this catches them, so callers must not run two of these at once.
    Flite's voices excite unvoiced sounds with noise from libc's rand(): it is seeded here with glibc's
    start-up seed, so the same text gives the same audio however many utterances came before (unless
@@ -25,23 +25,27 @@ static inline cst_utterance *chorus_flite_synth_with(const char *text, cst_voice
                                                      float f0_mean, float f0_stddev, const char *const *entries, int count) {
     jmp_buf env;
     /* Pronunciations for this utterance only: lexicon entries ("word : phones", phones valid in the voice's lexicon)
-       put before the lexicon's own run-time addenda, and taken off again after. */
-    cst_lexicon *lexicon = count > 0 ? val_lexicon(feat_val(voice->features, "lexicon")) : NULL;
-    cst_val *saved = lexicon ? lexicon->lex_addenda : NULL;
-    cst_val *added = NULL, *last = NULL;
-    for (int i = 0; lexicon && i < count; i++) {
-        cst_val *entry = cst_lex_make_entry(lexicon, entries[i]);
-        if (entry) { added = cons_val(entry, added); if (!last) last = added; }
-    }
-    if (last) { set_cdr(last, saved); lexicon->lex_addenda = added; }
+       put before the lexicon's own run-time addenda, and taken off again after (on the error path too). */
+    cst_lexicon *volatile lexicon = NULL;
+    cst_val *volatile saved = NULL, *volatile added = NULL, *volatile last = NULL;
+    cst_utterance *volatile utterance = NULL;
     srand(1);
-    cst_utterance *volatile utterance = new_utterance();
-    utt_set_input_text(utterance, text);
-    if (duration_stretch > 0) feat_set_float(utterance->features, "duration_stretch", duration_stretch);
-    if (f0_mean > 0) feat_set_float(utterance->features, "int_f0_target_mean", f0_mean);
-    if (f0_stddev > 0) feat_set_float(utterance->features, "int_f0_target_stddev", f0_stddev);
     cst_errjmp = &env;
     if (setjmp(env) == 0) {
+        if (count > 0) {
+            lexicon = val_lexicon(feat_val(voice->features, "lexicon"));
+            saved = lexicon->lex_addenda;
+            for (int i = 0; i < count; i++) {
+                cst_val *entry = cst_lex_make_entry(lexicon, entries[i]);
+                if (entry) { added = cons_val(entry, added); if (!last) last = added; }
+            }
+            if (last) { set_cdr(last, saved); lexicon->lex_addenda = added; }
+        }
+        utterance = new_utterance();
+        utt_set_input_text(utterance, text);
+        if (duration_stretch > 0) feat_set_float(utterance->features, "duration_stretch", duration_stretch);
+        if (f0_mean > 0) feat_set_float(utterance->features, "int_f0_target_mean", f0_mean);
+        if (f0_stddev > 0) feat_set_float(utterance->features, "int_f0_target_stddev", f0_stddev);
         utterance = flite_do_synth(utterance, voice, utt_synth);
     } else {
         utterance = NULL;

@@ -115,7 +115,7 @@ public final class ChorusClient: Sendable {
 
     /// `name` as one path segment (a name the service refuses reaches it as such, never as another path).
     static func segment(_ name: String) -> String {
-        name.addingPercentEncoding(withAllowedCharacters: CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-_"))) ?? ""
+        name.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")) ?? "-"
     }
 
     /// A render's manifest.

@@ -19,8 +19,8 @@ struct LexiconsController: Sendable {
             let name = try LexiconStore.checkedName(context.parameters.get("name") ?? "")
             let data = try await HTTPSupport.body(of: request, limit: min(state.configuration.maxBodyBytes, LexiconStore.maximumBytes))
             let upload = try HTTPSupport.decode(LexiconUpload.self, from: data)
-            guard upload.entries.count <= LexiconStore.maximumEntries else {
-                throw ServiceError.tooLarge("\(upload.entries.count) entries; a stored lexicon has at most \(LexiconStore.maximumEntries)", field: "entries")
+            guard upload.entries.count <= Lexicon.maximumEntries else {
+                throw ServiceError.tooLarge("\(upload.entries.count) entries; a lexicon has at most \(Lexicon.maximumEntries)", field: "entries")
             }
             let lexicon: Lexicon
             do {

@@ -20,9 +20,9 @@ struct LexiconStore: Sendable {
 
     let backing: Backing
 
-    /// At most this many lexicons per key, each at most `maximumEntries` entries in at most `maximumBytes` of JSON.
+    /// At most this many lexicons per key, each in at most `maximumBytes` of JSON (and at most `Lexicon.maximumEntries`
+    /// entries, as any lexicon).
     static let maximumLexicons = 100
-    static let maximumEntries = 5_000
     static let maximumBytes = 262_144
 
     /// One stored lexicon.
@@ -41,7 +41,7 @@ struct LexiconStore: Sendable {
         }
     }
 
-    /// The checked name of a lexicon (404 for one that cannot exist, as for one that does not).
+    /// The checked name of a lexicon: 1–64 ASCII letters, digits, `-`, `_` (`LexiconInfo.isValidName`), else 400 naming `name`.
     static func checkedName(_ name: String) throws -> String {
         guard LexiconInfo.isValidName(name) else {
             throw ServiceError.badRequest("a lexicon's name is 1–64 letters, digits, - or _", field: "name")
@@ -78,7 +78,7 @@ struct LexiconStore: Sendable {
             created = try await database.run("store a lexicon") { client in
                 // The key's lexicons locked first, so two writes of one key at once cannot both pass the count.
                 try await client.withTransaction(logger: database.logger) { connection in
-                    try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\(caller)))", logger: database.logger)
+                    try await connection.query("SELECT pg_advisory_xact_lock(hashtext('chorus-lexicons:' || \(caller)))", logger: database.logger)
                     var existing = 0, exists = false
                     for try await (count, named) in try await connection.query("""
                         SELECT count(*)::int, count(*) FILTER (WHERE name = \(name))::int FROM chorus_lexicons WHERE caller = \(caller)
@@ -135,7 +135,7 @@ struct LexiconStore: Sendable {
             return try await database.run("list lexicons") { client in
                 var found: [Stored] = []
                 for try await row in try await client.query("""
-                    SELECT name, entries, digest, updated_at FROM chorus_lexicons WHERE caller = \(caller) ORDER BY name
+                    SELECT name, entries, digest, updated_at FROM chorus_lexicons WHERE caller = \(caller) ORDER BY name COLLATE "C"
                     """, logger: database.logger).decode((String, Int, String, Double).self) {
                     found.append(Stored(name: row.0, body: "", entryCount: row.1, digest: row.2, updatedAt: row.3))
                 }

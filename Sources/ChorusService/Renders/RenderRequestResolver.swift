@@ -42,7 +42,8 @@ struct RenderRequestResolver: Sendable {
         switch request.lexicon {
         case nil, .null?: break
         case .object(let entries)?: conversation.lexicon = try mapped { try Lexicon(json: entries, field: "lexicon") }
-        default: throw ServiceError.badRequest("lexicon: a stored lexicon's name, or an object of entries", field: "lexicon")
+        default:   // a stored lexicon's name was given as its entries before (`LexiconStore.inlined`)
+            throw ServiceError.badRequest("lexicon: an object of entries", field: "lexicon")
         }
         conversation.textReading = try mapped { try TextReading.validated(language: request.language, emoji: request.emoji) }
         conversation.textNormalization = try mapped { try request.normalizeText.map { try Conversation.textNormalization($0, field: "normalize_text") } } ?? [:]

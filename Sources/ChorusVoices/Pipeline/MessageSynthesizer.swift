@@ -97,7 +97,7 @@ final class MessageSynthesizer: Sendable {
         // The text between its pauses, as spoken (the lexicon's aliases in place of written words), each split into chunks
         // the provider accepts; a pause is exact silence between them.
         let limit = provider.characterLimit(settings: settings)
-        let dictionary = provider.takesPronunciationDictionary(settings: settings)
+        let dictionary = provider.pronunciationDictionary(settings: settings), markup = provider.phonemeMarkup(voice: voice.voice)
         enum Segment {
             case speech(SpokenForm, chunks: [String], rate: Double?)
             case pause(Double)
@@ -115,7 +115,7 @@ final class MessageSynthesizer: Sendable {
             case .pause(let seconds): return .pause(seconds)
             case .text(let runs, let rate):
                 let form = TextNormalizer.spokenForm(of: runs, lexicon: lexicon, normalize: normalizing, reading: reading,
-                                                     phonemeMarkup: { provider.phonemeMarkup($0) }, dictionary: dictionary)
+                                                     phonemeMarkup: markup, dictionary: dictionary)
                 return .speech(form, chunks: TextChunker.chunks(form.spoken, limit: limit), rate: rate)
             }
         }
@@ -189,6 +189,9 @@ final class MessageSynthesizer: Sendable {
         if !pronunciations.isEmpty {
             // What the dictionary says changes the audio: part of the key (sorted, so their order does not matter).
             affecting["pronunciations"] = .array(pronunciations.map { "\($0.word)\u{1F}\($0.ipa)\u{1F}\($0.caseSensitive)" }.sorted().map(JSONValue.string))
+        }
+        if !pronunciations.isEmpty || text.contains(IPA.open) {
+            affecting["ipa_revision"] = .number(Double(IPA.revision))   // how IPA becomes each engine's phonemes
         }
         func key(_ format: String) -> String {
             SynthesisCache.key(provider: provider.id, voice: voice, format: format, settings: affecting, text: text,

@@ -57,7 +57,7 @@ public struct SynthesisRequest: Sendable, Equatable {
     /// The output format to ask for (a value of `VoiceProvider.outputFormats(settings:)`).
     public var outputFormat: String
     /// Words of `text` to say from their IPA, for a provider that takes a pronunciation dictionary
-    /// (`VoiceProvider.takesPronunciationDictionary(settings:)`).
+    /// (`VoiceProvider.pronunciationDictionary(settings:)`).
     public var pronunciations: [Pronunciation] = []
 
     public init(voice: String, text: String, settings: [String: JSONValue] = [:], previousText: String? = nil,
@@ -117,13 +117,15 @@ public protocol VoiceProvider: Sendable {
     /// through its own knob (Piper's `length_scale`, espeak-ng's and Flite's `?rate=`, OpenAI's `speed`, ElevenLabs'
     /// `speed` within its 0.7–1.2); by default unchanged.
     func adjusting(rate: Double, voice: String, settings: [String: JSONValue]) -> (voice: String, settings: [String: JSONValue])
-    /// How a word's pronunciation in IPA (`IPA.validated`) is written into this provider's text, for a provider whose
-    /// engine takes phonemes inline (espeak-ng's `[[…]]`); `nil` (the default) when it takes none: the word is then said
-    /// through its alias, or as written.
-    func phonemeMarkup(_ ipa: String) -> String?
-    /// Whether, with these settings, the provider says words from their IPA through a pronunciation dictionary sent with
-    /// the request (`SynthesisRequest.pronunciations`; ElevenLabs' phoneme rules) — the words then stay as written.
-    func takesPronunciationDictionary(settings: [String: JSONValue]) -> Bool
+    /// For a provider whose engine takes phonemes inline (espeak-ng's `[[…]]`, Piper): how `voice` (the provider's own
+    /// voice id) is given a word's IPA (`IPA.validated`) in its text, or `nil` for an IPA it cannot say; `nil` (the
+    /// default) when it takes none — the word is then said through its alias, or as written.
+    func phonemeMarkup(voice: String) -> (@Sendable (String) -> String?)?
+    /// For a provider that says words from their IPA through a pronunciation dictionary sent with the request
+    /// (`SynthesisRequest.pronunciations`: Flite's lexicon, ElevenLabs' phoneme rules): which pronunciations it takes
+    /// with these settings (those words then stay as written); `nil` (the default) when it takes none. The one place
+    /// that decides, so a pronunciation it cannot use keeps its alias.
+    func pronunciationDictionary(settings: [String: JSONValue]) -> (@Sendable (Pronunciation) -> Bool)?
     /// Synthesizes one request; throws `VoiceError`.
     func synthesize(_ request: SynthesisRequest) async throws -> SynthesizedSpeech
     /// Whether it synthesizes on this machine (espeak-ng, Flite): faster than fetching the result from a shared
@@ -152,8 +154,8 @@ extension VoiceProvider {
     }
 
     public func supportsContext(settings: [String: JSONValue]) -> Bool { false }
-    public func phonemeMarkup(_ ipa: String) -> String? { nil }
-    public func takesPronunciationDictionary(settings: [String: JSONValue]) -> Bool { false }
+    public func phonemeMarkup(voice: String) -> (@Sendable (String) -> String?)? { nil }
+    public func pronunciationDictionary(settings: [String: JSONValue]) -> (@Sendable (Pronunciation) -> Bool)? { nil }
     public var isLocal: Bool { false }
     public func audioAffectingSettings(_ settings: [String: JSONValue], voice: String) -> [String: JSONValue] {
         audioAffectingSettings(settings)

@@ -6,7 +6,10 @@ import Foundation
 /// itself (espeak-ng's flavour: stress before the vowel, `ɹ`, `ɡ`), espeak-ng its own phoneme mnemonics between
 /// `[[` and `]]`. The rules of what is accepted and of each conversion live here, once.
 public enum IPA {
-    /// The most characters a pronunciation may have.
+    /// Bumped when a conversion to an engine's phonemes changes (the synthesis cache keys of pronunciations carry it).
+    public static let revision = 1
+
+    /// The most Unicode scalars (letters, marks and diacritics each count) a pronunciation may have.
     public static let maximumLength = 200
 
     /// The stress marks, the length mark and the syllable break.
@@ -17,7 +20,7 @@ public enum IPA {
     public static func validated(_ ipa: String, field: String) throws -> String {
         let trimmed = ipa.trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping
         guard !trimmed.isEmpty else { throw AudioError(.invalidConversation, subject: field, reason: "the pronunciation is empty") }
-        guard trimmed.count <= maximumLength else {
+        guard trimmed.unicodeScalars.count <= maximumLength else {
             throw AudioError(.invalidConversation, subject: field, reason: "at most \(maximumLength) characters")
         }
         for (offset, scalar) in trimmed.unicodeScalars.enumerated() where !isIPA(scalar) {
@@ -114,7 +117,8 @@ public enum IPA {
     ]
 
     /// `ipa` (validated) as CMU dictionary phones for Flite's lexicon (`ʃɪˈvɔːn` → `sh ih0 v ao1 n`): each vowel with its
-    /// stress (1 after `ˈ`, 2 after `ˌ`, else 0), `tʃ`/`dʒ` as `ch`/`jh`, other languages' sounds as their nearest.
+    /// stress (1 after `ˈ`, else 0: Flite's lexicon has no secondary stress, and refuses — printing to standard output —
+    /// a phone it does not have), `tʃ`/`dʒ` as `ch`/`jh`, other languages' sounds as their nearest.
     public static func cmuPhones(_ ipa: String) -> [String] {
         let scalars = Array(ipa.decomposedStringWithCanonicalMapping.unicodeScalars).filter { $0 != "͡" }
         var phones: [String] = []
@@ -123,7 +127,7 @@ public enum IPA {
         outer: while index < scalars.count {
             let scalar = scalars[index]
             if scalar == primaryStress { stress = 1; index += 1; continue }
-            if scalar == secondaryStress { stress = 2; index += 1; continue }
+            if scalar == secondaryStress { stress = 0; index += 1; continue }
             for (vowel, mapped) in cmuVowels {
                 let pattern = Array(vowel.unicodeScalars)
                 if index + pattern.count <= scalars.count, Array(scalars[index..<(index + pattern.count)]) == pattern {
@@ -153,6 +157,7 @@ public enum IPA {
             if scalar == "g" { mapped = "ɡ" }
             if scalar == "r" && english { mapped = "ɹ" }
             if scalar == "ɝ" && !known.contains("ɝ") { scalars += ["ɜ", "ː"]; continue }
+            if scalar == "." || scalar == "‿" || scalar == "͡" { continue }   // a syllable break is no pause (Piper's "." is a full stop)
             if mapped == primaryStress || mapped == secondaryStress {
                 pendingStress = mapped
                 continue
@@ -167,13 +172,8 @@ public enum IPA {
     }
 
     /// The opening and closing of a pronunciation inside a text sent to an engine that takes phonemes
-    /// (`VoiceProvider.phonemeMarkup(_:)`): espeak-ng's own syntax, which Chorus uses for Piper voices too.
+    /// (`VoiceProvider.phonemeMarkup(voice:)`): espeak-ng's own syntax, which Chorus uses for Piper voices too.
     public static let open = "[[", close = "]]"
-
-    /// `text` with every `[[` that is not markup broken up (`[ [`), so a message can never inject phonemes.
-    static func escaped(_ text: String) -> String {
-        text.contains(open) ? text.replacingOccurrences(of: open, with: "[ [") : text
-    }
 
     /// The stretches of `text` (Unicode scalar offsets) between `[[` and `]]`, markup included.
     public static func markupRanges(in text: String) -> [Range<Int>] {

@@ -5,9 +5,9 @@ public import Foundation
 /// alias, a respelling spoken in the word's place (`"Nguyen": "win"`), or the word's IPA (`{"ipa": "ʃɪˈvɔːn"}`), or
 /// both; whole words only, matched case-insensitively unless the entry says otherwise (`"case_sensitive": true`).
 /// Applied before synthesis for every provider: the IPA where the engine takes phonemes (Piper voices, espeak-ng:
-/// `VoiceProvider.phonemeMarkup(_:)`), else the alias, else the word as written. The words on screen stay the written
-/// ones (`SpokenForm.writtenWords`), and the cache is keyed by what is spoken, so changing an entry re-synthesizes only
-/// the messages it touches.
+/// `VoiceProvider.phonemeMarkup(voice:)`; Flite and ElevenLabs through a pronunciation dictionary), else the alias,
+/// else the word as written. The words on screen stay the written ones (`SpokenForm.writtenWords`), and the cache is
+/// keyed by what is spoken, so changing an entry re-synthesizes only the messages it touches.
 ///
 /// ```swift
 /// let lexicon = try Lexicon(entries: ["Nguyen": .init(alias: "win")], field: "lexicon")
@@ -65,7 +65,7 @@ public struct Lexicon: Sendable, Equatable {
                 throw AudioError(.invalidConversation, subject: "\(field).\(word)", reason: "give an \"alias\" (a respelling), an \"ipa\" pronunciation, or both")
             }
             if let alias = entry.alias {
-                guard !WordAligner.words(in: alias).isEmpty, !SpeechControls.contains(alias), !alias.contains(IPA.open) else {
+                guard !WordAligner.words(in: alias).isEmpty, !SpeechControls.contains(alias) else {
                     throw AudioError(.invalidConversation, subject: "\(field).\(word)", reason: "the alias must be words to say")
                 }
             }

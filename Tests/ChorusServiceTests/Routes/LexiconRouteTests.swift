@@ -65,7 +65,7 @@ struct LexiconRouteTests {
                 #expect(Int(response.status.code) == status, "\(path) \(body): \(response.text)")
                 if !field.isEmpty { #expect(try response.decode(ErrorBody.self).error.field == field, "\(body): \(response.text)") }
             }
-            let many = "{\"entries\": {" + (0..<5_001).map { "\"w\($0)\": \"x\"" }.joined(separator: ",") + "}}"
+            let many = "{\"entries\": {" + (0..<10_001).map { "\"w\($0)\": \"x\"" }.joined(separator: ",") + "}}"
             #expect(try await client.call(.put, "/v1/lexicons/big", json: many).status == .contentTooLarge)
             let huge = "{\"entries\": {\"w\": \"" + String(repeating: "x", count: 300_000) + "\"}}"
             #expect(try await client.call(.put, "/v1/lexicons/big", json: huge).status == .contentTooLarge)

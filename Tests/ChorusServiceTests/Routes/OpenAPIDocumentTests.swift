@@ -48,7 +48,7 @@ struct OpenAPIDocumentTests {
     @Test("lexicons and text reading: the entry limit, the lengths, the name's pattern, the emoji modes and defaults are the code's")
     func lexiconLimits() throws {
         let upload = try Self.schema("LexiconUpload")
-        #expect(try Self.property(upload, "entries")["maxProperties"] as? Int == LexiconStore.maximumEntries)
+        #expect(try Self.property(upload, "entries")["maxProperties"] as? Int == Lexicon.maximumEntries)
         #expect((upload["description"] as? String)?.contains("262,144") == true && LexiconStore.maximumBytes == 262_144)
         let entry = try #require((try Self.schema("LexiconEntry"))["oneOf"] as? [[String: Any]])
         #expect(entry[0]["maxLength"] as? Int == Lexicon.maximumLength)

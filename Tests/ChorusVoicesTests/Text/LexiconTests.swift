@@ -80,29 +80,43 @@ struct LexiconTests {
         #expect(throws: AudioError.self) { try IPA.validated(String(repeating: "a", count: 201), field: "x") }
     }
 
-    @Test("a provider that takes phonemes is sent the IPA in its markup, others the alias or the written word; a message's own [[ is broken up")
+    @Test("a provider that takes phonemes is sent the IPA in its markup, others the alias or the written word; no [[ but the markup's reaches it")
     func ipaMarkup() throws {
         let lexicon = try Lexicon(json: ["Siobhan": .object(["ipa": .string("ʃɪˈvɔːn"), "alias": .string("shiv awn")]),
-                                         "Saoirse": .object(["ipa": .string("ˈsɪəʃə")])], field: "lexicon")
-        let espeak = EspeakProvider()
-        let marked = lexicon.spoken("Ask Siobhan and Saoirse [[now]].", phonemeMarkup: { espeak.phonemeMarkup($0) })
+                                         "Saoirse": .object(["ipa": .string("ˈsɪəʃə")]), "foo": .string("[h@'l@U]]"),
+                                         "R2D2": .object(["ipa": .string("ˈɑːɹtuːdiːtuː"), "alias": .string("artoo detoo")])], field: "lexicon")
+        let espeak = try #require(EspeakProvider().phonemeMarkup(voice: "en-us"))
+        let marked = lexicon.spoken("Ask Siobhan and Saoirse [[now]].", phonemeMarkup: espeak)
         #expect(marked.spoken == "Ask [[SI'vO:n]] and [['si@S@]] [ [now]].")
         let spokenWords = WordAligner.words(in: marked.spoken)
         let timed = spokenWords.indices.map { WordTiming(word: spokenWords[$0].word, start: Double($0), end: Double($0) + 0.5) }
         #expect(marked.writtenWords(timed).map(\.word) == ["Ask", "Siobhan", "and", "Saoirse", "now"])
         #expect(lexicon.spoken("Ask Siobhan and Saoirse [[now]].").spoken == "Ask shiv awn and Saoirse [[now]].")
-        #expect(FliteProvider().phonemeMarkup("ʃɪˈvɔːn") == nil)
-        // Flite takes them into its lexicon: CMU phones with stress.
+        // Nothing else makes "[[": a text's "[" before an alias or before markup, runs of "[", an SSML reading.
+        for text in ["[foo now", "[[[x]]", "x [Siobhan]", "<speak>x <sub alias=\"[[[h@'l@U]]\">y</sub> <sub alias=\"a[\">b</sub><sub alias=\"[c]]\">d</sub></speak>"] {
+            let runs: [SSML.Run] = SSML.isSSML(text)
+                ? try SSML.parts(of: text, field: "text").flatMap { part -> [SSML.Run] in if case .text(let runs, _) = part { runs } else { [] } }
+                : [SSML.Run(written: text, spoken: nil)]
+            let form = TextNormalizer.spokenForm(of: runs, lexicon: lexicon, normalize: true, phonemeMarkup: espeak)
+            let markups = IPA.markupRanges(in: form.spoken)
+            let scalars = Array(form.spoken.unicodeScalars)
+            #expect(markups.allSatisfy { range in String(String.UnicodeScalarView(scalars[range])).hasPrefix("[[SI'vO:n]]") }, "\(text) → \(form.spoken)")
+        }
+        // espeak-ng's mnemonics are English's: another language's voice says the alias; Flite takes none inline.
+        #expect(EspeakProvider().phonemeMarkup(voice: "de") == nil && FliteProvider().phonemeMarkup(voice: "slt") == nil)
+        // Flite takes them into its lexicon: CMU phones with stress (no secondary stress: Flite's lexicon has none).
         #expect(IPA.cmuPhones("ʃɪˈvɔːn") == ["sh", "ih0", "v", "ao1", "n"])
         #expect(IPA.cmuPhones("ˈtʃɜːtʃ") == ["ch", "er1", "ch"])
-        #expect(IPA.cmuPhones("ˌnɛbjʊkədˈnɛzəɹ") == ["n", "eh2", "b", "y", "uh0", "k", "ah0", "d", "n", "eh1", "z", "ah0", "r"])
+        #expect(IPA.cmuPhones("ˌnɛbjʊkədˈnɛzəɹ") == ["n", "eh0", "b", "y", "uh0", "k", "ah0", "d", "n", "eh1", "z", "ah0", "r"])
         #expect(FliteProvider.lexiconEntries([Pronunciation(word: "Siobhan", ipa: "ʃɪˈvɔːn", caseSensitive: true)])
                 == ["Siobhan : sh ih0 v ao1 n", "siobhan : sh ih0 v ao1 n"])
-        let flite = lexicon.spoken("Ask Siobhan.", phonemeMarkup: nil)
-        #expect(flite.spoken == "Ask shiv awn.")
-        let dictionary = TextNormalizer.spokenForm(of: "Ask Siobhan and Saoirse.", lexicon: lexicon, normalize: false, dictionary: true)
-        #expect(dictionary.spoken == "Ask Siobhan and Saoirse." && dictionary.pronunciations.map(\.word) == ["Siobhan", "Saoirse"])
+        let flite = try #require(FliteProvider().pronunciationDictionary(settings: [:]))
+        let dictionary = TextNormalizer.spokenForm(of: "Ask Siobhan, Saoirse and R2D2.", lexicon: lexicon, normalize: false, dictionary: flite)
+        // R2D2 is no word Flite's lexicon can hold: its alias is said.
+        #expect(dictionary.spoken == "Ask Siobhan, Saoirse and artoo detoo." && dictionary.pronunciations.map(\.word) == ["Siobhan", "Saoirse"])
         #expect(dictionary.pronunciations(in: "and Saoirse.").map(\.word) == ["Saoirse"])
+        // Piper: a syllable break is no full stop.
+        #expect(IPA.piperPhonemes("ʃɪ.ˈvɔːn", english: true, known: []) == "ʃɪvˈɔːn")
     }
 
     @Test("IPA on the offline voices (a lexicon entry, SSML's phoneme; Piper and espeak-ng through phoneme input, Flite through its lexicon): the Whisper model hears it, the timeline shows the written word",
@@ -141,14 +155,15 @@ struct LexiconTests {
                 {"voices": {"A": "elevenlabs:voice1"}, "voice_settings": {"elevenlabs": {"model_id": "\#(model)"}},
                  "lexicon": {"Siobhan": {"ipa": "\#(ipa)", "alias": "shiv awn"}, "Nguyen": "win"},
                  "messages": [{"speaker": "A", "text": "Ask Siobhan and Nguyen."}, {"speaker": "A", "text": "SIOBHAN is late."},
-                              {"speaker": "A", "text": "No names here."}]}
+                              {"speaker": "A", "text": "No names here."}, {"speaker": "A", "text": "Siobhan again."}]}
                 """#, in: directory)
         }
         func speech() -> [[String: Any]] { server.requests.filter { $0.path.contains("/text-to-speech/") }.compactMap(\.json) }
         func dictionaries() -> [[String: Any]] { server.requests.filter { $0.path.contains("pronunciation-dictionaries") }.compactMap(\.json) }
         let rendered = try await render(try chat(model: "eleven_flash_v2", ipa: "ʃɪˈvɔːn"), with: makeChorus(server: server, cache: directory.file("cache")))
-        #expect(Set(speech().compactMap { $0["text"] as? String }) == ["Ask Siobhan and win.", "SIOBHAN is late.", "No names here."])
-        // One dictionary per set of rules: the first message's and the second's (the word as written in each).
+        #expect(Set(speech().compactMap { $0["text"] as? String }) == ["Ask Siobhan and win.", "SIOBHAN is late.", "No names here.", "Siobhan again."])
+        // One dictionary per set of rules (the word as written): the first and last messages share one, made once though
+        // they were synthesized at the same time.
         let made = dictionaries()
         #expect(made.count == 2)
         let rules = made.compactMap { ($0["rules"] as? [[String: Any]])?.first }
@@ -164,15 +179,15 @@ struct LexiconTests {
             }
         }
         #expect(rendered.result.timeline.segments[0].words?.map(\.word) == ["Ask", "Siobhan", "and", "Nguyen"])
-        // The same again: nothing asked (the cache), no dictionary made. Another IPA: only the two messages with the word.
+        // The same again: nothing asked (the cache), no dictionary made. Another IPA: only the three messages with the word.
         _ = try await render(try chat(model: "eleven_flash_v2", ipa: "ʃɪˈvɔːn"), with: makeChorus(server: server, cache: directory.file("cache")))
-        #expect(speech().count == 3 && dictionaries().count == 2)
+        #expect(speech().count == 4 && dictionaries().count == 2)
         _ = try await render(try chat(model: "eleven_flash_v2", ipa: "ʃəˈvɔːn"), with: makeChorus(server: server, cache: directory.file("cache")))
-        #expect(speech().count == 5 && dictionaries().count == 4)
+        #expect(speech().count == 7 && dictionaries().count == 4)
         // A model that skips phoneme rules: the alias, no dictionary.
         _ = try await render(try chat(model: "eleven_multilingual_v2", ipa: "ʃɪˈvɔːn"), with: makeChorus(server: server, cache: directory.file("cache")))
-        let last = speech().suffix(3)
-        #expect(Set(last.compactMap { $0["text"] as? String }) == ["Ask shiv awn and win.", "shiv awn is late.", "No names here."])
+        let last = speech().suffix(4)
+        #expect(Set(last.compactMap { $0["text"] as? String }) == ["Ask shiv awn and win.", "shiv awn is late.", "No names here.", "shiv awn again."])
         #expect(last.allSatisfy { $0["pronunciation_dictionary_locators"] == nil } && dictionaries().count == 4)
     }
 

@@ -16,8 +16,9 @@ extension ElevenLabsProvider {
     /// The models whose pronunciation dictionaries apply phoneme rules.
     static let phonemeModels: Set<String> = ["eleven_flash_v2", "eleven_turbo_v2", "eleven_monolingual_v1"]
 
-    public func takesPronunciationDictionary(settings: [String: JSONValue]) -> Bool {
-        Self.phonemeModels.contains(Self.model(settings))
+    public func pronunciationDictionary(settings: [String: JSONValue]) -> (@Sendable (Pronunciation) -> Bool)? {
+        guard Self.phonemeModels.contains(Self.model(settings)) else { return nil }
+        return { _ in true }
     }
 
     /// The rules of `pronunciations` as ElevenLabs takes them, in a stable order.
@@ -28,14 +29,18 @@ extension ElevenLabsProvider {
         }
     }
 
-    /// The locator of a dictionary holding `pronunciations`' rules: one made before by this process, else a new one.
-    /// - Throws: `VoiceError` as for a synthesis (the dictionary's request failed or answered without an id).
+    /// The locator of a dictionary holding `pronunciations`' rules: one made before by this process (or being made for
+    /// another request now: made once), else a new one.
+    /// - Throws: `VoiceError` as for a synthesis (the dictionary's request failed or answered without an id); a failure
+    ///   is not remembered, so a later request tries again.
     func dictionaryLocator(for pronunciations: [Pronunciation], key: String) async throws -> JSONValue {
         let rules = JSONValue.array(Self.rules(pronunciations))
         let digest = Hex.string(SHA256.hash(data: Data(rules.canonicalText.utf8)).prefix(8))
-        if let known = dictionaries.locator(digest) { return known }
-        let body = JSONValue.object(["name": .string("chorus-\(digest)"), "rules": rules,
-                                     "description": .string("Pronunciations from a Chorus lexicon")])
+        return try await dictionaries.locator(digest) { try await makeDictionary(rules: rules, name: "chorus-\(digest)", key: key) }
+    }
+
+    private func makeDictionary(rules: JSONValue, name: String, key: String) async throws -> JSONValue {
+        let body = JSONValue.object(["name": .string(name), "rules": rules, "description": .string("Pronunciations from a Chorus lexicon")])
         let response = try await http.send(.POST, ProviderHTTP.join(baseURL, "/v1/pronunciation-dictionaries/add-from-rules"),
                                            headers: [("xi-api-key", key)], json: Data(body.canonicalText.utf8))
         guard response.status == 200 || response.status == 201 else { throw error(for: response) }
@@ -44,23 +49,35 @@ extension ElevenLabsProvider {
         }
         var locator: [String: JSONValue] = ["pronunciation_dictionary_id": .string(id)]
         if let version = object["version_id"] as? String { locator["version_id"] = .string(version) }
-        dictionaries.remember(digest, .object(locator))
         return .object(locator)
     }
 }
 
-/// The dictionaries this process made, by their rules' digest (bounded: the oldest forgotten past `limit`).
+/// The dictionaries this process made or is making, by their rules' digest (bounded: the oldest forgotten past `limit`).
 final class PronunciationDictionaries: Sendable {
-    private let known = Mutex<(locators: [String: JSONValue], order: [String])>(([:], []))
+    private let known = Mutex<(made: [String: Task<JSONValue, any Error>], order: [String])>(([:], []))
     let limit = 1_000
 
-    func locator(_ digest: String) -> JSONValue? { known.withLock { $0.locators[digest] } }
-
-    func remember(_ digest: String, _ locator: JSONValue) {
-        known.withLock { state in
-            if state.locators[digest] == nil { state.order.append(digest) }
-            state.locators[digest] = locator
-            while state.order.count > limit { state.locators[state.order.removeFirst()] = nil }
+    /// The locator for `digest`: the one made, or being made, else what `make` makes.
+    func locator(_ digest: String, make: @escaping @Sendable () async throws -> JSONValue) async throws -> JSONValue {
+        let task = known.withLock { state -> Task<JSONValue, any Error> in
+            if let existing = state.made[digest] { return existing }
+            let made = Task { try await make() }
+            state.made[digest] = made
+            state.order.append(digest)
+            while state.order.count > limit { state.made[state.order.removeFirst()] = nil }
+            return made
+        }
+        do {
+            return try await task.value
+        } catch {
+            known.withLock { state in
+                if state.made[digest] == task {
+                    state.made[digest] = nil
+                    state.order.removeAll { $0 == digest }
+                }
+            }
+            throw error
         }
     }
 }

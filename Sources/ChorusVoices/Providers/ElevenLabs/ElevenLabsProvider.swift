@@ -100,7 +100,7 @@ public struct ElevenLabsProvider: VoiceProvider {
         for name in Self.requestKeys { if let value = request.settings[name], value != .null { body[name] = value } }
         if let previous = request.previousText { body["previous_text"] = .string(previous) }
         if let next = request.nextText { body["next_text"] = .string(next) }
-        if !request.pronunciations.isEmpty, takesPronunciationDictionary(settings: request.settings) {
+        if !request.pronunciations.isEmpty, pronunciationDictionary(settings: request.settings) != nil {
             body["pronunciation_dictionary_locators"] = .array([try await dictionaryLocator(for: request.pronunciations, key: key)])
         }
 

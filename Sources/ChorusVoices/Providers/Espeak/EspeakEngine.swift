@@ -299,7 +299,7 @@ private final class Library: @unchecked Sendable {
         try Self.check(espeak_SetParameter(espeakRATE, Int32(voice.rate ?? Int(espeakRATE_NORMAL)), 0), "espeak_SetParameter(rate)")
         let collector = Collector()
         let context = Unmanaged.passUnretained(collector).toOpaque()
-        // `[[…]]` is phonemes only in a text that has it (a message's own `[[` was broken up before: `IPA.escaped`).
+        // `[[…]]` is phonemes only in a text that has it (a message's own `[[` was broken up before: `TextNormalizer.spokenForm`).
         let flags = UInt32(espeakCHARS_UTF8) | (text.contains(IPA.open) ? UInt32(espeakPHONEMES) : 0)
         let status = withExtendedLifetime(collector) {
             text.withCString { pointer in

@@ -61,10 +61,14 @@ public struct EspeakProvider: VoiceProvider {
     }
 
     /// IPA as espeak-ng's own phoneme mnemonics between `[[` and `]]` (`IPA.espeakMnemonics`), which it reads as
-    /// phonemes (`espeakPHONEMES`).
-    public func phonemeMarkup(_ ipa: String) -> String? {
-        let mnemonics = IPA.espeakMnemonics(ipa)
-        return mnemonics.isEmpty ? nil : IPA.open + mnemonics + IPA.close
+    /// phonemes (`espeakPHONEMES`): for its English voices only (the mnemonics are English's; another language's voice
+    /// says the alias).
+    public func phonemeMarkup(voice: String) -> (@Sendable (String) -> String?)? {
+        guard voice.lowercased().hasPrefix("en") else { return nil }
+        return { ipa in
+            let mnemonics = IPA.espeakMnemonics(ipa)
+            return mnemonics.isEmpty ? nil : IPA.open + mnemonics + IPA.close
+        }
     }
 
     public func synthesize(_ request: SynthesisRequest) async throws -> SynthesizedSpeech {

@@ -42,7 +42,9 @@ public struct FliteProvider: VoiceProvider {
 
     /// IPA pronunciations go into Flite's lexicon for the request (CMU dictionary phones: `IPA.cmuPhones`); the words
     /// stay as written.
-    public func takesPronunciationDictionary(settings: [String: JSONValue]) -> Bool { true }
+    public func pronunciationDictionary(settings: [String: JSONValue]) -> (@Sendable (Pronunciation) -> Bool)? {
+        { Self.lexiconEntry($0) != nil }
+    }
 
     public func synthesize(_ request: SynthesisRequest) async throws -> SynthesizedSpeech {
         let voice = try FliteVoice(parsing: request.voice)
@@ -56,15 +58,18 @@ public struct FliteProvider: VoiceProvider {
     /// Flite lexicon entries (`word : phones`) for `pronunciations`: the word as written and lowercased (Flite looks up
     /// either), its phones from the IPA; words that are not plain letters (Flite's tokenizer would split them) left out.
     static func lexiconEntries(_ pronunciations: [Pronunciation]) -> [String] {
-        var entries: [String] = []
-        for pronunciation in pronunciations {
-            let phones = IPA.cmuPhones(pronunciation.ipa)
-            guard !phones.isEmpty, pronunciation.word.allSatisfy({ $0.isLetter || $0 == "'" || $0 == "-" }) else { continue }
-            for word in Set([pronunciation.word, pronunciation.word.lowercased()]).sorted() {
-                entries.append("\(word) : \(phones.joined(separator: " "))")
-            }
+        pronunciations.flatMap { pronunciation -> [String] in
+            guard let phones = lexiconEntry(pronunciation) else { return [] }
+            return Set([pronunciation.word, pronunciation.word.lowercased()]).sorted().map { "\($0) : \(phones)" }
         }
-        return entries
+    }
+
+    /// A pronunciation's phones for Flite's lexicon, or `nil` when Flite cannot take it (a word of other than ASCII
+    /// letters, `'` and `-`, which its tokenizer would split or rename; IPA without CMU phones): the word keeps its alias.
+    static func lexiconEntry(_ pronunciation: Pronunciation) -> String? {
+        let phones = IPA.cmuPhones(pronunciation.ipa)
+        guard !phones.isEmpty, pronunciation.word.allSatisfy({ ($0.isASCII && $0.isLetter) || $0 == "'" || $0 == "-" }) else { return nil }
+        return phones.joined(separator: " ")
     }
 
     /// Flite's tokens, matched in order to the text's words (by letters and digits, case-insensitively),

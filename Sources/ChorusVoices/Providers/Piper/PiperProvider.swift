@@ -78,7 +78,7 @@ public struct PiperProvider: VoiceProvider {
     }
 
     /// IPA between `[[` and `]]`: spliced into the phonemes espeak-ng gives the rest of the text (`IPA.piperPhonemes`).
-    public func phonemeMarkup(_ ipa: String) -> String? { IPA.open + ipa + IPA.close }
+    public func phonemeMarkup(voice: String) -> (@Sendable (String) -> String?)? { { ipa in IPA.open + ipa + IPA.close } }
 
     public func synthesize(_ request: SynthesisRequest) async throws -> SynthesizedSpeech {
         let voice = try PiperVoice.named(request.voice, in: folder)

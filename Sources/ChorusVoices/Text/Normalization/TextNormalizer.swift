@@ -17,7 +17,8 @@ public enum TextNormalizer {
 
     /// `text` as spoken: the lexicon's entries first (a user's entry wins), then, with `normalize`, the rules.
     public static func spokenForm(of text: String, lexicon: Lexicon?, normalize: Bool, reading: TextReading = TextReading(),
-                                  phonemeMarkup: (@Sendable (String) -> String?)? = nil, dictionary: Bool = false) -> SpokenForm {
+                                  phonemeMarkup: (@Sendable (String) -> String?)? = nil,
+                                  dictionary: (@Sendable (Pronunciation) -> Bool)? = nil) -> SpokenForm {
         spokenForm(of: [SSML.Run(written: text, spoken: nil)], lexicon: lexicon, normalize: normalize, reading: reading,
                    phonemeMarkup: phonemeMarkup, dictionary: dictionary)
     }
@@ -27,18 +28,20 @@ public enum TextNormalizer {
     ///
     /// A pronunciation in IPA (a lexicon entry's, a `phoneme`'s) is said through `phonemeMarkup` — the provider's
     /// phoneme input (`VoiceProvider.phonemeMarkup(_:)`), `nil` when it has none — else the entry's alias, else the word
-    /// as written; with `dictionary` (the provider takes a pronunciation dictionary), the word stays as written and
-    /// goes into `SpokenForm.pronunciations`. When there is phoneme input, a `[[` the text itself has is broken up: a
-    /// message never injects phonemes.
+    /// as written; a pronunciation `dictionary` takes (the provider's pronunciation dictionary:
+    /// `VoiceProvider.pronunciationDictionary(settings:)`) leaves the word as written and goes into
+    /// `SpokenForm.pronunciations`. When there is phoneme input, no `[[` reaches the provider but the markup's own:
+    /// every other `[` after a `[` — of the text, an alias, a reading — gets a space before it (the one owner of that rule).
     ///
     /// With `normalize`, the rules are those of `reading.language` (none for a language without rules), and emoji
     /// between words are dropped or said by name (`reading.emoji`; a name is never a word on screen).
     public static func spokenForm(of runs: [SSML.Run], lexicon: Lexicon?, normalize: Bool, reading: TextReading = TextReading(),
-                                  phonemeMarkup: (@Sendable (String) -> String?)? = nil, dictionary: Bool = false) -> SpokenForm {
+                                  phonemeMarkup: (@Sendable (String) -> String?)? = nil,
+                                  dictionary: (@Sendable (Pronunciation) -> Bool)? = nil) -> SpokenForm {
         let text = runs.map(\.written).joined()
         let scalars = Array(text.unicodeScalars)
         let words = WordAligner.words(in: text)
-        var planned: [(words: [Int], range: Range<Int>, spoken: String)] = []
+        var planned: [(words: [Int], range: Range<Int>, spoken: String, markup: Bool)] = []
         var taken = Set<Int>()
         var pronunciations: [Pronunciation] = []
         func keep(_ word: String, ipa: String, caseSensitive: Bool) {
@@ -49,9 +52,9 @@ public enum TextNormalizer {
         for run in runs {
             let count = run.written.unicodeScalars.count
             defer { offset += count }
-            if dictionary, let ipa = run.ipa {
+            if let dictionary, let ipa = run.ipa {
                 let inside = WordAligner.words(in: run.written)
-                if inside.count == 1 {
+                if inside.count == 1, dictionary(Pronunciation(word: inside[0].word, ipa: ipa, caseSensitive: true)) {
                     keep(inside[0].word, ipa: ipa, caseSensitive: true)
                     let lower = offset + inside[0].range.lowerBound
                     taken.formUnion(words.indices.filter { words[$0].range.lowerBound == lower })
@@ -59,28 +62,30 @@ public enum TextNormalizer {
                 }
             }
             let markup = run.ipa.flatMap { ipa in phonemeMarkup?(ipa) }
-            guard let said = markup ?? run.spoken.map({ phonemeMarkup == nil ? $0 : IPA.escaped($0) }) else { continue }
+            guard let said = markup ?? run.spoken else { continue }
             var lower = offset, upper = offset + count
             while lower < upper && scalars[lower].properties.isWhitespace { lower += 1 }
             while upper > lower && scalars[upper - 1].properties.isWhitespace { upper -= 1 }
             let inside = words.indices.filter { words[$0].range.lowerBound >= lower && words[$0].range.upperBound <= upper }
-            planned.append((inside, lower..<upper, lower == upper ? " " + said + " " : said))
+            planned.append((inside, lower..<upper, lower == upper ? " " + said + " " : said, markup != nil))
             taken.formUnion(inside)
         }
         for (index, word) in words.enumerated() where !taken.contains(index) {
             guard let entry = lexicon?.entry(for: word.word) else { continue }
-            if dictionary, let ipa = entry.ipa {
-                keep(word.word, ipa: ipa, caseSensitive: true)   // the word as written here is what the rule matches
+            // The word as written here is what a dictionary's rule matches.
+            if let dictionary, let ipa = entry.ipa, dictionary(Pronunciation(word: word.word, ipa: ipa, caseSensitive: true)) {
+                keep(word.word, ipa: ipa, caseSensitive: true)
                 taken.insert(index)
                 continue
             }
-            guard let said = entry.ipa.flatMap({ ipa in phonemeMarkup?(ipa) }) ?? entry.alias else { continue }
-            planned.append(([index], word.range, said))
+            let markup = entry.ipa.flatMap { ipa in phonemeMarkup?(ipa) }
+            guard let said = markup ?? entry.alias else { continue }
+            planned.append(([index], word.range, said, markup != nil))
             taken.insert(index)
         }
         if normalize, let rules = Self.rules[reading.primaryLanguage] {
             for replacement in rules.init(scalars: scalars, words: words).replacements() where !taken.contains(replacement.word) {
-                planned.append(([replacement.word], replacement.range, replacement.spoken))
+                planned.append(([replacement.word], replacement.range, replacement.spoken, false))
             }
         }
         // Emoji between words said by name: a run of them, one name per cluster; no written word stands for it.
@@ -96,7 +101,7 @@ public enum TextNormalizer {
                 let run = String(String.UnicodeScalarView(scalars[offset..<end]))
                 let names = run.filter { !$0.isWhitespace }.compactMap { EmojiNames.spoken(Array($0.unicodeScalars)) }
                 if !names.isEmpty, !planned.contains(where: { $0.range.overlaps(offset..<end) }) {
-                    planned.append(([], offset..<end, " " + names.joined(separator: ", ") + " "))
+                    planned.append(([], offset..<end, " " + names.joined(separator: ", ") + " ", false))
                 }
                 offset = end
             }
@@ -106,27 +111,31 @@ public enum TextNormalizer {
         var replacements: [SpokenForm.Replacement] = []
         var position = 0
         var length = 0
+        let escaping = phonemeMarkup != nil
+        /// Appends `said` (markup as it is; anything else with a space before every "[" that follows a "["); its range.
+        func emit<S: Sequence<Unicode.Scalar>>(_ said: S, markup: Bool) -> Range<Int> {
+            var start = length
+            for (index, scalar) in said.enumerated() {
+                if escaping, scalar == "[", spoken.last == "[", !markup || index == 0 {
+                    spoken.append(" ")
+                    length += 1
+                    if index == 0 { start = length }
+                }
+                spoken.append(scalar)
+                length += 1
+            }
+            return start..<length
+        }
         // Emoji between words are dropped; one inside a word (a word of letters and emoji) stays, so the word does too.
         func copy(upTo end: Int) {
             for offset in position..<end where !(normalize && !inWord[offset] && isEmoji(scalars[offset])) {
-                if phonemeMarkup != nil, scalars[offset] == "[", spoken.last == "[" {
-                    spoken.append(" ")
-                    length += 1
-                }
-                spoken.append(scalars[offset])
-                length += 1
+                _ = emit(CollectionOfOne(scalars[offset]), markup: false)
             }
         }
         for plan in planned where plan.range.lowerBound >= position {
             copy(upTo: plan.range.lowerBound)
-            if phonemeMarkup != nil, spoken.last == "[", plan.spoken.hasPrefix(IPA.open) {
-                spoken.append(" ")   // a "[" of the text just before markup would make it "[[[": kept apart
-                length += 1
-            }
-            let said = plan.spoken.unicodeScalars
-            replacements.append(SpokenForm.Replacement(written: plan.words.map { words[$0].word }, range: length..<(length + said.count)))
-            spoken.append(contentsOf: said)
-            length += said.count
+            let range = emit(plan.spoken.unicodeScalars, markup: plan.markup)
+            replacements.append(SpokenForm.Replacement(written: plan.words.map { words[$0].word }, range: range))
             position = plan.range.upperBound
         }
         copy(upTo: scalars.count)

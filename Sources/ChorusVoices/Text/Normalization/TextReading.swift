@@ -11,7 +11,7 @@ public struct TextReading: Sendable, Equatable {
         case name
     }
 
-    /// A language tag (`en`, `en-GB`, `de`); its primary subtag chooses the rules.
+    /// A language tag (`en`, `en-gb`, `de`; lowercased), its primary subtag choosing the rules.
     public var language: String
     public var emoji: Emoji
 
@@ -38,7 +38,7 @@ public struct TextReading: Sendable, Equatable {
                   parts.dropFirst().allSatisfy({ (1...8).contains($0.count) && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) } }) else {
                 throw AudioError(.invalidConversation, subject: "language", reason: "\"\(language.prefix(40))\" is not a language tag (en, en-GB, de)")
             }
-            reading.language = language
+            reading.language = language.lowercased()   // tags are case-insensitive: one spelling, one render id
         }
         if let emoji {
             guard let mode = Emoji(rawValue: emoji) else {
