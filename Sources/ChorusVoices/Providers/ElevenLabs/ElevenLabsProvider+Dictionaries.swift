@@ -2,7 +2,6 @@ public import ChorusAudio
 import ChorusOutbound
 import Crypto
 import Foundation
-import Synchronization
 
 /// IPA pronunciations through ElevenLabs pronunciation dictionaries: the words of a request that have one are sent
 /// as written, with a dictionary of phoneme rules for them (`POST /v1/pronunciation-dictionaries/add-from-rules`, then
@@ -55,7 +54,7 @@ extension ElevenLabsProvider {
 
 /// The dictionaries this process made or is making, by their rules' digest (bounded: the oldest forgotten past `limit`).
 final class PronunciationDictionaries: Sendable {
-    private let known = Mutex<(made: [String: Task<JSONValue, any Error>], order: [String])>(([:], []))
+    private let known = Locked<(made: [String: Task<JSONValue, any Error>], order: [String])>(([:], []))
     let limit = 1_000
 
     /// The locator for `digest`: the one made, or being made, else what `make` makes.

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Text as people read it aloud, before synthesis (English): scripture references ("John 3:16" → "John chapter three,
 /// verse sixteen"; "1 Cor 13:4–7" → "First Corinthians chapter thirteen, verses four to seven"), times ("7:15 pm"),
@@ -226,7 +225,7 @@ struct EnglishRules: NormalizationRules {
     func dotted(_ index: Int) -> Bool { scalar(words[index].range.upperBound) == "." }
 
     /// The rules' patterns, compiled once each (a text of thousands of words asks for each pattern per word).
-    private static let compiled = Mutex<[String: NSRegularExpression]>([:])
+    private static let compiled = Locked<[String: NSRegularExpression]>([:])
 
     func match(_ word: String, _ pattern: String) -> [String]? {
         let expression = Self.compiled.withLock { cache -> NSRegularExpression? in
