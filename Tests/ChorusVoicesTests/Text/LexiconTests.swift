@@ -102,6 +102,12 @@ struct LexiconTests {
             let scalars = Array(form.spoken.unicodeScalars)
             #expect(markups.allSatisfy { range in String(String.UnicodeScalarView(scalars[range])).hasPrefix("[[SI'vO:n]]") }, "\(text) → \(form.spoken)")
         }
+        // "[[" inside a word (found by the fuzzer): said apart, the word shown as written.
+        let inside = TextNormalizer.spokenForm(of: "It is i[[x:1.5s] now.", lexicon: nil, normalize: true, phonemeMarkup: espeak)
+        #expect(inside.spoken == "It is i[ [x:1.5s] now.")
+        let said = WordAligner.words(in: inside.spoken)
+        #expect(inside.writtenWords(said.indices.map { WordTiming(word: said[$0].word, start: Double($0), end: Double($0) + 1) }).map(\.word)
+                == ["It", "is", "i[[x:1.5s", "now"])
         // espeak-ng's mnemonics are English's: another language's voice says the alias; Flite takes none inline.
         #expect(EspeakProvider().phonemeMarkup(voice: "de") == nil && FliteProvider().phonemeMarkup(voice: "slt") == nil)
         // Flite takes them into its lexicon: CMU phones with stress (no secondary stress: Flite's lexicon has none).

@@ -82,6 +82,18 @@ public enum TextNormalizer {
             planned.append(([index], word.range, said, markup != nil))
             taken.insert(index)
         }
+        // A word with "[[" inside, where that would be phoneme input: said with the brackets apart, shown as written.
+        if phonemeMarkup != nil {
+            for (index, word) in words.enumerated() where !taken.contains(index) && word.word.contains(IPA.open) {
+                var apart = String.UnicodeScalarView()
+                for scalar in word.word.unicodeScalars {
+                    if scalar == "[", apart.last == "[" { apart.append(" ") }
+                    apart.append(scalar)
+                }
+                planned.append(([index], word.range, String(apart), false))
+                taken.insert(index)
+            }
+        }
         if normalize, let rules = Self.rules[reading.primaryLanguage] {
             for replacement in rules.init(scalars: scalars, words: words).replacements() where !taken.contains(replacement.word) {
                 planned.append(([replacement.word], replacement.range, replacement.spoken, false))
