@@ -47,6 +47,10 @@ public enum TextNormalizer {
             let pronunciation = Pronunciation(word: word, ipa: ipa, caseSensitive: caseSensitive)
             if !pronunciations.contains(pronunciation) { pronunciations.append(pronunciation) }
         }
+        /// The provider's markup for `ipa`, when it is one word as words are counted (`[[@]]` is none: its alias instead).
+        func said(ipa: String) -> String? {
+            phonemeMarkup?(ipa).flatMap { WordAligner.words(in: $0).count == 1 ? $0 : nil }
+        }
         var offset = 0
         for run in runs {
             let count = run.written.unicodeScalars.count
@@ -60,7 +64,7 @@ public enum TextNormalizer {
                     continue
                 }
             }
-            let markup = run.ipa.flatMap { ipa in phonemeMarkup?(ipa) }
+            let markup = run.ipa.flatMap(said(ipa:))
             guard let said = markup ?? run.spoken else { continue }
             var lower = offset, upper = offset + count
             while lower < upper && scalars[lower].properties.isWhitespace { lower += 1 }
@@ -77,7 +81,7 @@ public enum TextNormalizer {
                 taken.insert(index)
                 continue
             }
-            let markup = entry.ipa.flatMap { ipa in phonemeMarkup?(ipa) }
+            let markup = entry.ipa.flatMap(said(ipa:))
             guard let said = markup ?? entry.alias else { continue }
             planned.append(([index], word.range, said, markup != nil))
             taken.insert(index)
