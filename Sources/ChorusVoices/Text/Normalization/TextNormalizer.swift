@@ -88,7 +88,8 @@ public enum TextNormalizer {
         }
         // A word with "[[" inside, where that would be phoneme input: said with the brackets apart, shown as written.
         if phonemeMarkup != nil {
-            for (index, word) in words.enumerated() where !taken.contains(index) && word.word.contains(IPA.open) {
+            for (index, word) in words.enumerated() where !taken.contains(index) && word.word.contains(IPA.open)
+                && !planned.contains(where: { $0.range.overlaps(word.range) }) {
                 var apart = String.UnicodeScalarView()
                 for scalar in word.word.unicodeScalars {
                     if scalar == "[", apart.last == "[" { apart.append(" ") }
