@@ -1,4 +1,3 @@
-import ChorusAudio
 import ChorusVoices
 import ChorusWire
 import Foundation
@@ -22,12 +21,7 @@ struct LexiconsController: Sendable {
             guard upload.entries.count <= Lexicon.maximumEntries else {
                 throw ServiceError.tooLarge("\(upload.entries.count) entries; a lexicon has at most \(Lexicon.maximumEntries)", field: "entries")
             }
-            let lexicon: Lexicon
-            do {
-                lexicon = try Lexicon(json: upload.entries, field: "entries")
-            } catch let error as AudioError {
-                throw ServiceError.invalid("\(error.subject): \(error.reason)", field: error.subject)
-            }
+            let lexicon = try ServiceError.fields { try Lexicon(json: upload.entries, field: "entries") }
             let (stored, created) = try await state.lexicons.put(lexicon, name: name, caller: caller(context))
             return try HTTPSupport.json(stored.info(withEntries: true), status: created ? .created : .ok,
                                         headers: [.contentLocation: "/v1/lexicons/\(name)"])

@@ -33,6 +33,16 @@ public struct ServiceError: HTTPResponseError, CustomStringConvertible {
     static func invalid(_ message: String, field: String? = nil, code: String = "invalid") -> ServiceError {
         ServiceError(.unprocessableContent, code, message, field: field)
     }
+    /// Runs `body`; an engine error about a request field (a range, a conversation's or lexicon's check) becomes a 422
+    /// naming the field (`prefix` + the engine's field name: `output.sample_rate`, `entries.Siobhan.ipa`).
+    static func fields<T>(prefix: String = "", _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as AudioError {
+            let field = prefix + error.subject
+            throw ServiceError.invalid("\(field)\(error.value.map { " \($0)" } ?? ""): \(error.reason)", field: field)
+        }
+    }
     static func tooLarge(_ message: String, field: String? = nil) -> ServiceError { ServiceError(.contentTooLarge, "too_large", message, field: field) }
 
     /// A refused request body, as the routes answer it.

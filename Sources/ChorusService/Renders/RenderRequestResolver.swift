@@ -32,21 +32,21 @@ struct RenderRequestResolver: Sendable {
         }
         let intro = try await bookend(request.intro, "intro"), outro = try await bookend(request.outro, "outro")
         var (options, format) = try outputOptions(request.output)
-        var conversation = try mapped {
+        var conversation = try ServiceError.fields {
             try Conversation.validated(drafts, gapMilliseconds: request.gapMs, voices: request.voices ?? [:], voiceSettings: request.voiceSettings ?? [:],
                                        fallbackVoice: request.output?.fallbackVoice.map { ($0, "output.fallback_voice") },
                                        audioFields: #""clip" or "audio_base64""#, name: "request", intro: intro, outro: outro)
         }
         conversation.transcribe = request.transcribe ?? true
-        conversation.cleanup = try mapped { try request.cleanup?.settings() }
+        conversation.cleanup = try ServiceError.fields { try request.cleanup?.settings() }
         switch request.lexicon {
         case nil, .null?: break
-        case .object(let entries)?: conversation.lexicon = try mapped { try Lexicon(json: entries, field: "lexicon") }
+        case .object(let entries)?: conversation.lexicon = try ServiceError.fields { try Lexicon(json: entries, field: "lexicon") }
         default:   // a stored lexicon's name was given as its entries before (`LexiconStore.inlined`)
             throw ServiceError.badRequest("lexicon: an object of entries", field: "lexicon")
         }
-        conversation.textReading = try mapped { try TextReading.validated(language: request.language, emoji: request.emoji) }
-        conversation.textNormalization = try mapped { try request.normalizeText.map { try Conversation.textNormalization($0, field: "normalize_text") } } ?? [:]
+        conversation.textReading = try ServiceError.fields { try TextReading.validated(language: request.language, emoji: request.emoji) }
+        conversation.textNormalization = try ServiceError.fields { try request.normalizeText.map { try Conversation.textNormalization($0, field: "normalize_text") } } ?? [:]
         if let name = request.loudnessPreset {
             guard request.output?.loudness == nil else {
                 throw ServiceError.invalid("loudness_preset and output.loudness both set the target loudness: give one", field: "loudness_preset")
@@ -54,7 +54,7 @@ struct RenderRequestResolver: Sendable {
             guard request.output?.normalize != false else {
                 throw ServiceError.invalid("loudness_preset with output.normalize false: a preset normalizes; give one", field: "loudness_preset")
             }
-            let preset = try mapped { try LoudnessPreset(validating: name, field: "loudness_preset") }
+            let preset = try ServiceError.fields { try LoudnessPreset(validating: name, field: "loudness_preset") }
             conversation.loudnessPreset = preset
             options.apply(preset)   // as the render will: the id carries the target and ceiling
         }
@@ -64,7 +64,7 @@ struct RenderRequestResolver: Sendable {
             guard let audio, let hash else {
                 throw ServiceError.invalid("music: send the bed as \"clip\" (an uploaded clip's id) or \"audio_base64\"", field: "music")
             }
-            conversation.music = try mapped { try music.bed(audio.clipSource, label: audio.label) }
+            conversation.music = try ServiceError.fields { try music.bed(audio.clipSource, label: audio.label) }
             musicHash = hash
         }
         let voices = chorus.allVoices(for: conversation)
@@ -153,18 +153,7 @@ struct RenderRequestResolver: Sendable {
         options.trimSilence = output?.trim ?? OutputSettings.defaultTrim
         options.chapters = output?.chapters ?? OutputSettings.defaultChapters
         options.jobs = configuration.workers
-        try mapped(prefix: "output.") { try options.validate(for: format) }
+        try ServiceError.fields(prefix: "output.") { try options.validate(for: format) }
         return (options, format)
-    }
-
-    /// Runs `body`; an engine error about a field (a range, the conversation's validation) becomes a 422 naming the
-    /// request field (`prefix` + the engine's field name: `output.sample_rate`).
-    private func mapped<T>(prefix: String = "", _ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch let error as AudioError {
-            let field = prefix + error.subject
-            throw ServiceError.invalid("\(field)\(error.value.map { " \($0)" } ?? ""): \(error.reason)", field: field)
-        }
     }
 }

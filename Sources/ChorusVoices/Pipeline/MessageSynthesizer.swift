@@ -219,10 +219,8 @@ final class MessageSynthesizer: Sendable {
         var formatIndex = min(await formats.start(for: provider.id), formatsToTry.count - 1)
         let gate = gates[provider.id] ?? ConcurrencyGate(limit: 1)
         while true {
-            var asked = SynthesisRequest(voice: voice, text: text, settings: settings, previousText: previous,
-                                         nextText: next, outputFormat: formatsToTry[formatIndex])
-            asked.pronunciations = pronunciations
-            let request = asked
+            let request = SynthesisRequest(voice: voice, text: text, settings: settings, previousText: previous,
+                                           nextText: next, outputFormat: formatsToTry[formatIndex], pronunciations: pronunciations)
             do {
                 let speech = try await retry.run({ _ in
                     try await gate.run {

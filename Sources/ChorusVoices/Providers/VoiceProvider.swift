@@ -58,10 +58,11 @@ public struct SynthesisRequest: Sendable, Equatable {
     public var outputFormat: String
     /// Words of `text` to say from their IPA, for a provider that takes a pronunciation dictionary
     /// (`VoiceProvider.pronunciationDictionary(settings:)`).
-    public var pronunciations: [Pronunciation] = []
+    public var pronunciations: [Pronunciation]
 
     public init(voice: String, text: String, settings: [String: JSONValue] = [:], previousText: String? = nil,
-                nextText: String? = nil, outputFormat: String) {
+                nextText: String? = nil, outputFormat: String, pronunciations: [Pronunciation] = []) {
+        self.pronunciations = pronunciations
         self.voice = voice
         self.text = text
         self.settings = settings

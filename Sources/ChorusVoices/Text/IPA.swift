@@ -28,7 +28,7 @@ public enum IPA {
             throw AudioError(.invalidConversation, subject: field,
                              reason: "\(shown) at character \(offset + 1) is not IPA (one word in the International Phonetic Alphabet, e.g. \"ʃɪˈvɔːn\")")
         }
-        guard trimmed.unicodeScalars.contains(where: { vowels.contains($0) || consonants[$0] != nil }) else {
+        guard trimmed.unicodeScalars.contains(where: { vowels.contains($0) || consonants[String($0)] != nil }) else {
             throw AudioError(.invalidConversation, subject: field, reason: "no sounds in \"\(trimmed)\"")
         }
         return trimmed
@@ -50,8 +50,9 @@ public enum IPA {
     /// The IPA vowels (each a syllable's nucleus: where a stress mark belongs for Piper).
     static let vowels: Set<Unicode.Scalar> = Set("aeiouyæɑɐɒɔəɘɚɛɜɝɞɤɨɪʉʊʌʏøœɶɵᵻ".unicodeScalars)
 
-    /// English consonants in espeak-ng's mnemonics.
-    static let consonants: [Unicode.Scalar: String] = [
+    /// English consonants in espeak-ng's mnemonics (the affricates first in `sounds(of:vowels:consonants:)`).
+    static let consonants: [String: String] = [
+        "tʃ": "tS", "dʒ": "dZ",
         "p": "p", "b": "b", "t": "t", "d": "d", "k": "k", "g": "g", "ɡ": "g", "f": "f", "v": "v", "θ": "T", "ð": "D", "s": "s",
         "z": "z", "ʃ": "S", "ʒ": "Z", "h": "h", "m": "m", "n": "n", "ŋ": "N", "l": "l", "ɫ": "l", "ɹ": "r", "r": "r", "ɾ": "t",
         "ɻ": "r", "j": "j", "w": "w", "ʍ": "w", "x": "x", "ʔ": "?", "ç": "h", "ɬ": "l", "ʁ": "r", "χ": "x", "ɲ": "n", "ʎ": "l",
@@ -59,7 +60,7 @@ public enum IPA {
     ]
 
     /// Vowels and diphthongs (longest first when read) in espeak-ng's English mnemonics.
-    static let espeakVowels: [(ipa: String, mnemonic: String)] = [
+    static let espeakVowels: [(ipa: String, value: String)] = [
         ("aɪə", "aI@"), ("aʊə", "aU@"),
         ("eɪ", "eI"), ("aɪ", "aI"), ("ɔɪ", "OI"), ("oʊ", "oU"), ("əʊ", "oU"), ("aʊ", "aU"), ("ɪə", "i@"), ("iə", "i@"),
         ("eə", "e@"), ("ɛə", "e@"), ("ʊə", "U@"), ("ɑɹ", "A@"), ("ɔɹ", "O@"), ("ɪɹ", "i@"), ("ɛɹ", "e@"), ("ʊɹ", "U@"),
@@ -73,32 +74,55 @@ public enum IPA {
     /// kept where they are (espeak-ng stresses the next vowel), diacritics, the syllable break and ties dropped, the
     /// consonants and vowels of other languages as their nearest English ones.
     public static func espeakMnemonics(_ ipa: String) -> String {
+        sounds(of: ipa, vowels: espeakVowels, consonants: consonants).map { sound in
+            switch sound {
+            case .stress(let primary): primary ? "'" : ","
+            case .vowel(let mnemonic), .consonant(let mnemonic): mnemonic
+            }
+        }.joined()
+    }
+
+    /// A sound of an IPA word, as a table gives it.
+    enum Sound<Vowel> {
+        case stress(primary: Bool)
+        case vowel(Vowel)
+        case consonant(String)
+    }
+
+    /// The sounds of `ipa` (validated), read left to right: stress marks; the longest of `vowels` (their scalars) that
+    /// starts here; `tʃ`, `dʒ` or one consonant of `consonants`. Diacritics, syllable breaks, ties and stray length
+    /// marks are not said apart: skipped.
+    static func sounds<Vowel>(of ipa: String, vowels: [(ipa: String, value: Vowel)], consonants: [String: String]) -> [Sound<Vowel>] {
         let scalars = Array(ipa.decomposedStringWithCanonicalMapping.unicodeScalars).filter { $0 != "͡" }
-        var result = ""
+        let patterns = vowels.map { (Array($0.ipa.unicodeScalars), $0.value) }
+        var result: [Sound<Vowel>] = []
         var index = 0
         outer: while index < scalars.count {
             let scalar = scalars[index]
-            if scalar == primaryStress { result += "'"; index += 1; continue }
-            if scalar == secondaryStress { result += ","; index += 1; continue }
-            for (vowel, mnemonic) in espeakVowels {
-                let pattern = Array(vowel.unicodeScalars)
-                if index + pattern.count <= scalars.count, Array(scalars[index..<(index + pattern.count)]) == pattern {
-                    result += mnemonic
-                    index += pattern.count
-                    continue outer
-                }
+            if scalar == primaryStress || scalar == secondaryStress {
+                result.append(.stress(primary: scalar == primaryStress))
+                index += 1
+                continue
             }
-            if scalar == "t", index + 1 < scalars.count, scalars[index + 1] == "ʃ" { result += "tS"; index += 2; continue }
-            if scalar == "d", index + 1 < scalars.count, scalars[index + 1] == "ʒ" { result += "dZ"; index += 2; continue }
-            if let consonant = consonants[scalar] { result += consonant }
-            index += 1   // diacritics, the syllable break, a tie bar, a stray length mark: not said apart
+            for (pattern, value) in patterns where scalars[index...].starts(with: pattern) {
+                result.append(.vowel(value))
+                index += pattern.count
+                continue outer
+            }
+            if index + 1 < scalars.count, let affricate = consonants[String(String.UnicodeScalarView(scalars[index...(index + 1)]))] {
+                result.append(.consonant(affricate))
+                index += 2
+                continue
+            }
+            if let consonant = consonants[String(scalar)] { result.append(.consonant(consonant)) }
+            index += 1
         }
         return result
     }
 
     /// Vowels and diphthongs (longest first when read) as CMU dictionary phones (Flite's lexicon), before their stress
     /// digit; British centring diphthongs as their US r-coloured vowels.
-    static let cmuVowels: [(ipa: String, phones: [String])] = [
+    static let cmuVowels: [(ipa: String, value: [String])] = [
         ("eɪ", ["ey"]), ("aɪ", ["ay"]), ("ɔɪ", ["oy"]), ("oʊ", ["ow"]), ("əʊ", ["ow"]), ("aʊ", ["aw"]), ("ɪə", ["ih", "r"]),
         ("iə", ["ih", "r"]), ("eə", ["eh", "r"]), ("ɛə", ["eh", "r"]), ("ʊə", ["uh", "r"]),
         ("iː", ["iy"]), ("uː", ["uw"]), ("ɑː", ["aa"]), ("ɔː", ["ao"]), ("ɜː", ["er"]), ("ɝː", ["er"]), ("aː", ["aa"]), ("eː", ["ey"]), ("oː", ["ow"]),
@@ -109,7 +133,8 @@ public enum IPA {
     ]
 
     /// English consonants as CMU dictionary phones.
-    static let cmuConsonants: [Unicode.Scalar: String] = [
+    static let cmuConsonants: [String: String] = [
+        "tʃ": "ch", "dʒ": "jh",
         "p": "p", "b": "b", "t": "t", "d": "d", "k": "k", "g": "g", "ɡ": "g", "f": "f", "v": "v", "θ": "th", "ð": "dh", "s": "s",
         "z": "z", "ʃ": "sh", "ʒ": "zh", "h": "hh", "m": "m", "n": "n", "ŋ": "ng", "l": "l", "ɫ": "l", "ɹ": "r", "r": "r", "ɾ": "t",
         "ɻ": "r", "j": "y", "w": "w", "ʍ": "w", "x": "k", "ʔ": "t", "ç": "hh", "ɬ": "l", "ʁ": "r", "χ": "k", "ɲ": "n", "ʎ": "l",
@@ -120,28 +145,17 @@ public enum IPA {
     /// stress (1 after `ˈ`, else 0: Flite's lexicon has no secondary stress, and refuses — printing to standard output —
     /// a phone it does not have), `tʃ`/`dʒ` as `ch`/`jh`, other languages' sounds as their nearest.
     public static func cmuPhones(_ ipa: String) -> [String] {
-        let scalars = Array(ipa.decomposedStringWithCanonicalMapping.unicodeScalars).filter { $0 != "͡" }
         var phones: [String] = []
         var stress = 0
-        var index = 0
-        outer: while index < scalars.count {
-            let scalar = scalars[index]
-            if scalar == primaryStress { stress = 1; index += 1; continue }
-            if scalar == secondaryStress { stress = 0; index += 1; continue }
-            for (vowel, mapped) in cmuVowels {
-                let pattern = Array(vowel.unicodeScalars)
-                if index + pattern.count <= scalars.count, Array(scalars[index..<(index + pattern.count)]) == pattern {
-                    phones.append(mapped[0] + String(stress))
-                    phones += mapped.dropFirst()
-                    stress = 0
-                    index += pattern.count
-                    continue outer
-                }
+        for sound in sounds(of: ipa, vowels: cmuVowels, consonants: cmuConsonants) {
+            switch sound {
+            case .stress(let primary): stress = primary ? 1 : 0
+            case .vowel(let mapped):
+                phones.append(mapped[0] + String(stress))
+                phones += mapped.dropFirst()
+                stress = 0
+            case .consonant(let phone): phones.append(phone)
             }
-            if scalar == "t", index + 1 < scalars.count, scalars[index + 1] == "ʃ" { phones.append("ch"); index += 2; continue }
-            if scalar == "d", index + 1 < scalars.count, scalars[index + 1] == "ʒ" { phones.append("jh"); index += 2; continue }
-            if let consonant = cmuConsonants[scalar] { phones.append(consonant) }
-            index += 1
         }
         return phones
     }

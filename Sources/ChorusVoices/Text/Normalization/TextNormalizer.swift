@@ -43,9 +43,12 @@ public enum TextNormalizer {
         var planned: [(words: [Int], range: Range<Int>, spoken: String, markup: Bool)] = []
         var taken = Set<Int>()
         var pronunciations: [Pronunciation] = []
-        func keep(_ word: String, ipa: String, caseSensitive: Bool) {
-            let pronunciation = Pronunciation(word: word, ipa: ipa, caseSensitive: caseSensitive)
+        /// A pronunciation for `dictionary`, of the word as written here (what a dictionary's rule matches), if it takes it.
+        func kept(_ word: String, ipa: String) -> Bool {
+            let pronunciation = Pronunciation(word: word, ipa: ipa, caseSensitive: true)
+            guard let dictionary, dictionary(pronunciation) else { return false }
             if !pronunciations.contains(pronunciation) { pronunciations.append(pronunciation) }
+            return true
         }
         /// The provider's markup for `ipa`, when it is one word as words are counted (`[[@]]` is none: its alias instead).
         func said(ipa: String) -> String? {
@@ -55,10 +58,9 @@ public enum TextNormalizer {
         for run in runs {
             let count = run.written.unicodeScalars.count
             defer { offset += count }
-            if let dictionary, let ipa = run.ipa {
+            if let ipa = run.ipa {
                 let inside = WordAligner.words(in: run.written)
-                if inside.count == 1, dictionary(Pronunciation(word: inside[0].word, ipa: ipa, caseSensitive: true)) {
-                    keep(inside[0].word, ipa: ipa, caseSensitive: true)
+                if inside.count == 1, kept(inside[0].word, ipa: ipa) {
                     let lower = offset + inside[0].range.lowerBound
                     taken.formUnion(words.indices.filter { words[$0].range.lowerBound == lower })
                     continue
@@ -75,9 +77,7 @@ public enum TextNormalizer {
         }
         for (index, word) in words.enumerated() where !taken.contains(index) {
             guard let entry = lexicon?.entry(for: word.word) else { continue }
-            // The word as written here is what a dictionary's rule matches.
-            if let dictionary, let ipa = entry.ipa, dictionary(Pronunciation(word: word.word, ipa: ipa, caseSensitive: true)) {
-                keep(word.word, ipa: ipa, caseSensitive: true)
+            if let ipa = entry.ipa, kept(word.word, ipa: ipa) {
                 taken.insert(index)
                 continue
             }
@@ -86,16 +86,12 @@ public enum TextNormalizer {
             planned.append(([index], word.range, said, markup != nil))
             taken.insert(index)
         }
-        // A word with "[[" inside, where that would be phoneme input: said with the brackets apart, shown as written.
+        // A word with "[[" inside, where that would be phoneme input: a replacement, so that said with its brackets
+        // apart it is still shown as written.
         if phonemeMarkup != nil {
             for (index, word) in words.enumerated() where !taken.contains(index) && word.word.contains(IPA.open)
                 && !planned.contains(where: { $0.range.overlaps(word.range) }) {
-                var apart = String.UnicodeScalarView()
-                for scalar in word.word.unicodeScalars {
-                    if scalar == "[", apart.last == "[" { apart.append(" ") }
-                    apart.append(scalar)
-                }
-                planned.append(([index], word.range, String(apart), false))
+                planned.append(([index], word.range, word.word, false))   // `emit` spaces the brackets apart
                 taken.insert(index)
             }
         }
