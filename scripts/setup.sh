@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what Chorus needs on Debian 12 / Ubuntu, only what is missing; safe to run again.
 #   scripts/setup.sh            build and run: Swift's C libraries (FFmpeg 5.1 with libavfilter, LAME, libsndfile, libebur128, espeak-ng, Flite, libgd),
-#                               sherpa-onnx's C API, the offline Whisper model and the Piper voices (scripts/setup-speech.sh)
+#                               ONNX Runtime's C API, the offline Whisper models and the Piper voices (scripts/setup-speech.sh)
 #   scripts/setup.sh --test     also what the tests use as independent referees: ffmpeg/ffprobe, and headless
 #                               Chromium + chromedriver with Python's selenium (from PyPI) for the player page, and
 #                               moto's S3-compatible server (from PyPI) for the object-storage tests, and PostgreSQL
-#                               (the tests start throwaway clusters of their own on loopback)
+#                               (the tests start throwaway clusters of their own on loopback), and faster-whisper
+#                               (PyPI, in a virtual environment) as the referee of transcription
 set -euo pipefail
 
 packages=(pkg-config libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libavfilter-dev
@@ -44,6 +45,16 @@ if [[ "${1:-}" == "--test" ]] && ! python3 -c "import openai" 2>/dev/null; then
   echo "setup: installing the OpenAI Python SDK (PyPI), a real client of the OpenAI-compatible routes in the tests" >&2
   python3 -m pip install --quiet --user "openai>=1.100,<2" 2>/dev/null \
     || python3 -m pip install --quiet --user --break-system-packages "openai>=1.100,<2"
+fi
+
+# faster-whisper, the referee of Chorus's Whisper (its features, words and word times on the same weights), in a virtual
+# environment of its own (it brings CTranslate2 and PyAV): the tests find it at ~/.cache/chorus/setup/referee-venv.
+referee="${XDG_CACHE_HOME:-$HOME/.cache}/chorus/setup/referee-venv"
+if [[ "${1:-}" == "--test" ]] && ! "$referee/bin/python" -c "import faster_whisper" 2>/dev/null; then
+  echo "setup: installing faster-whisper (PyPI) in $referee, the tests' referee for transcription" >&2
+  rm -rf "$referee"
+  python3 -m venv "$referee"
+  "$referee/bin/python" -m pip install --quiet "faster-whisper==1.2.1" >&2
 fi
 
 if [[ "${1:-}" == "--test" ]] && ! python3 -c "import moto.server, flask_cors" 2>/dev/null; then

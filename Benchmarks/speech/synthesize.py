@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Natural-voice synthesis: Chorus's Piper voice (sherpa-onnx in process) against the `piper` command of PyPI's
+"""Natural-voice synthesis: Chorus's Piper voice (ONNX Runtime in process) against the `piper` command of PyPI's
 piper-tts on the same voice, in the same run, on the same machine; a 50-message family chat rendered with the
 natural voice; the first streamed audio of a warm `chorus serve`; memory per loaded voice; and the voice heard back
 by Chorus's recognizer and by faster-whisper (word error rate).

@@ -50,6 +50,13 @@ public struct TranscriptionRequest: Sendable, Equatable {
     /// Longest `text` of an alignment, characters.
     public static let maxTextCharacters = 100_000
     /// Longest `model` name, characters.
+    /// Whether `text` has the shape of a language code a transcription takes: two or three ASCII letters (ISO 639-1
+    /// `en`, or 639-3 `eng`). The one rule of the service's form and `chorus transcribe --language`; whether the model
+    /// transcribes that language is the recognizer's to say (`WhisperRecognizer.languageCode`).
+    public static func isLanguageCode(_ text: String) -> Bool {
+        (2...3).contains(text.count) && text.allSatisfy { $0.isASCII && $0.isLetter }
+    }
+
     public static let maxModelCharacters = 100
 
     /// Reads a form. `alignment` asks for `text` too.
@@ -86,7 +93,7 @@ public struct TranscriptionRequest: Sendable, Equatable {
         self.model = model
 
         if let language = try text("language"), !language.isEmpty {
-            guard (2...3).contains(language.count), language.allSatisfy({ $0.isASCII && $0.isLetter }) else {
+            guard Self.isLanguageCode(language) else {
                 throw invalid("language: \"\(language.prefix(20))\" is not an ISO-639-1 code such as en", "language")
             }
             self.language = language.lowercased()

@@ -11,12 +11,14 @@ struct TranscribeCommand: AsyncParsableCommand {
         discussion: """
             Reads any audio Chorus decodes (voice notes in M4A/AAC, Opus, MP3, WAV…). The model is found by name \
             in the models folder ($CHORUS_MODELS_DIR, else $XDG_DATA_HOME/chorus/models); scripts/setup.sh \
-            installs \(WhisperModel.defaultName). Formats are those of OpenAI's transcription API: text, json \
+            installs \(WhisperModel.defaultName) (English, the default) and whisper-base (99 languages, detected \
+            when --language is not given). Formats are those of OpenAI's transcription API: text, json \
             ({"text"}), verbose_json (language, duration, words and segments with times), srt and vtt (one \
             caption per segment).
 
-            Example:
+            Examples:
               chorus transcribe samples/clips/sarah-1.mp3 --format vtt -o sarah-1.vtt
+              chorus transcribe nota-de-voz.m4a --model whisper-base --format verbose_json
             """)
 
     @Argument(help: "The audio file.")
@@ -120,10 +122,10 @@ struct TranscriptionArguments: ParsableArguments {
     @Option(help: "The model: for whisper a folder's name in the models folder (default \(WhisperModel.defaultName)); for openai \(OpenAISpeechToText.defaultModel) (default) or gpt-4o-transcribe…; for elevenlabs \(ElevenLabsSpeechToText.defaultModel) (default).")
     var model: String?
 
-    @Option(help: "The language spoken (ISO-639-1, e.g. en), when known.")
+    @Option(help: "The language spoken (ISO-639-1, e.g. es), when known; else a multilingual model (whisper-base) detects it.")
     var language: String?
 
-    @Option(help: "Cores to transcribe on, one recognizer each (default: all, at most 4).")
+    @Option(help: "Cores to transcribe on, a decoding lane each (default: all, at most \(WhisperRecognizer.mostLanes)).")
     var threads: Int?
 
     @Option(name: .customLong("cache-dir"), help: "Transcript cache folder (default: $CHORUS_CACHE_DIR, else $XDG_CACHE_HOME/chorus, else ~/.cache/chorus).")
@@ -137,7 +139,7 @@ struct TranscriptionArguments: ParsableArguments {
             throw ValidationError("--provider \(provider): use \(Transcriber.providerNames.joined(separator: ", "))")
         }
         if let threads, !(1...WhisperRecognizer.mostLanes).contains(threads) { throw ValidationError("--threads \(threads): use 1 to \(WhisperRecognizer.mostLanes)") }
-        if let language, language.count < 2 || language.count > 3 || !language.allSatisfy(\.isLetter) {
+        if let language, !TranscriptionRequest.isLanguageCode(language) {
             throw ValidationError("--language \(language): use an ISO-639-1 code such as en")
         }
     }
@@ -152,8 +154,10 @@ struct TranscriptionArguments: ParsableArguments {
         var configuration = Chorus.Configuration()
         if let cacheDirectory { configuration.cacheDirectory = URL(fileURLWithPath: cacheDirectory) }
         if provider == "whisper", let threads {
-            let model = try WhisperModel.named(model ?? WhisperModel.defaultName)
-            configuration.transcriber = .provider(try WhisperRecognizer(model: model, threads: threads))
+            let name = model ?? WhisperModel.defaultName
+            configuration.transcriber = Transcriber(identity: { WhisperRecognizer.identity(ofModel: name) }) {
+                try await WhisperModels.shared.recognizer(named: name, lanes: threads)
+            }
         } else {
             configuration.transcriber = try Transcriber.named(provider, model: model)
         }

@@ -26,6 +26,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// Text as SSML (`<speak>…`): parsed, or refused with an `AudioError`; what it shows is what it writes, and every
     /// written word comes back from words timed on what is said.
     case ssml
+    /// Model files as Chorus reads them itself before the runtime sees them: the bytes as an ONNX graph's header, as
+    /// Whisper's `model.json`, as its token table and as a Piper voice's token table — read, or refused with a
+    /// `VoiceError` naming the file (`FuzzTarget+Model.swift`).
+    case model
 
     /// Runs the target on `bytes`.
     public func run(_ bytes: Data) {
@@ -37,6 +41,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .mp3tag: Self.mp3tag(bytes)
         case .multipart: Self.multipart(bytes)
         case .ssml: Self.ssml(bytes)
+        case .model: Self.model(bytes)
         }
     }
 

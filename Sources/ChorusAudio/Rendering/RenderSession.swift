@@ -20,6 +20,8 @@ package final class RenderSession: @unchecked Sendable {
     private let stitcher: Stitcher
     private let started = MonotonicClock.now
     private var segments: [Timeline.Segment] = []
+    /// Each placed message's frames in the output and what trimming cut from its start (to place words heard later).
+    private var placements: [(placed: Range<Int>, leadingTrimFrames: Int)] = []
     private var normalization: [NormalizationResult?] = []
     private var timings = StageTimings()
     private var warnings: [String] = []
@@ -115,11 +117,29 @@ package final class RenderSession: @unchecked Sendable {
         }
         let segment = segment(for: message, processed, placed: placed)
         segments.append(segment)
+        placements.append((placed, processed.leadingTrimFrames))
         normalization.append(processed.normalization)
         timings.merge(processed.timings)
         warnings += processed.warnings
         return segment
     }
+
+    /// Gives message `index`, already placed, the words heard in it since (in clip time, as `RenderMessage.words`) and,
+    /// when it came without text, the text heard; returns its timeline entry as it is now. Call it before `finish()`:
+    /// the audio never waits for words, the timeline, captions and chapter titles do.
+    package func hear(_ index: Int, words: [WordTiming], transcribedText: String?) -> Timeline.Segment {
+        var segment = segments[index]
+        segment.words = Self.words(words, placed: placements[index].placed, leadingTrimFrames: placements[index].leadingTrimFrames, format: format)
+        if let transcribedText {
+            segment.text = transcribedText
+            segment.transcribed = true
+        }
+        segments[index] = segment
+        return segment
+    }
+
+    /// Adds `warning` to the render's result (what the caller learnt about a message outside `append`).
+    package func warn(_ warning: String) { warnings.append(warning) }
 
     /// Places the intro before the first message (call it before any `append`).
     package func appendIntro(_ processed: ProcessedMessage, for message: RenderMessage) throws {
@@ -202,28 +222,30 @@ package final class RenderSession: @unchecked Sendable {
         sideFiles.forEach { $0?.discard() }
     }
 
-    /// Where the message landed, with its word timings moved from clip time to output time
-    /// (shifted by its position minus what trimming cut, clamped inside it, kept in order).
+    /// Where the message landed, with its word timings moved from clip time to output time (`words`).
     private func segment(for message: RenderMessage, _ processed: ProcessedMessage, placed: Range<Int>) -> Timeline.Segment {
-        var words: [Timeline.Word]?
-        if let timings = message.words {
-            let offset = format.seconds(frames: placed.lowerBound - processed.leadingTrimFrames)
-            let low = format.seconds(frames: placed.lowerBound)
-            let high = format.seconds(frames: placed.upperBound)
-            var previous = low
-            words = timings.compactMap { timing in
-                let start = min(high, max(previous, timing.start + offset))
-                let end = min(high, max(start, timing.end + offset))
-                previous = start
-                return Timeline.Word(word: timing.word, start: AudioFormat.roundedToMicroseconds(start),
-                                     end: AudioFormat.roundedToMicroseconds(end))
-            }
-        }
-        return Timeline.Segment(
+        Timeline.Segment(
             index: processed.index, speaker: message.speaker,
             start: format.roundedSeconds(frames: placed.lowerBound), end: format.roundedSeconds(frames: placed.upperBound),
             startSample: placed.lowerBound, endSample: placed.upperBound, text: message.text, source: message.label,
             gainDB: (processed.gainDB * 100).rounded() / 100, voice: message.voice,
-            fallback: message.fallback ? true : nil, words: words, transcribed: message.transcribed ? true : nil)
+            fallback: message.fallback ? true : nil,
+            words: message.words.map { Self.words($0, placed: placed, leadingTrimFrames: processed.leadingTrimFrames, format: format) },
+            transcribed: message.transcribed ? true : nil)
+    }
+
+    /// Word timings moved from clip time to output time: shifted by the message's position minus what trimming cut,
+    /// clamped inside it, kept in order.
+    private static func words(_ timings: [WordTiming], placed: Range<Int>, leadingTrimFrames: Int, format: AudioFormat) -> [Timeline.Word] {
+        let offset = format.seconds(frames: placed.lowerBound - leadingTrimFrames)
+        let low = format.seconds(frames: placed.lowerBound)
+        let high = format.seconds(frames: placed.upperBound)
+        var previous = low
+        return timings.map { timing in
+            let start = min(high, max(previous, timing.start + offset))
+            let end = min(high, max(start, timing.end + offset))
+            previous = start
+            return Timeline.Word(word: timing.word, start: AudioFormat.roundedToMicroseconds(start), end: AudioFormat.roundedToMicroseconds(end))
+        }
     }
 }

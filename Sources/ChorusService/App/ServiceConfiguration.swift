@@ -146,7 +146,8 @@ public struct ServiceConfiguration: Sendable {
     public struct TranscriptionRoute: Sendable, Equatable, CustomStringConvertible {
         /// `whisper` (the offline model, `transcriptionModel`), `openai` or `elevenlabs` (`Transcriber.providerNames`).
         public var provider: String
-        /// The provider's own model (`gpt-4o-transcribe`, `scribe_v1`); `nil`: its default.
+        /// The provider's own model (`gpt-4o-transcribe`, `scribe_v1`; for `whisper` a model folder's name, such as
+        /// `whisper-base`); `nil`: its default (for `whisper`, `transcriptionModel`).
         public var model: String?
 
         public init(provider: String, model: String? = nil) {
@@ -239,9 +240,9 @@ public struct ServiceConfiguration: Sendable {
                 throw ConfigurationError(setting: .transcriptionModels, value: "\(name)=\(route)",
                                          reason: "no speech-to-text provider \"\(route.provider)\" (known: \(Transcriber.providerNames.joined(separator: ", ")))")
             }
-            if route.provider == TranscriptionRoute.offline.provider, route.model != nil {
+            if route.provider == TranscriptionRoute.offline.provider, let model = route.model, Self.modelName(model) == nil || model.lowercased() == "off" {
                 throw ConfigurationError(setting: .transcriptionModels, value: "\(name)=\(route)",
-                                         reason: "whisper answers with the service's offline model (`transcriptionModel`), without a model of its own")
+                                         reason: "whisper:MODEL names a model folder in the models folder (whisper alone: the offline model, `transcriptionModel`)")
             }
         }
         if !(Self.idleTimeoutRange ~= idleTimeoutSeconds) {

@@ -61,16 +61,14 @@ struct ServiceState: Sendable {
             try SharedStorage.make($0, redirectAudio: configuration.redirectAudio, environment: configuration.environment)
         }
         engine.sharedCache = shared?.cacheTier
-        let renderTranscriber = RenderTranscriber()
-        engine.transcriber = configuration.transcriptionModel == nil ? .off : renderTranscriber.transcriber
+        let recognition = SpeechRecognition(folder: WhisperModel.modelsFolder(environment: configuration.environment),
+                                            modelName: configuration.transcriptionModel, threads: min(configuration.workers, WhisperRecognizer.mostLanes),
+                                            limit: max(1, configuration.queueLimit), logger: logger)
+        self.recognition = recognition
+        engine.transcriber = recognition.transcriber
         chorus = try Chorus(configuration: engine)
         transcripts = try TranscriptCache(directory: data.cache)
         transcriptionRoutes = try TranscriptionRoutes(configuration: configuration)
-        let recognition = SpeechRecognition(folder: WhisperModel.modelsFolder(environment: configuration.environment),
-                                            modelName: configuration.transcriptionModel, threads: min(configuration.workers, WhisperRecognizer.mostLanes),
-                                            limit: max(1, configuration.queueLimit), pool: chorus.workerPool, logger: logger)
-        self.recognition = recognition
-        renderTranscriber.attach(recognition)
         let local = try await LocalDatabase.open(in: data.root, logger: logger)
         clips = ClipStore(folder: data.clips, retention: configuration.retentionSeconds, maxSeconds: configuration.maxClipSeconds,
                           pool: chorus.workerPool, database: local, shared: shared)

@@ -45,13 +45,13 @@ struct TranscriptionController: Sendable {
             }
             let fresh = request.headers[.cacheControl]?.lowercased().contains("no-cache") == true
             let samples: [Float], transcript: Transcript
-            switch try state.transcriptionRoutes.answerer(for: form.model, offlineModel: state.recognition.modelName) {
-            case .offline:
-                let recognizer = try await state.recognition.recognizer()
-                try check(form, model: recognizer.model)
+            switch try state.transcriptionRoutes.answerer(for: form.model, recognition: state.recognition) {
+            case .offline(let name):
+                let recognizer = try await state.recognition.recognizer(named: name)
+                let language = try Self.language(form.language, for: recognizer)
                 let bytes: Data
                 (bytes, samples) = try await audio(of: form)
-                transcript = try await transcribe(bytes, samples, with: recognizer, fresh: fresh)
+                transcript = try await transcribe(bytes, samples, language: language, with: recognizer, fresh: fresh)
             case .remote(let provider):
                 guard provider.isConfigured else {
                     throw ServiceError(.conflict, "provider_not_configured", "model \(form.model): \(provider.id) has no API key configured on this service",
@@ -75,20 +75,27 @@ struct TranscriptionController: Sendable {
         }
     }
 
-    /// Refuses a language the service's model cannot answer.
-    private func check(_ form: TranscriptionRequest, model: WhisperModel) throws {
-        if let language = form.language, model.isEnglishOnly, language != "en" {
-            throw ServiceError.badRequest("language: \(model.name) transcribes English only (en), not \(language)", field: "language")
+    /// The model's code for the request's language (`WhisperRecognizer.languageCode`, the one reading of it that the
+    /// command line and the library use too).
+    /// - Throws: `ServiceError` 400 naming `language` for one the model does not transcribe.
+    static func language(_ language: String?, for recognizer: WhisperRecognizer) throws -> String? {
+        guard let language else { return nil }
+        do {
+            return try recognizer.languageCode(language)
+        } catch let error as VoiceError {
+            throw ServiceError.badRequest("language: \(error.message)", field: "language")
         }
     }
 
-    /// The transcript of `bytes` (decoded: `samples`): the stored one if these bytes were transcribed by this model
-    /// before (unless `fresh`: the request said `Cache-Control: no-cache`), else the model's (then stored).
-    private func transcribe(_ bytes: Data, _ samples: [Float], with recognizer: WhisperRecognizer, fresh: Bool) async throws -> Transcript {
+    /// The transcript of `bytes` (decoded: `samples`) in `language` (detected when `nil`): the stored one if these bytes
+    /// were transcribed by this model so before (unless `fresh`: the request said `Cache-Control: no-cache`), else the
+    /// model's (then stored).
+    private func transcribe(_ bytes: Data, _ samples: [Float], language: String?, with recognizer: WhisperRecognizer, fresh: Bool) async throws -> Transcript {
         let cache = state.transcripts, pool = state.chorus.workerPool
-        let key = try await pool.run { TranscriptCache.key(audio: bytes, model: recognizer.modelIdentity, options: ["sharpened"]) }
+        let options = ["sharpened"] + (language.map { ["language \($0)"] } ?? [])
+        let key = try await pool.run { TranscriptCache.key(audio: bytes, model: recognizer.modelIdentity, options: options) }
         if !fresh, let stored = try await pool.run({ cache.lookup(key) }) { return stored }
-        let transcript = try await recognizer.transcribe(samples)
+        let transcript = try await recognizer.transcribe(samples, language: language)
         try await pool.run { cache.store(key, transcript) }
         return transcript
     }

@@ -4,128 +4,103 @@ import ChorusWire
 import Foundation
 import Logging
 
-/// The service's offline recognizer and the one queue in front of it. The model is checked, loaded and tried on a
-/// short test decode in the background at start (the service serves everything else meanwhile, and keeps serving it
-/// if the model is bad); before each transcription its files are compared with what was loaded, so a model deleted
-/// or replaced while the service runs is checked again (and loaded again) instead of trusted. At most `limit`
-/// transcriptions wait or run at once; more are refused with 503 and `Retry-After`.
+/// The service's offline recognizers and the one queue in front of them. Models are loaded by the process's one
+/// loader (`WhisperModels`, which the library and the command line use too): the default model (`transcriptionModel`)
+/// in the background at start — the service serves everything else meanwhile, and keeps serving it if the model is
+/// bad — and any other model of the models folder when a request first names it. Before each transcription the loader
+/// compares the model's files with what it loaded, so a model deleted or replaced while the service runs is checked
+/// again (and loaded again) instead of trusted; a broken one is answered with 503 naming the file and the reason, for
+/// that model alone. At most `limit` transcriptions wait or run at once; more are refused with 503 and `Retry-After`.
 final class SpeechRecognition: @unchecked Sendable {
-    /// What `/health` says.
+    /// What `/health` says of a model.
     enum Status: Sendable, Equatable {
         case loading
-        case ready(model: String)
+        case ready
         case unavailable(reason: String)
-        case off
     }
 
-    /// The models folder and the model in it (`transcriptionModel`), or `nil` when transcription is off.
+    /// The models folder and the default model in it (`transcriptionModel`), or `nil` when transcription is off.
     let folder: URL
     let modelName: String?
     private let threads: Int
     private let limit: Int
-    private let pool: WorkerPool
     private let logger: Logger
 
     private let lock = NSLock()
-    private var loaded: (recognizer: WhisperRecognizer, files: [String])?
-    /// The last load that failed: what the model's folder held then, and the answer (given again at once while the
-    /// folder stays as it was: a broken model is not loaded again for every request).
-    private var failed: (folder: [String], error: ServiceError)?
-    /// The load in flight, which every caller waits for (never two loads at once).
-    private var loading: Task<WhisperRecognizer, any Error>?
-    private var status: Status
+    /// Each model asked for, as it last was.
+    private var statuses: [String: Status] = [:]
     private var running = 0
 
-    init(folder: URL, modelName: String?, threads: Int, limit: Int, pool: WorkerPool, logger: Logger) {
+    init(folder: URL, modelName: String?, threads: Int, limit: Int, logger: Logger) {
         self.folder = folder
         self.modelName = modelName
         self.threads = max(1, threads)
         self.limit = max(1, limit)
-        self.pool = pool
         self.logger = logger
-        status = modelName == nil ? .off : .loading
+        if let modelName { statuses[modelName] = .loading }
     }
 
-    /// Starts loading the model in the background.
+    /// Starts loading the default model in the background.
     func start() {
         guard modelName != nil else { return }
-        Task { [self] in _ = try? await self.sharedLoad() }
+        Task { [self] in _ = try? await self.recognizer() }
     }
 
-    /// What `/health` says of transcription.
+    /// What `/health` says of transcription: the default model's state.
     var health: TranscriptionHealth {
-        switch lock.withLock({ status }) {
-        case .loading: return TranscriptionHealth(status: "loading", model: modelName)
-        case .ready(let model): return TranscriptionHealth(status: "ready", model: model)
-        case .unavailable(let reason): return TranscriptionHealth(status: "unavailable", model: modelName, reason: reason)
-        case .off: return TranscriptionHealth(status: "off")
+        guard let modelName else { return TranscriptionHealth(status: "off") }
+        return health(of: modelName)
+    }
+
+    /// What `/health` says of model `name`.
+    func health(of name: String) -> TranscriptionHealth {
+        switch lock.withLock({ statuses[name] }) {
+        case .ready: return TranscriptionHealth(status: "ready", model: name)
+        case .unavailable(let reason): return TranscriptionHealth(status: "unavailable", model: name, reason: reason)
+        case .loading, nil: return TranscriptionHealth(status: "loading", model: name)
         }
     }
 
-    /// The recognizer, loaded (waiting for a load in flight, such as the start-up one) and with its files as they were
-    /// when it was loaded; loaded again if they changed.
+    /// Whether `name` is one of the offline models served: the default, or a model folder's name in the models folder.
+    func serves(_ name: String) -> Bool {
+        guard modelName != nil else { return false }
+        if name == modelName { return true }
+        guard ServiceConfiguration.modelName(name) != nil, !name.isEmpty, !name.hasPrefix(".") else { return false }
+        return FileManager.default.fileExists(atPath: folder.appendingPathComponent(name).appendingPathComponent("model.json").path)
+    }
+
+    /// The recognizer of model `name` (the default model when `nil`), loaded (waiting for a load in flight, such as the
+    /// start-up one) with its files as they are.
     /// - Throws: `ServiceError` 503 `transcription_unavailable` saying why (off, no model, a broken file).
-    func recognizer() async throws -> WhisperRecognizer {
-        guard let modelName else {
+    func recognizer(named name: String? = nil) async throws -> WhisperRecognizer {
+        guard let name = name ?? modelName else {
             throw ServiceError(.serviceUnavailable, "transcription_unavailable", "transcription is off on this service (transcriptionModel is off)")
         }
-        let (current, failure) = lock.withLock { (loaded, failed) }
-        if let current {
-            let stamps = try await pool.run { current.recognizer.model.fileStamps }
-            if stamps == current.files { return current.recognizer }
-            logger.warning("the transcription model's files changed; checking and loading it again", metadata: ["model": .string(modelName)])
-        } else if let failure {
-            let folder = self.folder
-            if try await pool.run({ WhisperModel.contents(of: folder.appendingPathComponent(modelName)) }) == failure.folder { throw failure.error }
-        }
-        return try await sharedLoad()
-    }
-
-    /// The load in flight, or a new one.
-    private func sharedLoad() async throws -> WhisperRecognizer {
-        let task: Task<WhisperRecognizer, any Error> = lock.withLock {
-            if let loading { return loading }
-            let task = Task { [self] in try await self.load() }
-            loading = task
-            return task
-        }
-        defer { lock.withLock { if loading == task { loading = nil } } }
-        return try await task.value
-    }
-
-    /// Checks and loads the model, tries it on half a second of silence, and records the outcome.
-    private func load() async throws -> WhisperRecognizer {
-        guard let modelName else { throw ServiceError(.serviceUnavailable, "transcription_unavailable", "transcription is off") }
-        let folder = self.folder, threads = self.threads
-        let contents = try await pool.run { WhisperModel.contents(of: folder.appendingPathComponent(modelName)) }
         do {
-            let (recognizer, stamps) = try await pool.run {
-                let model = try WhisperModel.named(modelName, in: folder)
-                let stamps = model.fileStamps
-                let recognizer = try WhisperRecognizer(model: model, threads: threads)
-                return (recognizer, stamps)
-            }
-            _ = try await recognizer.transcribe([Float](repeating: 0, count: WhisperRecognizer.sampleRate / 2))
-            lock.withLock {
-                loaded = (recognizer, stamps)
-                failed = nil
-                status = .ready(model: modelName)
-            }
-            logger.info("transcription ready", metadata: ["model": .string(modelName)])
+            let recognizer = try await WhisperModels.shared.recognizer(named: name, in: folder, lanes: threads)
+            record(.ready, for: name)
             return recognizer
         } catch {
             let reason = Self.reason(error, folder: folder)
-            let answer = ServiceError(.serviceUnavailable, "transcription_unavailable", "transcription is unavailable: \(reason)", retryAfter: 30)
-            lock.withLock {
-                loaded = nil
-                failed = (contents, answer)
-                status = .unavailable(reason: reason)
-            }
-            logger.warning("transcription unavailable", metadata: ["model": .string(modelName), "reason": .string(reason)])
-            throw answer
+            record(.unavailable(reason: reason), for: name)
+            throw ServiceError(.serviceUnavailable, "transcription_unavailable", "transcription with \(name) is unavailable: \(reason)", retryAfter: 30)
         }
     }
 
+    /// Records `status` for `name`, and logs a change.
+    private func record(_ status: Status, for name: String) {
+        let before = lock.withLock { () -> Status? in
+            let before = statuses[name]
+            statuses[name] = status
+            return before
+        }
+        guard before != status else { return }
+        switch status {
+        case .ready: logger.info("transcription ready", metadata: ["model": .string(name)])
+        case .unavailable(let reason): logger.warning("transcription unavailable", metadata: ["model": .string(name), "reason": .string(reason)])
+        case .loading: break
+        }
+    }
 
     /// Why loading failed, without server paths: files are named from the models folder (`whisper-tiny.en/encoder.onnx`).
     static func reason(_ error: any Error, folder: URL) -> String {
@@ -152,26 +127,21 @@ final class SpeechRecognition: @unchecked Sendable {
     }
 }
 
-/// The service's recognizer as the render engine's `Transcriber`, so renders and `/v1/audio/transcriptions` share one
-/// model, one load and one answer when it is unavailable. The engine exists first (the recognizer runs its checks on the
-/// engine's worker threads), so the recognition is attached once made; until then, and when transcription is off,
-/// renders hear nothing.
-final class RenderTranscriber: @unchecked Sendable {
-    private let lock = NSLock()
-    private var recognition: SpeechRecognition?
-
+extension SpeechRecognition {
     /// Why renders get no words (the 503's message: no server path, no status code).
     struct Unavailable: Error, CustomStringConvertible {
         var description: String
     }
 
-    func attach(_ recognition: SpeechRecognition) { lock.withLock { self.recognition = recognition } }
-
+    /// The default model as the render engine's `Transcriber`, so renders and `/v1/audio/transcriptions` share one
+    /// model, one load and one answer when it is unavailable; `.off` when transcription is. Cached transcripts are
+    /// found before the model is loaded (its identity is its files').
     var transcriber: Transcriber {
-        Transcriber { [self] in
-            guard let recognition = lock.withLock({ self.recognition }), recognition.modelName != nil else { return nil }
+        guard let name = modelName else { return .off }
+        let folder = self.folder
+        return Transcriber(identity: { WhisperRecognizer.identity(ofModel: name, in: folder) }) { [self] in
             do {
-                return try await recognition.recognizer()
+                return try await recognizer()
             } catch let error as ServiceError {
                 throw Unavailable(description: error.body.error.message)
             }

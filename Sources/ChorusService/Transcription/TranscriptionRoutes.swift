@@ -7,8 +7,8 @@ import Foundation
 /// once from the configuration (keys and base URLs from its `environment`).
 struct TranscriptionRoutes: Sendable {
     enum Answerer: Sendable {
-        /// The service's offline model.
-        case offline
+        /// An offline model: the service's default (`nil`) or one named.
+        case offline(String?)
         /// A remote provider, asked through the engine's policies (concurrency, retries, the transcript cache).
         case remote(any SpeechToTextProvider)
     }
@@ -19,27 +19,28 @@ struct TranscriptionRoutes: Sendable {
     ///   (`ServiceConfiguration.validate()` refuses those first).
     init(configuration: ServiceConfiguration) throws {
         routes = try configuration.transcriptionModels.mapValues { route in
-            guard route.provider != ServiceConfiguration.TranscriptionRoute.offline.provider else { return (route, .offline) }
+            guard route.provider != ServiceConfiguration.TranscriptionRoute.offline.provider else { return (route, .offline(route.model)) }
             return (route, .remote(try Transcriber.remote(route.provider, model: route.model, environment: configuration.environment)))
         }
     }
 
-    /// Who answers `model`: a configured name, else the offline model's own name (`offlineModel`).
+    /// Who answers `model`: a configured name, else an offline model by its own name (`recognition.serves`).
     /// - Throws: `ServiceError` 400 naming the names that are served.
-    func answerer(for model: String, offlineModel: String?) throws -> Answerer {
+    func answerer(for model: String, recognition: SpeechRecognition) throws -> Answerer {
         if let found = routes[model] { return found.answerer }
-        if let offlineModel, model == offlineModel { return .offline }
-        let served = (routes.keys.sorted() + (offlineModel.map { [$0] } ?? [])).joined(separator: ", ")
+        if recognition.serves(model) { return .offline(model) }
+        let offline = recognition.modelName.map { [$0] + WhisperModel.names(in: recognition.folder).filter { $0 != recognition.modelName } } ?? []
+        let served = (routes.keys.sorted() + offline).joined(separator: ", ")
         throw ServiceError.badRequest("model: \"\(model.prefix(100))\" is not served here; use one of \(served)", field: "model")
     }
 
-    /// What `/health` says of each name: the offline model's state (`offline`) for the names it answers, and for a
-    /// remote provider whether it has its key.
-    func health(offline: TranscriptionHealth) -> [String: TranscriptionHealth] {
+    /// What `/health` says of each name: the offline model's state for the names it answers, and for a remote
+    /// provider whether it has its key.
+    func health(recognition: SpeechRecognition) -> [String: TranscriptionHealth] {
         routes.mapValues { entry in
             switch entry.answerer {
-            case .offline:
-                return offline
+            case .offline(let name):
+                return name.map { recognition.health(of: $0) } ?? recognition.health
             case .remote(let provider):
                 return provider.isConfigured
                     ? TranscriptionHealth(status: "ready", model: entry.route.description)

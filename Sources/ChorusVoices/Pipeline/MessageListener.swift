@@ -35,12 +35,17 @@ struct MessageListener: Sendable {
     /// - Throws: `VoiceError` naming the provider (no provider: `.configuration`); `CancellationError`.
     func transcript(of request: SpeechToTextRequest, options: [String], cached: Bool = true,
                     by provider: (any SpeechToTextProvider)? = nil) async throws -> Transcript {
+        let audio = request.samples.withUnsafeBytes { Data($0) }
+        func key(_ model: [String]) -> String { TranscriptCache.key(audio: audio, model: model, options: options + [request.language ?? ""]) }
+        // The cache first, before any model is loaded, when the model's identity can be told without loading it.
+        if cached, let cache, let identity = provider?.modelIdentity ?? transcriber.identity(), let transcript = cache.lookup(key(identity)) {
+            return transcript
+        }
         let chosen: (any SpeechToTextProvider)? = if let provider { provider } else { try await transcriber.provide() }
         guard let provider = chosen else {
             throw VoiceError(.configuration, provider: "transcription", message: "no speech-to-text provider is configured")
         }
-        let audio = request.samples.withUnsafeBytes { Data($0) }
-        let key = TranscriptCache.key(audio: audio, model: provider.modelIdentity, options: options + [request.language ?? ""])
+        let key = key(provider.modelIdentity)
         if cached, let transcript = cache?.lookup(key) { return transcript }
         let gate = self.gate
         let transcript = try await retry.run({ _ in
@@ -53,22 +58,34 @@ struct MessageListener: Sendable {
     /// Options that shape a render's transcripts (part of their cache key).
     private static let renderOptions = ["render", "sharpen"]
 
-    /// Listens to `processed`, whose message has `text` (or none).
+    /// What a recorded message is heard from: its processed audio as Whisper hears it (mono, 16 kHz) and how much
+    /// trimming cut from its start (its words are in clip time). Small (64 KB a second), so the processed audio itself
+    /// need not be kept while the message waits to be heard.
+    struct Speech: Sendable {
+        var samples: [Float]
+        var leadingTrimSeconds: Double
+    }
+
+    /// `processed` as it is heard (CPU work: run it on the worker threads).
+    static func speech(of processed: ProcessedMessage) throws -> Speech {
+        Speech(samples: try processed.speech(sampleRate: WhisperRecognizer.sampleRate), leadingTrimSeconds: processed.leadingTrimSeconds)
+    }
+
+    /// Listens to `speech`, whose message has `text` (or none).
     /// - Throws: `CancellationError` only; every other failure is `.unavailable`.
-    func listen(to processed: ProcessedMessage, text: String?) async throws -> Heard {
+    func listen(to speech: Speech, text: String?) async throws -> Heard {
         let rate = WhisperRecognizer.sampleRate
-        let samples: [Float]
+        let samples = speech.samples
+        guard samples.count >= rate / 10 else { return .nothing }
         let transcript: Transcript
         do {
-            samples = try await pool.run { try processed.speech(sampleRate: rate) }
-            guard samples.count >= rate / 10 else { return .nothing }
             transcript = try await self.transcript(of: SpeechToTextRequest(samples: samples), options: Self.renderOptions)
         } catch let error where error is CancellationError || Task.isCancelled {
             throw CancellationError()
         } catch {
             return .unavailable("\(error)")
         }
-        let shift = processed.leadingTrimSeconds
+        let shift = speech.leadingTrimSeconds
         func inClipTime(_ words: [WordTiming]) -> [WordTiming] {
             words.map { WordTiming(word: $0.word, start: $0.start + shift, end: $0.end + shift) }
         }

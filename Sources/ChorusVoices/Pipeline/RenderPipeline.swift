@@ -3,11 +3,14 @@ import Foundation
 
 /// How one render moves: every message is *sourced* (a recorded clip at once, a text message from
 /// the cache or its provider), then *processed* (decode → trim → normalize → fade, on worker
-/// threads), a recorded one then *heard* (its words, `MessageListener`), then *appended* in order by
-/// the encoder. Three bounds keep memory flat:
+/// threads), then *appended* in order by the encoder; a recorded one is also *heard* (its words,
+/// `MessageListener`) on the recognizer's own threads while the render goes on: the audio never waits
+/// for words, the message's timeline entry (its `.segment` event, in order) and the files written at
+/// the end (timeline, captions, chapter titles) do. Four bounds keep memory flat:
 /// sourcing runs at most `lookAhead` messages ahead of the encoder (synthesized audio is small, and
 /// providers stay busy), processing at most `options.jobs + 1` (processed PCM is what is large),
-/// and the encoder holds one message at a time.
+/// the encoder holds one message at a time, and at most `mostUnheard` messages wait to be heard
+/// (each as 16 kHz speech, 64 KB a second).
 struct RenderPipeline: Sendable {
     let chorus: Chorus
     let conversation: Conversation
@@ -18,6 +21,8 @@ struct RenderPipeline: Sendable {
         case sourced(Int, SourcedMessage)
         case processed(Int, ProcessedMessage)
         case heard(Int, MessageListener.Heard)
+        /// Message `index`'s speech, as it is heard, is ready to listen to.
+        case speech(Int, MessageListener.Speech)
         /// The cache entries of message `index` did not decode: synthesize it afresh.
         case staleCache(Int, AudioError)
     }
@@ -25,6 +30,9 @@ struct RenderPipeline: Sendable {
     /// Recorded messages get words when the conversation asks and the instance has a recognizer; so do synthesized
     /// ones whose voice gave none (OpenAI's): their text is aligned to the speech.
     private var listening: Bool { conversation.transcribe && !chorus.listener.transcriber.isOff }
+
+    /// Messages placed in the audio whose words may still be heard at most (the encoder waits beyond it).
+    static let mostUnheard = 64
 
     func run(emit: @escaping @Sendable (RenderEvent) -> Void) async throws -> RenderResult {
         let messages = conversation.messages
@@ -86,6 +94,10 @@ struct RenderPipeline: Sendable {
             var retried = Set<Int>()
             var nextToSource = 0
             var written = 0
+            /// Placed messages waiting for their words; their timeline entries until announced; the next to announce.
+            var unheard = Set<Int>()
+            var segments: [Int: Timeline.Segment] = [:]
+            var announced = 0
 
             func source(_ index: Int, fresh: Bool) {
                 let message = messages[index]
@@ -126,6 +138,34 @@ struct RenderPipeline: Sendable {
                 }
             }
 
+            /// Gives `message` (about to be placed, or placed as `index`) what was heard in it.
+            func words(_ result: MessageListener.Heard?, index: Int, speaker: String) -> (words: [WordTiming], text: String?)? {
+                switch result {
+                case .words(let words, let transcribedText)?:
+                    return (words, transcribedText)
+                case .unavailable(let reason)?:
+                    if !warnedUnheard {
+                        warnedUnheard = true
+                        let warning = "\(RenderMessage.subject(index: index, speaker: speaker)): no speech recognition "
+                            + "(\(reason)); recorded messages, and those of voices that give no word times, keep no words"
+                        session.warn(warning)
+                        emit(.warning(warning))
+                    }
+                    return nil
+                case .nothing?, nil:
+                    return nil
+                }
+            }
+
+            /// Announces the segments that are final (placed, and heard when they are listened to), in order.
+            func announce() {
+                while let segment = segments[announced], !unheard.contains(announced) {
+                    segments.removeValue(forKey: announced)
+                    emit(.segment(segment))
+                    announced += 1
+                }
+            }
+
             launch()
             while let step = try await group.next() {
                 switch step {
@@ -135,11 +175,27 @@ struct RenderPipeline: Sendable {
                     processed[index] = message
                     if let source = sourced[index]?.message, listening && (voices[index] == nil || source.words == nil) {
                         listeningTo.insert(index)
-                        let text = source.text
-                        group.addTask { .heard(index, try await listener.listen(to: message, text: text)) }
+                        group.addTask {
+                            do {
+                                return .speech(index, try await pool.run { try MessageListener.speech(of: message) })
+                            } catch {
+                                return .heard(index, .unavailable("\(error)"))
+                            }
+                        }
                     }
+                case .speech(let index, let speech):
+                    let text = sourced[index]?.message.text ?? messages[index].text
+                    group.addTask { .heard(index, try await listener.listen(to: speech, text: text)) }
                 case .heard(let index, let result):
-                    heard[index] = result
+                    listeningTo.remove(index)
+                    if unheard.remove(index) != nil {
+                        // Already placed: its words go into its timeline entry.
+                        if let (words, text) = words(result, index: index, speaker: segments[index]?.speaker ?? messages[index].speaker) {
+                            segments[index] = session.hear(index, words: words, transcribedText: text)
+                        }
+                    } else {
+                        heard[index] = result
+                    }
                 case .staleCache(let index, let error):
                     guard !retried.contains(index), let stale = sourced.removeValue(forKey: index) else {
                         throw error.about(RenderMessage.subject(index: index, speaker: messages[index].speaker))
@@ -150,33 +206,25 @@ struct RenderPipeline: Sendable {
                     emit(.warning("\(RenderMessage.subject(index: index, speaker: messages[index].speaker)): a cached clip did not decode (\(error)); synthesizing it again"))
                     source(index, fresh: true)
                 }
-                while processed[written] != nil, !listeningTo.contains(written) || heard[written] != nil {
-                    var ready = processed.removeValue(forKey: written)!
+                while processed[written] != nil, unheard.count < Self.mostUnheard {
+                    let ready = processed.removeValue(forKey: written)!
                     var message = sourced.removeValue(forKey: written)!.message
-                    listeningTo.remove(written)
-                    switch heard.removeValue(forKey: written) {
-                    case .words(let words, let transcribedText)?:
+                    if let (words, text) = words(heard.removeValue(forKey: written), index: written, speaker: message.speaker) {
                         message.words = words
-                        if let transcribedText {
-                            message.text = transcribedText
+                        if let text {
+                            message.text = text
                             message.transcribed = true
                         }
-                    case .unavailable(let reason)?:
-                        if !warnedUnheard {
-                            warnedUnheard = true
-                            ready.warnings.append("\(RenderMessage.subject(index: written, speaker: message.speaker)): no speech recognition "
-                                                  + "(\(reason)); recorded messages, and those of voices that give no word times, keep no words")
-                        }
-                    case .nothing?, nil:
-                        break
                     }
+                    // Heard later: placed now, its words given when they come.
+                    if listeningTo.contains(written) { unheard.insert(written) }
                     let heardMessage = message, placed = ready
-                    let segment = try await pool.run { try session.append(placed, for: heardMessage) }
+                    segments[written] = try await pool.run { try session.append(placed, for: heardMessage) }
                     written += 1
                     for warning in ready.warnings { emit(.warning(warning)) }
-                    emit(.segment(segment))
                     progress.update { $0.rendered += 1 }
                 }
+                announce()
                 launch()
             }
         }

@@ -52,11 +52,15 @@ extension WhisperRecognizer: SpeechToTextProvider {
     /// The model's files, and how this version of Chorus decodes with them (`decodingRevision`).
     public var modelIdentity: [String] { model.identity + ["decoding \(Self.decodingRevision)"] }
 
+    /// What `modelIdentity` is for model `name` in `models` as its files are now, told without loading or checking it
+    /// (the same as a recognizer loaded from those files says): what lets cached transcripts be found first.
+    public static func identity(ofModel name: String, in models: URL = WhisperModel.modelsFolder()) -> [String] {
+        let folder = models.appendingPathComponent(name, isDirectory: true)
+        return [name] + WhisperModel.fileNames.map { WhisperModel.stamp(of: folder.appendingPathComponent($0)) } + ["decoding \(decodingRevision)"]
+    }
+
     public func transcribe(_ request: SpeechToTextRequest) async throws -> Transcript {
-        if let language = request.language, model.isEnglishOnly, LanguageNames.code(of: language) != "en" {
-            throw VoiceError(.badRequest, provider: id, message: "\(model.name) is English-only; it does not transcribe \(language)")
-        }
-        return try await transcribe(request.samples, sampleRate: WhisperRecognizer.sampleRate)
+        try await transcribe(request.samples, sampleRate: WhisperRecognizer.sampleRate, language: request.language)
     }
 }
 

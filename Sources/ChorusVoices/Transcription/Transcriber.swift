@@ -12,18 +12,26 @@ public import Foundation
 /// ```
 public struct Transcriber: Sendable {
     let provide: @Sendable () async throws -> (any SpeechToTextProvider)?
+    /// What the provider's `modelIdentity` will be, said without loading it (`nil`: it must be asked), so that cached
+    /// transcripts are found before any model is loaded.
+    let identity: @Sendable () -> [String]?
     /// True for `.off`: renders never ask.
     public let isOff: Bool
 
     /// Renders ask `provide` for the provider when a recorded message needs one; `nil` or an error means none for
     /// now (the render goes on without words and says why in a warning).
-    public init(_ provide: @escaping @Sendable () async throws -> (any SpeechToTextProvider)?) {
+    /// - Parameter identity: The provider's `modelIdentity`, when it can be told without providing it (a model's
+    ///   files: `WhisperRecognizer.identity(ofModel:in:)`); the cache is then read before anything is loaded.
+    public init(identity: @escaping @Sendable () -> [String]? = { nil },
+                _ provide: @escaping @Sendable () async throws -> (any SpeechToTextProvider)?) {
         self.provide = provide
+        self.identity = identity
         isOff = false
     }
 
     private init(off: Void) {
         provide = { nil }
+        identity = { nil }
         isOff = true
     }
 
@@ -31,39 +39,23 @@ public struct Transcriber: Sendable {
     public static let off = Transcriber(off: ())
 
     /// The default model of the models folder (`WhisperModel.defaultName` in `WhisperModel.modelsFolder()`), loaded when
-    /// a render first needs it and shared by every `Chorus` of the process; loaded again when its files change. Not
-    /// installed, or not loading, it is asked again only once its folder changes.
-    public static let automatic = Transcriber { try await SharedRecognizers.shared.recognizer(named: WhisperModel.defaultName) }
+    /// a render first needs it and shared by every `Chorus` of the process (`WhisperModels`); loaded again when its
+    /// files change. Not installed, or not loading, it is asked again only once its folder changes.
+    public static let automatic = Transcriber(identity: { WhisperRecognizer.identity(ofModel: WhisperModel.defaultName) }) {
+        try await WhisperModels.shared.recognizer(named: WhisperModel.defaultName)
+    }
 
     /// `model`, loaded when a render first needs it and shared like `automatic`'s.
     public static func model(_ model: WhisperModel) -> Transcriber {
-        Transcriber { try await SharedRecognizers.shared.recognizer(named: model.name, in: model.folder.deletingLastPathComponent()) }
+        let models = model.folder.deletingLastPathComponent(), name = model.name
+        return Transcriber(identity: { WhisperRecognizer.identity(ofModel: name, in: models) }) {
+            try await WhisperModels.shared.recognizer(named: name, in: models)
+        }
     }
 
     /// A provider the caller made (a recognizer it loaded, a remote service).
-    public static func provider(_ provider: any SpeechToTextProvider) -> Transcriber { Transcriber { provider } }
-}
-
-/// One load per model folder for the whole process: a recognizer holds hundreds of megabytes, and every `Chorus`
-/// instance of a process (the CLI's, a test's, a service's) can share it. A load runs on a thread of its own, never
-/// Swift's cooperative pool (it is a second of CPU work).
-actor SharedRecognizers {
-    static let shared = SharedRecognizers()
-    private let loader = WorkerPool(threads: 1, name: "whisper-load")
-    private var loads: [String: (stamp: [String], task: Task<WhisperRecognizer, any Error>)] = [:]
-
-    /// The recognizer of model `name` in `models`.
-    /// - Throws: `VoiceError` (`.configuration`) naming the model file and the reason, for as long as the folder stays as it is.
-    func recognizer(named name: String, in models: URL = WhisperModel.modelsFolder()) async throws -> WhisperRecognizer {
-        let folder = models.appendingPathComponent(name, isDirectory: true)
-        let stamp = WhisperModel.contents(of: folder)
-        if let load = loads[folder.path], load.stamp == stamp { return try await load.task.value }
-        let loader = self.loader
-        let task = Task {
-            try await loader.run { try WhisperRecognizer(model: try WhisperModel.named(name, in: models), threads: WhisperRecognizer.defaultLanes) }
-        }
-        loads[folder.path] = (stamp, task)
-        return try await task.value
+    public static func provider(_ provider: any SpeechToTextProvider) -> Transcriber {
+        Transcriber(identity: { provider.modelIdentity }) { provider }
     }
 }
 

@@ -137,7 +137,9 @@ struct TranscriptionRouteTests {
             refused(try await Self.post(client, TranscriptionRequest(audio: .file(Data("not audio, a text file\n".utf8), filename: "a.m4a"))),
                     .badRequest, field: "file", "file:")
             refused(try await Self.post(client, TranscriptionRequest(audio: file, model: "whisper-large-v9")), .badRequest, field: "model", "whisper-1")
-            refused(try await Self.post(client, TranscriptionRequest(audio: file, language: "fr")), .badRequest, field: "language", "English only")
+            refused(try await Self.post(client, TranscriptionRequest(audio: file, language: "fr")), .badRequest, field: "language", "English-only")
+            refused(try await Self.post(client, TranscriptionRequest(audio: file, model: "whisper-base", language: "xx")), .badRequest, field: "language",
+                    "does not transcribe \"xx\"")
             for (name, value, fragment) in [("response_format", "mp3", "is not one of"), ("timestamp_granularities[]", "word", "only with response_format verbose_json"),
                                             ("temperature", "hot", "not a number"), ("language", "english!", "ISO-639-1")] {
                 var form = MultipartForm.Writer(boundary: "c")
@@ -204,7 +206,7 @@ struct TranscriptionRouteTests {
     @Test("at most the queue's limit of transcriptions wait or run; the next is 503 with Retry-After, and the queue frees as they end")
     func bounded() async throws {
         let recognition = SpeechRecognition(folder: URL(fileURLWithPath: "/nonexistent"), modelName: nil, threads: 1, limit: 2,
-                                            pool: WorkerPool(threads: 1), logger: .init(label: "test"))
+                                            logger: .init(label: "test"))
         let gates = (0..<2).map { _ in AsyncStream<Void>.makeStream() }
         let running = gates.map { gate in
             Task { try await recognition.admitted { for await _ in gate.stream { break }; return 1 } }
@@ -341,7 +343,9 @@ struct TranscriptionRouteTests {
         for bad in ["whisper-1", "=openai", "a=openai:", "a b=openai"] {
             #expect(throws: ConfigurationError.self, "\(bad)") { try ServiceConfiguration(environment: ["CHORUS_TRANSCRIPTION_MODELS": bad]) }
         }
-        for refused in ["x=acme", "x=whisper:base"] {
+        // whisper:MODEL names a model folder (whisper-base answering whisper-1, say); one that cannot be a folder's name is refused.
+        try ServiceConfiguration(environment: ["CHORUS_TRANSCRIPTION_MODELS": "whisper-1=whisper:whisper-base"]).validate()
+        for refused in ["x=acme", "x=whisper:../models", "x=whisper:off"] {
             #expect(throws: ConfigurationError.self, "\(refused)") {
                 try ServiceConfiguration(environment: ["CHORUS_TRANSCRIPTION_MODELS": refused]).validate()
             }

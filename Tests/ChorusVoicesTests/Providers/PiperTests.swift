@@ -5,10 +5,10 @@ import ChorusTestSupport
 import Foundation
 import Testing
 
-/// Natural offline voices: the Piper voice set-up prepares (`scripts/piper_to_sherpa.py`), run in process through
-/// sherpa-onnx. Real phonemes in, real audio out, heard back by the Whisper model; broken voices refused before sherpa
+/// Natural offline voices: the Piper voice set-up prepares (`scripts/prepare_piper.py`), run in process on ONNX
+/// Runtime. Real phonemes in, real audio out, heard back by the Whisper model; broken voices refused before the runtime
 /// sees them.
-@Suite("Piper voices (sherpa-onnx)")
+@Suite("Piper voices (ONNX Runtime)")
 struct PiperTests {
     static let voice = PiperVoice.defaultName
     static let text = "The quick brown fox jumps over the lazy dog. Practice moved to half past four, so bring water!"
@@ -44,8 +44,9 @@ struct PiperTests {
         let samples = try await offCooperativeThreads { try Self.speech16k(buffer) }
         let heard = try await recognizer.transcribe(samples)
         #expect(WhisperTests.wordErrorRate(heard.text, Self.text) <= 0.1, "\(heard.text)")
-        // Each word the recognizer heard as written starts where the voice says it does (Whisper's own timing is good
-        // to a few hundredths of a second on clean speech).
+        // Each word the recognizer heard as written starts where the voice says it does: most within 120 ms, half within
+        // 60 ms, none further than 500 ms (Whisper's word times from its alignment heads, as OpenAI's and faster-whisper's
+        // — which gives the same times on this audio — sometimes give a short word's frames to its neighbour: "lazy").
         func plain(_ word: String) -> String { word.lowercased().filter(\.isLetter) }
         var differences: [Double] = []
         var next = heard.words.startIndex
@@ -55,7 +56,8 @@ struct PiperTests {
             next = heard.words.index(after: match)
         }
         #expect(differences.count >= words.count - 3, "\(heard.words)")
-        #expect(differences.filter { $0 < 0.12 }.count >= differences.count * 8 / 10 && differences.allSatisfy { $0 < 0.35 }, "\(differences)")
+        #expect(differences.filter { $0 < 0.12 }.count >= differences.count * 8 / 10 && differences.sorted()[differences.count / 2] < 0.06
+                && differences.allSatisfy { $0 < 0.5 }, "\(differences)")
     }
 
     @Test("words are timed by the voice's own phoneme durations: numbers, joined words and clauses each in place")
@@ -70,16 +72,16 @@ struct PiperTests {
         let of = try #require(words.first { $0.word == "of" })
         #expect(time.end - time.start > 2 * (at.end - at.start), "\(at) \(time)")
         #expect(of.start - time.end > 0.05, "the pause after the comma: \(time) \(of)")
-        // Where a word's time comes from: the graph's output is [samples…, frames per id…, id count]; sherpa-onnx
-        // gives start, pad, each phoneme and a pad, end; samples are frames × the hop.
+        // Where a word's time comes from: the graph's `durations` output gives the frames of each id (start, pad, each
+        // phoneme and a pad, end); samples are frames × the hop.
         let voice = try PiperVoice.named(Self.voice)
         let hop = 4
         let frames: [Float] = [2, 1, 3, 1, 2, 1, 5]
-        let output = [Float](repeating: 0.5, count: Int(frames.reduce(0, +)) * hop) + frames + [Float(frames.count)]
-        let spoken = try PiperSynthesizer.split(output, known: ["a", "b"], voice: voice)
+        let samples = [Float](repeating: 0.5, count: Int(frames.reduce(0, +)) * hop)
+        let spoken = try PiperSynthesizer.split(samples: samples, frames: frames, known: ["a", "b"], voice: voice)
         #expect(spoken.samples.count == 60 && spoken.phonemes.map(\.samples) == [12..<28, 28..<40] && spoken.speechEnd == 40)
-        for broken in [Array(output.dropLast()), Array(output.dropFirst()), Array(output.dropLast()) + [3]] {
-            let error = #expect(throws: VoiceError.self) { try PiperSynthesizer.split(broken, known: ["a", "b"], voice: voice) }
+        for (broken, brokenFrames) in [(Array(samples.dropLast()), frames), (samples, Array(frames.dropLast())), (samples, frames.map { $0 + 0.5 })] {
+            let error = #expect(throws: VoiceError.self) { try PiperSynthesizer.split(samples: broken, frames: brokenFrames, known: ["a", "b"], voice: voice) }
             #expect(error?.kind == .configuration && error?.message.contains("setup.sh") == true, "\(String(describing: error))")
         }
     }
@@ -141,7 +143,7 @@ struct PiperTests {
         #expect(clauses.map(\.mark) == [",", ".", "!", ".", nil])
     }
 
-    @Test("a broken voice folder is refused with the file and the reason, before sherpa-onnx sees it")
+    @Test("a broken voice folder is refused with the file and the reason, before the runtime sees it or when it refuses it")
     func brokenVoices() async throws {
         let scratch = try TemporaryDirectory(prefix: "chorus-piper")
         let installed = try PiperVoice.named(Self.voice)
@@ -155,16 +157,16 @@ struct PiperTests {
             try (tokens ?? String(contentsOf: installed.tokens, encoding: .utf8)).write(to: folder.appendingPathComponent("tokens.txt"), atomically: true, encoding: .utf8)
             return folder
         }
-        let good = ["model_type": "vits", "comment": "piper", "language": "English", "voice": "en-us", "n_speakers": "1",
-                    "sample_rate": "22050", "chorus_revision": String(PiperVoice.revision)]
-        let graph = (inputs: ["input", "input_lengths", "scales"], outputs: ["output"])
+        let good = ["chorus_piper": "1", "n_speakers": "1", "sample_rate": "22050", "chorus_revision": String(PiperVoice.revision)]
+        let graph = (inputs: ["input", "input_lengths", "scales"], outputs: ["output", "durations"])
         let full = try Data(contentsOf: installed.model)
         let cases: [(String, URL, String)] = [
             ("truncated", try make("truncated", model: full.prefix(full.count / 2)), "model.onnx"),
             ("no metadata", try make("bare", model: ProtobufWriter.model(inputs: graph.inputs, outputs: graph.outputs, metadata: [:])), "metadata"),
             ("wrong rate", try make("rate", model: ProtobufWriter.model(inputs: graph.inputs, outputs: graph.outputs,
                                                                        metadata: good.merging(["sample_rate": "16000"]) { $1 })), "does not match"),
-            ("not piper", try make("graph", model: ProtobufWriter.model(inputs: ["x"], outputs: ["y"], metadata: good)), "not a Piper graph"),
+            ("not piper", try make("graph", model: ProtobufWriter.model(inputs: ["x"], outputs: ["y"], metadata: good)), "not a prepared Piper graph"),
+            ("sherpa's", try make("sherpa", model: ProtobufWriter.model(inputs: graph.inputs, outputs: ["output"], metadata: good)), "not a prepared Piper graph"),
             ("bad tokens", try make("tokens", model: ProtobufWriter.model(inputs: graph.inputs, outputs: graph.outputs, metadata: good),
                                     tokens: "_ 0\n^ 1\n$ 2\n  3\nab 4\n"), "line 5"),
             ("duplicate ids", try make("duplicate", model: ProtobufWriter.model(inputs: graph.inputs, outputs: graph.outputs, metadata: good),
@@ -204,7 +206,7 @@ struct PiperTests {
         let scratch = try TemporaryDirectory(prefix: "chorus-piper-prepare")
         let model = scratch.url.appendingPathComponent("voice.onnx")
         let output = scratch.url.appendingPathComponent("voice")
-        let script = Repository.file("scripts/piper_to_sherpa.py").path
+        let script = Repository.file("scripts/prepare_piper.py").path
         try Data("not json".utf8).write(to: scratch.url.appendingPathComponent("voice.onnx.json"))
         try Data(repeating: 7, count: 100).write(to: model)
         let notJSON = try await ToolRun.run([python.path, script, model.path, output.path])

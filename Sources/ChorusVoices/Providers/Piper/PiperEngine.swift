@@ -1,36 +1,31 @@
 import ChorusAudio
 import Foundation
 
-/// The process's Piper voices: each voice loaded once per noise setting (and again only when its folder changes),
-/// at most `mostLoaded` at a time, and the threads that synthesize: one per core, never Swift's cooperative pool (a
-/// sentence is a second of CPU work). Loads run on a thread of their own.
+/// The process's Piper voices: each voice loaded once (and again only when its folder changes), at most `mostLoaded`
+/// at a time, and the threads that synthesize: one per core, never Swift's cooperative pool (a sentence is a second of
+/// CPU work). Loads run on a thread of their own.
 actor PiperEngine {
     static let shared = PiperEngine()
 
-    /// Loaded voices kept at once (each is ~200 MB); the one used longest ago goes first.
-    static let mostLoaded = 3
+    /// Loaded voices kept at once; the one used longest ago goes first.
+    static let mostLoaded = 4
 
-    /// Synthesis threads: one per core (one ONNX Runtime thread each; measured faster than one voice with two threads).
+    /// Synthesis threads: one per core (one runtime thread each; measured faster than one voice with two threads).
     nonisolated let pool = WorkerPool(threads: max(1, ProcessInfo.processInfo.activeProcessorCount), name: "piper")
     private let loader = WorkerPool(threads: 1, name: "piper-load")
-    private var loads: [Key: (stamp: [String], task: Task<PiperSynthesizer, any Error>)] = [:]
-    private var used: [Key] = []
+    private var loads: [String: (stamp: [String], task: Task<PiperSynthesizer, any Error>)] = [:]
+    private var used: [String] = []
 
-    private struct Key: Hashable {
-        var folder: String
-        var noise: PiperSynthesizer.Noise
-    }
-
-    /// The synthesizer of `voice` with `noise`, loaded once.
+    /// The synthesizer of `voice`, loaded once.
     /// - Throws: `VoiceError` (`.configuration`) naming the file and the reason, for as long as the folder stays as it is.
-    func synthesizer(for voice: PiperVoice, noise: PiperSynthesizer.Noise) async throws -> PiperSynthesizer {
-        let key = Key(folder: voice.folder.path, noise: noise)
+    func synthesizer(for voice: PiperVoice) async throws -> PiperSynthesizer {
+        let key = voice.folder.path
         let stamp = WhisperModel.contents(of: voice.folder)
         used.removeAll { $0 == key }
         used.append(key)
         if let load = loads[key], load.stamp == stamp { return try await load.task.value }
         let loader = self.loader
-        let task = Task { try await loader.run { try PiperSynthesizer(voice: voice, noise: noise) } }
+        let task = Task { try await loader.run { try PiperSynthesizer(voice: voice) } }
         loads[key] = (stamp, task)
         while used.count > Self.mostLoaded {
             loads[used.removeFirst()] = nil

@@ -1,7 +1,7 @@
 public import ChorusAudio
 public import Foundation
 
-/// Natural offline voices: Piper voices run in process through sherpa-onnx.
+/// Natural offline voices: Piper voices run in process on ONNX Runtime.
 ///
 /// Voice ids are the prepared voices' folder names in the Piper voices folder (`PiperVoice.voicesFolder`):
 /// `piper:en_US-joe-medium`. Text becomes IPA phonemes through libespeak-ng (the voice's espeak-ng voice, sentence
@@ -9,7 +9,7 @@ public import Foundation
 /// `PiperSettings`. The same text and settings give the same audio.
 ///
 /// Words are timed by the voice itself: the prepared graph also gives how many frames it spoke each phoneme for
-/// (`scripts/piper_to_sherpa.py`), so every phoneme's first and last sample is known; each word of the text starts
+/// (`scripts/prepare_piper.py`), so every phoneme's first and last sample is known; each word of the text starts
 /// where its first phoneme does (`words(of:clauses:spoken:rate:)`) and ends at the next word or at its clause's
 /// punctuation.
 ///
@@ -27,7 +27,7 @@ public struct PiperProvider: VoiceProvider {
         self.folder = folder
     }
 
-    /// The most phonemes one call to sherpa-onnx gets: a longer sentence is cut at a space.
+    /// The most phonemes one call of the voice gets: a longer sentence is cut at a space.
     static let mostPhonemes = 400
 
     public func voices() async throws -> [VoiceInfo] {
@@ -92,11 +92,12 @@ public struct PiperProvider: VoiceProvider {
             throw VoiceError(.badRequest, provider: id, message: "no words espeak-ng can read in this text")
         }
         let engine = PiperEngine.shared
-        let synthesizer = try await engine.synthesizer(for: voice, noise: .init(scale: settings.noiseScale, w: settings.noiseW))
+        let synthesizer = try await engine.synthesizer(for: voice)
+        let noise = PiperSynthesizer.Noise(scale: settings.noiseScale, w: settings.noiseW)
         let spoken = try await withThrowingTaskGroup(of: (Int, PiperSynthesizer.Spoken).self) { group in
             for (index, sentence) in sentences.enumerated() {
                 group.addTask {
-                    (index, try await engine.pool.run { try synthesizer.speak(sentence, lengthScale: settings.lengthScale, speaker: settings.speaker) })
+                    (index, try await engine.pool.run { try synthesizer.speak(sentence, lengthScale: settings.lengthScale, noise: noise, speaker: settings.speaker) })
                 }
             }
             var parts = [PiperSynthesizer.Spoken?](repeating: nil, count: sentences.count)

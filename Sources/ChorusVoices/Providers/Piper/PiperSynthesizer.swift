@@ -1,58 +1,35 @@
-import CSherpaOnnx
 import Foundation
 
-/// sherpa-onnx's synthesizer for one prepared Piper voice with one noise setting (sherpa-onnx fixes noise when it
-/// loads a model; speed and speaker are per call). The one owner of its C handle: made when this is, destroyed with it.
-/// sherpa-onnx's synthesizer may be called from several threads at once (each call runs the graph with its own
-/// tensors); the tests check that parallel calls give what one call gives.
+/// One prepared Piper voice loaded into ONNX Runtime: the one owner of its session, made when this is and released
+/// with it. Noise, speed and speaker are given per call (the voice's `scales` and `sid` inputs), so one load serves
+/// every setting. `speak` may be called from several threads at once (the runtime's sessions allow it; each call has
+/// tensors of its own); the tests check that parallel calls give what one call gives.
 final class PiperSynthesizer: @unchecked Sendable {
     let voice: PiperVoice
-    let noise: Noise
-    private let handle: OpaquePointer
-    private let strings = CStrings()
+    private let session: InferenceSession
 
-    /// What a synthesizer is loaded with.
+    /// What a voice is spoken with besides its length scale.
     struct Noise: Hashable, Sendable {
         var scale: Double
         var w: Double
     }
 
-    /// Loads `voice` (checked by `PiperVoice`) with `noise` (about a second and 200 MB resident).
-    /// - Throws: `VoiceError` (`.configuration`) when sherpa-onnx refuses it.
-    init(voice: PiperVoice, noise: Noise) throws {
+    /// Loads `voice` (checked by `PiperVoice`; about a second).
+    /// - Throws: `VoiceError` (`.configuration`) naming the file when the runtime refuses it or its inputs and outputs
+    ///   are not a prepared Piper voice's.
+    init(voice: PiperVoice) throws {
         self.voice = voice
-        self.noise = noise
-        var config = SherpaOnnxOfflineTtsConfig()
-        config.model.vits.model = strings[voice.model.path]
-        config.model.vits.tokens = strings[voice.tokens.path]
-        config.model.vits.lexicon = strings[""]
-        config.model.vits.data_dir = strings[""]
-        config.model.vits.dict_dir = strings[""]
-        config.model.vits.noise_scale = Self.setting(noise.scale)
-        config.model.vits.noise_scale_w = Self.setting(noise.w)
-        config.model.vits.length_scale = 1
-        config.model.num_threads = 1
-        config.model.debug = 0
-        config.model.provider = strings["cpu"]
-        config.rule_fsts = strings[""]
-        config.rule_fars = strings[""]
-        config.max_num_sentences = 1
-        config.silence_scale = 1
-        guard let made = SherpaOnnxCreateOfflineTts(&config) else {
-            throw PiperVoice.broken("\(voice.model.path): sherpa-onnx could not load this voice")
+        let bytes: Data
+        do {
+            bytes = try Data(contentsOf: voice.model, options: .alwaysMapped)
+        } catch {
+            throw PiperVoice.broken("\(voice.model.path): cannot be read")
         }
-        handle = made
-        let rate = Int(SherpaOnnxOfflineTtsSampleRate(handle))
-        guard rate == voice.sampleRate else {
-            throw PiperVoice.broken("\(voice.model.path): sherpa-onnx reads \(rate) Hz, the voice says \(voice.sampleRate)")
-        }
+        session = try InferenceSession(file: voice.model, bytes: bytes, threads: 1, provider: "piper")
+        var inputs: [InferenceSession.Port] = [.int64("input", [-1, -1]), .int64("input_lengths", [-1]), .float("scales", [3])]
+        if voice.speakers > 1 { inputs.append(.int64("sid", [-1])) }
+        try session.expect(inputs: inputs, outputs: [.float("output", session.outputs.first?.shape.map { _ in -1 } ?? [-1]), .float("durations", [-1])])
     }
-
-    deinit { SherpaOnnxDestroyOfflineTts(handle) }
-
-    /// sherpa-onnx takes 0 to mean "the model's default": a setting of 0 is passed as the smallest normal float,
-    /// which scales the noise to nothing all the same.
-    private static func setting(_ value: Double) -> Float { value == 0 ? Float.leastNormalMagnitude : Float(value) }
 
     /// One sentence spoken: its samples at the voice's rate, and when each of its phonemes is heard.
     struct Spoken: Sendable {
@@ -64,67 +41,47 @@ final class PiperSynthesizer: @unchecked Sendable {
         var speechEnd: Int
     }
 
-    /// One sentence of phonemes (`EspeakEngine.phonemes`) spoken at `lengthScale` by `speaker`. Phonemes the voice
-    /// does not know are left out by sherpa-onnx.
-    /// - Throws: `VoiceError`: `.unavailable` when sherpa-onnx gives nothing, `.configuration` when the voice's output
-    ///   does not end with its phonemes' durations (`scripts/piper_to_sherpa.py`).
-    func speak(_ phonemes: String, lengthScale: Double, speaker: Int) throws -> Spoken {
-        let scalars = Array(phonemes.unicodeScalars)
-        guard !scalars.isEmpty else { return Spoken(samples: [], phonemes: [], speechEnd: 0) }
-        let codepoints = scalars.map { Int32(bitPattern: $0.value) }
-        var lengths = [Int32(codepoints.count)]
-        let output = try codepoints.withUnsafeBufferPointer { points in
-            try lengths.withUnsafeMutableBufferPointer { lengths in
-                var generation = SherpaOnnxGenerationConfig()
-                generation.silence_scale = 1
-                generation.speed = Float(1 / lengthScale)
-                generation.sid = Int32(speaker)
-                generation.phoneme_codepoints = points.baseAddress
-                generation.phoneme_codepoints_lens = UnsafePointer(lengths.baseAddress)
-                generation.phoneme_codepoints_num_sentences = 1
-                guard let audio = SherpaOnnxOfflineTtsGenerateWithConfig(handle, "", &generation, nil, nil) else {
-                    throw VoiceError(.unavailable, provider: "piper", message: "sherpa-onnx gave no audio for this sentence")
-                }
-                defer { SherpaOnnxDestroyOfflineTtsGeneratedAudio(audio) }
-                guard let samples = audio.pointee.samples, audio.pointee.n > 0 else { return [Float]() }
-                return Array(UnsafeBufferPointer(start: samples, count: Int(audio.pointee.n)))
-            }
-        }
-        guard !output.isEmpty else { return Spoken(samples: [], phonemes: [], speechEnd: 0) }
-        return try Self.split(output, known: scalars.filter(voice.symbols.contains), voice: voice)
+    /// One sentence of phonemes (`EspeakEngine.phonemes`) spoken at `lengthScale` with `noise` by `speaker`, as Piper
+    /// gives them to its voices: start, pad, then each phoneme the voice knows followed by a pad, then end. Phonemes
+    /// the voice does not know are left out.
+    /// - Throws: `VoiceError`: `.unavailable` when the runtime fails, `.configuration` when the voice's durations do not
+    ///   account for its samples (`scripts/prepare_piper.py`).
+    func speak(_ phonemes: String, lengthScale: Double, noise: Noise, speaker: Int) throws -> Spoken {
+        let known = phonemes.unicodeScalars.filter { voice.ids[$0] != nil }
+        guard !known.isEmpty else { return Spoken(samples: [], phonemes: [], speechEnd: 0) }
+        let pad = voice.ids["_"]!, start = voice.ids["^"]!, end = voice.ids["$"]!
+        var ids = [start, pad]
+        for scalar in known { ids += [voice.ids[scalar]!, pad] }
+        ids.append(end)
+        var feeds: [(name: String, value: any TensorValue)] = [
+            ("input", try Tensor(shape: [1, ids.count], values: ids.map(Int64.init))),
+            ("input_lengths", try Tensor(shape: [1], values: [Int64(ids.count)])),
+            ("scales", try Tensor(shape: [3], values: [Float(noise.scale), Float(lengthScale), Float(noise.w)])),
+        ]
+        if voice.speakers > 1 { feeds.append(("sid", try Tensor(shape: [1], values: [Int64(speaker)]))) }
+        let outputs = try session.run(feeds, outputs: ["output", "durations"])
+        return try Self.split(samples: Array(outputs[0].floats), frames: Array(outputs[1].floats), known: Array(known), voice: voice)
     }
 
-    /// The prepared graph's output, `[samples…, frames per phoneme id…, id count]`, taken apart. sherpa-onnx gives
-    /// the graph the ids start, pad, then each known phoneme followed by a pad, then end (older releases leave out
-    /// the pad after the start): each phoneme's time is its id's frames and its pad's.
-    static func split(_ output: [Float], known: [Unicode.Scalar], voice: PiperVoice) throws -> Spoken {
+    /// The samples and the frames of each phoneme id (start, pad, each known phoneme and its pad, end) taken apart:
+    /// each phoneme's time is its id's frames and its pad's.
+    static func split(samples: [Float], frames: [Float], known: [Unicode.Scalar], voice: PiperVoice) throws -> Spoken {
         func refuse(_ reason: String) -> VoiceError {
             PiperVoice.broken("\(voice.model.path): \(reason); run scripts/setup.sh to prepare the voice again")
         }
-        guard let last = output.last, last.rounded() == last, last >= 2, Int(last) < output.count else {
-            throw refuse("its output does not end with its phonemes' durations")
-        }
-        let count = Int(last)
-        let frames = output[(output.count - 1 - count)..<(output.count - 1)]
-        guard frames.allSatisfy({ $0 >= 0 && $0.rounded() == $0 && $0 < 1e6 }) else {
-            throw refuse("its phoneme durations are not whole frames")
-        }
-        let samples = Array(output[..<(output.count - 1 - count)])
+        guard frames.count == 2 * known.count + 3 else { throw refuse("it timed \(frames.count) phoneme ids for \(known.count) phonemes") }
+        guard frames.allSatisfy({ $0 >= 0 && $0.rounded() == $0 && $0 < 1e6 }) else { throw refuse("its phoneme durations are not whole frames") }
         let total = frames.reduce(0) { $0 + Int($1) }
         guard total > 0, samples.count % total == 0 else {
             throw refuse("\(samples.count) samples are not a whole number of its \(total) frames")
         }
         let hop = samples.count / total
-        let lead = count - 2 * known.count - 1
-        guard lead == 1 || lead == 2 else {
-            throw refuse("sherpa-onnx timed \(count) phoneme ids for \(known.count) phonemes")
-        }
         var starts = [0]
-        starts.reserveCapacity(count + 1)
+        starts.reserveCapacity(frames.count + 1)
         for frame in frames { starts.append(starts[starts.count - 1] + Int(frame) * hop) }
         let phonemes = known.enumerated().map { index, scalar in
-            (scalar: scalar, samples: starts[lead + 2 * index]..<starts[lead + 2 * index + 2])
+            (scalar: scalar, samples: starts[2 + 2 * index]..<starts[4 + 2 * index])
         }
-        return Spoken(samples: samples, phonemes: phonemes, speechEnd: starts[count - 1])
+        return Spoken(samples: samples, phonemes: phonemes, speechEnd: starts[frames.count - 1])
     }
 }

@@ -1,13 +1,13 @@
 public import Foundation
 
-/// A Piper voice prepared for sherpa-onnx (`scripts/piper_to_sherpa.py`, run by set-up): a folder in the Piper voices
-/// folder holding `model.onnx` (the voice's graph with sherpa's metadata and fixed noise), `tokens.txt` (its phoneme
-/// table) and `voice.json` (what Chorus lists and checks).
+/// A Piper voice prepared for Chorus (`scripts/prepare_piper.py`, run by set-up): a folder in the Piper voices folder
+/// holding `model.onnx` (the voice's graph with fixed noise and its phonemes' durations as a second output),
+/// `tokens.txt` (its phoneme table) and `voice.json` (what Chorus lists and checks).
 ///
-/// Opening one checks everything sherpa-onnx would otherwise die on (it calls `exit()` on a missing metadata entry or
-/// a malformed token line): a complete ONNX model with the metadata it reads, written by the preparation revision this
-/// Chorus knows, and a token table of `<symbol> <id>` lines. A voice that fails is a `VoiceError` (`.configuration`)
-/// naming the file and the reason.
+/// Opening one checks what Chorus reads before anything is loaded: a complete ONNX model with Chorus's metadata,
+/// written by the preparation revision this Chorus knows, with Piper's inputs and the two outputs, and a token table
+/// of `<symbol> <id>` lines. A voice that fails is a `VoiceError` (`.configuration`) naming the file and the reason;
+/// loading it (`PiperSynthesizer`) checks the graph's inputs and outputs as the runtime sees them.
 ///
 /// ```swift
 /// let voice = try PiperVoice.named("en_US-joe-medium")
@@ -36,11 +36,13 @@ public struct PiperVoice: Sendable, Equatable {
     public let defaults: PiperSettings
     /// The SHA-256 of the `.onnx` it was prepared from: part of every clip's cache key.
     public let sourceDigest: String
-    /// The phonemes in its token table (sherpa-onnx leaves out the others).
-    public let symbols: Set<Unicode.Scalar>
+    /// The phonemes in its token table (others are left out of what it is given).
+    public var symbols: Set<Unicode.Scalar> { Set(ids.keys) }
+    /// Each phoneme's id in its table.
+    let ids: [Unicode.Scalar: Int]
 
-    /// The preparation revision this Chorus reads (`scripts/piper_to_sherpa.py`'s `REVISION`).
-    public static let revision = 2
+    /// The preparation revision this Chorus reads (`scripts/prepare_piper.py`'s `REVISION`).
+    public static let revision = 3
 
     /// The voice set-up installs (`scripts/setup-speech.sh`).
     public static let defaultName = "en_US-joe-medium"
@@ -98,7 +100,7 @@ public struct PiperVoice: Sendable, Equatable {
             throw Self.broken("\(description.path): not a prepared voice's description (\(error is DecodingError ? "fields missing or of the wrong type" : "cannot be read")); run scripts/setup.sh")
         }
         guard info.chorus_revision == Self.revision else {
-            throw Self.broken("\(folder.path): prepared by revision \(info.chorus_revision) of scripts/piper_to_sherpa.py, this Chorus reads \(Self.revision); run scripts/setup.sh")
+            throw Self.broken("\(folder.path): prepared by revision \(info.chorus_revision) of scripts/prepare_piper.py, this Chorus reads \(Self.revision); run scripts/setup.sh")
         }
         guard (8_000...48_000).contains(info.sample_rate), (1...10_000).contains(info.speakers) else {
             throw Self.broken("\(description.path): sample rate \(info.sample_rate) or \(info.speakers) speakers out of range")
@@ -116,41 +118,48 @@ public struct PiperVoice: Sendable, Equatable {
 
         let model = folder.appendingPathComponent("model.onnx"), tokens = folder.appendingPathComponent("tokens.txt")
         let graph = try ONNXModelFile(url: model)
-        let missing = graph.missing(["model_type", "comment", "language", "voice", "n_speakers", "sample_rate", "chorus_revision"],
+        let missing = graph.missing(["chorus_piper", "n_speakers", "sample_rate", "chorus_revision"],
                                     integers: ["n_speakers", "sample_rate", "chorus_revision"])
-        guard missing.isEmpty, graph.metadata["model_type"] == "vits", graph.metadata["comment"]?.contains("piper") == true else {
-            throw Self.broken("\(model.path): not a Piper voice prepared for sherpa-onnx (metadata missing or wrong: \((missing.isEmpty ? ["model_type", "comment"] : missing).joined(separator: ", "))); run scripts/setup.sh")
+        guard missing.isEmpty else {
+            throw Self.broken("\(model.path): not a Piper voice prepared for Chorus (metadata missing or wrong: \(missing.joined(separator: ", "))); run scripts/setup.sh")
         }
         guard graph.metadata["sample_rate"] == String(sampleRate), graph.metadata["n_speakers"] == String(speakers),
               graph.metadata["chorus_revision"] == String(Self.revision) else {
             throw Self.broken("\(model.path): its metadata does not match \(description.lastPathComponent) (sample rate, speakers or revision)")
         }
-        guard Array(graph.inputs.prefix(3)) == ["input", "input_lengths", "scales"], graph.outputs.count == 1 else {
-            throw Self.broken("\(model.path): not a Piper graph (inputs \(graph.inputs.joined(separator: ", ")))")
+        guard Array(graph.inputs.prefix(3)) == ["input", "input_lengths", "scales"], graph.outputs == ["output", "durations"] else {
+            throw Self.broken("\(model.path): not a prepared Piper graph (inputs \(graph.inputs.joined(separator: ", ")); outputs \(graph.outputs.joined(separator: ", ")))")
         }
-        symbols = try Self.checkTokens(tokens)
+        ids = try Self.checkTokens(tokens)
     }
 
     /// The token table: lines of `<one character> <id>`, no character or id twice, Piper's pad, start and end there.
-    /// - Returns: its characters.
-    private static func checkTokens(_ url: URL) throws -> Set<Unicode.Scalar> {
+    /// - Returns: each character's id.
+    private static func checkTokens(_ url: URL) throws -> [Unicode.Scalar: Int] {
         guard let text = try? String(contentsOf: url, encoding: .utf8) else { throw broken("\(url.path): cannot be read as UTF-8 text") }
-        var symbols = Set<Character>(), ids = Set<Int>()
+        return try tokens(text, name: url.path)
+    }
+
+    /// A token table's text (`name` is what errors call it) read and checked.
+    /// - Throws: `VoiceError` (`.configuration`) naming the line.
+    package static func tokens(_ text: String, name: String) throws -> [Unicode.Scalar: Int] {
+        var symbols = [Character: Int](), ids = Set<Int>()
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: true).enumerated() {
-            guard line.count >= 3, let symbol = line.first, line.dropFirst().first == " ", let id = Int(line.dropFirst(2)), id >= 0,
-                  symbols.insert(symbol).inserted, ids.insert(id).inserted else {
-                throw broken("\(url.path): line \(index + 1) is not \"<symbol> <id>\" with a symbol and id of its own")
+            guard line.count >= 3, let symbol = line.first, symbol.unicodeScalars.count == 1, line.dropFirst().first == " ",
+                  let id = Int(line.dropFirst(2)), (0..<100_000).contains(id), symbols[symbol] == nil, ids.insert(id).inserted else {
+                throw broken("\(name): line \(index + 1) is not \"<symbol> <id>\" with a symbol and id of its own")
             }
+            symbols[symbol] = id
         }
-        guard ["_", "^", "$", " "].allSatisfy(symbols.contains) else {
-            throw broken("\(url.path): lacks Piper's pad, start, end or space symbol")
+        guard ["_", "^", "$", " "].allSatisfy({ symbols[$0] != nil }) else {
+            throw broken("\(name): lacks Piper's pad, start, end or space symbol")
         }
-        return Set(symbols.compactMap(\.unicodeScalars.first))
+        return Dictionary(uniqueKeysWithValues: symbols.map { ($0.key.unicodeScalars.first!, $0.value) })
     }
 
     static func broken(_ message: String) -> VoiceError { VoiceError(.configuration, provider: "piper", message: message) }
 
-    /// `voice.json` as `scripts/piper_to_sherpa.py` writes it.
+    /// `voice.json` as `scripts/prepare_piper.py` writes it.
     private struct VoiceFile: Decodable {
         var sample_rate: Int
         var language: String

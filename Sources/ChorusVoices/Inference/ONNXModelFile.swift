@@ -2,13 +2,12 @@ import Foundation
 
 /// What an ONNX model file says about itself — its metadata, graph inputs and outputs — read without loading it:
 /// the protocol buffer's fields are walked and the large ones (nodes, weights) skipped by their lengths, so a
-/// 100 MB model is checked in microseconds. sherpa-onnx ends the process (`exit`) on a model that lacks a
-/// metadata entry it reads, and ONNX Runtime's exception on a truncated file is not caught everywhere, so every
-/// model is read here first: a file that is not a complete ONNX model, or lacks what sherpa reads, is an error
-/// naming the file and never reaches sherpa.
+/// 100 MB model is checked in microseconds. Every model is read here before the runtime loads it: a file that is not
+/// a complete ONNX model, or lacks the inputs, outputs and metadata Chorus reads, is an error naming the file and
+/// never reaches the runtime (whose parser is not Chorus's to harden: it is fuzzed here instead).
 struct ONNXModelFile: Sendable {
     let url: URL
-    /// `metadata_props`: what the exporter wrote (sherpa reads its parameters from here).
+    /// `metadata_props`: what the exporter (or Chorus's preparation) wrote.
     var metadata: [String: String] = [:]
     var inputs: [String] = []
     var outputs: [String] = []
@@ -20,13 +19,19 @@ struct ONNXModelFile: Sendable {
     /// Reads `url`'s top-level fields and the graph's input and output names.
     /// - Throws: `VoiceError` (`.configuration`) naming the file: missing, unreadable, truncated, not ONNX.
     init(url: URL) throws {
-        self.url = url
         let data: Data
         do {
             data = try Data(contentsOf: url, options: .alwaysMapped)
         } catch {
             throw VoiceError.model("\(url.path): cannot be read (\(Self.reason(error)))")
         }
+        try self.init(data: data, url: url)
+    }
+
+    /// Reads the bytes of the model file `url`.
+    /// - Throws: `VoiceError` (`.configuration`) naming the file: truncated, not ONNX.
+    init(data: Data, url: URL) throws {
+        self.url = url
         guard data.count >= Self.minimumSize else {
             throw VoiceError.model("\(url.path): \(data.count) bytes, not an ONNX model")
         }
@@ -167,5 +172,15 @@ struct ProtobufReader {
 
     private func corrupt(_ what: String) -> VoiceError {
         VoiceError.model("\(file): not a valid ONNX model (\(what) at byte \(position))")
+    }
+}
+
+extension ONNXModelFile {
+    /// Throws unless the graph's inputs and outputs are named `inputs` and `outputs`, in order.
+    /// - Throws: `VoiceError` (`.configuration`) naming the file, `what` it should be and what it has.
+    func expect(inputs expectedInputs: [String], outputs expectedOutputs: [String], what: String) throws {
+        guard inputs == expectedInputs, outputs == expectedOutputs else {
+            throw VoiceError.model("\(url.path): not \(what) (inputs \(inputs.joined(separator: ", ")); outputs \(outputs.joined(separator: ", ")))")
+        }
     }
 }

@@ -1,0 +1,81 @@
+import CONNXRuntime
+import Foundation
+
+/// The process's ONNX Runtime, Chorus's one owner of it: the C API table (asked for the API version Chorus's header
+/// declares), one environment, the CPU memory description every tensor uses, and the one place where the runtime's
+/// status codes become errors (`check`). Whisper and the Piper voices run their networks through sessions made from it
+/// (`InferenceSession`).
+///
+/// The library is PyPI's `onnxruntime` wheel's, the header fastkokoro's (both pinned by `scripts/setup-speech.sh`).
+/// A runtime serves every API version up to its own: one older than the header's is refused with an error naming both.
+final class ONNXRuntime: @unchecked Sendable {
+    let api: UnsafePointer<OrtApi>
+    /// The runtime's version (`1.32.0`).
+    let version: String
+    /// The API version asked for (the header's `ORT_API_VERSION`).
+    let apiVersion: Int
+    let environment: OpaquePointer
+    /// Tensors in ordinary CPU memory (Chorus's own buffers and the runtime's outputs).
+    let memory: OpaquePointer
+    /// The runtime's default allocator (names of inputs and outputs come from it and go back to it); never freed.
+    let allocator: UnsafeMutablePointer<OrtAllocator>
+
+    /// The runtime, made on first use; the same error every time when it cannot be.
+    static func shared() throws -> ONNXRuntime { try loaded.get() }
+
+    private static let loaded: Result<ONNXRuntime, VoiceError> = {
+        do { return .success(try ONNXRuntime()) } catch let error as VoiceError { return .failure(error) } catch {
+            return .failure(VoiceError(.configuration, provider: "onnxruntime", message: "\(error)"))
+        }
+    }()
+
+    private init() throws {
+        guard let base = OrtGetApiBase() else {
+            throw VoiceError(.configuration, provider: "onnxruntime", message: "the ONNX Runtime library gave no API (run scripts/setup.sh)")
+        }
+        version = base.pointee.GetVersionString().map { String(cString: $0) } ?? "unknown"
+        apiVersion = Int(chorus_ort_api_version())
+        guard let api = base.pointee.GetApi(UInt32(apiVersion)) else {
+            throw VoiceError(.configuration, provider: "onnxruntime",
+                             message: "ONNX Runtime \(version) does not serve API version \(apiVersion), which Chorus was built with (run scripts/setup.sh)")
+        }
+        self.api = api
+        var environment: OpaquePointer?
+        try Self.check(api, api.pointee.CreateEnv(ORT_LOGGING_LEVEL_ERROR, "chorus", &environment), "starting ONNX Runtime", kind: .configuration)
+        var memory: OpaquePointer?
+        do {
+            try Self.check(api, api.pointee.CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &memory), "describing CPU memory", kind: .configuration)
+        } catch {
+            api.pointee.ReleaseEnv(environment)
+            throw error
+        }
+        var allocator: UnsafeMutablePointer<OrtAllocator>?
+        try Self.check(api, api.pointee.GetAllocatorWithDefaultOptions(&allocator), "the default allocator", kind: .configuration)
+        guard let environment, let memory, let allocator else {
+            throw VoiceError(.configuration, provider: "onnxruntime", message: "ONNX Runtime gave no environment")
+        }
+        self.environment = environment
+        self.memory = memory
+        self.allocator = allocator
+    }
+
+    deinit {
+        api.pointee.ReleaseMemoryInfo(memory)
+        api.pointee.ReleaseEnv(environment)
+    }
+
+    /// Throws when `status` is an error (and frees it): a `VoiceError` of `kind` for `provider` saying `what` failed
+    /// and the runtime's reason. The one place the runtime's statuses are read.
+    func check(_ status: OpaquePointer?, _ what: @autoclosure () -> String, kind: VoiceError.Kind = .unavailable,
+               provider: String) throws {
+        try Self.check(api, status, what(), kind: kind, provider: provider)
+    }
+
+    private static func check(_ api: UnsafePointer<OrtApi>, _ status: OpaquePointer?, _ what: @autoclosure () -> String,
+                              kind: VoiceError.Kind, provider: String = "onnxruntime") throws {
+        guard let status else { return }
+        defer { api.pointee.ReleaseStatus(status) }
+        let reason = api.pointee.GetErrorMessage(status).map { String(cString: $0) } ?? "no reason given"
+        throw VoiceError(kind, provider: provider, message: "\(what()): \(reason)")
+    }
+}

@@ -1,0 +1,153 @@
+import CONNXRuntime
+import Foundation
+
+/// A value a network can be given: a tensor Chorus made (`Tensor`) or one a network gave (`OutputTensor`, such as
+/// Whisper's encoder output handed to its decoder as it is).
+protocol TensorValue: AnyObject, Sendable {
+    /// The runtime's `OrtValue`.
+    var value: OpaquePointer { get }
+}
+
+/// The element types Chorus gives networks.
+protocol TensorElement: Sendable {
+    static var onnxType: ONNXTensorElementDataType { get }
+    static var zero: Self { get }
+}
+
+extension Float: TensorElement {
+    static var onnxType: ONNXTensorElementDataType { ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT }
+}
+
+extension Int64: TensorElement {
+    static var onnxType: ONNXTensorElementDataType { ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64 }
+}
+
+/// A tensor in memory Chorus owns: allocated (zeroed) when this is made, the runtime's view of it made over it (no
+/// copy), both freed when this goes. Its elements may be written between runs (a cache filled in place).
+final class Tensor<Element: TensorElement>: TensorValue, @unchecked Sendable {
+    let shape: [Int]
+    let elements: UnsafeMutableBufferPointer<Element>
+    let value: OpaquePointer
+    private let runtime: ONNXRuntime
+
+    /// A tensor of `shape` holding zeros, or `values` (as many as the shape holds).
+    /// - Throws: `VoiceError` (`.unavailable`) when the runtime cannot describe it.
+    init(shape: [Int], values: [Element]? = nil) throws {
+        let runtime = try ONNXRuntime.shared()
+        let count = shape.reduce(1, *)
+        precondition(shape.allSatisfy { $0 >= 0 } && (values == nil || values!.count == count), "a tensor's values fill its shape")
+        self.runtime = runtime
+        self.shape = shape
+        let elements = UnsafeMutableBufferPointer<Element>.allocate(capacity: max(1, count))
+        if let values {
+            _ = elements.initialize(from: values)
+        } else {
+            elements.initialize(repeating: .zero)
+        }
+        var made: OpaquePointer?
+        let dimensions = shape.map(Int64.init)
+        let status = dimensions.withUnsafeBufferPointer { dims in
+            runtime.api.pointee.CreateTensorWithDataAsOrtValue(runtime.memory, elements.baseAddress, count * MemoryLayout<Element>.stride,
+                                                                dims.baseAddress, dims.count, Element.onnxType, &made)
+        }
+        do {
+            try runtime.check(status, "making a tensor of shape \(shape)", provider: "onnxruntime")
+        } catch {
+            elements.deallocate()
+            throw error
+        }
+        self.elements = elements
+        value = made!
+    }
+
+    deinit {
+        runtime.api.pointee.ReleaseValue(value)
+        elements.deallocate()
+    }
+}
+
+/// A tensor a network gave: the runtime's memory, read through `floats` while this lives; released with this.
+final class OutputTensor: TensorValue, @unchecked Sendable {
+    let value: OpaquePointer
+    let shape: [Int]
+    let element: ONNXTensorElementDataType
+    private let data: UnsafeMutableRawPointer?
+    private let runtime: ONNXRuntime
+
+    init(owning value: OpaquePointer, runtime: ONNXRuntime, provider: String) throws {
+        self.value = value
+        self.runtime = runtime
+        let api = runtime.api.pointee
+        do {
+            var info: OpaquePointer?
+            try runtime.check(api.GetTensorTypeAndShape(value, &info), "reading an output's shape", provider: provider)
+            defer { api.ReleaseTensorTypeAndShapeInfo(info) }
+            guard let info else { throw VoiceError(.unavailable, provider: provider, message: "an output without a shape") }
+            shape = try TensorShape.dimensions(of: info, runtime: runtime, provider: provider)
+            element = try TensorShape.element(of: info, runtime: runtime, provider: provider)
+            var data: UnsafeMutableRawPointer?
+            try runtime.check(api.GetTensorMutableData(value, &data), "reading an output", provider: provider)
+            self.data = data
+        } catch {
+            api.ReleaseValue(value)
+            throw error
+        }
+    }
+
+    deinit { runtime.api.pointee.ReleaseValue(value) }
+
+    /// How many elements it holds.
+    var count: Int { shape.reduce(1, *) }
+
+    /// Its elements as floats (empty unless it holds floats); valid while this lives.
+    var floats: UnsafeBufferPointer<Float> {
+        guard element == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, let data else { return UnsafeBufferPointer(start: nil, count: 0) }
+        return UnsafeBufferPointer(start: data.assumingMemoryBound(to: Float.self), count: count)
+    }
+
+    /// Its elements as 64-bit integers (empty unless it holds them); valid while this lives.
+    var integers: UnsafeBufferPointer<Int64> {
+        guard element == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, let data else { return UnsafeBufferPointer(start: nil, count: 0) }
+        return UnsafeBufferPointer(start: data.assumingMemoryBound(to: Int64.self), count: count)
+    }
+}
+
+/// Reading a tensor description's element type and dimensions.
+enum TensorShape {
+    static func dimensions(of info: OpaquePointer, runtime: ONNXRuntime, provider: String) throws -> [Int] {
+        let api = runtime.api.pointee
+        var rank = 0
+        try runtime.check(api.GetDimensionsCount(info, &rank), "reading a tensor's rank", provider: provider)
+        var dimensions = [Int64](repeating: 0, count: rank)
+        try runtime.check(dimensions.withUnsafeMutableBufferPointer { api.GetDimensions(info, $0.baseAddress, rank) },
+                          "reading a tensor's dimensions", provider: provider)
+        return dimensions.map { Int($0) }
+    }
+
+    static func element(of info: OpaquePointer, runtime: ONNXRuntime, provider: String) throws -> ONNXTensorElementDataType {
+        var element = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED
+        try runtime.check(runtime.api.pointee.GetTensorElementType(info, &element), "reading a tensor's element type", provider: provider)
+        return element
+    }
+}
+
+/// Element types as errors name them.
+enum TensorElementName {
+    static func of(_ element: ONNXTensorElementDataType) -> String {
+        switch element {
+        case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return "float"
+        case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: return "float16"
+        case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: return "int64"
+        case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: return "int32"
+        case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8: return "int8"
+        default: return "type \(element.rawValue)"
+        }
+    }
+}
+
+extension InferenceSession.Port {
+    /// A float port named `name` of `shape` (-1 where it varies).
+    static func float(_ name: String, _ shape: [Int]) -> Self { Self(name: name, element: ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, shape: shape) }
+    /// A 64-bit integer port.
+    static func int64(_ name: String, _ shape: [Int]) -> Self { Self(name: name, element: ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, shape: shape) }
+}

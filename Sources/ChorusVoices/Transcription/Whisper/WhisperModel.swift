@@ -1,0 +1,127 @@
+public import Foundation
+
+/// A Whisper model as Chorus runs it: a folder holding `encoder.onnx`, `decoder.onnx`, `tokens.txt` and `model.json`,
+/// converted from CTranslate2's format by `scripts/whisper_to_onnx.py` (set-up converts tiny.en into
+/// `whisper-tiny.en` and base into `whisper-base`).
+///
+/// Opening one checks what Chorus reads before anything is loaded: `model.json`'s dimensions, token ids, languages and
+/// alignment heads (each in range), both graphs complete ONNX files with the inputs and outputs Chorus feeds and reads,
+/// and the token table. A model that fails is a `VoiceError` (`.configuration`) naming the file and the reason;
+/// loading it (`WhisperRecognizer`) then checks the graphs' shapes as the runtime sees them.
+public struct WhisperModel: Sendable, Equatable {
+    /// The folder's name: how requests and `--model` name it.
+    public let name: String
+    public let folder: URL
+    public var encoder: URL { folder.appendingPathComponent(Self.fileNames[0]) }
+    public var decoder: URL { folder.appendingPathComponent(Self.fileNames[1]) }
+    public var tokens: URL { folder.appendingPathComponent(Self.fileNames[2]) }
+    public var descriptionFile: URL { folder.appendingPathComponent(Self.fileNames[3]) }
+    /// The files of a model's folder, in the order `files` lists them.
+    static let fileNames = ["encoder.onnx", "decoder.onnx", "tokens.txt", "model.json"]
+    /// Whether it transcribes English only (`.en` models).
+    public var isEnglishOnly: Bool { description.english_only }
+    /// Mel bands of its input (80, or 128 for large-v3).
+    public var melBands: Int { description.n_mels }
+    /// The languages it transcribes (ISO 639-1 codes, sorted): `en` alone for English-only models.
+    public var languages: [String] { isEnglishOnly ? ["en"] : description.languages.keys.sorted() }
+    /// Every token it writes is timed (its alignment heads are known): always, for the models Chorus converts.
+    public var timesTokens: Bool { !description.alignment_heads.isEmpty }
+    let description: Description
+
+    /// The converter revision this Chorus reads (`scripts/setup-speech.sh`'s `converter_revision`).
+    public static let converterRevision = 4
+
+    /// Its four files.
+    public var files: [URL] { [encoder, decoder, tokens, descriptionFile] }
+
+    /// Each file's name, size and modification time as they are now (`name size seconds.nanoseconds`; a missing file
+    /// has size -1): what tells a model replaced or damaged in place from the one loaded, and part of a transcript's
+    /// cache key.
+    public var fileStamps: [String] { files.map(Self.stamp(of:)) }
+
+    /// What a model folder holds: each file's `stamp` (empty when there is no folder). A failed load is remembered
+    /// with it, so a model put in place or mended is loaded again and an unchanged broken one is not.
+    public static func contents(of folder: URL) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return names.sorted().map { stamp(of: folder.appendingPathComponent($0)) }
+    }
+
+    /// Its name and `fileStamps`: the model, as transcript cache keys name it.
+    public var identity: [String] { [name] + fileStamps }
+
+    /// A file's name, size and modification time (`name size seconds.nanoseconds`, `name -1` when it is missing).
+    public static func stamp(of url: URL) -> String {
+        var info = stat()
+        guard stat(url.path, &info) == 0 else { return "\(url.lastPathComponent) -1" }
+        return "\(url.lastPathComponent) \(info.st_size) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
+    }
+
+    /// The offline model renders and `chorus transcribe` use unless told (`scripts/setup-speech.sh` installs it).
+    public static let defaultName = "whisper-tiny.en"
+
+    /// The folder models are found in: `$CHORUS_MODELS_DIR`, else `$XDG_DATA_HOME/chorus/models`, else
+    /// `~/.local/share/chorus/models`.
+    public static func modelsFolder(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+        if let folder = environment["CHORUS_MODELS_DIR"], !folder.isEmpty { return URL(fileURLWithPath: folder, isDirectory: true) }
+        let data = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0, isDirectory: true) }
+            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share", isDirectory: true)
+        return data.appendingPathComponent("chorus/models", isDirectory: true)
+    }
+
+    /// The names of the Whisper models in `folder` (sub-folders holding a `model.json` that says `whisper`), sorted;
+    /// nothing else is validated.
+    public static func names(in folder: URL = modelsFolder()) -> [String] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return entries.filter { name in
+            guard !name.hasPrefix("."), let data = FileManager.default.contents(atPath: folder.appendingPathComponent(name).appendingPathComponent("model.json").path),
+                  let kind = try? JSONDecoder().decode(Kind.self, from: data) else { return false }
+            return kind.kind == "whisper"
+        }.sorted()
+    }
+
+    private struct Kind: Decodable { var kind: String }
+
+    /// Model `name` in `models`, checked.
+    /// - Throws: `VoiceError` (`.configuration`): no such model (naming the folder and what is there, and how to
+    ///   install the default), or a file that fails a check.
+    public static func named(_ name: String, in models: URL = modelsFolder()) throws -> WhisperModel {
+        guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else {
+            throw VoiceError.model("\"\(name)\" is not a model name")
+        }
+        let folder = models.appendingPathComponent(name, isDirectory: true)
+        guard FileManager.default.fileExists(atPath: folder.path) else {
+            let present = names(in: models)
+            throw VoiceError.model("no model \"\(name)\" in \(models.path) (" + (present.isEmpty ? "none there" : "there: \(present.joined(separator: ", "))")
+                                   + (["whisper-tiny.en", "whisper-base"].contains(name) ? "; scripts/setup.sh installs it" : "") + ")")
+        }
+        return try WhisperModel(folder: folder)
+    }
+
+    /// The model in `folder`, checked.
+    /// - Throws: `VoiceError` (`.configuration`) naming the file and the reason.
+    public init(folder: URL) throws {
+        self.folder = folder
+        name = folder.lastPathComponent
+        let descriptionFile = folder.appendingPathComponent("model.json")
+        guard FileManager.default.fileExists(atPath: folder.path) else { throw VoiceError.model("\(folder.path): not a folder holding a model") }
+        let data: Data
+        do {
+            data = try Data(contentsOf: descriptionFile)
+        } catch {
+            throw VoiceError.model("\(descriptionFile.path): cannot be read (a Whisper model's folder holds model.json; scripts/setup.sh converts models)")
+        }
+        description = try Description.checked(data, file: descriptionFile)
+        let encoderFile = try ONNXModelFile(url: folder.appendingPathComponent("encoder.onnx"))
+        try encoderFile.expect(inputs: ["mel"], outputs: ["cross_k", "cross_v"], what: "a Whisper encoder converted by Chorus")
+        let decoderFile = try ONNXModelFile(url: folder.appendingPathComponent("decoder.onnx"))
+        try decoderFile.expect(inputs: ["tokens", "offset", "self_k", "self_v", "cross_k", "cross_v"], outputs: ["logits", "new_k", "new_v", "alignment"],
+                               what: "a Whisper decoder converted by Chorus")
+        let tokens = folder.appendingPathComponent("tokens.txt")
+        guard FileManager.default.isReadableFile(atPath: tokens.path) else { throw VoiceError.model("\(tokens.path): missing or unreadable") }
+    }
+}
+
+extension VoiceError {
+    /// A model that cannot be used: missing, incomplete or not what it claims (`.configuration`).
+    static func model(_ message: String) -> VoiceError { VoiceError(.configuration, provider: "whisper", message: message) }
+}

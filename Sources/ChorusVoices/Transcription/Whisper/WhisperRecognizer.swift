@@ -1,0 +1,205 @@
+import ChorusAudio
+import ChorusWire
+public import Foundation
+
+/// Offline transcription with a Whisper model, in process, on ONNX Runtime (`WhisperNetworks`): Chorus computes the
+/// log-mel features, runs the encoder once per 30 s window, decodes greedily with its cache in place
+/// (`WhisperDecoder`) and times every word from the alignment heads (`WhisperAlignment`).
+///
+/// Lanes: one per core it was given, each a decoder state and a thread of its own (never Swift's cooperative pool
+/// or an event loop: a decode is CPU work of up to seconds); the networks are loaded once and shared by the lanes.
+/// Audio is cut at quiet moments into pieces (`SpeechChunks`) that Whisper's 30 s window holds, heard on all lanes at
+/// once; word times are from the start of the whole audio.
+public final class WhisperRecognizer: Sendable {
+    public let model: WhisperModel
+    /// The sample rate Whisper hears (audio is resampled to it).
+    public static let sampleRate = 16_000
+
+    private let networks: WhisperNetworks
+    private let lanes: [Lane]
+    /// The lane the next transcription starts on: calls at once (a render's messages) spread over the lanes.
+    private let nextLane = Locked(0)
+
+    /// Raised when a change here changes the words a model hears in the same audio (cached transcripts then miss):
+    /// 2 — each piece's padding; 3 — Whisper's annotations of sounds left out (`withoutAnnotations`); 4 — Chorus's own
+    /// front end, decoder and word alignment on ONNX Runtime (each piece heard in a whole 30 s window).
+    public static let decodingRevision = 4
+
+    /// The most lanes one recognizer keeps (each holds a decoding cache; the networks are shared).
+    public static let mostLanes = 8
+
+    /// The lanes a recognizer keeps unless told: one per core, at most `mostLanes`.
+    public static var defaultLanes: Int { min(ProcessInfo.processInfo.activeProcessorCount, mostLanes) }
+
+    /// A decoder's state and the one thread that uses it.
+    private struct Lane: Sendable {
+        let decoder: WhisperDecoder
+        let thread: WorkerPool
+    }
+
+    /// Loads `model` once, with a decoding lane per core given.
+    /// - Parameters:
+    ///   - model: A model checked by `WhisperModel`.
+    ///   - threads: The cores to use (at most `mostLanes`): one lane each; the encoder uses them all for one window.
+    /// - Throws: `VoiceError` (`.configuration`) naming the file when the runtime refuses the model.
+    public init(model: WhisperModel, threads: Int = 1) throws {
+        self.model = model
+        let count = min(max(1, threads), Self.mostLanes)
+        let networks = try WhisperNetworks(model: model, encoderThreads: count)
+        self.networks = networks
+        lanes = try (0..<count).map { index in
+            Lane(decoder: try WhisperDecoder(networks: networks), thread: WorkerPool(threads: 1, name: "whisper-\(index)"))
+        }
+    }
+
+    /// Transcribes `samples` (mono, `sampleRate` Hz).
+    /// - Parameters:
+    ///   - samples: The audio.
+    ///   - sampleRate: Its rate.
+    ///   - language: The language it is in (ISO 639-1, or an English name); `nil` to detect it (multilingual models) —
+    ///     each piece's own, the transcript's being the one most of the audio was heard in.
+    ///   - sharpen: Move word starts and ends to the pauses around them (`SpeechOnsets`); `false` keeps Whisper's own times.
+    /// - Throws: `VoiceError` (`.badRequest`) for no audio or a language the model does not transcribe;
+    ///   `CancellationError` when cancelled before its turn.
+    public func transcribe(_ samples: [Float], sampleRate: Int = WhisperRecognizer.sampleRate, language: String? = nil,
+                           sharpen: Bool = true) async throws -> Transcript {
+        guard sampleRate > 0, !samples.isEmpty else {
+            throw VoiceError(.badRequest, provider: "whisper", message: "no audio to transcribe")
+        }
+        let code = try language.map(languageCode(_:))
+        let samples = sampleRate == Self.sampleRate ? samples : try Self.resampled(samples, from: sampleRate)
+        let rate = Self.sampleRate
+        let ranges = SpeechChunks.ranges(of: samples, rate: rate, pieces: 1)
+        let lanes = self.lanes
+        let first = nextLane.withLock { lane in
+            defer { lane = (lane + 1) % lanes.count }
+            return lane
+        }
+        // Piece i on lane (first + i) % lanes, each lane's pieces in order; all lanes at once.
+        let heard = try await withThrowingTaskGroup(of: [(Int, WhisperDecoder.Piece)].self) { group in
+            for (number, lane) in lanes.enumerated() {
+                let mine = Array(stride(from: (number - first + lanes.count) % lanes.count, to: ranges.count, by: lanes.count))
+                guard !mine.isEmpty else { continue }
+                group.addTask {
+                    try await lane.thread.run {
+                        try mine.map { index in
+                            // A piece without sound is not heard: Whisper would make words up.
+                            if SpeechChunks.isSilent(samples[ranges[index]], rate: rate) { return (index, WhisperDecoder.Piece.empty) }
+                            return (index, try lane.decoder.decode(samples[ranges[index]], language: code))
+                        }
+                    }
+                }
+            }
+            var pieces: [(Int, WhisperDecoder.Piece)] = []
+            for try await done in group { pieces += done }
+            return pieces.sorted { $0.0 < $1.0 }
+        }
+        var words: [WordTiming] = []
+        var texts: [String] = []
+        var spoken: [String: Int] = [:]
+        for (index, piece) in heard {
+            let offset = Double(ranges[index].lowerBound) / Double(rate)
+            let text = Self.withoutAnnotations(networks.tokenizer.text(of: piece.tokens))
+            guard !text.isEmpty else { continue }
+            texts.append(text)
+            spoken[piece.language, default: 0] += ranges[index].count
+            words += Self.withoutAnnotations(piece.words.map {
+                WordTiming(word: $0.word.trimmingCharacters(in: .whitespaces), start: $0.start + offset, end: $0.end + offset)
+            })
+        }
+        let heardLanguage = model.isEnglishOnly ? "en" : (code ?? spoken.max { $0.value < $1.value || $0.value == $1.value && $0.key > $1.key }?.key ?? "")
+        if sharpen {
+            let found = words
+            words = try await lanes[first].thread.run { SpeechOnsets.refine(found, samples: samples, rate: rate) }
+        }
+        return Transcript(text: texts.joined(separator: " "), language: heardLanguage, duration: Double(samples.count) / Double(rate), words: words)
+    }
+
+    /// The model's code for `language` (a code or an English name).
+    /// - Throws: `VoiceError` (`.badRequest`) naming the language when the model does not transcribe it.
+    public func languageCode(_ language: String) throws -> String {
+        let code = LanguageNames.code(of: language.trimmingCharacters(in: .whitespaces))
+        guard model.languages.contains(code) else {
+            throw VoiceError(.badRequest, provider: "whisper", message: model.isEnglishOnly
+                ? "\(model.name) is English-only; it does not transcribe \(language)"
+                : "\(model.name) does not transcribe \"\(language)\" (it knows \(model.languages.count) languages by ISO 639-1 code or English name)")
+        }
+        return code
+    }
+
+    /// Decodes the audio file at `url` (any format Chorus reads), and transcribes it.
+    /// - Throws: `AudioError` naming the file when it cannot be decoded; as `transcribe(_:sampleRate:)` otherwise.
+    public func transcribe(fileAt url: URL, language: String? = nil) async throws -> Transcript {
+        let samples = try await lanes[0].thread.run { try Self.audio(fileAt: url) }
+        return try await transcribe(samples, language: language)
+    }
+
+    /// The audio file at `url` as Whisper hears it: mono at `sampleRate` (what `transcribe(_:sampleRate:)` takes).
+    /// - Throws: `AudioError` naming the file.
+    public static func audio(fileAt url: URL) throws -> [Float] {
+        try AudioFileReader(url: url, outputFormat: AudioFormat(sampleRate: sampleRate, channels: 1)).readAll().samples
+    }
+
+    /// Samples at `rate` as Whisper hears them (16 kHz), by the engine's resampler.
+    private static func resampled(_ samples: [Float], from rate: Int) throws -> [Float] {
+        let resampler = try Resampler(from: AudioFormat(sampleRate: rate, channels: 1), to: AudioFormat(sampleRate: sampleRate, channels: 1))
+        var output: [Float] = []
+        try samples.withUnsafeBufferPointer { try resampler.convert($0, into: &output) }
+        try resampler.flush(into: &output)
+        return output
+    }
+
+    /// Audio bytes as Whisper hears them, read to the end or to one sample past `limit` seconds (whichever comes first:
+    /// a small file that decodes to hours is never held whole). A result longer than `limit` means the audio is.
+    /// - Parameters:
+    ///   - data: The encoded audio (any format Chorus reads).
+    ///   - name: What errors call the audio (a form field, a file name).
+    ///   - limit: Seconds read at most (and one sample more).
+    /// - Throws: `AudioError` naming it.
+    public static func audio(data: Data, name: String, limit: Double) throws -> [Float] {
+        let reader = try AudioFileReader(data: data, name: name, outputFormat: AudioFormat(sampleRate: sampleRate, channels: 1))
+        let most = Int(min(limit, 24 * 3600) * Double(sampleRate)) + 1
+        var samples: [Float] = []
+        while samples.count < most, let chunk = try reader.read() {
+            samples += chunk.prefix(most - samples.count)
+        }
+        return samples
+    }
+
+    /// `text` without what Whisper writes for sounds that are not speech — `(wind blowing)`, `[BLANK_AUDIO]`,
+    /// `[ Sound Effects ]`, `♪` — so noise or music alone is no text at all, and a laugh inside speech is not a word
+    /// (as ElevenLabs' audio events are left out). Measured with tiny.en: noise, a tone and a chord came back as such
+    /// annotations; with the annotation tokens forbidden instead (faster-whisper's `suppress_tokens`), the same sounds
+    /// came back as made-up words ("I'm so sorry", "You"), which cannot be told from speech afterwards.
+    static func withoutAnnotations(_ text: String) -> String {
+        var outside = Annotations()
+        return String(text.filter { outside.keeps($0) }).split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+
+    /// The words outside annotations (`withoutAnnotations(_:)`); a word that is only punctuation once they are gone
+    /// goes too.
+    static func withoutAnnotations(_ words: [WordTiming]) -> [WordTiming] {
+        var outside = Annotations()
+        return words.compactMap { word in
+            let kept = String(word.word.filter { outside.keeps($0) })
+            guard kept.contains(where: { $0.isLetter || $0.isNumber }) else { return nil }
+            return kept == word.word ? word : WordTiming(word: kept, start: word.start, end: word.end)
+        }
+    }
+
+    /// Reads text character by character and says which are outside an annotation: brackets and what is between
+    /// them, and music notes, are not.
+    private struct Annotations {
+        private var depth = 0
+
+        mutating func keeps(_ character: Character) -> Bool {
+            switch character {
+            case "(", "[": depth += 1
+            case ")", "]": depth = max(0, depth - 1)
+            case "♪", "♫", "♬": return false
+            default: return depth == 0
+            }
+            return false
+        }
+    }
+}
