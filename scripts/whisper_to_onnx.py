@@ -10,18 +10,18 @@ Writes OUTPUT_FOLDER/{encoder.onnx, decoder.onnx, tokens.txt, model.json} into a
 renames it into place at the end, so an interrupted run leaves nothing half-written.
 
 The graphs:
-- encoder: mel (N, n_mels, 3000) -> cross_k, cross_v (n_text_layer, N, n_audio_ctx, n_text_state): each decoder
-  layer's cross-attention keys and values, computed once per 30 s window;
-- decoder, one step of n tokens at positions offset ..< offset + n: tokens (N, n) int64, offset (1,) int64, self_k,
-  self_v (n_text_layer, N, capacity, n_text_state): the caller's cache, of which the first `offset` rows are read,
-  cross_k, cross_v -> logits (N, n_vocab) of the last position, new_k, new_v (n_text_layer, N, n, n_text_state):
+- encoder: mel (N, n_mels, 3000) -> cross_k_L (N, heads, d_head, n_audio_ctx) and cross_v_L (N, heads, n_audio_ctx,
+  d_head) for each decoder layer L: its cross-attention keys and values, computed once per 30 s window;
+- decoder, one step of n tokens at positions offset ..< offset + n: tokens (N, n) int64, offset (1,) int64,
+  self_k_L, self_v_L (N, capacity, n_text_state): the caller's cache, of which the first `offset` rows are read,
+  cross_k_L, cross_v_L -> logits (N, n_vocab) of the last position, new_k, new_v (n_text_layer, N, n, n_text_state):
   this step's keys and values, which the caller writes into its cache at `offset` (the cache stays where it is:
   nothing is copied in and out of the graph at every step), and alignment (N, n_alignment_heads, n, n_audio_ctx):
   the alignment heads' cross-attention, from which words are timed (dynamic time warping, as OpenAI's Whisper does).
-The cross-attention keys and values are stored in the order the decoder's attention reads them (keys as heads ×
-d_head × frames, values as heads × frames × d_head, in the (frames, n_state) shape), so that no decoding step
-transposes 2 × 1500 × n_state values per layer again. Both files of a pair come from one conversion, so the layout
-is private to the pair.
+Every layer's cache and cross-attention keys and values are inputs of their own, in the order the decoder's attention
+reads them (keys as heads × d_head × frames, values as heads × frames × d_head): one tensor for all layers made every
+step copy each layer's out of it (2 × 1500 × n_state values per layer: 13 % of a 30 s note's decoding was memmove).
+Both files of a pair come from one conversion, so the layout is private to the pair.
 
 model.json holds the dimensions, the special tokens, the languages (code -> token id), the alignment heads and the
 tokens Whisper's decoding suppresses; tokens.txt each ordinary token's bytes in base64 and its id.
@@ -39,7 +39,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-OPSET = 17
+OPSET = 20
 # CTranslate2's DataType ids (include/ctranslate2/types.h) and what numpy reads them as.
 CT2_TYPES = {0: np.float32, 1: np.int8, 2: np.int16, 3: np.int32, 4: np.float16}
 
@@ -134,10 +134,11 @@ class Graph:
             raise ConversionError(f"model.bin has no variable {name}")
         return self.const(self.weights[name].astype(np.float32), name=name.replace("/", "."))
 
-    def linear(self, x, prefix, rows=None):
-        """x @ W^T + b for CTranslate2's (out, in) weight, optionally only rows [start, end) of a fused one."""
+    def linear(self, x, prefix, rows=None, scale=1.0):
+        """x @ W^T + b for CTranslate2's (out, in) weight, optionally only rows [start, end) of a fused one, and both
+        multiplied by `scale` (an attention's 1/sqrt(d_head), folded into its queries' projection)."""
         def part(value):
-            return value if rows is None else value[rows[0]:rows[1]]
+            return (value if rows is None else value[rows[0]:rows[1]]) * np.float32(scale)
         suffix = "" if rows is None else f".{rows[0]}"
         weight = self.const(part(self.weights[prefix + "/weight"].astype(np.float32)).T.copy(), name=prefix.replace("/", ".") + suffix + ".wt")
         bias_name = prefix + "/bias"
@@ -151,10 +152,8 @@ class Graph:
         return self.op("LayerNormalization", [x, self.weight(prefix + "/gamma"), self.weight(prefix + "/beta")], "ln", axis=-1, epsilon=1e-5)
 
     def gelu(self, x):
-        # Whisper's GELU (the exact, erf-based one; opset 17 has no Gelu operator).
-        scaled = self.op("Div", [x, self.const(np.sqrt(2.0))])
-        erf = self.op("Erf", [scaled])
-        return self.op("Mul", [x, self.op("Mul", [self.op("Add", [erf, self.const(1.0)]), self.const(0.5)])], "gelu")
+        # Whisper's GELU, the exact (erf-based) one: opset 20's operator, one kernel instead of five.
+        return self.op("Gelu", [x], "gelu", approximate="none")
 
     def heads(self, x, n_head, d_head):
         """(N, T, n_head * d_head) -> (N, n_head, T, d_head)."""
@@ -167,10 +166,11 @@ class Graph:
         return self.op("Reshape", [back, self.const([0, 0, n_state], dtype=np.int64)])
 
     def attention(self, q, k, v, n_head, d_head, mask=None, keys_transposed=False):
-        """Scaled dot-product attention over heads; returns the merged output and the weights (N, H, Tq, Tk). The keys
-        are (N, H, Tk, d_head), or (N, H, d_head, Tk) when `keys_transposed`."""
+        """Dot-product attention over heads, the queries already scaled by 1/sqrt(d_head) (`linear`'s `scale`: a Mul
+        here became ONNX Runtime's FusedMatMul, measured 2.3× slower than the plain MatMul for one query over 1500
+        frames); returns the merged output and the weights (N, H, Tq, Tk). The keys are (N, H, Tk, d_head), or
+        (N, H, d_head, Tk) when `keys_transposed`."""
         scores = self.op("MatMul", [q, k if keys_transposed else self.op("Transpose", [k], perm=[0, 1, 3, 2])])
-        scores = self.op("Mul", [scores, self.const(1.0 / np.sqrt(d_head))])
         if mask is not None:
             scores = self.op("Add", [scores, mask])
         weights = self.op("Softmax", [scores], "softmax", axis=-1)
@@ -211,7 +211,7 @@ def encoder_graph(weights, d):
     for layer in range(d["n_audio_layer"]):
         p = f"encoder/layer_{layer}"
         h = g.layer_norm(x, p + "/self_attention/layer_norm")
-        q = g.heads(g.linear(h, p + "/self_attention/linear_0", (0, n_state)), n_head, d_head)
+        q = g.heads(g.linear(h, p + "/self_attention/linear_0", (0, n_state), scale=1 / np.sqrt(d_head)), n_head, d_head)
         k = g.heads(g.linear(h, p + "/self_attention/linear_0", (n_state, 2 * n_state)), n_head, d_head)
         v = g.heads(g.linear(h, p + "/self_attention/linear_0", (2 * n_state, 3 * n_state)), n_head, d_head)
         attended, _ = g.attention(q, k, v, n_head, d_head)
@@ -219,29 +219,24 @@ def encoder_graph(weights, d):
         h = g.layer_norm(x, p + "/ffn/layer_norm")
         x = g.op("Add", [x, g.linear(g.gelu(g.linear(h, p + "/ffn/linear_0")), p + "/ffn/linear_1")])
     x = g.layer_norm(x, "encoder/layer_norm")
-    ks, vs = [], []
-    text_state = d["n_text_state"]
+    text_state, text_head = d["n_text_state"], d["n_text_head"]
+    d_text = text_state // text_head
+    outputs = []
     for layer in range(d["n_text_layer"]):
         p = f"decoder/layer_{layer}/attention/linear_1"
-        # Laid out as the decoder's attention reads them, so that no step of the decoder transposes them again: the keys
-        # as (heads, d_head, frames), the values as (heads, frames, d_head), each stored in the
-        # (frames, n_state) shape (Chorus only passes them from the encoder to the decoder).
-        text_head = d["n_text_head"]
-        key = g.op("Reshape", [g.linear(x, p, (0, text_state)), g.const([0, 0, text_head, text_state // text_head], dtype=np.int64)])
-        key = g.op("Transpose", [key], perm=[0, 2, 3, 1])
-        value = g.heads(g.linear(x, p, (text_state, 2 * text_state)), text_head, text_state // text_head)
-        flat = g.const([0, -1, text_state], dtype=np.int64)
-        ks.append(g.op("Unsqueeze", [g.op("Reshape", [key, flat]), g.const([0], dtype=np.int64)]))
-        vs.append(g.op("Unsqueeze", [g.op("Reshape", [value, flat]), g.const([0], dtype=np.int64)]))
-    g.nodes.append(helper.make_node("Concat", ks, ["cross_k"], axis=0))
-    g.nodes.append(helper.make_node("Concat", vs, ["cross_v"], axis=0))
-    cross = ["n_text_layer", "n_audio", "n_audio_ctx", text_state]
+        # One output per layer, laid out as the decoder's attention reads them, so that no step of the decoder copies or
+        # transposes them again: the keys as (N, heads, d_head, frames), the values as (N, heads, frames, d_head).
+        key = g.op("Reshape", [g.linear(x, p, (0, text_state)), g.const([0, 0, text_head, d_text], dtype=np.int64)])
+        g.nodes.append(helper.make_node("Transpose", [key], [f"cross_k_{layer}"], perm=[0, 2, 3, 1]))
+        value = g.op("Reshape", [g.linear(x, p, (text_state, 2 * text_state)), g.const([0, 0, text_head, d_text], dtype=np.int64)])
+        g.nodes.append(helper.make_node("Transpose", [value], [f"cross_v_{layer}"], perm=[0, 2, 1, 3]))
+        outputs += [helper.make_tensor_value_info(f"cross_k_{layer}", TensorProto.FLOAT, ["n_audio", text_head, d_text, "n_audio_ctx"]),
+                    helper.make_tensor_value_info(f"cross_v_{layer}", TensorProto.FLOAT, ["n_audio", text_head, "n_audio_ctx", d_text])]
+    outputs = outputs[0::2] + outputs[1::2]   # all keys, then all values
     return helper.make_graph(
         g.nodes, "whisper-encoder",
         [helper.make_tensor_value_info("mel", TensorProto.FLOAT, ["n_audio", d["n_mels"], "n_frames"])],
-        [helper.make_tensor_value_info("cross_k", TensorProto.FLOAT, cross),
-         helper.make_tensor_value_info("cross_v", TensorProto.FLOAT, cross)],
-        list(g.initializers.values()))
+        outputs, list(g.initializers.values()))
 
 
 def decoder_graph(weights, d, alignment_heads):
@@ -265,9 +260,8 @@ def decoder_graph(weights, d, alignment_heads):
     k_outputs, v_outputs, alignment = [], [], []
     for layer in range(d["n_text_layer"]):
         p = f"decoder/layer_{layer}"
-        index = g.const([layer], dtype=np.int64)
         h = g.layer_norm(x, p + "/self_attention/layer_norm")
-        q = g.linear(h, p + "/self_attention/linear_0", (0, n_state))
+        q = g.linear(h, p + "/self_attention/linear_0", (0, n_state), scale=1 / np.sqrt(d_head))
         k = g.linear(h, p + "/self_attention/linear_0", (n_state, 2 * n_state))
         v = g.linear(h, p + "/self_attention/linear_0", (2 * n_state, 3 * n_state))
         # Only this step's keys and values leave the graph (the caller writes them into its cache in place); the
@@ -275,22 +269,17 @@ def decoder_graph(weights, d, alignment_heads):
         k_outputs.append(g.op("Unsqueeze", [k, zero]))
         v_outputs.append(g.op("Unsqueeze", [v, zero]))
         attended_kv = []
-        for new, cache_input in ((k, "self_k"), (v, "self_v")):
-            cache = g.op("Squeeze", [g.op("Gather", [cache_input, index], axis=0), zero])             # (N, capacity, n_state)
-            before = g.op("Slice", [cache, zero, "offset", one])
+        for new, cache_input in ((k, f"self_k_{layer}"), (v, f"self_v_{layer}")):
+            before = g.op("Slice", [cache_input, zero, "offset", one])                                # (N, offset, n_state)
             attended_kv.append(g.op("Concat", [before, new], axis=1))                               # (N, offset + n, n_state)
         keys = g.heads(attended_kv[0], n_head, d_head)
         values = g.heads(attended_kv[1], n_head, d_head)
         attended, _ = g.attention(g.heads(q, n_head, d_head), keys, values, n_head, d_head, mask)
         x = g.op("Add", [x, g.linear(attended, p + "/self_attention/linear_1")])
         h = g.layer_norm(x, p + "/attention/layer_norm")
-        q = g.heads(g.linear(h, p + "/attention/linear_0"), n_head, d_head)
-        # The encoder's layout (keys as (heads, d_head, frames), values as (heads, frames, d_head)): reshaped, not copied.
-        cross_k = g.op("Reshape", [g.op("Gather", ["cross_k", g.const(layer, dtype=np.int64)], axis=0),
-                                   g.const([0, n_head, d_head, -1], dtype=np.int64)])
-        cross_v = g.op("Reshape", [g.op("Gather", ["cross_v", g.const(layer, dtype=np.int64)], axis=0),
-                                   g.const([0, n_head, -1, d_head], dtype=np.int64)])
-        attended, weights_ = g.attention(q, cross_k, cross_v, n_head, d_head, keys_transposed=True)
+        q = g.heads(g.linear(h, p + "/attention/linear_0", scale=1 / np.sqrt(d_head)), n_head, d_head)
+        # The encoder's layout (keys as (N, heads, d_head, frames), values as (N, heads, frames, d_head)): used as they are.
+        attended, weights_ = g.attention(q, f"cross_k_{layer}", f"cross_v_{layer}", n_head, d_head, keys_transposed=True)
         for head_layer, head in alignment_heads:
             if head_layer == layer:
                 alignment.append(g.op("Slice", [weights_, g.const([head], dtype=np.int64), g.const([head + 1], dtype=np.int64), one]))
@@ -306,17 +295,17 @@ def decoder_graph(weights, d, alignment_heads):
     g.nodes.append(helper.make_node("Concat", k_outputs, ["new_k"], axis=0))
     g.nodes.append(helper.make_node("Concat", v_outputs, ["new_v"], axis=0))
     g.nodes.append(helper.make_node("Concat", alignment, ["alignment"], axis=1))
-    cache = ["n_text_layer", "n_audio", "capacity", n_state]
-    cross = ["n_text_layer", "n_audio", "n_audio_ctx", n_state]
+    layers = range(d["n_text_layer"])
+    cache = ["n_audio", "capacity", n_state]
     step = ["n_text_layer", "n_audio", "n_tokens", n_state]
     return helper.make_graph(
         g.nodes, "whisper-decoder",
         [helper.make_tensor_value_info("tokens", TensorProto.INT64, ["n_audio", "n_tokens"]),
-         helper.make_tensor_value_info("offset", TensorProto.INT64, [1]),
-         helper.make_tensor_value_info("self_k", TensorProto.FLOAT, cache),
-         helper.make_tensor_value_info("self_v", TensorProto.FLOAT, cache),
-         helper.make_tensor_value_info("cross_k", TensorProto.FLOAT, cross),
-         helper.make_tensor_value_info("cross_v", TensorProto.FLOAT, cross)],
+         helper.make_tensor_value_info("offset", TensorProto.INT64, [1])]
+        + [helper.make_tensor_value_info(f"self_k_{layer}", TensorProto.FLOAT, cache) for layer in layers]
+        + [helper.make_tensor_value_info(f"self_v_{layer}", TensorProto.FLOAT, cache) for layer in layers]
+        + [helper.make_tensor_value_info(f"cross_k_{layer}", TensorProto.FLOAT, ["n_audio", n_head, d_head, "n_audio_ctx"]) for layer in layers]
+        + [helper.make_tensor_value_info(f"cross_v_{layer}", TensorProto.FLOAT, ["n_audio", n_head, "n_audio_ctx", d_head]) for layer in layers],
         [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["n_audio", d["n_vocab"]]),
          helper.make_tensor_value_info("new_k", TensorProto.FLOAT, step),
          helper.make_tensor_value_info("new_v", TensorProto.FLOAT, step),

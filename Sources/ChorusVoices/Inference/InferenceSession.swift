@@ -25,12 +25,20 @@ final class InferenceSession: @unchecked Sendable {
         }
     }
 
+    /// The threads a session's runs use.
+    enum Threads: Sendable {
+        /// `count` of its own per run (1: the calling thread alone).
+        case own(Int)
+        /// The process's shared pool (`ONNXRuntime.sharedThreads`): a run alone uses every core, runs at once share them.
+        case shared
+    }
+
     /// Loads `bytes` (the model file `file`).
     /// - Parameters:
-    ///   - threads: The runtime's threads for one call (1: the calling thread alone).
+    ///   - threads: The runtime's threads for one call.
     ///   - provider: Who errors are from.
     /// - Throws: `VoiceError` (`.configuration`) naming the file when the runtime refuses it.
-    init(file: URL, bytes: Data, threads: Int, provider: String) throws {
+    init(file: URL, bytes: Data, threads: Threads, provider: String) throws {
         let runtime = try ONNXRuntime.shared()
         let api = runtime.api.pointee
         self.runtime = runtime
@@ -42,8 +50,13 @@ final class InferenceSession: @unchecked Sendable {
         func set(_ status: OpaquePointer?, _ what: String) throws {
             try runtime.check(status, "\(file.path): \(what)", kind: .configuration, provider: provider)
         }
-        try set(api.SetIntraOpNumThreads(options, Int32(max(1, threads))), "intra-op threads")
-        try set(api.SetInterOpNumThreads(options, 1), "inter-op threads")
+        switch threads {
+        case .own(let count):
+            try set(api.SetIntraOpNumThreads(options, Int32(max(1, count))), "intra-op threads")
+            try set(api.SetInterOpNumThreads(options, 1), "inter-op threads")
+        case .shared:
+            try set(api.DisablePerSessionThreads(options), "shared threads")
+        }
         try set(api.SetSessionExecutionMode(options, ORT_SEQUENTIAL), "execution mode")
         try set(api.SetSessionGraphOptimizationLevel(options, ORT_ENABLE_ALL), "optimization level")
         // Threads that wait for work sleep instead of spinning: lanes share the cores with each other and the encoders.

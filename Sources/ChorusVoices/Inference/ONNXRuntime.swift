@@ -2,9 +2,9 @@ import CONNXRuntime
 import Foundation
 
 /// The process's ONNX Runtime, Chorus's one owner of it: the C API table (asked for the API version Chorus's header
-/// declares), one environment, the CPU memory description every tensor uses, and the one place where the runtime's
-/// status codes become errors (`check`). Whisper and the Piper voices run their networks through sessions made from it
-/// (`InferenceSession`).
+/// declares), one environment with the process's shared pool of compute threads (one per core, sleeping when idle),
+/// the CPU memory description every tensor uses, and the one place where the runtime's status codes become errors
+/// (`check`). Whisper and the Piper voices run their networks through sessions made from it (`InferenceSession`).
 ///
 /// The library is PyPI's `onnxruntime` wheel's, the header fastkokoro's (both pinned by `scripts/setup-speech.sh`).
 /// A runtime serves every API version up to its own: one older than the header's is refused with an error naming both.
@@ -19,6 +19,9 @@ final class ONNXRuntime: @unchecked Sendable {
     let memory: OpaquePointer
     /// The runtime's default allocator (names of inputs and outputs come from it and go back to it); never freed.
     let allocator: UnsafeMutablePointer<OrtAllocator>
+
+    /// Threads of the shared pool: one per core (the calling thread of a run is one of its workers).
+    static var sharedThreads: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
 
     /// The runtime, made on first use; the same error every time when it cannot be.
     static func shared() throws -> ONNXRuntime { try loaded.get() }
@@ -40,8 +43,17 @@ final class ONNXRuntime: @unchecked Sendable {
                              message: "ONNX Runtime \(version) does not serve API version \(apiVersion), which Chorus was built with (run scripts/setup.sh)")
         }
         self.api = api
+        // One pool of compute threads for the sessions that share it (`InferenceSession.Threads.shared`): a network run
+        // alone spreads its operators over every core, runs at once share them.
+        var threading: OpaquePointer?
+        try Self.check(api, api.pointee.CreateThreadingOptions(&threading), "threading options", kind: .configuration)
+        defer { api.pointee.ReleaseThreadingOptions(threading) }
+        try Self.check(api, api.pointee.SetGlobalIntraOpNumThreads(threading, Int32(Self.sharedThreads)), "shared threads", kind: .configuration)
+        try Self.check(api, api.pointee.SetGlobalInterOpNumThreads(threading, 1), "shared threads", kind: .configuration)
+        try Self.check(api, api.pointee.SetGlobalSpinControl(threading, 0), "shared threads", kind: .configuration)
         var environment: OpaquePointer?
-        try Self.check(api, api.pointee.CreateEnv(ORT_LOGGING_LEVEL_ERROR, "chorus", &environment), "starting ONNX Runtime", kind: .configuration)
+        try Self.check(api, api.pointee.CreateEnvWithGlobalThreadPools(ORT_LOGGING_LEVEL_ERROR, "chorus", threading, &environment),
+                       "starting ONNX Runtime", kind: .configuration)
         var memory: OpaquePointer?
         do {
             try Self.check(api, api.pointee.CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &memory), "describing CPU memory", kind: .configuration)

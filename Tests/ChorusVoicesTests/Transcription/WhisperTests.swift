@@ -314,7 +314,7 @@ struct WhisperTests {
         case .hostileLength: try replace("encoder.onnx", with: Data([0x3A, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F] + [UInt8](repeating: 0, count: 90)))
         case .foreignGraph: try replace("encoder.onnx", with: try Data(contentsOf: PiperVoice.named(PiperVoice.defaultName).model))
         case .decoderAsEncoder: try replace("encoder.onnx", with: try Data(contentsOf: model.decoder))
-        case .emptyGraph: try replace("encoder.onnx", with: ProtobufWriter.model(inputs: ["mel"], outputs: ["cross_k", "cross_v"], metadata: [:]))
+        case .emptyGraph: try replace("encoder.onnx", with: ProtobufWriter.model(inputs: ["mel"], outputs: model.description.crossNames, metadata: [:]))
         case .badTokens: try replace("tokens.txt", with: Data("IQ== 0\nthis is not a token line\n".utf8))
         case .noTokens: try replace("tokens.txt", with: Data())
         }

@@ -25,7 +25,7 @@ final class PiperSynthesizer: @unchecked Sendable {
         } catch {
             throw PiperVoice.broken("\(voice.model.path): cannot be read")
         }
-        session = try InferenceSession(file: voice.model, bytes: bytes, threads: 1, provider: "piper")
+        session = try InferenceSession(file: voice.model, bytes: bytes, threads: .own(1), provider: "piper")
         var inputs: [InferenceSession.Port] = [.int64("input", [-1, -1]), .int64("input_lengths", [-1]), .float("scales", [3])]
         if voice.speakers > 1 { inputs.append(.int64("sid", [-1])) }
         try session.expect(inputs: inputs, outputs: [.float("output", session.outputs.first?.shape.map { _ in -1 } ?? [-1]), .float("durations", [-1])])

@@ -9,8 +9,8 @@ import Foundation
 /// attention, as OpenAI's `find_alignment`). Used by one thread at a time (its lane's).
 final class WhisperDecoder: @unchecked Sendable {
     private let networks: WhisperNetworks
-    private let selfKeys: Tensor<Float>
-    private let selfValues: Tensor<Float>
+    /// Each layer's self-attention keys, then each layer's values: the cache, written in place.
+    private let cache: [Tensor<Float>]
     /// Positions the cache holds.
     let capacity: Int
     /// The token that is a space alone (never the first token: OpenAI's `suppress_blank`).
@@ -25,10 +25,10 @@ final class WhisperDecoder: @unchecked Sendable {
     init(networks: WhisperNetworks) throws {
         self.networks = networks
         let d = networks.model.description
-        capacity = d.n_text_ctx
+        let capacity = d.n_text_ctx
+        self.capacity = capacity
         blank = networks.tokenizer.bytes(of: 220) == [0x20] ? 220 : nil
-        selfKeys = try Tensor(shape: [d.n_text_layer, 1, capacity, d.n_text_state])
-        selfValues = try Tensor(shape: [d.n_text_layer, 1, capacity, d.n_text_state])
+        cache = try (0..<(2 * d.n_text_layer)).map { _ in try Tensor(shape: [1, capacity, d.n_text_state]) }
     }
 
     /// What a piece said.
@@ -94,8 +94,7 @@ final class WhisperDecoder: @unchecked Sendable {
     private func decodeWindow(_ samples: ArraySlice<Float>, language: String?) throws -> Window {
         let d = networks.model.description, t = d.tokens
         let mel = try Tensor(shape: [1, d.n_mels, WhisperFeatures.frames], values: networks.features.logMel(samples))
-        let encoded = try networks.encoder.run([("mel", mel)], outputs: ["cross_k", "cross_v"])
-        let cross = (keys: encoded[0], values: encoded[1])
+        let cross = try networks.encoder.run([("mel", mel)], outputs: d.crossNames)
         let audioFrames = min(d.n_audio_ctx, (samples.count / WhisperFeatures.hop + 1) / 2)
 
         // The start of transcript alone: its logits say whether there is speech and, if asked, the language (and for an
@@ -149,21 +148,21 @@ final class WhisperDecoder: @unchecked Sendable {
 
     /// Runs `tokens` at positions `offset…`: their keys and values written into the cache there; the logits of the last
     /// one and, per alignment head, each token's attention over the encoder's frames (heads × tokens × frames).
-    private func step(_ tokens: [Int], at offset: Int, cross: (keys: OutputTensor, values: OutputTensor)) throws -> (logits: [Float], alignment: [[Float]]) {
+    private func step(_ tokens: [Int], at offset: Int, cross: [OutputTensor]) throws -> (logits: [Float], alignment: [[Float]]) {
         let d = networks.model.description
         let input = try Tensor(shape: [1, tokens.count], values: tokens.map(Int64.init))
         let position = try Tensor(shape: [1], values: [Int64(offset)])
-        let out = try networks.decoder.run([("tokens", input), ("offset", position), ("self_k", selfKeys), ("self_v", selfValues),
-                                            ("cross_k", cross.keys), ("cross_v", cross.values)],
-                                           outputs: ["logits", "new_k", "new_v", "alignment"])
-        let n = tokens.count, state = d.n_text_state
-        for (cache, new) in [(selfKeys, out[1]), (selfValues, out[2])] {
+        let feeds: [(name: String, value: any TensorValue)] = [("tokens", input), ("offset", position)]
+            + zip(d.cacheNames, cache).map { ($0, $1) } + zip(d.crossNames, cross).map { ($0, $1) }
+        let out = try networks.decoder.run(feeds, outputs: ["logits", "new_k", "new_v", "alignment"])
+        let n = tokens.count, state = d.n_text_state, layers = d.n_text_layer
+        for (part, new) in [out[1], out[2]].enumerated() {
             let source = new.floats
-            guard source.count == d.n_text_layer * n * state else {
+            guard source.count == layers * n * state else {
                 throw VoiceError(.unavailable, provider: "whisper", message: "the decoder gave \(source.count) cached values for \(n) tokens")
             }
-            for layer in 0..<d.n_text_layer {
-                (cache.elements.baseAddress! + (layer * capacity + offset) * state).update(from: source.baseAddress! + layer * n * state, count: n * state)
+            for layer in 0..<layers {
+                (cache[part * layers + layer].elements.baseAddress! + offset * state).update(from: source.baseAddress! + layer * n * state, count: n * state)
             }
         }
         let heads = d.alignment_heads.count, weights = out[3].floats

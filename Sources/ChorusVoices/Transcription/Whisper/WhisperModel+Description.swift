@@ -35,6 +35,11 @@ extension WhisperModel {
             var timestamp_begin: Int
         }
 
+        /// The decoder's cache inputs, one per layer: every layer's keys, then every layer's values.
+        var cacheNames: [String] { (0..<n_text_layer).map { "self_k_\($0)" } + (0..<n_text_layer).map { "self_v_\($0)" } }
+        /// The encoder's outputs and the decoder's cross-attention inputs, one per layer: keys, then values.
+        var crossNames: [String] { (0..<n_text_layer).map { "cross_k_\($0)" } + (0..<n_text_layer).map { "cross_v_\($0)" } }
+
         /// `data` (the file `file`) read and every value checked.
         /// - Throws: `VoiceError` (`.configuration`) naming the file and the field.
         static func checked(_ data: Data, file: URL) throws -> Description {

@@ -29,7 +29,7 @@ public struct WhisperModel: Sendable, Equatable {
     let description: Description
 
     /// The converter revision this Chorus reads (`scripts/setup-speech.sh`'s `converter_revision`).
-    public static let converterRevision = 4
+    public static let converterRevision = 7
 
     /// Its four files.
     public var files: [URL] { [encoder, decoder, tokens, descriptionFile] }
@@ -112,9 +112,9 @@ public struct WhisperModel: Sendable, Equatable {
         }
         description = try Description.checked(data, file: descriptionFile)
         let encoderFile = try ONNXModelFile(url: folder.appendingPathComponent("encoder.onnx"))
-        try encoderFile.expect(inputs: ["mel"], outputs: ["cross_k", "cross_v"], what: "a Whisper encoder converted by Chorus")
+        try encoderFile.expect(inputs: ["mel"], outputs: description.crossNames, what: "a Whisper encoder converted by Chorus")
         let decoderFile = try ONNXModelFile(url: folder.appendingPathComponent("decoder.onnx"))
-        try decoderFile.expect(inputs: ["tokens", "offset", "self_k", "self_v", "cross_k", "cross_v"], outputs: ["logits", "new_k", "new_v", "alignment"],
+        try decoderFile.expect(inputs: ["tokens", "offset"] + description.cacheNames + description.crossNames, outputs: ["logits", "new_k", "new_v", "alignment"],
                                what: "a Whisper decoder converted by Chorus")
         let tokens = folder.appendingPathComponent("tokens.txt")
         guard FileManager.default.isReadableFile(atPath: tokens.path) else { throw VoiceError.model("\(tokens.path): missing or unreadable") }

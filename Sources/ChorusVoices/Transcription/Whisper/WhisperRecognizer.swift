@@ -45,7 +45,7 @@ public final class WhisperRecognizer: Sendable {
     public init(model: WhisperModel, threads: Int = 1) throws {
         self.model = model
         let count = min(max(1, threads), Self.mostLanes)
-        let networks = try WhisperNetworks(model: model, encoderThreads: count)
+        let networks = try WhisperNetworks(model: model)
         self.networks = networks
         lanes = try (0..<count).map { index in
             Lane(decoder: try WhisperDecoder(networks: networks), thread: WorkerPool(threads: 1, name: "whisper-\(index)"))

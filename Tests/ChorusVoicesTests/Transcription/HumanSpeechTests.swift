@@ -1,0 +1,81 @@
+import ChorusAudio
+import ChorusTestSupport
+@testable import ChorusVoices
+import Foundation
+import Testing
+
+/// Transcription judged on real people (`HumanSpeech`: telephone prompts, audiobooks, commands, a speech), against
+/// faster-whisper on the same weights in the same run: no more words wrong than it gets, the language heard, the
+/// words timed where it times them.
+@Suite("Whisper on human speech, against faster-whisper")
+struct HumanSpeechTests {
+    static let base = StartedOnce<Result<WhisperRecognizer, any Error>> {
+        Result { try WhisperRecognizer(model: try WhisperModel.named("whisper-base"), threads: 2) }
+    }
+
+    /// Chorus's transcripts of `clips` by `recognizer` (`language`: each clip's own, or detected when `nil`).
+    static func heard(_ clips: [HumanSpeech.Clip], by recognizer: WhisperRecognizer, language: Bool) async throws -> [Transcript] {
+        var transcripts: [Transcript] = []
+        for clip in clips {
+            let samples = try await offCooperativeThreads { try WhisperRecognizer.audio(fileAt: clip.url) }
+            transcripts.append(try await recognizer.transcribe(samples, language: language ? clip.language : nil))
+        }
+        return transcripts
+    }
+
+    static func errorRate(_ texts: [String], _ clips: [HumanSpeech.Clip]) -> Double {
+        let counts = zip(texts, clips).map { HumanSpeech.errors($0, $1.text) }
+        return Double(counts.map(\.wrong).reduce(0, +)) / Double(max(1, counts.map(\.words).reduce(0, +)))
+    }
+
+    @Test("tiny.en on English human recordings: no more words wrong than faster-whisper on the same weights (within a word), each word timed near where it times it")
+    func english() async throws {
+        let clips = try HumanSpeech.clips(language: "en")
+        #expect(clips.count >= 5)
+        let ours = try await Self.heard(clips, by: try await WhisperTests.recognizer(), language: true)
+        let theirs = try await WhisperReferee.transcribe(clips.map(\.url), model: "tiny.en", language: "en")
+        let words = clips.map { HumanSpeech.words($0.text).count }.reduce(0, +)
+        let (mine, referee) = (Self.errorRate(ours.map(\.text), clips), Self.errorRate(theirs.map(\.text), clips))
+        print("human speech, English (\(clips.count) clips, \(words) words): Chorus tiny.en \(String(format: "%.1f", mine * 100)) %, faster-whisper \(String(format: "%.1f", referee * 100)) %")
+        #expect(mine <= referee + 1.0 / Double(words), "Chorus \(ours.map(\.text)) vs faster-whisper \(theirs.map(\.text))")
+        #expect(mine <= 0.15)
+        // Where both heard a word the same, Chorus times it where faster-whisper does (its onsets sharpened against pauses).
+        var offsets: [Double] = []
+        for (transcript, referee) in zip(ours, theirs) {
+            var next = referee.words.startIndex
+            for word in transcript.words {
+                let plain = HumanSpeech.words(word.word)
+                guard let match = referee.words[next...].firstIndex(where: { HumanSpeech.words($0.word) == plain }) else { continue }
+                offsets.append(abs(referee.words[match].start - word.start))
+                next = referee.words.index(after: match)
+            }
+        }
+        let median = offsets.sorted()[offsets.count / 2]
+        #expect(offsets.count >= words * 3 / 4 && median <= 0.1, "median \(median) s over \(offsets.count) words")
+    }
+
+    @Test("Whisper base on Spanish and French human recordings: the language detected, the words as faster-whisper hears them")
+    func spanishAndFrench() async throws {
+        let recognizer = try await Self.base.value.get()
+        #expect(!recognizer.model.isEnglishOnly && recognizer.model.languages.contains("es") && recognizer.model.languages.count >= 99)
+        for language in ["es", "fr"] {
+            let clips = try HumanSpeech.clips(language: language)
+            #expect(clips.count >= 2)
+            let detected = try await Self.heard(clips, by: recognizer, language: false)
+            #expect(detected.allSatisfy { $0.language == language }, "\(detected.map(\.language))")
+            let theirs = try await WhisperReferee.transcribe(clips.map(\.url), model: "base", language: language)
+            let ours = try await Self.heard(clips, by: recognizer, language: true)
+            let words = clips.map { HumanSpeech.words($0.text).count }.reduce(0, +)
+            let (mine, referee) = (Self.errorRate(ours.map(\.text), clips), Self.errorRate(theirs.map(\.text), clips))
+            print("human speech, \(language) (\(clips.count) clips, \(words) words): Chorus base \(String(format: "%.1f", mine * 100)) %, faster-whisper \(String(format: "%.1f", referee * 100)) %")
+            #expect(mine <= referee + 1.0 / Double(words) && mine <= 0.2, "Chorus \(ours.map(\.text)) vs faster-whisper \(theirs.map(\.text))")
+            #expect(ours.allSatisfy { !$0.words.isEmpty && $0.language == language })
+        }
+        // A language the model does not know, and English asked of the English-only model's sibling, are named.
+        await #expect(throws: VoiceError.self) { try await recognizer.transcribe([Float](repeating: 0.1, count: 16_000), language: "tlh") }
+        let english = try await WhisperTests.recognizer()
+        let refusal = await #expect(throws: VoiceError.self) { try await english.transcribe([Float](repeating: 0.1, count: 16_000), language: "es") }
+        #expect(refusal?.kind == .badRequest && refusal?.message.contains("English-only") == true)
+        #expect(try english.languageCode("eng") == "en" && english.languageCode("English") == "en")
+    }
+}
