@@ -57,6 +57,7 @@ let package = Package(
         .systemLibrary(name: "CFlite", providers: [.apt(["flite1-dev"])]),
         // No pkgConfig: gdlib.pc adds -DAVIF_DLL, which SwiftPM refuses with a warning on every build; gd.h needs no flags.
         .systemLibrary(name: "CGD", providers: [.apt(["libgd-dev", "fonts-dejavu-core"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // ONNX Runtime's C API from PyPI's wheels, pinned (scripts/setup-speech.sh writes chorus-onnxruntime.pc).
         .systemLibrary(name: "CONNXRuntime", pkgConfig: "chorus-onnxruntime"),
 
@@ -94,6 +95,7 @@ let package = Package(
                 "CEspeakNG",
                 "CFlite",
                 "CONNXRuntime",
+                "CZlib",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),

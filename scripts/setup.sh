@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what Chorus needs on Debian 12 / Ubuntu, only what is missing; safe to run again.
-#   scripts/setup.sh            build and run: Swift's C libraries (FFmpeg 5.1 with libavfilter, LAME, libsndfile, libebur128, espeak-ng, Flite, libgd),
+#   scripts/setup.sh            build and run: Swift's C libraries (FFmpeg 5.1 with libavfilter, LAME, libsndfile, libebur128, espeak-ng, Flite, libgd, zlib),
 #                               ONNX Runtime's C API, the offline Whisper models and the Piper voices (scripts/setup-speech.sh)
 #   scripts/setup.sh --test     also what the tests use as independent referees: ffmpeg/ffprobe, and headless
 #                               Chromium + chromedriver with Python's selenium (from PyPI) for the player page, and
@@ -11,7 +11,7 @@
 set -euo pipefail
 
 packages=(pkg-config libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libavfilter-dev
-          libsndfile1-dev libmp3lame-dev libebur128-dev libespeak-ng-dev espeak-ng-data flite1-dev libgd-dev fonts-dejavu-core
+          libsndfile1-dev libmp3lame-dev libebur128-dev libespeak-ng-dev espeak-ng-data flite1-dev libgd-dev fonts-dejavu-core zlib1g-dev
           python3 python3-pip python3-venv)   # Python for set-up only (scripts/setup-speech.sh): never run by chorus
 if [[ "${1:-}" == "--test" ]]; then packages+=(ffmpeg chromium chromium-driver python3 python3-pip postgresql postgresql-client); fi
 

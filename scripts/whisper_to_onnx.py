@@ -120,7 +120,7 @@ class Graph:
 
     def op(self, kind, inputs, hint="t", outputs=1, **attributes):
         names = [self.fresh(hint) for _ in range(outputs)]
-        self.nodes.append(helper.make_node(kind, inputs, names, **attributes))
+        self.nodes.append(helper.make_node(kind, inputs, names, name=names[0], **attributes))
         return names[0] if outputs == 1 else names
 
     def const(self, value, name=None, dtype=np.float32):
@@ -402,8 +402,10 @@ def convert(source, destination, name, int8, revision=0):
             from onnxruntime.quantization import QuantType, quantize_dynamic
             logging.getLogger().setLevel(logging.ERROR)   # its advice to pre-process models, printed on every run
             for part in ("encoder", "decoder"):
+                # Weights scaled per output channel, as CTranslate2's int8 is: one scale per tensor heard English words
+                # measurably worse on the human corpus (tiny.en 9.1 % of words wrong against 8.8 %).
                 quantize_dynamic(os.path.join(work, f"{part}.onnx"), os.path.join(work, f"{part}.int8.onnx"),
-                                 op_types_to_quantize=["MatMul"], weight_type=QuantType.QInt8)
+                                 op_types_to_quantize=["MatMul"], weight_type=QuantType.QInt8, per_channel=True)
                 os.replace(os.path.join(work, f"{part}.int8.onnx"), os.path.join(work, f"{part}.onnx"))
         # tokens.txt: each ordinary token's bytes in base64 and its id, one per line, in id order.
         decoder = gpt2_byte_decoder()

@@ -58,6 +58,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "With --synthesis-latency: provider requests in flight at once.")
     var concurrency = Chorus.Configuration.defaultProviderConcurrency
 
+    @Flag(help: "Also render with words (recorded messages heard by the offline Whisper model and their texts aligned): with an empty transcript cache, then with every transcript cached — against the same render without words and the peers.")
+    var words = false
+
     @Option(name: .customLong("voice-speed"), help: "Instead, time each offline voice (Flite and espeak-ng defaults) speaking every text of this conversation file, one message at a time.")
     var voiceSpeed: String?
 
@@ -174,6 +177,9 @@ struct BenchCommand: AsyncParsableCommand {
             }
             report(synthetic: synthetic, chorus: chorus, audioSeconds: audioSeconds, peers: peers, fileFormat: fileFormat,
                    bitRate: options.bitRate)
+            if words {
+                try await benchWords(conversation, options: options, format: format, directory: directory, without: chorus.wall, peers: peers)
+            }
             if let withoutBed {
                 print(String(format: "\n  with the bed %.2f s, without it %.2f s: the bed costs %.2f×",
                              chorus.wall, withoutBed, chorus.wall / withoutBed))
@@ -239,15 +245,24 @@ struct BenchCommand: AsyncParsableCommand {
         let conversation = Conversation(messages: texts.enumerated().map { index, text in
             Conversation.Message(speaker: ["Sarah", "Marcus", "Aisha", "Dad"][index % 4], text: text, voice: VoiceID(provider: "openai", voice: "nova"))
         }, name: "synthesis bench")
-        var walls: [Double] = []
+        var walls: [Double] = [], withoutWords: [Double] = []
         var last: RenderResult?
         for run in 1...runs {
-            let directory = try TemporaryDirectory(prefix: "chorus-bench")
-            let chorus = try synthesisEngine(server: server, cache: directory.file("cache"))
-            Terminal.status("chorus render \(run)/\(runs) through a \(latency) s stub provider…")
-            let started = Date()
-            last = try await chorus.render(conversation, to: RenderOutputs(audio: directory.file("out.\(format)"))).result()
-            walls.append(Date().timeIntervalSince(started))
+            // OpenAI's voices give no word times: by default their texts are aligned to the speech (words); with --words
+            // each run is also made without words, alternating.
+            for words in self.words ? [true, false] : [true] {
+                let directory = try TemporaryDirectory(prefix: "chorus-bench")
+                let chorus = try synthesisEngine(server: server, cache: directory.file("cache"), words: words)
+                Terminal.status("chorus render \(run)/\(runs) through a \(latency) s stub provider\(words ? "" : ", no words")…")
+                let started = Date()
+                let result = try await chorus.render(conversation, to: RenderOutputs(audio: directory.file("out.\(format)"))).result()
+                if words {
+                    last = result
+                    walls.append(Date().timeIntervalSince(started))
+                } else {
+                    withoutWords.append(Date().timeIntervalSince(started))
+                }
+            }
         }
         // With --music: the render streamed as MP3 from a cold cache, with and without a bed, alternating: when the first
         // audio leaves.
@@ -283,7 +298,14 @@ struct BenchCommand: AsyncParsableCommand {
         print("chorus bench: \(messages) text messages through a stub provider answering after \(latency) s, \(concurrency) requests in flight")
         print(String(format: "  wall %.2f s (median of %d), floor %.2f s (%d rounds of requests); %.2f s beyond the floor",
                      wall, runs, floor, rounds, wall - floor))
-        if let last { print("  output: \(formatDuration(last.timeline.duration)) of audio, \(last.timeline.segments.count) messages") }
+        if let last {
+            let timed = last.timeline.segments.filter { $0.words?.isEmpty == false }.count
+            print("  output: \(formatDuration(last.timeline.duration)) of audio, \(last.timeline.segments.count) messages, \(timed) with words")
+        }
+        if !withoutWords.isEmpty {
+            let plain = withoutWords.sorted()[withoutWords.count / 2]
+            print(String(format: "  without words (--no-transcribe): %.2f s; words cost %.2f s (%.2f×)", plain, wall - plain, wall / plain))
+        }
         if let plain = firstAudio[false], let bed = firstAudio[true], !plain.isEmpty, !bed.isEmpty {
             print(String(format: "  streamed MP3, cold cache: first audio after %.3f s without a bed, %.3f s with one (median of %d)",
                          plain.sorted()[plain.count / 2], bed.sorted()[bed.count / 2], runs))
@@ -291,11 +313,12 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     /// An engine whose OpenAI provider is the stub `server`.
-    private func synthesisEngine(server: StubServer, cache: URL) throws -> Chorus {
+    private func synthesisEngine(server: StubServer, cache: URL, words: Bool = true) throws -> Chorus {
         var configuration = Chorus.Configuration(
             registry: VoiceRegistry(providers: [OpenAIProvider(baseURL: server.baseURL + "/v1", apiKey: "bench-key")]),
             cacheDirectory: cache)
         configuration.providerConcurrency = concurrency
+        if !words { configuration.transcriber = .off }
         return try Chorus(configuration: configuration)
     }
 
@@ -321,6 +344,44 @@ struct BenchCommand: AsyncParsableCommand {
             let wall = walls.sorted()[walls.count / 2]
             print("  " + voice.description.padding(toLength: 40, withPad: " ", startingAt: 0)
                   + String(format: "%6.1f s of speech in %5.2f s: %5.0f× real time", audio, wall, audio / wall))
+        }
+    }
+
+    /// The same render with words: a fresh transcript cache per run (the model loaded in the first only), then one
+    /// with every transcript cached.
+    private func benchWords(_ conversation: Conversation, options: RenderOptions, format: String, directory: URL, without: Double,
+                            peers: [(name: String, wall: Double?, note: String)]) async throws {
+        func render(cache: URL) async throws -> (Double, RenderResult) {
+            var configuration = Chorus.Configuration(cacheDirectory: cache)
+            configuration.transcriber = .automatic
+            let engine = try Chorus(configuration: configuration)
+            let started = Date()
+            let result = try await engine.render(conversation, options: options, to: RenderOutputs(
+                audio: directory.appendingPathComponent("chorus-words.\(format)"),
+                timeline: directory.appendingPathComponent("chorus-words.timeline.json"))).result()
+            return (Date().timeIntervalSince(started), result)
+        }
+        var cold: [Double] = [], cached: [Double] = []
+        var heard = 0
+        for run in 1...runs {
+            Terminal.status("chorus render with words, empty transcript cache \(run)/\(runs)…")
+            let (wall, result) = try await render(cache: directory.appendingPathComponent("words-cache-\(run)"))
+            cold.append(wall)
+            heard = result.timeline.segments.filter { $0.words?.isEmpty == false }.count
+        }
+        for run in 1...runs {
+            Terminal.status("chorus render with words, every transcript cached \(run)/\(runs)…")
+            cached.append(try await render(cache: directory.appendingPathComponent("words-cache-1")).0)
+        }
+        Terminal.endStatus()
+        let (coldWall, cachedWall) = (cold.sorted()[cold.count / 2], cached.sorted()[cached.count / 2])
+        print("")
+        print(String(format: "  with words (%d of %d messages timed): %.2f s with an empty transcript cache (the first run loads the model: %.2f s),",
+                     heard, conversation.messages.count, coldWall, cold[0]))
+        print(String(format: "    %.2f s with every transcript cached (%.2f× the render without words, %.2f s)", cachedWall, cachedWall / without, without))
+        for peer in peers {
+            guard let wall = peer.wall else { continue }
+            print(String(format: "    %@ (no words): %.2f s — with words, chorus is %.1f× faster cold and %.1f× cached", peer.name, wall, wall / coldWall, wall / cachedWall))
         }
     }
 

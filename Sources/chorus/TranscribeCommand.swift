@@ -154,9 +154,9 @@ struct TranscriptionArguments: ParsableArguments {
         var configuration = Chorus.Configuration()
         if let cacheDirectory { configuration.cacheDirectory = URL(fileURLWithPath: cacheDirectory) }
         if provider == "whisper", let threads {
-            let name = model ?? WhisperModel.defaultName
-            configuration.transcriber = Transcriber(identity: { WhisperRecognizer.identity(ofModel: name) }) {
-                try await WhisperModels.shared.recognizer(named: name, lanes: threads)
+            let name = model
+            configuration.transcriber = Transcriber(identity: { WhisperRecognizer.identity(ofModel: name ?? WhisperModel.model(for: $0)) }) {
+                try await WhisperModels.shared.recognizer(named: name ?? WhisperModel.model(for: $0), lanes: threads)
             }
         } else {
             configuration.transcriber = try Transcriber.named(provider, model: model)

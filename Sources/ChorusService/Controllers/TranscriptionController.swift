@@ -47,7 +47,9 @@ struct TranscriptionController: Sendable {
             let samples: [Float], transcript: Transcript
             switch try state.transcriptionRoutes.answerer(for: form.model, recognition: state.recognition) {
             case .offline(let name):
-                let recognizer = try await state.recognition.recognizer(named: name)
+                // The default model hears English; another language given goes to the multilingual model.
+                let chosen = name ?? state.recognition.modelName.map { WhisperModel.model(for: form.language, defaultModel: $0, in: state.recognition.folder) }
+                let recognizer = try await state.recognition.recognizer(named: chosen)
                 let language = try Self.language(form.language, for: recognizer)
                 let bytes: Data
                 (bytes, samples) = try await audio(of: form)

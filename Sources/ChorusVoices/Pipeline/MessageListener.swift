@@ -38,10 +38,10 @@ struct MessageListener: Sendable {
         let audio = request.samples.withUnsafeBytes { Data($0) }
         func key(_ model: [String]) -> String { TranscriptCache.key(audio: audio, model: model, options: options + [request.language ?? ""]) }
         // The cache first, before any model is loaded, when the model's identity can be told without loading it.
-        if cached, let cache, let identity = provider?.modelIdentity ?? transcriber.identity(), let transcript = cache.lookup(key(identity)) {
+        if cached, let cache, let identity = provider?.modelIdentity ?? transcriber.identity(request.language), let transcript = cache.lookup(key(identity)) {
             return transcript
         }
-        let chosen: (any SpeechToTextProvider)? = if let provider { provider } else { try await transcriber.provide() }
+        let chosen: (any SpeechToTextProvider)? = if let provider { provider } else { try await transcriber.provide(request.language) }
         guard let provider = chosen else {
             throw VoiceError(.configuration, provider: "transcription", message: "no speech-to-text provider is configured")
         }
@@ -71,15 +71,15 @@ struct MessageListener: Sendable {
         Speech(samples: try processed.speech(sampleRate: WhisperRecognizer.sampleRate), leadingTrimSeconds: processed.leadingTrimSeconds)
     }
 
-    /// Listens to `speech`, whose message has `text` (or none).
+    /// Listens to `speech`, whose message has `text` (or none), in `language` (the conversation's, when it says one).
     /// - Throws: `CancellationError` only; every other failure is `.unavailable`.
-    func listen(to speech: Speech, text: String?) async throws -> Heard {
+    func listen(to speech: Speech, text: String?, language: String? = nil) async throws -> Heard {
         let rate = WhisperRecognizer.sampleRate
         let samples = speech.samples
         guard samples.count >= rate / 10 else { return .nothing }
         let transcript: Transcript
         do {
-            transcript = try await self.transcript(of: SpeechToTextRequest(samples: samples), options: Self.renderOptions)
+            transcript = try await self.transcript(of: SpeechToTextRequest(samples: samples, language: language), options: Self.renderOptions)
         } catch let error where error is CancellationError || Task.isCancelled {
             throw CancellationError()
         } catch {

@@ -83,6 +83,8 @@ struct RenderPipeline: Sendable {
         let listener = chorus.listener
         let conversation = self.conversation
         let listening = self.listening
+        // The conversation's language, when it says one, chooses the model that hears its recorded messages.
+        let language = conversation.textReading.language == TextReading.defaultLanguage ? nil : conversation.textReading.primaryLanguage
 
         try await withThrowingTaskGroup(of: Step.self) { group in
             var sourced: [Int: SourcedMessage] = [:]
@@ -138,29 +140,34 @@ struct RenderPipeline: Sendable {
                 }
             }
 
-            /// Gives `message` (about to be placed, or placed as `index`) what was heard in it.
-            func words(_ result: MessageListener.Heard?, index: Int, speaker: String) -> (words: [WordTiming], text: String?)? {
+            /// Why messages could not be heard, until announced (the first in order is warned of).
+            var unheardReasons: [Int: String] = [:]
+
+            /// What was heard in message `index` (about to be placed, or placed): its words and the text heard, if any.
+            func words(_ result: MessageListener.Heard?, index: Int) -> (words: [WordTiming], text: String?)? {
                 switch result {
                 case .words(let words, let transcribedText)?:
                     return (words, transcribedText)
                 case .unavailable(let reason)?:
-                    if !warnedUnheard {
-                        warnedUnheard = true
-                        let warning = "\(RenderMessage.subject(index: index, speaker: speaker)): no speech recognition "
-                            + "(\(reason)); recorded messages, and those of voices that give no word times, keep no words"
-                        session.warn(warning)
-                        emit(.warning(warning))
-                    }
+                    unheardReasons[index] = reason
                     return nil
                 case .nothing?, nil:
                     return nil
                 }
             }
 
-            /// Announces the segments that are final (placed, and heard when they are listened to), in order.
+            /// Announces the segments that are final (placed, and heard when they are listened to), in order; the first
+            /// message that could not be heard says why.
             func announce() {
                 while let segment = segments[announced], !unheard.contains(announced) {
                     segments.removeValue(forKey: announced)
+                    if let reason = unheardReasons.removeValue(forKey: announced), !warnedUnheard {
+                        warnedUnheard = true
+                        let warning = "\(RenderMessage.subject(index: announced, speaker: segment.speaker)): no speech recognition "
+                            + "(\(reason)); recorded messages, and those of voices that give no word times, keep no words"
+                        session.warn(warning)
+                        emit(.warning(warning))
+                    }
                     emit(.segment(segment))
                     announced += 1
                 }
@@ -185,12 +192,12 @@ struct RenderPipeline: Sendable {
                     }
                 case .speech(let index, let speech):
                     let text = sourced[index]?.message.text ?? messages[index].text
-                    group.addTask { .heard(index, try await listener.listen(to: speech, text: text)) }
+                    group.addTask { .heard(index, try await listener.listen(to: speech, text: text, language: language)) }
                 case .heard(let index, let result):
                     listeningTo.remove(index)
                     if unheard.remove(index) != nil {
                         // Already placed: its words go into its timeline entry.
-                        if let (words, text) = words(result, index: index, speaker: segments[index]?.speaker ?? messages[index].speaker) {
+                        if let (words, text) = words(result, index: index) {
                             segments[index] = session.hear(index, words: words, transcribedText: text)
                         }
                     } else {
@@ -209,7 +216,7 @@ struct RenderPipeline: Sendable {
                 while processed[written] != nil, unheard.count < Self.mostUnheard {
                     let ready = processed.removeValue(forKey: written)!
                     var message = sourced.removeValue(forKey: written)!.message
-                    if let (words, text) = words(heard.removeValue(forKey: written), index: written, speaker: message.speaker) {
+                    if let (words, text) = words(heard.removeValue(forKey: written), index: written) {
                         message.words = words
                         if let text {
                             message.text = text

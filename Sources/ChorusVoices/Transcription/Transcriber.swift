@@ -11,51 +11,53 @@ public import Foundation
 /// configuration.transcriber = .provider(OpenAISpeechToText(environment: ProcessInfo.processInfo.environment))
 /// ```
 public struct Transcriber: Sendable {
-    let provide: @Sendable () async throws -> (any SpeechToTextProvider)?
-    /// What the provider's `modelIdentity` will be, said without loading it (`nil`: it must be asked), so that cached
+    /// The provider for audio in a language (`nil`: not known).
+    let provide: @Sendable (_ language: String?) async throws -> (any SpeechToTextProvider)?
+    /// What that provider's `modelIdentity` will be, said without loading it (`nil`: it must be asked), so that cached
     /// transcripts are found before any model is loaded.
-    let identity: @Sendable () -> [String]?
+    let identity: @Sendable (_ language: String?) -> [String]?
     /// True for `.off`: renders never ask.
     public let isOff: Bool
 
-    /// Renders ask `provide` for the provider when a recorded message needs one; `nil` or an error means none for
-    /// now (the render goes on without words and says why in a warning).
-    /// - Parameter identity: The provider's `modelIdentity`, when it can be told without providing it (a model's
-    ///   files: `WhisperRecognizer.identity(ofModel:in:)`); the cache is then read before anything is loaded.
-    public init(identity: @escaping @Sendable () -> [String]? = { nil },
-                _ provide: @escaping @Sendable () async throws -> (any SpeechToTextProvider)?) {
+    /// Renders ask `provide` for the provider when a recorded message needs one (with the conversation's language, when
+    /// it says one); `nil` or an error means none for now (the render goes on without words and says why in a warning).
+    /// - Parameter identity: The provider's `modelIdentity` for a language, when it can be told without providing it (a
+    ///   model's files: `WhisperRecognizer.identity(ofModel:in:)`); the cache is then read before anything is loaded.
+    public init(identity: @escaping @Sendable (_ language: String?) -> [String]? = { _ in nil },
+                _ provide: @escaping @Sendable (_ language: String?) async throws -> (any SpeechToTextProvider)?) {
         self.provide = provide
         self.identity = identity
         isOff = false
     }
 
     private init(off: Void) {
-        provide = { nil }
-        identity = { nil }
+        provide = { _ in nil }
+        identity = { _ in nil }
         isOff = true
     }
 
     /// No transcription.
     public static let off = Transcriber(off: ())
 
-    /// The default model of the models folder (`WhisperModel.defaultName` in `WhisperModel.modelsFolder()`), loaded when
-    /// a render first needs it and shared by every `Chorus` of the process (`WhisperModels`); loaded again when its
-    /// files change. Not installed, or not loading, it is asked again only once its folder changes.
-    public static let automatic = Transcriber(identity: { WhisperRecognizer.identity(ofModel: WhisperModel.defaultName) }) {
-        try await WhisperModels.shared.recognizer(named: WhisperModel.defaultName)
+    /// The default model of the models folder (`WhisperModel.defaultName` in `WhisperModel.modelsFolder()`; for audio
+    /// in another language than English the multilingual model, `WhisperModel.model(for:)`), loaded when a render first
+    /// needs it and shared by every `Chorus` of the process (`WhisperModels`); loaded again when its files change. Not
+    /// installed, or not loading, it is asked again only once its folder changes.
+    public static let automatic = Transcriber(identity: { WhisperRecognizer.identity(ofModel: WhisperModel.model(for: $0)) }) {
+        try await WhisperModels.shared.recognizer(named: WhisperModel.model(for: $0))
     }
 
     /// `model`, loaded when a render first needs it and shared like `automatic`'s.
     public static func model(_ model: WhisperModel) -> Transcriber {
         let models = model.folder.deletingLastPathComponent(), name = model.name
-        return Transcriber(identity: { WhisperRecognizer.identity(ofModel: name, in: models) }) {
+        return Transcriber(identity: { _ in WhisperRecognizer.identity(ofModel: name, in: models) }) { _ in
             try await WhisperModels.shared.recognizer(named: name, in: models)
         }
     }
 
     /// A provider the caller made (a recognizer it loaded, a remote service).
     public static func provider(_ provider: any SpeechToTextProvider) -> Transcriber {
-        Transcriber(identity: { provider.modelIdentity }) { provider }
+        Transcriber(identity: { _ in provider.modelIdentity }) { _ in provider }
     }
 }
 
@@ -63,14 +65,20 @@ extension Transcriber {
     /// The speech-to-text providers by name: offline Whisper, OpenAI, ElevenLabs.
     public static let providerNames = ["whisper", "openai", "elevenlabs"]
 
-    /// The provider `name` names (`providerNames`) with `model` (else its default: `WhisperModel.defaultName`,
-    /// `whisper-1`, `scribe_v1`), keys and base URLs from `environment` (`OPENAI_API_KEY`, `ELEVENLABS_API_KEY`, …).
+    /// The provider `name` names (`providerNames`) with `model` (else its default: `WhisperModel.defaultName` — the
+    /// multilingual model for audio said to be in another language, `WhisperModel.model(for:)` —, `whisper-1`,
+    /// `scribe_v1`), keys and base URLs from `environment` (`OPENAI_API_KEY`, `ELEVENLABS_API_KEY`, …).
     /// - Throws: `VoiceError` (`.configuration`) for an unknown name, or a Whisper model that is not installed.
     public static func named(_ name: String, model: String? = nil,
                              environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Transcriber {
         switch name {
         case "whisper":
-            return .model(try WhisperModel.named(model ?? WhisperModel.defaultName, in: WhisperModel.modelsFolder(environment: environment)))
+            let models = WhisperModel.modelsFolder(environment: environment)
+            if let model { return .model(try WhisperModel.named(model, in: models)) }
+            _ = try WhisperModel.named(WhisperModel.defaultName, in: models)   // installed, and sound
+            return Transcriber(identity: { WhisperRecognizer.identity(ofModel: WhisperModel.model(for: $0, in: models), in: models) }) {
+                try await WhisperModels.shared.recognizer(named: WhisperModel.model(for: $0, in: models), in: models)
+            }
         default:
             return .provider(try remote(name, model: model, environment: environment))
         }

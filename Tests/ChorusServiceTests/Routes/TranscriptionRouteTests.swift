@@ -137,7 +137,8 @@ struct TranscriptionRouteTests {
             refused(try await Self.post(client, TranscriptionRequest(audio: .file(Data("not audio, a text file\n".utf8), filename: "a.m4a"))),
                     .badRequest, field: "file", "file:")
             refused(try await Self.post(client, TranscriptionRequest(audio: file, model: "whisper-large-v9")), .badRequest, field: "model", "whisper-1")
-            refused(try await Self.post(client, TranscriptionRequest(audio: file, language: "fr")), .badRequest, field: "language", "English-only")
+            refused(try await Self.post(client, TranscriptionRequest(audio: file, model: WhisperModel.defaultName, language: "fr")), .badRequest,
+                    field: "language", "English-only")
             refused(try await Self.post(client, TranscriptionRequest(audio: file, model: "whisper-base", language: "xx")), .badRequest, field: "language",
                     "does not transcribe \"xx\"")
             for (name, value, fragment) in [("response_format", "mp3", "is not one of"), ("timestamp_granularities[]", "word", "only with response_format verbose_json"),
@@ -201,6 +202,32 @@ struct TranscriptionRouteTests {
             let mended = try await Self.post(client, TranscriptionRequest(audio: .file(audio, filename: nil)))
             #expect(mended.status == .ok, "\(mended.text)")
         }
+    }
+
+    @Test("languages: whisper-1 hears English with tiny.en and a voice note said to be Spanish with whisper-base; whisper-base by name detects it")
+    func languages() async throws {
+        let spanish = try #require(try HumanSpeech.clips(language: "es").first)
+        let french = try #require(try HumanSpeech.clips(language: "fr").first)
+        try await Self.service().test { client in
+            func verbose(_ clip: HumanSpeech.Clip, model: String, language: String?) async throws -> (Transcription, TestResponse) {
+                let response = try await Self.post(client, TranscriptionRequest(audio: .file(try Data(contentsOf: clip.url), filename: nil), model: model,
+                                                                                language: language, format: .verboseJSON))
+                #expect(response.status == .ok, "\(response.text)")
+                return (try response.decode(Transcription.self), response)
+            }
+            let (said, _) = try await verbose(spanish, model: "whisper-1", language: "es")
+            #expect(said.language == "spanish" && HumanSpeech.errors(said.text, spanish.text).wrong <= 2, "\(said.text)")
+            let (detected, _) = try await verbose(french, model: "whisper-base", language: nil)
+            #expect(detected.language == "french" && HumanSpeech.errors(detected.text, french.text).wrong <= 2, "\(detected.text)")
+            let (english, _) = try await verbose(try #require(try HumanSpeech.clips(language: "en").first { $0.id.contains("jfk") }), model: "whisper-1", language: nil)
+            #expect(english.language == "english" && english.text.lowercased().contains("ask not"), "\(english.text)")
+            let health = try await client.call(.get, "/health").decode(HealthResponse.self)
+            #expect(health.transcription?.status == "ready" && health.transcription?.model == WhisperModel.defaultName)
+        }
+        #expect(WhisperModel.model(for: nil) == WhisperModel.defaultName && WhisperModel.model(for: "en") == WhisperModel.defaultName
+                && WhisperModel.model(for: "English") == WhisperModel.defaultName)
+        #expect(WhisperModel.model(for: "es") == "whisper-base" && WhisperModel.model(for: "spanish") == "whisper-base")
+        #expect(WhisperModel.model(for: "es", defaultModel: "whisper-base") == "whisper-base" && WhisperModel.model(for: "fr", defaultModel: "my-model") == "my-model")
     }
 
     @Test("at most the queue's limit of transcriptions wait or run; the next is 503 with Retry-After, and the queue frees as they end")

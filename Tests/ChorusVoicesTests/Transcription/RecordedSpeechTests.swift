@@ -102,7 +102,7 @@ struct RecordedSpeechTests {
         #expect(!loaded.transcribe && note.lastPathComponent == "note.wav")
         var configuration = Chorus.Configuration(cacheDirectory: directory.file("cache"))
         let asked = CallCount()
-        configuration.transcriber = Transcriber { asked.increment(); return nil }
+        configuration.transcriber = Transcriber { _ in asked.increment(); return nil }
         let declined = try await Chorus(configuration: configuration).render(loaded, to: RenderOutputs(format: .wav)).result()
         #expect(asked.value == 0, "the conversation said no: the recognizer is never asked")
         configuration.transcriber = .off
@@ -121,7 +121,7 @@ struct RecordedSpeechTests {
         let directory = try TemporaryDirectory()
         let (note, _) = try await Self.voiceNote(in: directory)
         var configuration = Chorus.Configuration(cacheDirectory: directory.file("cache"))
-        configuration.transcriber = Transcriber { throw VoiceError.model("no model \"whisper-x\" in the models folder") }
+        configuration.transcriber = Transcriber { _ in throw VoiceError.model("no model \"whisper-x\" in the models folder") }
         let conversation = Conversation(messages: [.init(speaker: "A", audio: .file(note, label: "a.wav")),
                                                    .init(speaker: "B", audio: .file(note, label: "b.wav"))])
         let result = try await Chorus(configuration: configuration).render(conversation, to: RenderOutputs(format: .wav)).result()

@@ -126,4 +126,23 @@ struct WhisperPartsTests {
         #expect(WhisperDecoder.withoutLoop([1, 2, 3, 4, 3, 4, 3, 4, 3, 4, 3, 4]) == [1, 2, 3, 4])
         #expect(WhisperDecoder.withoutLoop([1, 2, 3, 4, 3, 4]) == [1, 2, 3, 4, 3, 4])
     }
+
+    @Test("the fallback's measures: a transcript repeating itself compresses over 2.4 times, speech does not; seeded draws repeat")
+    func fallback() {
+        #expect(WhisperDecoder.compressionRatio(String(repeating: "I'm going to the store. ", count: 12)) > 2.4)
+        #expect(WhisperDecoder.compressionRatio("Practice moved to four thirty today. Can someone grab Maya from school?") < 2.4)
+        #expect(WhisperDecoder.compressionRatio("") == 0)
+        let logits: [Float] = [2, 1, 0.5, -.infinity, 0]
+        func draws(_ seed: UInt64, _ temperature: Float) -> [Int] {
+            var random = WhisperDecoder.SplitMix(seed: seed)
+            return (0..<200).map { _ in WhisperDecoder.draw(logits, temperature: temperature, random: &random).0 }
+        }
+        #expect(draws(7, 1) == draws(7, 1) && draws(7, 1) != draws(8, 1))
+        #expect(!draws(7, 1).contains(3), "a forbidden token is never drawn")
+        // Hotter, flatter: the likeliest token is drawn less often at temperature 1 than at 0.2.
+        #expect(draws(9, 1).filter { $0 == 0 }.count < draws(9, 0.2).filter { $0 == 0 }.count)
+        var random = WhisperDecoder.SplitMix(seed: 1)
+        let (token, logProbability) = WhisperDecoder.draw(logits, temperature: 0.2, random: &random)
+        #expect(logits[token] > -.infinity && logProbability <= 0)
+    }
 }

@@ -1,12 +1,14 @@
 import ChorusWire
+import CZlib
 import Foundation
 
-/// One lane's decoding: greedy, token by token, as OpenAI's Whisper and faster-whisper decode with temperature 0 —
-/// timestamps on (their rules: in pairs, never going back, the first within 1 s, a timestamp whenever timestamps
-/// together are likelier than any word) — with its self-attention cache kept in place: each step's keys and values are
-/// written into it at their positions, the decoder reads what it holds, and nothing is copied in and out of the network
-/// at each step. The words are then timed by one more pass over the text without timestamps (the alignment heads'
-/// attention, as OpenAI's `find_alignment`). Used by one thread at a time (its lane's).
+/// One lane's decoding, token by token, as OpenAI's Whisper and faster-whisper decode: greedy, and sampled again at
+/// rising temperatures when the greedy result repeats itself or is unsure (their fallback, seeded by the window so the
+/// same audio gives the same words); timestamps on (their rules: in pairs, never going back, the first within 1 s, a
+/// timestamp whenever timestamps together are likelier than any word). The self-attention cache stays in place: each
+/// step's keys and values are written into it at their positions, the decoder reads what it holds, and nothing is
+/// copied in and out of the network at each step. The words are then timed by one more pass over the text without
+/// timestamps (the alignment heads' attention, as OpenAI's `find_alignment`). Used by one thread at a time (its lane's).
 final class WhisperDecoder: @unchecked Sendable {
     private let networks: WhisperNetworks
     /// Each layer's self-attention keys, then each layer's values: the cache, written in place.
@@ -109,17 +111,31 @@ final class WhisperDecoder: @unchecked Sendable {
             sequence += [d.languages[code] ?? d.languages["en"] ?? t.sot, t.transcribe]
             logits = try step(Array(sequence.dropFirst()), at: 1, cross: cross).logits
         }
-        var sampled: [Int] = []
-        var logProbabilities: Float = 0
-        while true {
-            Self.applyRules(to: &logits, sampled: sampled, tokens: t, blank: blank)
-            let (best, logProbability) = Self.greedy(logits)
-            logProbabilities += logProbability
-            if best == t.eot || sampled.count >= mostTokens || sequence.count + sampled.count >= capacity { break }
-            sampled.append(best)
-            logits = try step([best], at: sequence.count + sampled.count - 1, cross: cross).logits
+        // Greedy first; a result that repeats itself (its text compresses over 2.4 times) or is unsure (mean
+        // log-probability under −1) is sampled again at rising temperatures, five candidates each, the likeliest kept
+        // (OpenAI's and faster-whisper's fallback) — unless the window likely holds no speech. The sampling is seeded
+        // by the window, so the same audio gives the same words.
+        // When every temperature fails, the likeliest result that does not repeat itself is kept (faster-whisper's
+        // choice), else the likeliest.
+        var chosen: Candidate?
+        var failed: [(candidate: Candidate, repeats: Bool)] = []
+        for temperature in Self.temperatures {
+            var candidates: [Candidate] = []
+            for draw in 0..<(temperature == 0 ? 1 : Self.candidates) {
+                var random = SplitMix(seed: UInt64(samples.count) &* 0x9E37_79B9 &+ UInt64(temperature * 10) &* 31 &+ UInt64(draw))
+                candidates.append(try sample(from: logits, sequence: sequence, temperature: temperature, random: &random, cross: cross))
+            }
+            let best = candidates.max { $0.score < $1.score }!
+            let repeats = Self.compressionRatio(networks.tokenizer.text(of: best.tokens.filter { $0 < t.eot })) > 2.4
+            if !(repeats || best.averageLogProbability < -1) || noSpeech > 0.6 {
+                chosen = best
+                break
+            }
+            failed.append((best, repeats))
         }
-        let average = logProbabilities / Float(sampled.count + 1)
+        let fallback = failed.filter { !$0.repeats }.isEmpty ? failed : failed.filter { !$0.repeats }
+        let result = chosen ?? fallback.max { $0.candidate.averageLogProbability < $1.candidate.averageLogProbability }!.candidate
+        let sampled = result.tokens, average = result.averageLogProbability
         // Complete segments only, unless the last one ends the window (OpenAI's `single_timestamp_ending`).
         let (kept, consumed) = Self.completeSegments(sampled, timestampBegin: t.timestamp_begin, windowSamples: samples.count)
         let text = Self.withoutLoop(kept.filter { $0 < t.eot })
@@ -132,6 +148,90 @@ final class WhisperDecoder: @unchecked Sendable {
         let words = Self.timedWords(tokens: text, attention: rows, sequence: sequence.count, frames: audioFrames,
                                     tokenizer: networks.tokenizer, language: heardLanguage)
         return Window(tokens: text, language: heardLanguage, noSpeech: noSpeech, averageLogProbability: average, words: words, consumed: consumed)
+    }
+
+    /// The temperatures tried in turn (OpenAI's), and the candidates drawn at each above 0.
+    static let temperatures: [Float] = [0, 0.2, 0.4, 0.6, 0.8, 1]
+    static let candidates = 5
+
+    /// One decoding of a window.
+    struct Candidate {
+        /// What was sampled (text and timestamps).
+        var tokens: [Int]
+        /// The log-probabilities of the tokens and of the end, summed.
+        var logProbability: Float
+        /// OpenAI's `avg_logprob`: the sum over the tokens and one more.
+        var averageLogProbability: Float { logProbability / Float(tokens.count + 1) }
+        /// How candidates are ranked (OpenAI's `MaximumLikelihoodRanker` without a length penalty).
+        var score: Float { logProbability / Float(max(1, tokens.count)) }
+    }
+
+    /// Samples the tokens after `sequence` (whose keys and values the cache holds), starting from `initial` (the logits
+    /// at its end): the likeliest token at each step at temperature 0, else one drawn from the tempered distribution.
+    private func sample(from initial: [Float], sequence: [Int], temperature: Float, random: inout SplitMix,
+                        cross: [OutputTensor]) throws -> Candidate {
+        let t = networks.model.description.tokens
+        var logits = initial
+        var sampled: [Int] = []
+        var logProbabilities: Float = 0
+        while true {
+            Self.applyRules(to: &logits, sampled: sampled, tokens: t, blank: blank)
+            let (next, logProbability) = temperature == 0 ? Self.greedy(logits) : Self.draw(logits, temperature: temperature, random: &random)
+            logProbabilities += logProbability
+            if next == t.eot || sampled.count >= mostTokens || sequence.count + sampled.count >= capacity { break }
+            sampled.append(next)
+            logits = try step([next], at: sequence.count + sampled.count - 1, cross: cross).logits
+        }
+        return Candidate(tokens: sampled, logProbability: logProbabilities)
+    }
+
+    /// A token drawn from softmax(`logits` / `temperature`), and its log-probability without the temperature.
+    static func draw(_ logits: [Float], temperature: Float, random: inout SplitMix) -> (Int, Float) {
+        let largest = logits.max() ?? 0
+        var total: Float = 0, plain: Float = 0
+        for value in logits where value > -.infinity {
+            total += exp((value - largest) / temperature)
+            plain += exp(value - largest)
+        }
+        var target = Float(random.unit()) * total
+        var chosen = logits.firstIndex(of: largest) ?? 0
+        for (index, value) in logits.enumerated() where value > -.infinity {
+            target -= exp((value - largest) / temperature)
+            if target <= 0 {
+                chosen = index
+                break
+            }
+        }
+        return (chosen, logits[chosen] - largest - log(plain))
+    }
+
+    /// How many times `text`'s UTF-8 bytes compress with zlib (OpenAI's `compression_ratio`): over 2.4, Whisper is
+    /// repeating itself.
+    static func compressionRatio(_ text: String) -> Double {
+        let bytes = Array(text.utf8)
+        guard !bytes.isEmpty else { return 0 }
+        var size = compressBound(uLong(bytes.count))
+        var output = [UInt8](repeating: 0, count: Int(size))
+        guard compress2(&output, &size, bytes, uLong(bytes.count), 6) == Z_OK, size > 0 else { return 0 }
+        return Double(bytes.count) / Double(size)
+    }
+
+    /// A small seeded generator (SplitMix64): the same seed, the same numbers.
+    struct SplitMix {
+        var state: UInt64
+
+        init(seed: UInt64) { state = seed }
+
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+
+        /// A number in [0, 1).
+        mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
     }
 
     /// The sampled tokens to keep and the samples they cover, as OpenAI's `transcribe` decides: a sequence ending with

@@ -22,8 +22,9 @@ public final class WhisperRecognizer: Sendable {
 
     /// Raised when a change here changes the words a model hears in the same audio (cached transcripts then miss):
     /// 2 — each piece's padding; 3 — Whisper's annotations of sounds left out (`withoutAnnotations`); 4 — Chorus's own
-    /// front end, decoder and word alignment on ONNX Runtime (each piece heard in a whole 30 s window).
-    public static let decodingRevision = 4
+    /// front end, decoder and word alignment on ONNX Runtime (each piece heard in a whole 30 s window); 5 — the
+    /// temperature fallback.
+    public static let decodingRevision = 5
 
     /// The most lanes one recognizer keeps (each holds a decoding cache; the networks are shared).
     public static let mostLanes = 8
