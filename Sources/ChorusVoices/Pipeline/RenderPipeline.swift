@@ -21,6 +21,10 @@ struct RenderPipeline: Sendable {
         case sourced(Int, SourcedMessage)
         case processed(Int, ProcessedMessage)
         case heard(Int, MessageListener.Heard)
+        /// What several messages heard together gave each.
+        case heardTogether([(Int, MessageListener.Heard)])
+        /// Message `index` must be heard (nothing known of it): it waits to be heard with others.
+        case toHear(Int, MessageListener.Speech)
         /// Message `index`'s speech, as it is heard, is ready to listen to.
         case speech(Int, MessageListener.Speech)
         /// The cache entries of message `index` did not decode: synthesize it afresh.
@@ -33,6 +37,10 @@ struct RenderPipeline: Sendable {
 
     /// Messages placed in the audio whose words may still be heard at most (the encoder waits beyond it).
     static let mostUnheard = 64
+
+    /// Seconds of speech gathered to be heard together (by the offline Whisper: two windows, one for each of two
+    /// lanes), unless nothing else is coming for now.
+    static let togetherSeconds = 2 * WhisperRecognizer.packedMost
 
     func run(emit: @escaping @Sendable (RenderEvent) -> Void) async throws -> RenderResult {
         let messages = conversation.messages
@@ -91,6 +99,13 @@ struct RenderPipeline: Sendable {
             var processed: [Int: ProcessedMessage] = [:]
             var heard: [Int: MessageListener.Heard] = [:]
             var listeningTo = Set<Int>()
+            /// Messages whose speech is being made or looked up; those waiting to be heard together, and their samples;
+            /// processing runs.
+            var preparing = Set<Int>()
+            var toHear: [(index: Int, speech: MessageListener.Speech)] = []
+            var toHearSamples = 0
+            var processingRuns = 0
+            let together = listener.hearsTogether
             var warnedUnheard = false
             var processing = Set<Int>()
             var retried = Set<Int>()
@@ -128,6 +143,7 @@ struct RenderPipeline: Sendable {
                 for index in written..<min(count, written + processingWindow) where !processing.contains(index) {
                     guard let ready = sourced[index] else { continue }
                     processing.insert(index)
+                    processingRuns += 1
                     let processor = session.processor
                     group.addTask {
                         do {
@@ -173,6 +189,31 @@ struct RenderPipeline: Sendable {
                 }
             }
 
+            /// Hears the messages waiting to be heard together.
+            func hearWaiting() {
+                // In the conversation's order: each window is heard as a stretch of the conversation.
+                toHear.sort { $0.index < $1.index }
+                let batch = toHear.map { (speech: $0.speech, text: sourced[$0.index]?.message.text ?? messages[$0.index].text) }
+                let indices = toHear.map(\.index)
+                toHear = []
+                toHearSamples = 0
+                group.addTask { .heardTogether(Array(zip(indices, try await listener.listen(together: batch, language: language)))) }
+            }
+
+            /// What message `index` heard gives it (placed already: its timeline entry; else when it is placed).
+            func received(_ index: Int, _ result: MessageListener.Heard) {
+                listeningTo.remove(index)
+                preparing.remove(index)
+                if unheard.remove(index) != nil {
+                    // Already placed: its words go into its timeline entry.
+                    if let (words, text) = words(result, index: index) {
+                        segments[index] = session.hear(index, words: words, transcribedText: text)
+                    }
+                } else {
+                    heard[index] = result
+                }
+            }
+
             launch()
             while let step = try await group.next() {
                 switch step {
@@ -180,8 +221,10 @@ struct RenderPipeline: Sendable {
                     sourced[index] = message
                 case .processed(let index, let message):
                     processed[index] = message
+                    processingRuns -= 1
                     if let source = sourced[index]?.message, listening && (voices[index] == nil || source.words == nil) {
                         listeningTo.insert(index)
+                        preparing.insert(index)
                         group.addTask {
                             do {
                                 return .speech(index, try await pool.run { try MessageListener.speech(of: message) })
@@ -192,23 +235,32 @@ struct RenderPipeline: Sendable {
                     }
                 case .speech(let index, let speech):
                     let text = sourced[index]?.message.text ?? messages[index].text
-                    group.addTask { .heard(index, try await listener.listen(to: speech, text: text, language: language)) }
-                case .heard(let index, let result):
-                    listeningTo.remove(index)
-                    if unheard.remove(index) != nil {
-                        // Already placed: its words go into its timeline entry.
-                        if let (words, text) = words(result, index: index) {
-                            segments[index] = session.hear(index, words: words, transcribedText: text)
+                    if together && voices[index] == nil {
+                        // A recording: known (cached) at once, else heard with others. A voice's speech (its text to be
+                        // aligned) is heard alone as it comes, a provider's answer at a time.
+                        group.addTask {
+                            if let known = try await listener.known(speech, text: text, language: language) { return .heard(index, known) }
+                            return .toHear(index, speech)
                         }
                     } else {
-                        heard[index] = result
+                        preparing.remove(index)
+                        group.addTask { .heard(index, try await listener.listen(to: speech, text: text, language: language)) }
                     }
+                case .toHear(let index, let speech):
+                    preparing.remove(index)
+                    toHear.append((index, speech))
+                    toHearSamples += speech.samples.count
+                case .heard(let index, let result):
+                    received(index, result)
+                case .heardTogether(let results):
+                    for (index, result) in results { received(index, result) }
                 case .staleCache(let index, let error):
                     guard !retried.contains(index), let stale = sourced.removeValue(forKey: index) else {
                         throw error.about(RenderMessage.subject(index: index, speaker: messages[index].speaker))
                     }
                     retried.insert(index)
                     processing.remove(index)
+                    processingRuns -= 1
                     stale.cacheKeys.forEach(synthesizer.cache.remove)
                     emit(.warning("\(RenderMessage.subject(index: index, speaker: messages[index].speaker)): a cached clip did not decode (\(error)); synthesizing it again"))
                     source(index, fresh: true)
@@ -233,6 +285,12 @@ struct RenderPipeline: Sendable {
                 }
                 announce()
                 launch()
+                // Heard together once there is enough for the recognizer's lanes, or when no more is coming for now
+                // (nothing processing and no speech being made: the rest waits for providers, or for these words).
+                if !toHear.isEmpty && (Double(toHearSamples) >= Self.togetherSeconds * Double(WhisperRecognizer.sampleRate)
+                                       || processingRuns == 0 && preparing.isEmpty) {
+                    hearWaiting()
+                }
             }
         }
     }

@@ -18,6 +18,9 @@ public struct Transcriber: Sendable {
     let identity: @Sendable (_ language: String?) -> [String]?
     /// True for `.off`: renders never ask.
     public let isOff: Bool
+    /// True when the provider is the offline Whisper, which hears a render's short messages together
+    /// (`WhisperRecognizer.transcribe(together:language:sharpen:)`).
+    let hearsTogether: Bool
 
     /// Renders ask `provide` for the provider when a recorded message needs one (with the conversation's language, when
     /// it says one); `nil` or an error means none for now (the render goes on without words and says why in a warning).
@@ -25,14 +28,21 @@ public struct Transcriber: Sendable {
     ///   model's files: `WhisperRecognizer.identity(ofModel:in:)`); the cache is then read before anything is loaded.
     public init(identity: @escaping @Sendable (_ language: String?) -> [String]? = { _ in nil },
                 _ provide: @escaping @Sendable (_ language: String?) async throws -> (any SpeechToTextProvider)?) {
+        self.init(identity: identity, together: false, provide)
+    }
+
+    init(identity: @escaping @Sendable (_ language: String?) -> [String]?, together: Bool,
+         _ provide: @escaping @Sendable (_ language: String?) async throws -> (any SpeechToTextProvider)?) {
         self.provide = provide
         self.identity = identity
+        hearsTogether = together
         isOff = false
     }
 
     private init(off: Void) {
         provide = { _ in nil }
         identity = { _ in nil }
+        hearsTogether = false
         isOff = true
     }
 
@@ -43,21 +53,21 @@ public struct Transcriber: Sendable {
     /// in another language than English the multilingual model, `WhisperModel.model(for:)`), loaded when a render first
     /// needs it and shared by every `Chorus` of the process (`WhisperModels`); loaded again when its files change. Not
     /// installed, or not loading, it is asked again only once its folder changes.
-    public static let automatic = Transcriber(identity: { WhisperRecognizer.identity(ofModel: WhisperModel.model(for: $0)) }) {
+    public static let automatic = Transcriber(identity: { WhisperRecognizer.identity(ofModel: WhisperModel.model(for: $0)) }, together: true) {
         try await WhisperModels.shared.recognizer(named: WhisperModel.model(for: $0))
     }
 
     /// `model`, loaded when a render first needs it and shared like `automatic`'s.
     public static func model(_ model: WhisperModel) -> Transcriber {
         let models = model.folder.deletingLastPathComponent(), name = model.name
-        return Transcriber(identity: { _ in WhisperRecognizer.identity(ofModel: name, in: models) }) { _ in
+        return Transcriber(identity: { _ in WhisperRecognizer.identity(ofModel: name, in: models) }, together: true) { _ in
             try await WhisperModels.shared.recognizer(named: name, in: models)
         }
     }
 
     /// A provider the caller made (a recognizer it loaded, a remote service).
     public static func provider(_ provider: any SpeechToTextProvider) -> Transcriber {
-        Transcriber(identity: { _ in provider.modelIdentity }) { _ in provider }
+        Transcriber(identity: { _ in provider.modelIdentity }, together: provider is WhisperRecognizer) { _ in provider }
     }
 }
 
@@ -76,7 +86,7 @@ extension Transcriber {
             let models = WhisperModel.modelsFolder(environment: environment)
             if let model { return .model(try WhisperModel.named(model, in: models)) }
             _ = try WhisperModel.named(WhisperModel.defaultName, in: models)   // installed, and sound
-            return Transcriber(identity: { WhisperRecognizer.identity(ofModel: WhisperModel.model(for: $0, in: models), in: models) }) {
+            return Transcriber(identity: { WhisperRecognizer.identity(ofModel: WhisperModel.model(for: $0, in: models), in: models) }, together: true) {
                 try await WhisperModels.shared.recognizer(named: WhisperModel.model(for: $0, in: models), in: models)
             }
         default:

@@ -55,6 +55,43 @@ struct HumanSpeechTests {
         #expect(offsets.count >= words * 3 / 4 && median <= 0.1, "median \(median) s over \(offsets.count) words")
     }
 
+    @Test("heard together (short recordings side by side in one window, as a render hears its messages): as many words wrong as each heard alone (within a word in twenty), each word in its own recording, timed where alone times it")
+    func together() async throws {
+        let clips = try HumanSpeech.clips(language: "en")
+        #expect(clips.count >= 5)
+        let recognizer = try await WhisperTests.recognizer()
+        var audios: [[Float]] = []
+        for clip in clips { audios.append(try await offCooperativeThreads { try WhisperRecognizer.audio(fileAt: clip.url) }) }
+        var alone: [Transcript] = []
+        for samples in audios { alone.append(try await recognizer.transcribe(samples, language: "en")) }
+        let together = try await recognizer.transcribe(together: audios, language: "en")
+        #expect(together.count == clips.count)
+        let words = clips.map { HumanSpeech.words($0.text).count }.reduce(0, +)
+        let (packed, single) = (Self.errorRate(together.map(\.text), clips), Self.errorRate(alone.map(\.text), clips))
+        print("human speech, English (\(clips.count) clips, \(words) words): heard together \(String(format: "%.1f", packed * 100)) %, alone \(String(format: "%.1f", single * 100)) %")
+        #expect(packed <= single + 0.05, "together \(together.map(\.text)) vs alone \(alone.map(\.text))")
+        var offsets: [Double] = []
+        for ((transcript, reference), samples) in zip(zip(together, alone), audios) {
+            let duration = Double(samples.count) / Double(WhisperRecognizer.sampleRate)
+            #expect(transcript.duration == duration && transcript.language == "en")
+            #expect(transcript.words.allSatisfy { $0.start >= 0 && $0.start <= $0.end && $0.end <= duration },
+                    "\(transcript.words.filter { !($0.start >= 0 && $0.start <= $0.end && $0.end <= duration) }) in \(duration) s")
+            // Its text is its words, in order.
+            #expect(HumanSpeech.words(transcript.text) == transcript.words.flatMap { HumanSpeech.words($0.word) })
+            var next = reference.words.startIndex
+            for word in transcript.words {
+                guard let match = reference.words[next...].firstIndex(where: { HumanSpeech.words($0.word) == HumanSpeech.words(word.word) }) else { continue }
+                offsets.append(abs(reference.words[match].start - word.start))
+                next = reference.words.index(after: match)
+            }
+        }
+        let median = offsets.sorted()[offsets.count / 2]
+        #expect(offsets.count >= words * 3 / 4 && median <= 0.05, "median \(median) s over \(offsets.count) words")
+        // Silence and nothing are no words; a lone long recording is heard as alone.
+        let silent = try await recognizer.transcribe(together: [[Float](repeating: 0, count: 16_000), [], audios[0]], language: "en")
+        #expect(silent[0].words.isEmpty && silent[1].words.isEmpty && HumanSpeech.words(silent[2].text) == HumanSpeech.words(alone[0].text))
+    }
+
     @Test("Whisper base on Spanish and French human recordings: the language detected, the words as faster-whisper hears them")
     func spanishAndFrench() async throws {
         let recognizer = try await Self.base.value.get()
@@ -83,6 +120,31 @@ struct HumanSpeechTests {
         let refusal = await #expect(throws: VoiceError.self) { try await english.transcribe([Float](repeating: 0.1, count: 16_000), language: "es") }
         #expect(refusal?.kind == .badRequest && refusal?.message.contains("English-only") == true)
         #expect(try english.languageCode("eng") == "en" && english.languageCode("English") == "en")
+    }
+
+    @Test("a render of human voice notes hears them together: each message gets its own recording's words (none of its neighbours'), inside its segment")
+    func englishRender() async throws {
+        let clips = try HumanSpeech.clips(language: "en")
+        let directory = try TemporaryDirectory(prefix: "chorus-human-render")
+        let messages = clips.enumerated().map { #"{"speaker": "S\#($0.offset % 3)", "audio": "\#($0.element.path)"}"# }
+        let file = directory.file("chat.json")
+        try Data(#"{"messages": [\#(messages.joined(separator: ","))]}"#.utf8).write(to: file)
+        var configuration = Chorus.Configuration(cacheDirectory: directory.file("cache"))
+        configuration.transcriber = .automatic
+        let result = try await Chorus(configuration: configuration).render(try Conversation.load(from: file),
+                                                                           to: RenderOutputs(audio: directory.file("out.wav"))).result()
+        #expect(result.warnings.isEmpty, "\(result.warnings)")
+        let segments = result.timeline.segments
+        #expect(segments.count == clips.count)
+        var wrong = 0, words = 0
+        for (segment, clip) in zip(segments, clips) {
+            let errors = HumanSpeech.errors(segment.text ?? "", clip.text)
+            wrong += errors.wrong
+            words += errors.words
+            #expect(segment.transcribed == true && errors.wrong <= max(2, errors.words / 4), "\(clip.id): \(segment.text ?? "") / \(clip.text)")
+            #expect((segment.words ?? []).allSatisfy { $0.start >= segment.start && $0.start <= $0.end && $0.end <= segment.end }, "\(clip.id)")
+        }
+        #expect(Double(wrong) <= 0.1 * Double(words), "\(wrong) of \(words) words wrong")
     }
 
     @Test("a render of a conversation in Spanish gives its recorded Spanish voice note the words whisper-base hears (the default model is English-only)")

@@ -60,6 +60,7 @@ final class WhisperDecoder: @unchecked Sendable {
     /// - Throws: `VoiceError` (`.unavailable`) when the runtime fails.
     func decode(_ samples: ArraySlice<Float>, language: String?) throws -> Piece {
         var seek = samples.startIndex
+        let length = Double(samples.count) / Double(WhisperRecognizer.sampleRate)
         var piece = Piece(tokens: [], language: language ?? "", noSpeech: 1, averageLogProbability: 0, words: [])
         var language = language
         while samples.endIndex - seek >= WhisperFeatures.hop {
@@ -74,7 +75,10 @@ final class WhisperDecoder: @unchecked Sendable {
                 piece.averageLogProbability = (piece.averageLogProbability * Float(piece.tokens.count) + heard.averageLogProbability * Float(heard.tokens.count))
                     / Float(piece.tokens.count + heard.tokens.count)
                 piece.tokens += heard.tokens
-                piece.words += heard.words.map { WordTiming(word: $0.word, start: $0.start + offset, end: $0.end + offset) }
+                // Within the audio: the encoder's last frame can reach 20 ms past it.
+                piece.words += heard.words.map {
+                    WordTiming(word: $0.word, start: min($0.start + offset, length), end: min($0.end + offset, length))
+                }
             }
             seek += silent ? window.count : max(WhisperFeatures.hop, min(window.count, heard.consumed))
         }

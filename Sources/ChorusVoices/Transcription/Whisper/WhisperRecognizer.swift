@@ -116,6 +116,109 @@ public final class WhisperRecognizer: Sendable {
         return Transcript(text: texts.joined(separator: " "), language: heardLanguage, duration: Double(samples.count) / Double(rate), words: words)
     }
 
+    /// Seconds of silence between audios heard in one window (`transcribe(together:language:sharpen:)`).
+    static let packingGap = 1.0
+    /// Seconds of audio one window is given at most when audios share it (as `SpeechChunks` cuts long audio).
+    static let packedMost = 28.0
+
+    /// Transcribes several audios (mono, `sampleRate` Hz; a render's recorded messages), each as `transcribe(_:)`
+    /// would, but short ones heard side by side in one window: consecutive audios, a second of silence between them,
+    /// up to 28 s. Whisper's encoder costs as much for 3 s as for 30 s, so 50 voice notes of 4 s are 7 windows, not 50.
+    /// Each transcript holds the words heard within its own audio (by each word's middle), timed from its own start.
+    /// Windows are heard on all lanes at once. Audio longer than a window is heard alone, as `transcribe(_:)` hears it;
+    /// so is every audio of a multilingual model when the language is to be detected (one window is one language), and
+    /// one that got no words beside others.
+    /// - Throws: as `transcribe(_:sampleRate:language:sharpen:)`.
+    public func transcribe(together audios: [[Float]], language: String? = nil, sharpen: Bool = true) async throws -> [Transcript] {
+        let code = try language.map(languageCode(_:))
+        let rate = Self.sampleRate
+        let gap = Int(Self.packingGap * Double(rate)), most = Int(Self.packedMost * Double(rate))
+        var transcripts = [Transcript?](repeating: nil, count: audios.count)
+        var windows: [[Int]] = [], alone: [Int] = []
+        var length = 0
+        for (index, samples) in audios.enumerated() {
+            if samples.isEmpty || SpeechChunks.isSilent(samples[...], rate: rate) {
+                transcripts[index] = Transcript(text: "", language: model.isEnglishOnly ? "en" : code ?? "", duration: Double(samples.count) / Double(rate), words: [])
+            } else if samples.count > most || (!model.isEnglishOnly && code == nil) {
+                alone.append(index)
+            } else if !windows.isEmpty, length + gap + samples.count <= most {
+                windows[windows.count - 1].append(index)
+                length += gap + samples.count
+            } else {
+                windows.append([index])
+                length = samples.count
+            }
+        }
+        let lanes = self.lanes, englishOnly = model.isEnglishOnly
+        let first = nextLane.withLock { lane in
+            defer { lane = (lane + windows.count) % lanes.count }
+            return lane
+        }
+        try await withThrowingTaskGroup(of: [(Int, Transcript)].self) { group in
+            // Window i on lane (first + i) % lanes, each lane's windows in order.
+            for (number, lane) in lanes.enumerated() {
+                let mine = stride(from: (number - first + lanes.count) % lanes.count, to: windows.count, by: lanes.count).map { windows[$0] }
+                guard !mine.isEmpty else { continue }
+                group.addTask {
+                    try await lane.thread.run {
+                        try mine.flatMap { window in
+                            try Self.hear(window.map { audios[$0] }, gap: gap, on: lane.decoder, language: code, englishOnly: englishOnly,
+                                          sharpen: sharpen).enumerated().map { (window[$0.offset], $0.element) }
+                        }
+                    }
+                }
+            }
+            for index in alone {
+                group.addTask { [(index, try await self.transcribe(audios[index], language: language, sharpen: sharpen))] }
+            }
+            for try await heard in group {
+                for (index, transcript) in heard { transcripts[index] = transcript }
+            }
+        }
+        // An audio that got no words beside others is heard alone: after one audio's end and the silence, Whisper can
+        // take the window to be over (measured: an 11 s speech after a 3 s command came back empty).
+        let missed = windows.filter { $0.count > 1 }.joined().filter { transcripts[$0]?.words.isEmpty ?? true }
+        try await withThrowingTaskGroup(of: (Int, Transcript).self) { group in
+            for index in missed {
+                group.addTask { (index, try await self.transcribe(audios[index], language: language, sharpen: sharpen)) }
+            }
+            for try await (index, transcript) in group { transcripts[index] = transcript }
+        }
+        return transcripts.map { $0! }
+    }
+
+    /// `audios` heard in one window, `gap` samples of silence between them, on `decoder` (a lane's, on its thread):
+    /// each its words (those whose middle falls within its stretch, the silence around it shared half and half with its
+    /// neighbours) in its own time, and their text.
+    private static func hear(_ audios: [[Float]], gap: Int, on decoder: WhisperDecoder, language: String?, englishOnly: Bool,
+                             sharpen: Bool) throws -> [Transcript] {
+        let rate = Double(sampleRate)
+        var packed: [Float] = [], starts: [Int] = []
+        for samples in audios {
+            if !packed.isEmpty { packed += repeatElement(0, count: gap) }
+            starts.append(packed.count)
+            packed += samples
+        }
+        let piece = try decoder.decode(packed[...], language: language)
+        var words = [[WordTiming]](repeating: [], count: audios.count)
+        for word in withoutAnnotations(piece.words) {
+            let middle = (word.start + word.end) / 2 * rate
+            var slot = 0
+            while slot + 1 < audios.count, Double(starts[slot + 1]) - Double(gap) / 2 <= middle { slot += 1 }
+            let offset = Double(starts[slot]) / rate, duration = Double(audios[slot].count) / rate
+            let start = min(max(0, word.start - offset), duration)
+            words[slot].append(WordTiming(word: word.word, start: start, end: min(max(start, word.end - offset), duration)))
+        }
+        let heardLanguage = englishOnly ? "en" : language ?? piece.language
+        return zip(audios, words).map { samples, raw in
+            // Whisper's words keep their leading spaces: joined, they are the text as the tokens spell it.
+            let text = withoutAnnotations(raw.map(\.word).joined())
+            var timed = raw.map { WordTiming(word: $0.word.trimmingCharacters(in: .whitespaces), start: $0.start, end: $0.end) }
+            if sharpen { timed = SpeechOnsets.refine(timed, samples: samples, rate: sampleRate) }
+            return Transcript(text: text, language: heardLanguage, duration: Double(samples.count) / rate, words: timed)
+        }
+    }
+
     /// The model's code for `language` (a code or an English name).
     /// - Throws: `VoiceError` (`.badRequest`) naming the language when the model does not transcribe it.
     public func languageCode(_ language: String) throws -> String {
