@@ -158,8 +158,16 @@ public struct ToolRun: Sendable {
         return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32).self)
     }()
 
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), likewise undeclared.
+    private static let addCloseFrom: @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32 = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else {
+            fatalError("glibc without posix_spawn_file_actions_addclosefrom_np (2.34 or later is needed)")
+        }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
+
     /// Starts `path` in a process group of its own, standard input from /dev/null, output and errors into the files
-    /// named, signals as a fresh process has them; returns its id.
+    /// named, no other descriptor of this process's, signals as a fresh process has them; returns its id.
     private static func spawn(_ path: String, _ arguments: [String], directory: String?, environment: [String: String],
                               output: String, errors: String) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
@@ -172,6 +180,10 @@ public struct ToolRun: Sendable {
         if let directory {
             guard addChangeDirectory(&actions, directory) == 0 else { throw POSIXError(.ENOENT) }
         }
+        // Nothing else of this process's is inherited: a descriptor without close-on-exec (a service's accepted
+        // connection) held by a tool that runs on would keep that connection open after the service closed it — as
+        // Foundation's Process, which closes them too.
+        guard addCloseFrom(&actions, 3) == 0 else { throw POSIXError(.EINVAL) }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

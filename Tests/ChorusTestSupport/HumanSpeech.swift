@@ -49,7 +49,12 @@ public enum HumanSpeech {
 
     /// Word errors (substitutions, insertions, deletions) of `heard` against `reference`, and the reference's words.
     public static func errors(_ heard: String, _ reference: String) -> (wrong: Int, words: Int) {
-        let h = words(heard), r = words(reference)
+        let r = words(reference)
+        return (editDistance(words(heard), r), r.count)
+    }
+
+    /// The fewest word substitutions, insertions and deletions that turn `reference` into `heard`.
+    public static func editDistance(_ h: [String], _ r: [String]) -> Int {
         var previous = Array(0...h.count)
         for (i, word) in r.enumerated() {
             var current = [i + 1] + Array(repeating: 0, count: h.count)
@@ -58,6 +63,6 @@ public enum HumanSpeech {
             }
             previous = current
         }
-        return (previous[h.count], r.count)
+        return previous[h.count]
     }
 }

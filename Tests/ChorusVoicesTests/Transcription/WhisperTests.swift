@@ -38,16 +38,8 @@ struct WhisperTests {
 
     /// Word error rate of `heard` against `reference` (edit distance over words).
     static func wordErrorRate(_ heard: String, _ reference: String) -> Double {
-        let h = normalized(heard), r = normalized(reference)
-        var previous = Array(0...h.count)
-        for (i, word) in r.enumerated() {
-            var current = [i + 1] + Array(repeating: 0, count: h.count)
-            for j in 0..<h.count {
-                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (word == h[j] ? 0 : 1))
-            }
-            previous = current
-        }
-        return Double(previous[h.count]) / Double(max(1, r.count))
+        let r = normalized(reference)
+        return Double(HumanSpeech.editDistance(normalized(heard), r)) / Double(max(1, r.count))
     }
 
     @Test("the set-up model transcribes Flite's sentence nearly word for word, each word timed near Flite's own times")
