@@ -22,10 +22,12 @@ public struct Transcriber: Sendable {
     /// (`WhisperRecognizer.transcribe(together:language:sharpen:)`).
     let hearsTogether: Bool
 
-    /// Renders ask `provide` for the provider when a recorded message needs one (with the conversation's language, when
-    /// it says one); `nil` or an error means none for now (the render goes on without words and says why in a warning).
-    /// - Parameter identity: The provider's `modelIdentity` for a language, when it can be told without providing it (a
-    ///   model's files: `WhisperRecognizer.identity(ofModel:in:)`); the cache is then read before anything is loaded.
+    /// A transcriber from a function that gives the provider.
+    /// - Parameters:
+    ///   - identity: The provider's `modelIdentity` for a language, when it can be told without providing it (a model's
+    ///     files: `WhisperRecognizer.identity(ofModel:in:)`); the cache is then read before anything is loaded.
+    ///   - provide: Asked for the provider when a recorded message needs one (with the conversation's language, when it
+    ///     says one); `nil` or an error means none for now (the render goes on without words and says why in a warning).
     public init(identity: @escaping @Sendable (_ language: String?) -> [String]? = { _ in nil },
                 _ provide: @escaping @Sendable (_ language: String?) async throws -> (any SpeechToTextProvider)?) {
         self.init(identity: identity, together: false, provide)
