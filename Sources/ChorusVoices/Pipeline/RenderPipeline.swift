@@ -40,7 +40,7 @@ struct RenderPipeline: Sendable {
 
     /// Seconds of speech gathered to be heard together (by the offline Whisper: two windows, one for each of two
     /// lanes), unless nothing else is coming for now.
-    static let togetherSeconds = 2 * WhisperRecognizer.packedMost
+    static let togetherSeconds = 2 * SpeechChunks.longest
 
     func run(emit: @escaping @Sendable (RenderEvent) -> Void) async throws -> RenderResult {
         let messages = conversation.messages

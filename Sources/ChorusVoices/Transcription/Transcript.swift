@@ -23,10 +23,14 @@ public struct Transcript: Sendable, Equatable, Codable {
 /// pieces to hear it on several cores at once: each cut at the quietest moment near its even share, so that a cut
 /// falls between words where it can.
 enum SpeechChunks {
+    /// Seconds of audio Whisper is given at most at a time, whole or packed (`WhisperRecognizer.transcribe(together:)`):
+    /// its window is 30 s, and 2 s stay free so that a last word's end can be said within it.
+    static let longest = 28.0
+
     /// Frame ranges of `samples` (mono, `rate` Hz), in order and covering all of it: as many as `limit` needs, and
     /// `pieces` when each would still be `shortest` seconds long; each at most `limit` seconds, cut at the quietest
     /// 20 ms within `search` seconds of its even split point.
-    static func ranges(of samples: [Float], rate: Int, pieces wanted: Int = 1, limit: Double = 28, shortest: Double = 6,
+    static func ranges(of samples: [Float], rate: Int, pieces wanted: Int = 1, limit: Double = longest, shortest: Double = 6,
                        search: Double = 4) -> [Range<Int>] {
         let total = samples.count
         let most = max(1, Int(limit * Double(rate)))

@@ -71,8 +71,10 @@ struct ParallelEncoderOverlapTests {
         }
     }
 
+    /// Every MP3 rate, mono and stereo alternating: each MPEG version (1, 2, 2.5: their frame and reservoir sizes)
+    /// in both of its side-information layouts.
     @Test("MP3 in overlapped pieces: exact length, splices carrying the bit reservoir, noise at every splice at one encoder's level",
-          arguments: [8_000, 11_025, 12_000, 16_000, 22_050, 24_000, 32_000, 44_100, 48_000], [1, 2])
+          arguments: [(8_000, 1), (11_025, 2), (12_000, 1), (16_000, 2), (22_050, 1), (24_000, 2), (32_000, 1), (44_100, 2), (48_000, 1)])
     func mp3(rate: Int, channels: Int) throws {
         try Self.check("mp3", AudioFormat(sampleRate: rate, channels: channels), frameSize: MP3Stream.samplesPerFrame(sampleRate: rate))
     }
@@ -80,7 +82,7 @@ struct ParallelEncoderOverlapTests {
     /// Only the length: FFmpeg's AAC rate control leaves fresh pieces noisier than one encoder (`AACJoiner.overlap`),
     /// which is why renders with a bed keep one AAC encoder.
     @Test("AAC in overlapped pieces: exact length (renders keep one AAC encoder under a bed: its rate control)",
-          arguments: [8_000, 44_100, 96_000], [1, 2])
+          arguments: [(8_000, 1), (44_100, 2), (96_000, 1)])
     func aac(rate: Int, channels: Int) throws {
         try Self.check("m4a", AudioFormat(sampleRate: rate, channels: channels), frameSize: 1024)
     }

@@ -108,7 +108,8 @@ public final class WhisperRecognizer: Sendable {
                 WordTiming(word: $0.word.trimmingCharacters(in: .whitespaces), start: $0.start + offset, end: $0.end + offset)
             })
         }
-        let heardLanguage = model.isEnglishOnly ? "en" : (code ?? spoken.max { $0.value < $1.value || $0.value == $1.value && $0.key > $1.key }?.key ?? "")
+        let detected = spoken.max { $0.value < $1.value || $0.value == $1.value && $0.key > $1.key }?.key
+        let heardLanguage = Self.language(englishOnly: model.isEnglishOnly, asked: code, detected: detected)
         if sharpen {
             let found = words
             words = try await lanes[first].thread.run { SpeechOnsets.refine(found, samples: samples, rate: rate) }
@@ -118,8 +119,6 @@ public final class WhisperRecognizer: Sendable {
 
     /// Seconds of silence between audios heard in one window (`transcribe(together:language:sharpen:)`).
     static let packingGap = 1.0
-    /// Seconds of audio one window is given at most when audios share it (as `SpeechChunks` cuts long audio).
-    static let packedMost = 28.0
 
     /// Transcribes several audios (mono, `sampleRate` Hz; a render's recorded messages), each as `transcribe(_:)`
     /// would, but short ones heard side by side in one window: consecutive audios, a second of silence between them,
@@ -132,13 +131,13 @@ public final class WhisperRecognizer: Sendable {
     public func transcribe(together audios: [[Float]], language: String? = nil, sharpen: Bool = true) async throws -> [Transcript] {
         let code = try language.map(languageCode(_:))
         let rate = Self.sampleRate
-        let gap = Int(Self.packingGap * Double(rate)), most = Int(Self.packedMost * Double(rate))
+        let gap = Int(Self.packingGap * Double(rate)), most = Int(SpeechChunks.longest * Double(rate))
         var transcripts = [Transcript?](repeating: nil, count: audios.count)
         var windows: [[Int]] = [], alone: [Int] = []
         var length = 0
         for (index, samples) in audios.enumerated() {
             if samples.isEmpty || SpeechChunks.isSilent(samples[...], rate: rate) {
-                transcripts[index] = Transcript(text: "", language: model.isEnglishOnly ? "en" : code ?? "", duration: Double(samples.count) / Double(rate), words: [])
+                transcripts[index] = Transcript(text: "", language: Self.language(englishOnly: model.isEnglishOnly, asked: code, detected: nil), duration: Double(samples.count) / Double(rate), words: [])
             } else if samples.count > most || (!model.isEnglishOnly && code == nil) {
                 alone.append(index)
             } else if !windows.isEmpty, length + gap + samples.count <= most {
@@ -209,7 +208,7 @@ public final class WhisperRecognizer: Sendable {
             let start = min(max(0, word.start - offset), duration)
             words[slot].append(WordTiming(word: word.word, start: start, end: min(max(start, word.end - offset), duration)))
         }
-        let heardLanguage = englishOnly ? "en" : language ?? piece.language
+        let heardLanguage = Self.language(englishOnly: englishOnly, asked: language, detected: piece.language)
         return zip(audios, words).map { samples, raw in
             // Whisper's words keep their leading spaces: joined, they are the text as the tokens spell it.
             let text = withoutAnnotations(raw.map(\.word).joined())
@@ -217,6 +216,12 @@ public final class WhisperRecognizer: Sendable {
             if sharpen { timed = SpeechOnsets.refine(timed, samples: samples, rate: sampleRate) }
             return Transcript(text: text, language: heardLanguage, duration: Double(samples.count) / rate, words: timed)
         }
+    }
+
+    /// The language a transcript is said to be in: English for an English-only model, else the one asked, else the one
+    /// detected (none when nothing was heard to detect it from).
+    private static func language(englishOnly: Bool, asked: String?, detected: String?) -> String {
+        englishOnly ? "en" : asked ?? detected ?? ""
     }
 
     /// The model's code for `language` (a code or an English name).
