@@ -9,7 +9,7 @@
 # (Fuzz/corpus/TARGET) and the regression inputs (Fuzz/regressions/TARGET); new coverage goes to
 # .build-asan/fuzz/corpus/TARGET. A crash, leak, out-of-memory (2 GB) or hang (10 s per input) fails the script; its
 # input is in .build-asan/fuzz/findings/TARGET — add it to Fuzz/regressions/TARGET with the fix, and the tests replay
-# it from then on. One summary line per target. FUZZ_SEED fixes libFuzzer's seed (CI sets it, so a run is the same
+# it from then on. One summary line per target, in the order given. FUZZ_SEED fixes libFuzzer's seed (CI sets it, so a run is the same
 # sequence of inputs every time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,26 +34,43 @@ binary="$scratch/debug/chorus-fuzz"
 export SWIFT_BACKTRACE=enable=no   # the backtracer reads its own stack in ways ASan reports
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1"
 export LSAN_OPTIONS="suppressions=$PWD/scripts/sanitizers/lsan.supp:print_suppressions=0"
-status=0
-for target in "${targets[@]}"; do
+# One target per core at a time (FUZZ_JOBS to change it): each libFuzzer process is single-threaded, so on two cores
+# the eight targets take half the time, each still its SECONDS.
+jobs="${FUZZ_JOBS:-$(nproc)}"
+fuzz_target() {  # runs one target; its summary line (and what failed) into its .summary; its exit status
+  local target="$1"
   # Not <scratch>/artifacts: SwiftPM owns that folder (binary targets) and empties it whenever it builds.
-  corpus="$scratch/fuzz/corpus/$target" findings="$scratch/fuzz/findings/$target"
+  local corpus="$scratch/fuzz/corpus/$target" findings="$scratch/fuzz/findings/$target"
+  local log="$scratch/fuzz/$target.log" summary="$scratch/fuzz/$target.summary"
   mkdir -p "$corpus" "$findings" "Fuzz/regressions/$target"   # git keeps no empty folder
-  log="$scratch/fuzz/$target.log"
-  set +e
+  local code=0
   CHORUS_FUZZ_TARGET="$target" "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
     -print_final_stats=1 ${FUZZ_SEED:+-seed=$FUZZ_SEED} -artifact_prefix="$findings/" \
-    "$corpus" "Fuzz/corpus/$target" "Fuzz/regressions/$target" >"$log" 2>&1
-  code=$?
-  set -e
+    "$corpus" "Fuzz/corpus/$target" "Fuzz/regressions/$target" >"$log" 2>&1 || code=$?
+  local runs cov added found
   runs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log" || true)
   cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | awk '{print $2}' || true)
   added=$(ls -A "$corpus" 2>/dev/null | wc -l || true)
   found=$(ls -A "$findings" 2>/dev/null | wc -l || true)
-  echo "$target: ${seconds} s, ${runs:-?} executions, coverage ${cov:-?} edges, corpus $added new inputs, exit $code, findings $found"
+  echo "$target: ${seconds} s, ${runs:-?} executions, coverage ${cov:-?} edges, corpus $added new inputs, exit $code, findings $found" > "$summary"
   if [ "$code" != 0 ]; then
-    status=1
-    grep -E "ERROR|SUMMARY|Fatal error|fuzz invariant|Test unit written" "$log" | head -8 | sed 's/^/  /'  || true
+    grep -E "ERROR|SUMMARY|Fatal error|fuzz invariant|Test unit written" "$log" | head -8 | sed 's/^/  /' >> "$summary" || true
   fi
+  return "$code"
+}
+status=0
+running=0
+for target in "${targets[@]}"; do
+  if (( running >= jobs )); then
+    wait -n || status=1
+    running=$((running - 1))
+  fi
+  fuzz_target "$target" &
+  running=$((running + 1))
 done
+while (( running > 0 )); do
+  wait -n || status=1
+  running=$((running - 1))
+done
+for target in "${targets[@]}"; do cat "$scratch/fuzz/$target.summary"; done
 exit $status
