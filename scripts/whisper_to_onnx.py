@@ -23,12 +23,6 @@ reads them (keys as heads × d_head × frames, values as heads × frames × d_he
 step copy each layer's out of it (2 × 1500 × n_state values per layer: 13 % of a 30 s note's decoding was memmove).
 Both files of a pair come from one conversion, so the layout is private to the pair.
 
-With --int8, every matrix product of weights is in int8, as CTranslate2's int8 (what faster-whisper runs) computes it:
-the weights scaled per output channel, the inputs per row. The encoder's products are written so in the graph (each
-of its 1500 frames scaled on its own: ONNX Runtime's dynamic quantization scales a whole tensor at once, which doubled
-the encoder's error against float32 and cost base 0.6 points of English words); the decoder's go through ONNX Runtime's
-dynamic quantization, whose one scale per tensor is one per row for a step's one token.
-
 model.json holds the dimensions, the special tokens, the languages (code -> token id), the alignment heads and the
 tokens Whisper's decoding suppresses; tokens.txt each ordinary token's bytes in base64 and its id.
 """
@@ -116,11 +110,9 @@ def read_ct2(path):
 class Graph:
     """A small builder: numbered node outputs, float32 initializers."""
 
-    def __init__(self, weights, rowwise_int8=False):
+    def __init__(self, weights):
         self.weights = weights
-        self.rowwise_int8 = rowwise_int8
         self.nodes, self.initializers, self.count = [], {}, 0
-        self.quantized = {}   # an input's name -> its uint8 values and scales (rowwise_int8)
 
     def fresh(self, hint):
         self.count += 1
@@ -148,32 +140,13 @@ class Graph:
         def part(value):
             return (value if rows is None else value[rows[0]:rows[1]]) * np.float32(scale)
         suffix = "" if rows is None else f".{rows[0]}"
-        matrix = part(self.weights[prefix + "/weight"].astype(np.float32)).T.copy()
-        name = prefix.replace("/", ".") + suffix
+        weight = self.const(part(self.weights[prefix + "/weight"].astype(np.float32)).T.copy(), name=prefix.replace("/", ".") + suffix + ".wt")
         bias_name = prefix + "/bias"
-        y = self.rowwise_product(x, matrix, name) if self.rowwise_int8 else self.op("MatMul", [x, self.const(matrix, name=name + ".wt")], "matmul")
+        y = self.op("MatMul", [x, weight], "matmul")
         if bias_name in self.weights:
-            bias = self.const(part(self.weights[bias_name].astype(np.float32)), name=name + ".b")
+            bias = self.const(part(self.weights[bias_name].astype(np.float32)), name=prefix.replace("/", ".") + suffix + ".b")
             y = self.op("Add", [y, bias], "bias")
         return y
-
-    def rowwise_product(self, x, matrix, name):
-        """x @ matrix in int8 as CTranslate2 computes it: the weights scaled per output column, and x per row (each
-        frame its own scale, taken from the values as they come). ONNX Runtime's dynamic quantization scales a whole
-        activation tensor at once: over the encoder's 1500 frames, the quiet frames lose their precision to the loud."""
-        scales = np.maximum(np.abs(matrix).max(axis=0), 1e-12) / 127
-        quantized = np.clip(np.round(matrix / scales), -127, 127)
-        weight = self.const(quantized, name=name + ".wq", dtype=np.int8)
-        if x not in self.quantized:   # once per input: the queries, keys and values of one input share it
-            largest = self.op("ReduceMax", [self.op("Abs", [x]), self.const([-1], dtype=np.int64)], "amax", keepdims=1)
-            x_scale = self.op("Div", [self.op("Max", [largest, self.const(1e-12)]), self.const(127.0)], "scale")
-            # Unsigned with its zero at 128 (what ONNX Runtime's fastest int8 kernels take), in 1 ... 255.
-            x_uint8 = self.op("Cast", [self.op("Add", [self.op("Round", [self.op("Div", [x, x_scale])]), self.const(128.0)])], "q", to=TensorProto.UINT8)
-            self.quantized[x] = (x_uint8, x_scale)
-        x_uint8, x_scale = self.quantized[x]
-        zero = self.const(128, name="zero_point_128", dtype=np.uint8)
-        product = self.op("Cast", [self.op("MatMulInteger", [x_uint8, weight, zero], "matmul")], to=TensorProto.FLOAT)
-        return self.op("Mul", [self.op("Mul", [product, x_scale]), self.const(scales.astype(np.float32), name=name + ".ws")])
 
     def layer_norm(self, x, prefix):
         return self.op("LayerNormalization", [x, self.weight(prefix + "/gamma"), self.weight(prefix + "/beta")], "ln", axis=-1, epsilon=1e-5)
@@ -222,8 +195,8 @@ def dims(weights):
     }
 
 
-def encoder_graph(weights, d, int8=False):
-    g = Graph(weights, rowwise_int8=int8)
+def encoder_graph(weights, d):
+    g = Graph(weights)
     n_state, n_head = d["n_audio_state"], d["n_audio_head"]
     d_head = n_state // n_head
     x = g.op("Conv", ["mel", g.weight("encoder/conv1/weight"), g.weight("encoder/conv1/bias")], "conv", pads=[1, 1], kernel_shape=[3])
@@ -238,12 +211,10 @@ def encoder_graph(weights, d, int8=False):
     for layer in range(d["n_audio_layer"]):
         p = f"encoder/layer_{layer}"
         h = g.layer_norm(x, p + "/self_attention/layer_norm")
-        q = g.linear(h, p + "/self_attention/linear_0", (0, n_state), scale=1 / np.sqrt(d_head))
-        k = g.linear(h, p + "/self_attention/linear_0", (n_state, 2 * n_state))
-        v = g.linear(h, p + "/self_attention/linear_0", (2 * n_state, 3 * n_state))
-        # ONNX Runtime's own attention kernel (its scale already in the queries): 13 % less of the encoder's time on
-        # one thread than MatMul, Softmax and MatMul over 1500 frames (tiny.en, 0.31 against 0.35 s), the same values.
-        attended = g.op("MultiHeadAttention", [q, k, v], "attention", domain="com.microsoft", num_heads=n_head, scale=1.0)
+        q = g.heads(g.linear(h, p + "/self_attention/linear_0", (0, n_state), scale=1 / np.sqrt(d_head)), n_head, d_head)
+        k = g.heads(g.linear(h, p + "/self_attention/linear_0", (n_state, 2 * n_state)), n_head, d_head)
+        v = g.heads(g.linear(h, p + "/self_attention/linear_0", (2 * n_state, 3 * n_state)), n_head, d_head)
+        attended, _ = g.attention(q, k, v, n_head, d_head)
         x = g.op("Add", [x, g.linear(attended, p + "/self_attention/linear_1")])
         h = g.layer_norm(x, p + "/ffn/layer_norm")
         x = g.op("Add", [x, g.linear(g.gelu(g.linear(h, p + "/ffn/linear_0")), p + "/ffn/linear_1")])
@@ -394,9 +365,7 @@ def description(d, name, vocabulary, config, alignment_heads, int8, revision, so
 
 
 def save(graph, path, part, revision):
-    # com.microsoft: ONNX Runtime's contrib operators (the encoder's MultiHeadAttention).
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid("com.microsoft", 1)],
-                              producer_name="chorus whisper_to_onnx")
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="chorus whisper_to_onnx")
     model.ir_version = 8
     for key, value in {"chorus_whisper": part, "chorus_revision": str(revision)}.items():
         entry = model.metadata_props.add()
@@ -426,16 +395,15 @@ def convert(source, destination, name, int8, revision=0):
     os.makedirs(parent, exist_ok=True)
     work = tempfile.mkdtemp(prefix=".whisper-", dir=parent)
     try:
-        save(encoder_graph(weights, d, int8), os.path.join(work, "encoder.onnx"), "encoder", revision)
+        save(encoder_graph(weights, d), os.path.join(work, "encoder.onnx"), "encoder", revision)
         save(decoder_graph(weights, d, alignment_heads), os.path.join(work, "decoder.onnx"), "decoder", revision)
         if int8:
             import logging
             from onnxruntime.quantization import QuantType, quantize_dynamic
             logging.getLogger().setLevel(logging.ERROR)   # its advice to pre-process models, printed on every run
-            for part in ("decoder",):
+            for part in ("encoder", "decoder"):
                 # Weights scaled per output channel, as CTranslate2's int8 is: one scale per tensor heard English words
-                # measurably worse on the human corpus (tiny.en 9.1 % of words wrong against 8.8 %). A step's one token
-                # is one row: scaling it as a whole is scaling it per row.
+                # measurably worse on the human corpus (tiny.en 9.1 % of words wrong against 8.8 %).
                 quantize_dynamic(os.path.join(work, f"{part}.onnx"), os.path.join(work, f"{part}.int8.onnx"),
                                  op_types_to_quantize=["MatMul"], weight_type=QuantType.QInt8, per_channel=True)
                 os.replace(os.path.join(work, f"{part}.int8.onnx"), os.path.join(work, f"{part}.onnx"))
