@@ -42,6 +42,7 @@ fuzz_target() {  # runs one target; its summary line (and what failed) into its 
   # Not <scratch>/artifacts: SwiftPM owns that folder (binary targets) and empties it whenever it builds.
   local corpus="$scratch/fuzz/corpus/$target" findings="$scratch/fuzz/findings/$target"
   local log="$scratch/fuzz/$target.log" summary="$scratch/fuzz/$target.summary"
+  rm -f "$summary"   # a run that dies before its line must not show an earlier run's
   mkdir -p "$corpus" "$findings" "Fuzz/regressions/$target"   # git keeps no empty folder
   local code=0
   CHORUS_FUZZ_TARGET="$target" "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
