@@ -39,8 +39,12 @@ struct RenderPipeline: Sendable {
     static let mostUnheard = 64
 
     /// Seconds of speech gathered to be heard together (by the offline Whisper: two windows, one for each of two
-    /// lanes), unless nothing else is coming for now.
+    /// lanes), unless the stretch of recordings ends first.
     static let togetherSeconds = 2 * SpeechChunks.longest
+
+    /// Recordings heard together at most: placed messages wait for their words, so a group must stay well within
+    /// `mostUnheard` for the encoder to reach the rest of its stretch.
+    static let mostTogether = mostUnheard / 2
 
     func run(emit: @escaping @Sendable (RenderEvent) -> Void) async throws -> RenderResult {
         let messages = conversation.messages
@@ -99,13 +103,11 @@ struct RenderPipeline: Sendable {
             var processed: [Int: ProcessedMessage] = [:]
             var heard: [Int: MessageListener.Heard] = [:]
             var listeningTo = Set<Int>()
-            /// Messages whose speech is being made or looked up; those waiting to be heard together, and their samples;
-            /// processing runs.
-            var preparing = Set<Int>()
-            var toHear: [(index: Int, speech: MessageListener.Speech)] = []
-            var toHearSamples = 0
-            var processingRuns = 0
-            let together = listener.hearsTogether
+            /// Recordings heard together, in groups fixed by the conversation's order.
+            let together = listening && listener.hearsTogether
+            var groups = ListeningGroups<MessageListener.Speech>(
+                voiced: voices.map { $0 != nil }, limitSamples: Int(Self.togetherSeconds) * WhisperRecognizer.sampleRate,
+                limitCount: Self.mostTogether)
             var warnedUnheard = false
             var processing = Set<Int>()
             var retried = Set<Int>()
@@ -143,7 +145,6 @@ struct RenderPipeline: Sendable {
                 for index in written..<min(count, written + processingWindow) where !processing.contains(index) {
                     guard let ready = sourced[index] else { continue }
                     processing.insert(index)
-                    processingRuns += 1
                     let processor = session.processor
                     group.addTask {
                         do {
@@ -189,21 +190,21 @@ struct RenderPipeline: Sendable {
                 }
             }
 
-            /// Hears the messages waiting to be heard together.
-            func hearWaiting() {
-                // In the conversation's order: each window is heard as a stretch of the conversation.
-                toHear.sort { $0.index < $1.index }
-                let batch = toHear.map { (speech: $0.speech, text: sourced[$0.index]?.message.text ?? messages[$0.index].text) }
-                let indices = toHear.map(\.index)
-                toHear = []
-                toHearSamples = 0
-                group.addTask { .heardTogether(Array(zip(indices, try await listener.listen(together: batch, language: language)))) }
+            /// Hears the groups of recordings that are complete.
+            func hearGroups() {
+                guard together else { return }
+                for members in groups.ready() {
+                    let batch = members.map { (speech: $0.speech, text: sourced[$0.index]?.message.text ?? messages[$0.index].text) }
+                    let indices = members.map(\.index)
+                    group.addTask { .heardTogether(Array(zip(indices, try await listener.listen(together: batch, language: language)))) }
+                }
             }
 
             /// What message `index` heard gives it (placed already: its timeline entry; else when it is placed).
             func received(_ index: Int, _ result: MessageListener.Heard) {
                 listeningTo.remove(index)
-                preparing.remove(index)
+                // Known without hearing (or its speech could not be made), unless it was heard in a group.
+                groups.pass(index)
                 if unheard.remove(index) != nil {
                     // Already placed: its words go into its timeline entry.
                     if let (words, text) = words(result, index: index) {
@@ -221,10 +222,8 @@ struct RenderPipeline: Sendable {
                     sourced[index] = message
                 case .processed(let index, let message):
                     processed[index] = message
-                    processingRuns -= 1
                     if let source = sourced[index]?.message, listening && (voices[index] == nil || source.words == nil) {
                         listeningTo.insert(index)
-                        preparing.insert(index)
                         group.addTask {
                             do {
                                 return .speech(index, try await pool.run { try MessageListener.speech(of: message) })
@@ -243,13 +242,10 @@ struct RenderPipeline: Sendable {
                             return .toHear(index, speech)
                         }
                     } else {
-                        preparing.remove(index)
                         group.addTask { .heard(index, try await listener.listen(to: speech, text: text, language: language)) }
                     }
                 case .toHear(let index, let speech):
-                    preparing.remove(index)
-                    toHear.append((index, speech))
-                    toHearSamples += speech.samples.count
+                    groups.hear(index, speech, samples: speech.samples.count)
                 case .heard(let index, let result):
                     received(index, result)
                 case .heardTogether(let results):
@@ -260,7 +256,6 @@ struct RenderPipeline: Sendable {
                     }
                     retried.insert(index)
                     processing.remove(index)
-                    processingRuns -= 1
                     stale.cacheKeys.forEach(synthesizer.cache.remove)
                     emit(.warning("\(RenderMessage.subject(index: index, speaker: messages[index].speaker)): a cached clip did not decode (\(error)); synthesizing it again"))
                     source(index, fresh: true)
@@ -285,12 +280,7 @@ struct RenderPipeline: Sendable {
                 }
                 announce()
                 launch()
-                // Heard together once there is enough for the recognizer's lanes, or when no more is coming for now
-                // (nothing processing and no speech being made: the rest waits for providers, or for these words).
-                if !toHear.isEmpty && (Double(toHearSamples) >= Self.togetherSeconds * Double(WhisperRecognizer.sampleRate)
-                                       || processingRuns == 0 && preparing.isEmpty) {
-                    hearWaiting()
-                }
+                hearGroups()
             }
         }
     }
