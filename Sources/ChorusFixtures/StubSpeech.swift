@@ -25,13 +25,38 @@ public enum StubSpeech {
     }
 
     /// A local server speaking OpenAI's `POST /v1/audio/speech` (`response_format: "pcm"`), answering
-    /// each request after `latency` seconds.
-    public static func openAIServer(latency: Double) throws -> StubServer {
+    /// each request after `latency` seconds, and not before `hold` is released when one is given.
+    public static func openAIServer(latency: Double, hold: StubHold? = nil) throws -> StubServer {
         try StubServer { request in
             guard request.method == "POST", request.path == "/v1/audio/speech", let input = request.json?["input"] as? String else {
                 return .json(404, ["error": ["message": "not found", "type": "invalid_request_error"]])
             }
+            hold?.wait()
             return StubServer.Response(status: 200, headers: ["Content-Type": "audio/pcm"], body: pcm16(for: input), delay: latency)
         }
+    }
+}
+
+/// Holds a stub's answers until released, so that a test acts while a request is certainly unanswered (not merely
+/// probably, within a latency that a loaded machine can outlast).
+public final class StubHold: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var released = false
+
+    public init() {}
+
+    /// Lets every held answer, and every later one, go.
+    public func release() {
+        condition.lock()
+        released = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits (on a stub's connection thread) until released.
+    func wait() {
+        condition.lock()
+        while !released { condition.wait() }
+        condition.unlock()
     }
 }

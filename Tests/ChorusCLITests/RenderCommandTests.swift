@@ -288,7 +288,7 @@ struct InterruptTests {
         // Interrupted once it is writing (its half-written output exists): a signal that came before the command had
         // installed its handler would be the test's race, not the command's behaviour.
         var writing = false
-        for _ in 0..<600 where !writing && process.isRunning {
+        for _ in 0..<2400 where !writing && process.isRunning {
             try await Task.sleep(nanoseconds: 50_000_000)
             writing = try FileManager.default.contentsOfDirectory(atPath: directory.path).contains { $0.hasSuffix(".partial") }
         }

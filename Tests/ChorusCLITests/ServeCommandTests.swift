@@ -244,15 +244,22 @@ struct ServeCommandTests {
     func killedAndRestarted() async throws {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let stub = try StubSpeech.openAIServer(latency: 0.5)
+        // The provider's answers are held until the first service is killed: it is killed with a request in flight
+        // and nothing synthesized, however slow the machine.
+        let hold = StubHold()
+        let stub = try StubSpeech.openAIServer(latency: 0.5, hold: hold)
+        defer { hold.release() }
         let port = try Self.freePort()
         let first = try await Self.serve(directory: directory, stub: stub, port: port)
         defer { if first.isRunning { kill(first.processIdentifier, SIGKILL) } }
         let ids = try await Self.submitThree(port: port)
-        kill(first.processIdentifier, SIGKILL)   // at most one of six 0.5 s requests has been answered
+        for _ in 0..<600 where stub.requests.isEmpty { try await Task.sleep(nanoseconds: 50_000_000) }
+        #expect(!stub.requests.isEmpty, "the first service asked its provider nothing in 30 s")
+        kill(first.processIdentifier, SIGKILL)
         await first.exited()
-        // Six 0.5 s requests one at a time: the last render cannot have finished (the first may have, on a slow machine).
-        #expect(try await Self.recordedStatus(directory, ids[2]) == "none", "the last render finished before the kill")
+        let cutShort = stub.requests.count
+        hold.release()
+        for id in ids { #expect(try await Self.recordedStatus(directory, id) == "none", "render \(id) finished before the kill") }
         let second = try await Self.serve(directory: directory, stub: stub, port: port)
         defer { if second.isRunning { second.terminate() } }
         var statuses: [String] = []
@@ -271,8 +278,8 @@ struct ServeCommandTests {
             let audio = try #require(await Self.get("http://127.0.0.1:\(port)/v1/renders/\(id)/audio", key: Self.serveKey))
             #expect(audio.status == 200 && audio.body.count > 1_000, "render \(id): \(audio.status), \(audio.body.count) bytes")
         }
-        // Six messages; what was synthesized before the kill is in the cache, so at most the one cut short twice.
-        #expect((6...7).contains(stub.requests.count), "\(stub.requests.count) provider requests")
+        // Nothing was synthesized before the kill: the restarted service asks for all six messages, once each.
+        #expect(stub.requests.count == cutShort + 6, "\(stub.requests.count) provider requests, \(cutShort) before the kill")
     }
 }
 
