@@ -28,15 +28,20 @@ enum SpeechChunks {
     static let longest = 28.0
 
     /// Frame ranges of `samples` (mono, `rate` Hz), in order and covering all of it: as many as `limit` needs, and
-    /// `pieces` when each would still be `shortest` seconds long; each at most `limit` seconds, cut at the quietest
-    /// 20 ms within `search` seconds of its even split point.
-    static func ranges(of samples: [Float], rate: Int, pieces wanted: Int = 1, limit: Double = longest, shortest: Double = 6,
-                       search: Double = 4) -> [Range<Int>] {
+    /// `pieces` when each would still be `shortest` seconds long; when `limit` needs several, a multiple of `lanes` (as
+    /// long as each is still `shortest` long), so that lanes hearing them side by side each hear as much (173 s on two
+    /// lanes: eight pieces of 21.6 s, four each, not seven of 24.7 s, four on one lane and three on the other); each at
+    /// most `limit` seconds, cut at the quietest 20 ms within `search` seconds of its even split point.
+    static func ranges(of samples: [Float], rate: Int, pieces wanted: Int = 1, lanes: Int = 1, limit: Double = longest,
+                       shortest: Double = 6, search: Double = 4) -> [Range<Int>] {
         let total = samples.count
         let most = max(1, Int(limit * Double(rate)))
         let needed = (total + most - 1) / most
-        let parallel = min(max(1, wanted), Int(Double(total) / max(1, shortest * Double(rate))))
-        let count = max(1, needed, parallel)
+        let fitting = Int(Double(total) / max(1, shortest * Double(rate)))
+        let parallel = min(max(1, wanted), fitting)
+        let lanes = max(1, lanes)
+        let even = needed > 1 ? min((needed + lanes - 1) / lanes * lanes, fitting) : 1
+        let count = max(1, needed, parallel, even)
         guard count > 1 else { return [0..<total] }
         let window = max(1, rate / 50)   // 20 ms
         let reach = Int(search * Double(rate))

@@ -111,7 +111,7 @@ struct WhisperTests {
         #expect(zip(transcript.words, transcript.words.dropFirst()).allSatisfy { $0.start <= $1.start })
     }
 
-    @Test("audio is cut into one piece per lane once each piece would be 6 s or more, at the quietest moment near its even share, never over 28 s")
+    @Test("audio is cut into one piece per lane once each piece would be 6 s or more, into a multiple of the lanes when one window is not enough, at the quietest moment near its even share, never over 28 s")
     func piecesForLanes() {
         let rate = 16_000
         // Sound with a pause of 100 ms every 2.5 s: the cuts must fall in pauses.
@@ -132,6 +132,14 @@ struct WhisperTests {
         let pieces = SpeechChunks.ranges(of: long, rate: rate, pieces: 2)
         #expect(pieces.count == 3 && pieces.allSatisfy { $0.count <= 28 * rate && $0.count >= 18 * rate }, "\(pieces)")
         #expect(zip(pieces, pieces.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound && inPause(long, $1.lowerBound) })
+        // Several pieces needed: as many as fill the lanes evenly (each lane hears as much), a window needed: one.
+        let spread = SpeechChunks.ranges(of: long, rate: rate, lanes: 2)
+        #expect(spread.count == 4 && spread.allSatisfy { $0.count <= 28 * rate && $0.count >= 14 * rate }, "\(spread)")
+        #expect(zip(spread, spread.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound && inPause(long, $1.lowerBound) })
+        #expect(SpeechChunks.ranges(of: audio(seconds: 173), rate: rate, lanes: 2).count == 8)
+        #expect(SpeechChunks.ranges(of: audio(seconds: 173), rate: rate, lanes: 3).count == 9)
+        #expect(SpeechChunks.ranges(of: twenty, rate: rate, lanes: 2).count == 1)
+        #expect(SpeechChunks.ranges(of: audio(seconds: 30), rate: rate, lanes: 8).count == 5, "no piece under 6 s")
         let silent = [Float](repeating: 0, count: 61 * rate)
         let flat = SpeechChunks.ranges(of: silent, rate: rate)
         #expect(flat.count == 3 && flat.allSatisfy { $0.count <= 28 * rate } && flat.last?.upperBound == silent.count, "\(flat)")

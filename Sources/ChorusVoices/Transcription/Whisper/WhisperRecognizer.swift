@@ -70,8 +70,8 @@ public final class WhisperRecognizer: Sendable {
         let code = try language.map(languageCode(_:))
         let samples = sampleRate == Self.sampleRate ? samples : try Self.resampled(samples, from: sampleRate)
         let rate = Self.sampleRate
-        let ranges = SpeechChunks.ranges(of: samples, rate: rate, pieces: 1)
         let lanes = self.lanes
+        let ranges = SpeechChunks.ranges(of: samples, rate: rate, lanes: lanes.count)
         let first = nextLane.withLock { lane in
             defer { lane = (lane + 1) % lanes.count }
             return lane
