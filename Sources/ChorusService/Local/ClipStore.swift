@@ -137,8 +137,16 @@ actor ClipStore {
         return record
     }
 
-    /// Deletes expired clips (records first, then audio) and audio without a record; returns how many.
+    /// Deletes expired clips (records first, then audio) and audio without a record; returns how many. One sweep at a
+    /// time (the service's own and one asked for): one running beside another could find no expired record and return
+    /// while the other was between deleting a record and its audio (seen under AddressSanitizer in CI).
     func sweep(now: Double = Date().timeIntervalSince1970) async throws -> Int {
+        try await sweeps.run { try await self.sweepNow(now: now) }
+    }
+
+    private let sweeps = SerialChanges()
+
+    private func sweepNow(now: Double) async throws -> Int {
         let expired = try await database.rows("DELETE FROM clips WHERE expires_at <= ? RETURNING id", [.float(now)], operation: "sweep clips",
                                               background: true)
         var removed = 0
