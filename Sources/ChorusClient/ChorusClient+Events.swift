@@ -20,7 +20,7 @@ extension ChorusClient {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: RenderUpdate.self)
         let delegate = EventStreamDelegate(continuation: continuation)
         let session = URLSession(configuration: .default, delegate: delegate, delegateQueue: nil)
-        var request = request("GET", "/v1/renders/\(id)/events", headers: ["Accept": "text/event-stream"])
+        var request = request("GET", ServicePaths.render(id, .events), headers: ["Accept": "text/event-stream"])
         request.timeoutInterval = 3_600
         let task = session.dataTask(with: request)
         continuation.onTermination = { _ in

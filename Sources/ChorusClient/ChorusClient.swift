@@ -34,17 +34,17 @@ public final class ChorusClient: Sendable {
 
     /// Every voice the service offers.
     public func voices() async throws -> [VoiceList.Voice] {
-        try await get("/v1/voices", as: VoiceList.self).voices
+        try await get(ServicePaths.voices, as: VoiceList.self).voices
     }
 
     /// Uploads a recording (any format the service decodes); the same bytes give the same id.
     public func uploadClip(_ audio: Data) async throws -> ClipInfo {
-        try await send("POST", "/v1/clips", body: audio, contentType: "application/octet-stream", as: ClipInfo.self)
+        try await send("POST", ServicePaths.clips, body: audio, contentType: "application/octet-stream", as: ClipInfo.self)
     }
 
     /// Clones a voice from uploaded clips (ElevenLabs); the result's `id` works as a message's `voice`.
     public func clone(name: String, clips: [String], description: String? = nil) async throws -> VoiceCloneResponse {
-        try await send("POST", "/v1/voices/clone", json: VoiceCloneRequest(name: name, clips: clips, description: description),
+        try await send("POST", ServicePaths.voiceClone, json: VoiceCloneRequest(name: name, clips: clips, description: description),
                        as: VoiceCloneResponse.self)
     }
 
@@ -53,20 +53,20 @@ public final class ChorusClient: Sendable {
     /// Transcribes recorded speech (any format the service decodes) with the service's offline Whisper: the text, the
     /// language, the duration, each word's times and the segments (OpenAI's `verbose_json`).
     public func transcribe(_ audio: Data, language: String? = nil) async throws -> Transcription {
-        try await transcription("/v1/audio/transcriptions", TranscriptionRequest(audio: .file(audio, filename: "audio"), language: language,
+        try await transcription(ServicePaths.transcriptions, TranscriptionRequest(audio: .file(audio, filename: "audio"), language: language,
                                                                                  format: .verboseJSON, granularities: [.word, .segment]))
     }
 
     /// Transcribes a clip uploaded earlier (`uploadClip`), by its id.
     public func transcribe(clip id: String, language: String? = nil) async throws -> Transcription {
-        try await transcription("/v1/audio/transcriptions", TranscriptionRequest(audio: .clip(id), language: language, format: .verboseJSON,
+        try await transcription(ServicePaths.transcriptions, TranscriptionRequest(audio: .clip(id), language: language, format: .verboseJSON,
                                                                                  granularities: [.word, .segment]))
     }
 
     /// Times every word of `text`, the words spoken in `audio` (a verse, a paragraph, an edited voice note): each word
     /// exactly once, in order, spelled as written, and the sentences.
     public func align(_ audio: Data, text: String) async throws -> Transcription {
-        try await transcription("/v1/audio/alignments", TranscriptionRequest(audio: .file(audio, filename: "audio"), format: .verboseJSON,
+        try await transcription(ServicePaths.alignments, TranscriptionRequest(audio: .file(audio, filename: "audio"), format: .verboseJSON,
                                                                              granularities: [.word, .segment], text: text))
     }
 
@@ -79,17 +79,17 @@ public final class ChorusClient: Sendable {
 
     /// Renders and waits for the result (or gets the existing one: renders are content-addressed).
     public func render(_ request: RenderRequest) async throws -> RenderManifest {
-        try await send("POST", "/v1/renders", json: request, as: RenderManifest.self)
+        try await send("POST", ServicePaths.renders, json: request, as: RenderManifest.self)
     }
 
     /// Starts a render and returns at once (`queued` or `running`, or `done` if it existed); follow it with `events(_:)`.
     public func startRender(_ request: RenderRequest) async throws -> RenderManifest {
-        try await send("POST", "/v1/renders", json: request, headers: ["Prefer": "respond-async"], as: RenderManifest.self)
+        try await send("POST", ServicePaths.renders, json: request, headers: ["Prefer": "respond-async"], as: RenderManifest.self)
     }
 
     /// One message spoken as a render, with a stored lexicon's pronunciations if `lexicon` names one.
     public func speech(_ text: String, voice: String, format: String? = nil, lexicon: String? = nil) async throws -> RenderManifest {
-        try await send("POST", "/v1/speech", json: SpeechRequest(text: text, voice: voice, format: format, lexicon: lexicon.map(JSONValue.string)),
+        try await send("POST", ServicePaths.speech, json: SpeechRequest(text: text, voice: voice, format: format, lexicon: lexicon.map(JSONValue.string)),
                        as: RenderManifest.self)
     }
 
@@ -99,18 +99,18 @@ public final class ChorusClient: Sendable {
     /// `.object(["ipa": "ʃɪˈvɔːn", "alias": …, "case_sensitive": …])`. Renders then use it by name (`lexicon: "family"`).
     @discardableResult
     public func putLexicon(_ name: String, entries: [String: JSONValue]) async throws -> LexiconInfo {
-        try await send("PUT", "/v1/lexicons/\(Self.segment(name))", json: LexiconUpload(entries: entries), as: LexiconInfo.self)
+        try await send("PUT", ServicePaths.lexicon(Self.segment(name)), json: LexiconUpload(entries: entries), as: LexiconInfo.self)
     }
 
     /// One stored lexicon with its entries.
-    public func lexicon(_ name: String) async throws -> LexiconInfo { try await get("/v1/lexicons/\(Self.segment(name))", as: LexiconInfo.self) }
+    public func lexicon(_ name: String) async throws -> LexiconInfo { try await get(ServicePaths.lexicon(Self.segment(name)), as: LexiconInfo.self) }
 
     /// This key's stored lexicons (without their entries).
-    public func lexicons() async throws -> [LexiconInfo] { try await get("/v1/lexicons", as: LexiconList.self).lexicons }
+    public func lexicons() async throws -> [LexiconInfo] { try await get(ServicePaths.lexicons, as: LexiconList.self).lexicons }
 
     /// Deletes a stored lexicon (renders already accepted keep what it said).
     public func deleteLexicon(_ name: String) async throws {
-        _ = try await perform(request("DELETE", "/v1/lexicons/\(Self.segment(name))"))
+        _ = try await perform(request("DELETE", ServicePaths.lexicon(Self.segment(name))))
     }
 
     /// `name` as one path segment (a name the service refuses reaches it as such, never as another path).
@@ -119,24 +119,24 @@ public final class ChorusClient: Sendable {
     }
 
     /// A render's manifest.
-    public func manifest(_ id: String) async throws -> RenderManifest { try await get("/v1/renders/\(id)", as: RenderManifest.self) }
+    public func manifest(_ id: String) async throws -> RenderManifest { try await get(ServicePaths.render(id), as: RenderManifest.self) }
 
     /// A finished render's timeline.
-    public func timeline(_ id: String) async throws -> Timeline { try await get("/v1/renders/\(id)/timeline", as: Timeline.self) }
+    public func timeline(_ id: String) async throws -> Timeline { try await get(ServicePaths.render(id, .timeline), as: Timeline.self) }
 
     /// A finished render's waveform peaks (audiowaveform's JSON), e.g. 100 points per second at 8 bits for peaks.js.
     public func waveform(_ id: String, pixelsPerSecond: Int, bits: Int = 8) async throws -> WaveformData {
-        try await get("/v1/renders/\(id)/waveform?pixels_per_second=\(pixelsPerSecond)&bits=\(bits)", as: WaveformData.self)
+        try await get(ServicePaths.render(id, .waveform) + "?pixels_per_second=\(pixelsPerSecond)&bits=\(bits)", as: WaveformData.self)
     }
 
     /// Deletes a render and its files.
     public func delete(_ id: String) async throws {
-        _ = try await perform(request("DELETE", "/v1/renders/\(id)"))
+        _ = try await perform(request("DELETE", ServicePaths.render(id)))
     }
 
     /// The render's audio address, for `AVPlayer` (with `AVURLAssetHTTPHeaderFieldsKey` carrying `authorizationHeader`)
     /// or any client that can send the header; ranges and ETags are served.
-    public func audioURL(_ id: String) -> URL { url("/v1/renders/\(id)/audio") }
+    public func audioURL(_ id: String) -> URL { url(ServicePaths.render(id, .audio)) }
 
     /// `["Authorization": "Bearer …"]`, for players that take headers.
     public var authorizationHeader: [String: String] { apiKey.map { ["Authorization": "Bearer \($0)"] } ?? [:] }

@@ -47,7 +47,7 @@ public final class StubServer: @unchecked Sendable {
     private let socketDescriptor: Int32
     public let port: Int
     private let lock = NSLock()
-    private var handler: @Sendable (Request) -> Response
+    private let handler: @Sendable (Request) -> Response
     private var _requests: [Request] = []
     private var inFlight = 0
     private var _maxInFlight = 0
@@ -93,7 +93,6 @@ public final class StubServer: @unchecked Sendable {
         if !wasStopped { shutdown(socketDescriptor, Int32(SHUT_RDWR)) }
     }
 
-    public func setHandler(_ handler: @escaping @Sendable (Request) -> Response) { lock.withLocked { self.handler = handler } }
 
     private static func acceptLoop(_ descriptor: Int32, _ reference: WeakServer) {
         defer { close(descriptor) }
@@ -162,13 +161,12 @@ public final class StubServer: @unchecked Sendable {
         }
         let received = Date()
         let request = Request(method: String(requestLine[0]), path: String(pieces[0]), query: query, headers: headers, body: body)
-        let currentHandler = lock.withLocked { () -> @Sendable (Request) -> Response in
+        lock.withLocked {
             _requests.append(request)
             inFlight += 1
             _maxInFlight = max(_maxInFlight, inFlight)
-            return handler
         }
-        let response = currentHandler(request)
+        let response = handler(request)
         // The delay counts from the request's arrival, so the time spent making the response is part of it.
         let wait = response.delay - Date().timeIntervalSince(received)
         let callerWaits = wait <= 0 || stall(wait, client: client)

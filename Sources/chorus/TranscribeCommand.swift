@@ -24,26 +24,20 @@ struct TranscribeCommand: AsyncParsableCommand {
     @Argument(help: "The audio file.")
     var file: String
 
-    @Option(help: "text, json, verbose_json, srt or vtt.")
-    var format: String = TranscriptionFormat.text.rawValue
+    @Option(help: "text, json, verbose_json, srt or vtt. (default: text)", transform: TranscriptionFormat.named)
+    var format: TranscriptionFormat = .text
 
     @Option(name: [.short, .customLong("output")], help: "Write to this file instead of standard output.")
     var output: String?
 
     @OptionGroup var listening: TranscriptionArguments
 
-    func validate() throws {
-        guard TranscriptionFormat(rawValue: format) != nil else {
-            throw ValidationError("--format \(format): use \(TranscriptionFormat.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
-    }
-
     func run() async throws {
         try await reportingErrors {
             // The audio is decoded before the model is loaded (a second): a file that is not audio fails at once.
             let samples = try WhisperRecognizer.audio(fileAt: URL(fileURLWithPath: file))
             let transcript = try await listening.transcribe(samples)
-            try Self.write(TranscriptionFormat(rawValue: format)!.render(transcript.transcription), to: output)
+            try Self.write(format.render(transcript.transcription), to: output)
         }
     }
 
@@ -79,8 +73,8 @@ struct AlignCommand: AsyncParsableCommand {
     @Option(help: "A UTF-8 text file: the words spoken in the audio.")
     var text: String
 
-    @Option(help: "verbose_json, srt or vtt.")
-    var format: String = TranscriptionFormat.verboseJSON.rawValue
+    @Option(help: "verbose_json, srt or vtt. (default: verbose_json)", transform: TranscriptionFormat.named)
+    var format: TranscriptionFormat = .verboseJSON
 
     @Option(name: [.short, .customLong("output")], help: "Write to this file instead of standard output.")
     var output: String?
@@ -88,8 +82,8 @@ struct AlignCommand: AsyncParsableCommand {
     @OptionGroup var listening: TranscriptionArguments
 
     func validate() throws {
-        guard let format = TranscriptionFormat(rawValue: format), [.verboseJSON, .srt, .vtt].contains(format) else {
-            throw ValidationError("--format \(format): use verbose_json, srt or vtt")
+        guard [.verboseJSON, .srt, .vtt].contains(format) else {
+            throw ValidationError("--format \(format.rawValue): use verbose_json, srt or vtt")
         }
     }
 
@@ -109,7 +103,7 @@ struct AlignCommand: AsyncParsableCommand {
             let samples = try WhisperRecognizer.audio(fileAt: URL(fileURLWithPath: file))
             let transcript = try await listening.transcribe(samples)
             let aligned = transcript.alignment(of: words, samples: samples, rate: WhisperRecognizer.sampleRate)
-            try TranscribeCommand.write(TranscriptionFormat(rawValue: format)!.render(aligned), to: output)
+            try TranscribeCommand.write(format.render(aligned), to: output)
         }
     }
 }
@@ -162,5 +156,15 @@ struct TranscriptionArguments: ParsableArguments {
             configuration.transcriber = try Transcriber.named(provider, model: model)
         }
         return try Chorus(configuration: configuration)
+    }
+}
+
+extension TranscriptionFormat {
+    /// `--format`'s value: a format by its wire name (`verbose_json`), else an error naming the formats there are.
+    static func named(_ name: String) throws -> TranscriptionFormat {
+        guard let format = TranscriptionFormat(rawValue: name) else {
+            throw ValidationError("use \(allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return format
     }
 }

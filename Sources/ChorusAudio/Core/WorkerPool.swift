@@ -32,9 +32,6 @@ package final class WorkerPool: Sendable {
 
     deinit { queue.stop() }
 
-    /// One pool per process for callers that do not make their own: as many threads as cores.
-    package static let shared = WorkerPool(threads: ProcessInfo.processInfo.activeProcessorCount)
-
     /// Runs `body` on a pool thread and returns its result. A task cancelled before its turn comes
     /// throws `CancellationError` without running `body`.
     package func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {

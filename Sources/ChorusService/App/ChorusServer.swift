@@ -118,11 +118,6 @@ public struct ChorusServer: Sendable {
     }
 }
 
-/// The service as a Hummingbird application (what `ChorusServer` runs).
-public func buildApplication(configuration: ServiceConfiguration, logger: Logger? = nil) async throws -> some ApplicationProtocol {
-    try await ChorusServer(configuration: configuration, logger: logger).application
-}
-
 /// Every route: open ones first, then `/v1` behind authentication and the per-key rate limit.
 func buildRouter(state: ServiceState) -> (Router<ChorusRequestContext>, RouteTable) {
     let router = Router(context: ChorusRequestContext.self)

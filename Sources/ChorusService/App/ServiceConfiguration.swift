@@ -9,7 +9,7 @@ public import Foundation
 /// ```swift
 /// var configuration = ServiceConfiguration(environment: ProcessInfo.processInfo.environment)
 /// configuration.port = 0   // any free port
-/// let app = try await buildApplication(configuration: configuration)
+/// try await ChorusServer(configuration: configuration).run()
 /// ```
 public struct ServiceConfiguration: Sendable {
     public var host = "127.0.0.1"

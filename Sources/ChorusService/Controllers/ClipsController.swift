@@ -6,7 +6,7 @@ struct ClipsController: Sendable {
     let state: ServiceState
 
     func register(on router: some RouterMethods<ChorusRequestContext>, table: RouteTable) {
-        table.add(.post, "/v1/clips", to: router) { request, _ in
+        table.add(.post, ServicePaths.clips, to: router) { request, _ in
             let data = try await HTTPSupport.body(of: request, limit: state.configuration.maxBodyBytes)
             guard !data.isEmpty else { throw ServiceError.badRequest("the body is empty; send the audio bytes", field: "body") }
             let (info, created) = try await state.clips.add(data)

@@ -10,11 +10,11 @@ struct LexiconsController: Sendable {
     let state: ServiceState
 
     func register(on router: some RouterMethods<ChorusRequestContext>, table: RouteTable) {
-        table.add(.get, "/v1/lexicons", to: router) { _, context in
+        table.add(.get, ServicePaths.lexicons, to: router) { _, context in
             let stored = try await state.lexicons.list(caller: caller(context))
             return try HTTPSupport.json(LexiconList(lexicons: stored.map { $0.info(withEntries: false) }))
         }
-        table.add(.put, "/v1/lexicons/{name}", to: router) { request, context in
+        table.add(.put, ServicePaths.lexicon("{name}"), to: router) { request, context in
             let name = try LexiconStore.checkedName(context.parameters.get("name") ?? "")
             let data = try await HTTPSupport.body(of: request, limit: min(state.configuration.maxBodyBytes, LexiconStore.maximumBytes))
             let upload = try HTTPSupport.decode(LexiconUpload.self, from: data)
@@ -24,14 +24,14 @@ struct LexiconsController: Sendable {
             let lexicon = try ServiceError.fields { try Lexicon(json: upload.entries, field: "entries") }
             let (stored, created) = try await state.lexicons.put(lexicon, name: name, caller: caller(context))
             return try HTTPSupport.json(stored.info(withEntries: true), status: created ? .created : .ok,
-                                        headers: [.contentLocation: "/v1/lexicons/\(name)"])
+                                        headers: [.contentLocation: ServicePaths.lexicon(name)])
         }
-        table.add(.get, "/v1/lexicons/{name}", to: router) { _, context in
+        table.add(.get, ServicePaths.lexicon("{name}"), to: router) { _, context in
             let name = try LexiconStore.checkedName(context.parameters.get("name") ?? "")
             guard let stored = try await state.lexicons.get(name, caller: caller(context)) else { throw ServiceError.notFound("lexicon \(name)") }
             return try HTTPSupport.json(stored.info(withEntries: true))
         }
-        table.add(.delete, "/v1/lexicons/{name}", to: router) { _, context in
+        table.add(.delete, ServicePaths.lexicon("{name}"), to: router) { _, context in
             let name = try LexiconStore.checkedName(context.parameters.get("name") ?? "")
             guard try await state.lexicons.delete(name, caller: caller(context)) else { throw ServiceError.notFound("lexicon \(name)") }
             return Response(status: .noContent)

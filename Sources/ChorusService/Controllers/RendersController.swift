@@ -10,21 +10,21 @@ struct RendersController: Sendable {
     let state: ServiceState
 
     func register(on router: some RouterMethods<ChorusRequestContext>, table: RouteTable) {
-        table.add(.post, "/v1/renders", to: router) { request, context in
+        table.add(.post, ServicePaths.renders, to: router) { request, context in
             let body = try HTTPSupport.decode(RenderRequest.self, from: try await HTTPSupport.body(of: request, limit: state.configuration.maxBodyBytes),
                                               budget: JSONBudget(arrayKey: "messages", maxArrayElements: state.configuration.maxMessages))
             return try await start(body, mode: try RenderMode(request), context: context)
         }
-        table.add(.get, "/v1/renders/{id}", to: router) { _, context in
+        table.add(.get, ServicePaths.render("{id}"), to: router) { _, context in
             switch try await state.catalog.lookup(try id(context)) {
             case .active(let active): return try HTTPSupport.json(active.manifest())
             case .remote(let job): return try HTTPSupport.json(RenderResponses.manifest(job))
             case .stored(let stored): return try HTTPSupport.json(RenderResponses.manifest(stored, data: state.data))
             }
         }
-        table.add(.get, "/v1/renders/{id}/events", to: router) { _, context in try await events(id: try id(context)) }
+        table.add(.get, ServicePaths.render("{id}", .events), to: router) { _, context in try await events(id: try id(context)) }
         for method in [HTTPRequest.Method.get, .head] {
-            table.add(method, "/v1/renders/{id}/audio", to: router) { request, context in
+            table.add(method, ServicePaths.render("{id}", .audio), to: router) { request, context in
                 let stored = try await finished(try id(context))
                 let contentType = stored.audioContentType
                 let modified = Date(timeIntervalSince1970: stored.createdAt)
@@ -45,28 +45,28 @@ struct RendersController: Sendable {
                                                      contentType: contentType, etag: stored.etag, modified: modified)
             }
         }
-        table.add(.get, "/v1/renders/{id}/timeline", to: router) { _, context in
+        table.add(.get, ServicePaths.render("{id}", .timeline), to: router) { _, context in
             let stored = try await finished(try id(context))
             return HTTPSupport.bytes(try Data(contentsOf: state.data.render(stored.manifest.id).url(.timeline)),
                                      contentType: RenderFolder.File.timeline.contentType)
         }
-        table.add(.get, "/v1/renders/{id}/captions.vtt", to: router) { _, context in
+        table.add(.get, ServicePaths.render("{id}", .captions), to: router) { _, context in
             let stored = try await finished(try id(context))
             return HTTPSupport.bytes(try Data(contentsOf: state.data.render(stored.manifest.id).url(.captions)),
                                      contentType: RenderFolder.File.captions.contentType)
         }
-        table.add(.get, "/v1/renders/{id}/waveform", to: router) { request, context in
+        table.add(.get, ServicePaths.render("{id}", .waveform), to: router) { request, context in
             try await WaveformResponder(state: state).respond(to: request, stored: try await finished(try id(context)))
         }
-        for (path, svg) in [("/v1/renders/{id}/waveform.png", false), ("/v1/renders/{id}/waveform.svg", true)] {
+        for (path, svg) in [(ServicePaths.render("{id}", .waveformPNG), false), (ServicePaths.render("{id}", .waveformSVG), true)] {
             table.add(.get, path, to: router) { request, context in
                 try await PictureResponder(state: state).respond(to: request, stored: try await finished(try id(context)), svg: svg)
             }
         }
-        table.add(.get, "/v1/renders/{id}/player", to: router) { request, context in
+        table.add(.get, ServicePaths.render("{id}", .player), to: router) { request, context in
             try PlayerResponder(state: state).respond(to: request, context: context, stored: try await finished(try id(context)))
         }
-        table.add(.delete, "/v1/renders/{id}", to: router) { _, context in
+        table.add(.delete, ServicePaths.render("{id}"), to: router) { _, context in
             switch try await state.catalog.lookup(try id(context)) {
             case .active, .remote: throw ServiceError(.conflict, "not_ready", "the render is still running; delete it when it has finished")
             case .stored(let stored):
@@ -111,7 +111,7 @@ struct RendersController: Sendable {
         if streaming && !resolved.format.isStreamable {
             throw ServiceError.badRequest("?stream=true needs mp3 or ogg output (\(resolved.format.rawValue) rewrites its header at the end)", field: "stream")
         }
-        let locations: HTTPFields = [.init("X-Render-Id")!: resolved.id, .contentLocation: "/v1/renders/\(resolved.id)"]
+        let locations: HTTPFields = [.init("X-Render-Id")!: resolved.id, .contentLocation: ServicePaths.render(resolved.id)]
         if case .stored(let stored)? = try await state.catalog.existing(resolved.id), stored.isDone {
             if streaming { return try await streamStored(stored, headers: locations, context: context) }
             return try HTTPSupport.json(RenderResponses.manifest(stored, data: state.data, words: words), headers: locations)
@@ -126,7 +126,7 @@ struct RendersController: Sendable {
             // Queued for or running on another instance (shared jobs): answered from the database and the shared storage.
             if mode == .async && (job.status == .queued || job.status == .running) {
                 var headers = locations
-                headers[.location] = "/v1/renders/\(resolved.id)"
+                headers[.location] = ServicePaths.render(resolved.id)
                 return try HTTPSupport.json(RenderResponses.manifest(job), status: .accepted, headers: headers)
             }
             let stored = try await state.catalog.finishedShared(job.id)
@@ -154,7 +154,7 @@ struct RendersController: Sendable {
         }
         if mode == .async {
             var headers = locations
-            headers[.location] = "/v1/renders/\(resolved.id)"
+            headers[.location] = ServicePaths.render(resolved.id)
             return try HTTPSupport.json(active.manifest(), status: .accepted, headers: headers)
         }
         switch await active.completion() {

@@ -21,14 +21,14 @@ struct SpeechController: Sendable {
     ]
 
     func register(on router: some RouterMethods<ChorusRequestContext>, table: RouteTable) {
-        table.add(.post, "/v1/speech", to: router) { request, context in
+        table.add(.post, ServicePaths.speech, to: router) { request, context in
             let body = try HTTPSupport.decode(SpeechRequest.self, from: try await HTTPSupport.body(of: request, limit: state.configuration.maxBodyBytes))
             var render = RenderRequest(messages: [.init(speaker: "Speaker", text: body.text, voice: body.voice)],
                                        output: OutputSettings(format: body.format, chapters: false))   // one utterance: no chapter
             render.lexicon = body.lexicon
             return try await renders.start(render, mode: try RenderMode(request), context: context, words: body.words ?? true)
         }
-        table.add(.post, "/v1/audio/speech", to: router) { request, context in
+        table.add(.post, ServicePaths.audioSpeech, to: router) { request, context in
             let body = try HTTPSupport.decode(OpenAISpeechRequest.self, from: try await HTTPSupport.body(of: request, limit: state.configuration.maxBodyBytes))
             return try await openAISpeech(body, request: request, context: context)
         }

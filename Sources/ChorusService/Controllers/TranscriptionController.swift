@@ -16,10 +16,10 @@ struct TranscriptionController: Sendable {
     let state: ServiceState
 
     func register(on router: some RouterMethods<ChorusRequestContext>, table: RouteTable) {
-        table.add(.post, "/v1/audio/transcriptions", to: router) { request, _ in
+        table.add(.post, ServicePaths.transcriptions, to: router) { request, _ in
             try await answer(request, alignment: false)
         }
-        table.add(.post, "/v1/audio/alignments", to: router) { request, _ in
+        table.add(.post, ServicePaths.alignments, to: router) { request, _ in
             try await answer(request, alignment: true)
         }
     }

@@ -9,12 +9,12 @@ struct VoicesController: Sendable {
     let state: ServiceState
 
     func register(on router: some RouterMethods<ChorusRequestContext>, table: RouteTable) {
-        table.add(.get, "/v1/voices", to: router) { _, _ in try HTTPSupport.json(try await list()) }
-        table.add(.post, "/v1/voices/clone", to: router) { request, _ in
+        table.add(.get, ServicePaths.voices, to: router) { _, _ in try HTTPSupport.json(try await list()) }
+        table.add(.post, ServicePaths.voiceClone, to: router) { request, _ in
             let body = try HTTPSupport.decode(VoiceCloneRequest.self, from: try await HTTPSupport.body(of: request, limit: 64 * 1024))
             return try HTTPSupport.json(try await VoiceCloner(state: state).clone(body), status: .created)
         }
-        table.add(.delete, "/v1/voices/{id}", to: router) { _, context in
+        table.add(.delete, ServicePaths.voice("{id}"), to: router) { _, context in
             try await VoiceCloner(state: state).delete(context.parameters.get("id") ?? "")
             return Response(status: .noContent)
         }

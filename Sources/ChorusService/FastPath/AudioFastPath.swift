@@ -1,4 +1,5 @@
 import ChorusOutbound
+import ChorusWire
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -28,10 +29,10 @@ struct AudioFastPath: Sendable {
     let authenticator: AuthenticationMiddleware
     let limiter: RateLimiter
 
-    static let route = "/v1/renders/{id}/audio"
+    static let route = ServicePaths.render("{id}", .audio)
     /// `Date`, as Hummingbird sends it, formatted once a second.
     private static let date = SecondText(DateText.http)
-    private static let prefix = Array("/v1/renders/".utf8), suffix = Array("/audio".utf8)
+    private static let prefix = Array((ServicePaths.renders + "/").utf8), suffix = Array(("/" + ServicePaths.RenderPart.audio.rawValue).utf8)
 
     /// The response to `request`, or `nil` to leave it to the router.
     func answer(_ request: HTTPRequest, started: Double) -> (HTTPResponse, Body?)? {

@@ -9,12 +9,12 @@ enum RenderResponses {
     static func manifest(_ stored: StoredRender, data: DataDirectory, words: Bool = true) -> RenderManifest {
         var manifest = stored.manifest
         guard stored.isDone else { return manifest }
-        let base = "/v1/renders/\(manifest.id)"
-        manifest.audioURL = base + "/audio"
-        manifest.timelineURL = base + "/timeline"
-        manifest.waveformURL = base + "/waveform"
-        manifest.captionsURL = base + "/captions.vtt"
-        manifest.playerURL = base + "/player"
+        let id = manifest.id
+        manifest.audioURL = ServicePaths.render(id, .audio)
+        manifest.timelineURL = ServicePaths.render(id, .timeline)
+        manifest.waveformURL = ServicePaths.render(id, .waveform)
+        manifest.captionsURL = ServicePaths.render(id, .captions)
+        manifest.playerURL = ServicePaths.render(id, .player)
         if let json = try? Data(contentsOf: data.render(manifest.id).url(.timeline)),
            var timeline = try? JSONDecoder().decode(Timeline.self, from: json) {
             if !words { timeline.segments = timeline.segments.map { var segment = $0; segment.words = nil; return segment } }

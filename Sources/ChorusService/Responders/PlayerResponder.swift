@@ -1,5 +1,6 @@
 import ChorusAudio
 import ChorusPictures
+import ChorusWire
 import Foundation
 import Hummingbird
 
@@ -26,14 +27,14 @@ struct PlayerResponder: Sendable {
             headers[.init("Referrer-Policy")!] = "no-referrer"
             return Response(status: .seeOther, headers: headers)
         }
-        let base = "/v1/renders/\(stored.manifest.id)"
+        let id = stored.manifest.id
         // A zoom derived from the stored peaks (a multiple of their base), near what the page wants.
         let rate = stored.manifest.sampleRate ?? 44_100, stride = RenderExecutor.waveformBase
         let wanted = rate / PlayerPage.peaksPerSecond(duration: stored.manifest.duration ?? 0)
         let samplesPerPixel = max(stride, (wanted + stride - 1) / stride * stride)
-        let html = PlayerPage.html(audio: .url(state.signer.sign(base + "/audio")),
-                                   peaks: .url(state.signer.sign(base + "/waveform", query: "samples_per_pixel=\(samplesPerPixel)&bits=8")),
-                                   timeline: .url(state.signer.sign(base + "/timeline")),
+        let html = PlayerPage.html(audio: .url(state.signer.sign(ServicePaths.render(id, .audio))),
+                                   peaks: .url(state.signer.sign(ServicePaths.render(id, .waveform), query: "samples_per_pixel=\(samplesPerPixel)&bits=8")),
+                                   timeline: .url(state.signer.sign(ServicePaths.render(id, .timeline))),
                                    title: "Chorus render \(stored.manifest.id.prefix(8))")
         var headers = HTTPFields()
         // The page reaches nothing but this service; signed URLs expire, so it is never cached or referred on.

@@ -50,7 +50,3 @@ public struct RenderRun: AsyncSequence, Sendable {
         return AsyncIterator(base: stream.makeAsyncIterator())
     }
 }
-
-/// The name of `RenderRun` before 0.2 ("job" now means only work done in parallel, `RenderOptions.jobs`).
-@available(*, deprecated, renamed: "RenderRun")
-public typealias RenderJob = RenderRun

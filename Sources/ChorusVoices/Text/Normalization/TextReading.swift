@@ -25,9 +25,6 @@ public struct TextReading: Sendable, Equatable {
     /// The language's primary subtag, lowercased (`en-GB` → `en`).
     public var primaryLanguage: String { String(language.split(separator: "-").first ?? "").lowercased() }
 
-    /// Whether the normalizer has rules for the language (a text in another is left as written, emoji aside).
-    public var hasRules: Bool { TextNormalizer.languages.contains(primaryLanguage) }
-
     /// The one reading of `language` and `emoji` (conversation files and the service).
     /// - Throws: `AudioError.invalidConversation` naming the field: a language that is not a tag, an unknown emoji mode.
     public static func validated(language: String?, emoji: String?) throws -> TextReading {

@@ -1,0 +1,37 @@
+/// The service's paths, written once for the service (its routes, `Location` headers, the links in a manifest) and
+/// for the client, so that the two cannot drift. A path with a parameter is a function of it; the service's route
+/// patterns are the same functions given the parameter's placeholder (`ServicePaths.render("{id}")` is
+/// `/v1/renders/{id}`).
+public enum ServicePaths {
+    public static let voices = "/v1/voices"
+    public static let voiceClone = "/v1/voices/clone"
+    /// A cloned voice.
+    public static func voice(_ id: String) -> String { "\(voices)/\(id)" }
+
+    public static let clips = "/v1/clips"
+
+    public static let renders = "/v1/renders"
+    /// A render's manifest (`GET`), or the render itself (`DELETE`).
+    public static func render(_ id: String) -> String { "\(renders)/\(id)" }
+    /// A part of render `id`.
+    public static func render(_ id: String, _ part: RenderPart) -> String { "\(render(id))/\(part.rawValue)" }
+
+    /// What a render has a path of its own for.
+    public enum RenderPart: String, Sendable, CaseIterable {
+        case audio, timeline, waveform, player, events
+        case captions = "captions.vtt"
+        case waveformPNG = "waveform.png"
+        case waveformSVG = "waveform.svg"
+    }
+
+    public static let speech = "/v1/speech"
+    /// OpenAI's speech route.
+    public static let audioSpeech = "/v1/audio/speech"
+    /// OpenAI's transcription route.
+    public static let transcriptions = "/v1/audio/transcriptions"
+    public static let alignments = "/v1/audio/alignments"
+
+    public static let lexicons = "/v1/lexicons"
+    /// A stored lexicon.
+    public static func lexicon(_ name: String) -> String { "\(lexicons)/\(name)" }
+}
