@@ -68,13 +68,13 @@ struct RendersController: Sendable {
         }
         table.add(.delete, ServicePaths.render("{id}"), to: router) { _, context in
             switch try await state.catalog.lookup(try id(context)) {
-            case .active, .remote: throw ServiceError(.conflict, "not_ready", "the render is still running; delete it when it has finished")
+            case .active, .remote: throw ServiceError(.conflict, .notReady, "the render is still running; delete it when it has finished")
             case .stored(let stored):
                 // The row expires first, then the files go, then the row: a failure in between leaves an expired row
                 // (not found, replaced by a new request, finished by the sweep), never files that no row names.
                 if let queue = state.deployment.shared?.queue, try await !queue.expire(stored.manifest.id) {
                     // Queued again (or running) elsewhere since this instance's copy was made: not ours to delete now.
-                    throw ServiceError(.conflict, "not_ready", "the render is being made again; delete it when it has finished")
+                    throw ServiceError(.conflict, .notReady, "the render is being made again; delete it when it has finished")
                 }
                 try await state.shared?.remove(stored)
                 _ = try await state.deployment.shared?.queue.delete(stored.manifest.id)
@@ -93,9 +93,9 @@ struct RendersController: Sendable {
     /// A render whose files exist (409 while it runs, 404 when unknown or failed-without-audio).
     private func finished(_ id: String) async throws -> StoredRender {
         switch try await state.catalog.lookup(id) {
-        case .active, .remote: throw ServiceError(.conflict, "not_ready", "the render is still running; follow GET /v1/renders/\(id)/events")
+        case .active, .remote: throw ServiceError(.conflict, .notReady, "the render is still running; follow GET /v1/renders/\(id)/events")
         case .stored(let stored):
-            guard stored.isDone else { throw ServiceError(.notFound, "render_failed", "render \(id) failed: \(stored.manifest.error?.message ?? "")") }
+            guard stored.isDone else { throw ServiceError(.notFound, .renderFailed, "render \(id) failed: \(stored.manifest.error?.message ?? "")") }
             return stored
         }
     }
@@ -176,7 +176,7 @@ struct RendersController: Sendable {
         let file = try await state.catalog.localAudio(stored)
         // Read before the status is sent (off the event loop), so a render deleted meanwhile is a 404, not a cut-off 200.
         guard let audio = try? await state.chorus.workerPool.run({ try Data(contentsOf: file, options: .mappedIfSafe) }) else {
-            throw ServiceError(.notFound, "not_found", "render \(stored.manifest.id) is gone")
+            throw ServiceError(.notFound, .notFound, "render \(stored.manifest.id) is gone")
         }
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(data: audio)))
     }

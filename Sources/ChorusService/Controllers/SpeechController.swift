@@ -60,7 +60,7 @@ struct SpeechController: Sendable {
         }
         _ = try await renders.start(render, mode: .sync, context: context)
         guard case .stored(let stored) = try await state.catalog.lookup(resolved.id), stored.isDone else {
-            throw ServiceError(.internalServerError, "internal", "the speech was not stored")
+            throw ServiceError(.internalServerError, .internal, "the speech was not stored")
         }
         let audio = try Data(contentsOf: try await state.catalog.localAudio(stored))
         if name == "pcm" { return HTTPSupport.bytes(try Self.pcm(fromWAV: audio), contentType: "audio/pcm") }
@@ -107,6 +107,6 @@ struct SpeechController: Sendable {
             if id == "data" { return data.subdata(in: (offset + 8)..<min(data.count, offset + 8 + size)) }
             offset += 8 + size + (size & 1)
         }
-        throw ServiceError(.internalServerError, "internal", "the rendered WAV has no data chunk")
+        throw ServiceError(.internalServerError, .internal, "the rendered WAV has no data chunk")
     }
 }

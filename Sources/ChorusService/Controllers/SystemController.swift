@@ -24,7 +24,7 @@ struct SystemController: Sendable {
 enum OpenAPIDocument {
     static func data() throws -> Data {
         guard let url = Bundle.module.url(forResource: "openapi", withExtension: "json") else {
-            throw ServiceError(.internalServerError, "internal", "the OpenAPI document is missing from this build")
+            throw ServiceError(.internalServerError, .internal, "the OpenAPI document is missing from this build")
         }
         return try Data(contentsOf: url)
     }

@@ -56,7 +56,7 @@ struct TranscriptionController: Sendable {
                 transcript = try await transcribe(bytes, samples, language: language, with: recognizer, fresh: fresh)
             case .remote(let provider):
                 guard provider.isConfigured else {
-                    throw ServiceError(.conflict, "provider_not_configured", "model \(form.model): \(provider.id) has no API key configured on this service",
+                    throw ServiceError(.conflict, .providerNotConfigured, "model \(form.model): \(provider.id) has no API key configured on this service",
                                        field: "model")
                 }
                 (_, samples) = try await audio(of: form)
@@ -111,8 +111,8 @@ struct TranscriptionController: Sendable {
         } catch let error as VoiceError {
             switch error.kind {
             case .badRequest: throw ServiceError.badRequest(error.description, field: "model")
-            case .configuration: throw ServiceError(.conflict, "provider_not_configured", error.description, field: "model")
-            default: throw ServiceError(.badGateway, "provider_error", error.description)
+            case .configuration: throw ServiceError(.conflict, .providerNotConfigured, error.description, field: "model")
+            default: throw ServiceError(.badGateway, .providerError, error.description)
             }
         }
     }
@@ -128,7 +128,7 @@ struct TranscriptionController: Sendable {
             (field, data) = ("file", bytes)
         case .clip(let id):
             guard let clip = try await state.clips.get(id) else {
-                throw ServiceError.invalid("clip: no uploaded clip \(id.prefix(80))", field: "clip", code: "clip_not_found")
+                throw ServiceError.invalid("clip: no uploaded clip \(id.prefix(80))", field: "clip", code: .clipNotFound)
             }
             field = "clip"
             data = try await state.chorus.workerPool.run { try Data(contentsOf: clip.url) }

@@ -14,7 +14,7 @@ struct VoiceCloner: Sendable {
 
     private func provider() throws -> ElevenLabsProvider {
         guard let provider = state.chorus.configuration.registry.providers["elevenlabs"] as? ElevenLabsProvider, provider.isConfigured else {
-            throw ServiceError(.conflict, "provider_not_configured", "voice cloning needs ElevenLabs: set ELEVENLABS_API_KEY for the service")
+            throw ServiceError(.conflict, .providerNotConfigured, "voice cloning needs ElevenLabs: set ELEVENLABS_API_KEY for the service")
         }
         return provider
     }
@@ -30,7 +30,7 @@ struct VoiceCloner: Sendable {
         var total = 0.0
         for (index, id) in request.clips.enumerated() {
             guard let clip = try await state.clips.get(id) else {
-                throw ServiceError.invalid("clips[\(index)]: no uploaded clip \(id.prefix(80))", field: "clips[\(index)]", code: "clip_not_found")
+                throw ServiceError.invalid("clips[\(index)]: no uploaded clip \(id.prefix(80))", field: "clips[\(index)]", code: .clipNotFound)
             }
             total += clip.info.duration
             samples.append(VoiceSample(fileName: "clip-\(index + 1).\(clip.info.container.split(separator: ",").first ?? "audio")",
@@ -38,14 +38,14 @@ struct VoiceCloner: Sendable {
         }
         guard Self.seconds.contains(total) else {
             throw ServiceError.invalid(String(format: "clips: %.1f s of audio in all; cloning needs %.0f s to %.0f s", total, Self.seconds.lowerBound, Self.seconds.upperBound),
-                                       field: "clips", code: "clip_length")
+                                       field: "clips", code: .clipLength)
         }
         do {
             let voice = try await provider.addVoice(name: name, samples: samples, description: request.description,
                                                     removeBackgroundNoise: request.removeBackgroundNoise ?? false, labels: ["created_by": "chorus"])
             return VoiceCloneResponse(id: "elevenlabs:\(voice.voiceID)", name: name, requiresVerification: voice.requiresVerification)
         } catch let error as VoiceError {
-            throw ServiceError(.badGateway, "provider_error", error.description)
+            throw ServiceError(.badGateway, .providerError, error.description)
         }
     }
 
@@ -58,7 +58,7 @@ struct VoiceCloner: Sendable {
         } catch let error as VoiceError where error.kind == .voiceNotFound {
             throw ServiceError.notFound("voice \(id)")
         } catch let error as VoiceError {
-            throw ServiceError(.badGateway, "provider_error", error.description)
+            throw ServiceError(.badGateway, .providerError, error.description)
         }
     }
 }

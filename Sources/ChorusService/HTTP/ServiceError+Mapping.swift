@@ -44,26 +44,26 @@ extension ServiceError {
             case let error as DatabaseError: self = Self.database(error)
             case let error as SynthesisError where error.underlying.kind == .voiceNotFound:
                 // The voice the request names does not exist: the request's fault, not the provider's.
-                self = ServiceError(.unprocessableContent, "unknown_voice", error.description, field: "\(error.field).voice")
+                self = ServiceError(.unprocessableContent, .unknownVoice, error.description, field: "\(error.field).voice")
             case let error as SynthesisError where error.underlying.kind == .configuration:
                 // A provider without its key: the service's setup, documented as 409, not an upstream failure.
-                self = ServiceError(.conflict, "provider_not_configured", error.description, field: "\(error.field).voice")
+                self = ServiceError(.conflict, .providerNotConfigured, error.description, field: "\(error.field).voice")
             case let error as SynthesisError:
-                self = ServiceError(.badGateway, "provider_error", error.description, field: error.field)
+                self = ServiceError(.badGateway, .providerError, error.description, field: error.field)
             case let error as AudioError where context == .render:
                 let subject = error.subject.hasPrefix("/") ? "a clip" : error.subject
-                self = ServiceError(.unprocessableContent, "invalid_audio", "\(subject): \(error.reason)")
+                self = ServiceError(.unprocessableContent, .invalidAudio, "\(subject): \(error.reason)")
             case let error as AudioError where context.uploadField != nil:
                 let field = context.uploadField ?? "file"
                 let unsupported = error.code == .unsupportedFormat
-                self = ServiceError(.badRequest, unsupported ? "unsupported_format" : "invalid_audio",
+                self = ServiceError(.badRequest, unsupported ? .unsupportedFormat : .invalidAudio,
                                     "\(field): \(unsupported ? "not a supported audio format" : error.reason)", field: field)
             case is CancellationError where context == .render:
                 self = .shuttingDown
             case let error as any HTTPResponseError:
                 self = Self.hummingbird(error)
             default:
-                self = ServiceError(.internalServerError, "internal",
+                self = ServiceError(.internalServerError, .internal,
                                     context == .render ? "the render failed inside the service" : "the request failed inside the service")
             }
         }
@@ -72,10 +72,10 @@ extension ServiceError {
     /// Hummingbird's own errors (unknown route, body too large) in the service's error format.
     private static func hummingbird(_ error: any HTTPResponseError) -> ServiceError {
         switch error.status {
-        case .notFound: return ServiceError(.notFound, "not_found", "no such route")
+        case .notFound: return ServiceError(.notFound, .notFound, "no such route")
         case .contentTooLarge: return ServiceError.tooLarge("the request body is too large")
-        case .methodNotAllowed: return ServiceError(.methodNotAllowed, "method_not_allowed", "this route does not take that method")
-        default: return ServiceError(error.status, "http_\(error.status.code)", error.status.reasonPhrase)
+        case .methodNotAllowed: return ServiceError(.methodNotAllowed, .methodNotAllowed, "this route does not take that method")
+        default: return ServiceError(error.status, code: "http_\(error.status.code)", error.status.reasonPhrase)
         }
     }
 
@@ -85,12 +85,12 @@ extension ServiceError {
     private static func sharedStorage(_ error: StorageError) -> ServiceError {
         switch error.kind {
         case .unavailable:
-            return ServiceError(.serviceUnavailable, "storage_unavailable", "the shared storage is unavailable (\(error.operation) failed); try again shortly",
+            return ServiceError(.serviceUnavailable, .storageUnavailable, "the shared storage is unavailable (\(error.operation) failed); try again shortly",
                                 retryAfter: 5)
         case .notFound:
-            return ServiceError(.notFound, "not_found", "the shared storage no longer has it (deleted or expired)")
+            return ServiceError(.notFound, .notFound, "the shared storage no longer has it (deleted or expired)")
         case .denied, .invalid:
-            return ServiceError(.badGateway, "storage_error", "the shared storage refused \(error.operation)")
+            return ServiceError(.badGateway, .storageError, "the shared storage refused \(error.operation)")
         }
     }
 
@@ -99,10 +99,10 @@ extension ServiceError {
     private static func database(_ error: DatabaseError) -> ServiceError {
         switch error.kind {
         case .unavailable:
-            return ServiceError(.serviceUnavailable, "database_unavailable", "the database is unavailable (\(error.operation) failed); try again shortly",
+            return ServiceError(.serviceUnavailable, .databaseUnavailable, "the database is unavailable (\(error.operation) failed); try again shortly",
                                 retryAfter: 5)
         case .failed:
-            return ServiceError(.internalServerError, "database_error", "the database refused \(error.operation)")
+            return ServiceError(.internalServerError, .databaseError, "the database refused \(error.operation)")
         }
     }
 
@@ -123,7 +123,7 @@ extension ServiceError {
         default:
             return nil
         }
-        return ServiceError(HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage"), "insufficient_storage",
+        return ServiceError(HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage"), .insufficientStorage,
                             noSpace ? "the service's storage is full; stored renders still play — try again later"
                                     : "the service cannot write to its storage; stored renders still play — try again later",
                             retryAfter: 60)

@@ -11,7 +11,12 @@ public struct ServiceError: HTTPResponseError, CustomStringConvertible {
     public var body: ErrorBody
     public var headers: HTTPFields
 
-    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, field: String? = nil, retryAfter: Int? = nil) {
+    public init(_ status: HTTPResponse.Status, _ code: ErrorCode, _ message: String, field: String? = nil, retryAfter: Int? = nil) {
+        self.init(status, code: code.rawValue, message, field: field, retryAfter: retryAfter)
+    }
+
+    /// An error whose code is not one of `ErrorCode`'s: only the server's own HTTP errors (`http_<status>`).
+    init(_ status: HTTPResponse.Status, code: String, _ message: String, field: String? = nil, retryAfter: Int? = nil) {
         self.status = status
         body = ErrorBody(code: code, message: message, field: field)
         headers = [:]
@@ -29,8 +34,8 @@ public struct ServiceError: HTTPResponseError, CustomStringConvertible {
 
     // MARK: The errors the routes use
 
-    static func badRequest(_ message: String, field: String? = nil) -> ServiceError { ServiceError(.badRequest, "invalid_request", message, field: field) }
-    static func invalid(_ message: String, field: String? = nil, code: String = "invalid") -> ServiceError {
+    static func badRequest(_ message: String, field: String? = nil) -> ServiceError { ServiceError(.badRequest, .invalidRequest, message, field: field) }
+    static func invalid(_ message: String, field: String? = nil, code: ErrorCode = .invalid) -> ServiceError {
         ServiceError(.unprocessableContent, code, message, field: field)
     }
     /// Runs `body`; an engine error about a request field (a range, a conversation's or lexicon's check) becomes a 422
@@ -43,7 +48,7 @@ public struct ServiceError: HTTPResponseError, CustomStringConvertible {
             throw ServiceError.invalid("\(field)\(error.value.map { " \($0)" } ?? ""): \(error.reason)", field: field)
         }
     }
-    static func tooLarge(_ message: String, field: String? = nil) -> ServiceError { ServiceError(.contentTooLarge, "too_large", message, field: field) }
+    static func tooLarge(_ message: String, field: String? = nil) -> ServiceError { ServiceError(.contentTooLarge, .tooLarge, message, field: field) }
 
     /// A refused request body, as the routes answer it.
     init(_ refused: RequestBodyError) {
@@ -52,10 +57,10 @@ public struct ServiceError: HTTPResponseError, CustomStringConvertible {
         case .tooLarge: self = .tooLarge(refused.message, field: refused.field)
         }
     }
-    static func notFound(_ what: String) -> ServiceError { ServiceError(.notFound, "not_found", "\(what) does not exist or has expired") }
-    static let unauthorized = ServiceError(.unauthorized, "unauthorized", "a valid API key is required: send Authorization: Bearer <key>")
+    static func notFound(_ what: String) -> ServiceError { ServiceError(.notFound, .notFound, "\(what) does not exist or has expired") }
+    static let unauthorized = ServiceError(.unauthorized, .unauthorized, "a valid API key is required: send Authorization: Bearer <key>")
     static func overloaded(retryAfter: Int) -> ServiceError {
-        ServiceError(.serviceUnavailable, "overloaded", "the render queue is full; try again later", retryAfter: retryAfter)
+        ServiceError(.serviceUnavailable, .overloaded, "the render queue is full; try again later", retryAfter: retryAfter)
     }
-    static let shuttingDown = ServiceError(.serviceUnavailable, "shutting_down", "the service is shutting down", retryAfter: 5)
+    static let shuttingDown = ServiceError(.serviceUnavailable, .shuttingDown, "the service is shutting down", retryAfter: 5)
 }

@@ -98,7 +98,7 @@ struct LexiconStore: Sendable {
             }
         }
         guard let created else {
-            throw ServiceError(.conflict, "too_many_lexicons", "this key already has \(limit) lexicons: delete one (DELETE /v1/lexicons/{name}) first",
+            throw ServiceError(.conflict, .tooManyLexicons, "this key already has \(limit) lexicons: delete one (DELETE /v1/lexicons/{name}) first",
                                field: "name")
         }
         return (stored, created)
@@ -170,7 +170,7 @@ struct LexiconStore: Sendable {
             guard LexiconInfo.isValidName(name), let stored = try await get(name, caller: caller),
                   case .object(let entries) = try JSONDecoder().decode(JSONValue.self, from: Data(stored.body.utf8)) else {
                 throw ServiceError.invalid("no lexicon \"\(name.prefix(64))\" is stored for this key (PUT /v1/lexicons/{name})", field: field,
-                                           code: "unknown_lexicon")
+                                           code: .unknownLexicon)
             }
             return .object(entries)
         default:

@@ -101,12 +101,12 @@ actor ClipStore {
         switch result {
         case .failure(let error):
             let unsupported = error.code == .unsupportedFormat
-            throw ServiceError(unsupported ? .unsupportedMediaType : .unprocessableContent, unsupported ? "unsupported_media" : "invalid_audio",
+            throw ServiceError(unsupported ? .unsupportedMediaType : .unprocessableContent, unsupported ? .unsupportedMedia : .invalidAudio,
                                "\(field): \(error.reason)" + (error.underlying.map { " (\($0))" } ?? ""), field: field)
         case .success(let info):
             guard info.duration <= maxSeconds else {
                 throw ServiceError.invalid("\(field): \(info.duration) s of audio; clips may be at most \(Int(maxSeconds)) s",
-                                           field: field, code: "clip_too_long")
+                                           field: field, code: .clipTooLong)
             }
             return info
         }

@@ -72,7 +72,7 @@ struct RenderRequestResolver: Sendable {
         let fallback = conversation.fallbackVoice
         for voice in Set(assigned.compactMap { $0 } + [fallback, bookendVoices.intro, bookendVoices.outro].compactMap { $0 }) where chorus.configuration.registry.providers[voice.provider] == nil {
             throw ServiceError.invalid("unknown voice provider \"\(voice.provider)\" (known: \(chorus.configuration.registry.ids.joined(separator: ", ")))",
-                                       code: "unknown_provider")
+                                       code: .unknownProvider)
         }
         // The model that gives recorded messages their words shapes the timeline; only such messages ask for it.
         let transcription = conversation.transcribe && clipHashes.contains { $0 != nil } ? configuration.transcriptionModel : nil
@@ -87,7 +87,7 @@ struct RenderRequestResolver: Sendable {
     private func clip(path: String?, id: String?, base64: String?, field: String) async throws -> (Conversation.Audio?, String?) {
         if path != nil {
             throw ServiceError.invalid("\(field).audio: the service never reads files by path; upload the clip (POST /v1/clips) and send its id as \"clip\", or send \"audio_base64\"",
-                                       field: "\(field).audio", code: "path_not_allowed")
+                                       field: "\(field).audio", code: .pathNotAllowed)
         }
         if id != nil && base64 != nil {
             throw ServiceError.invalid("\(field): send either \"clip\" or \"audio_base64\", not both", field: field)
@@ -97,7 +97,7 @@ struct RenderRequestResolver: Sendable {
         if let clip = id {
             guard let stored = try await clips.get(clip) else {
                 throw ServiceError.invalid("\(field).clip: no uploaded clip \(clip.prefix(80)) (clips expire with renders)",
-                                           field: "\(field).clip", code: "clip_not_found")
+                                           field: "\(field).clip", code: .clipNotFound)
             }
             audio = .file(stored.url, label: "clip:\(clip)")
             hash = clip

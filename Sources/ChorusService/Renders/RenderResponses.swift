@@ -43,7 +43,7 @@ enum RenderResponses {
 
     /// A failed render's error as the service reports it.
     static func failure(of stored: StoredRender) -> ServiceError {
-        ServiceError(.internalServerError, stored.manifest.error?.code ?? "failed", stored.manifest.error?.message ?? "the render failed",
+        ServiceError(.internalServerError, code: stored.manifest.error?.code ?? ErrorCode.internal.rawValue, stored.manifest.error?.message ?? "the render failed",
                      field: stored.manifest.error?.field)
     }
 

@@ -58,7 +58,7 @@ struct StoredRender: Codable, Sendable {
         try container.encodeIfPresent(waveformBase, forKey: .waveformBase)
     }
 
-    static let interrupted = ErrorBody.Detail(code: "interrupted", message: "the service stopped before this render finished; send the request again")
+    static let interrupted = ErrorBody.Detail(code: ErrorCode.interrupted.rawValue, message: "the service stopped before this render finished; send the request again")
 
     /// The record of a render that failed with `error` (no audio).
     static func failure(id: String, format: String?, createdAt: Double, expiresAt: Double, error: ErrorBody.Detail) -> StoredRender {

@@ -61,7 +61,7 @@ struct FileResponder: Sendable {
     /// The slice `bytes` of a file held in memory, which must still be `size` bytes long.
     static func slice(_ file: ByteBuffer, _ bytes: ClosedRange<Int>, size: Int) throws -> ByteBuffer {
         guard file.readableBytes == size, let body = file.getSlice(at: file.readerIndex + bytes.lowerBound, length: bytes.count) else {
-            throw ServiceError(.internalServerError, "internal", "the stored audio changed size")
+            throw ServiceError(.internalServerError, .internal, "the stored audio changed size")
         }
         return body
     }
@@ -86,7 +86,7 @@ struct FileResponder: Sendable {
         @Sendable func chunk(from start: Int) async throws -> ByteBuffer {
             let part = start...(start + min(chunkBytes, bytes.upperBound - start + 1) - 1)
             let body = try await read(part)
-            guard body.readableBytes == part.count else { throw ServiceError(.internalServerError, "internal", "the stored audio changed size") }
+            guard body.readableBytes == part.count else { throw ServiceError(.internalServerError, .internal, "the stored audio changed size") }
             return body
         }
         let first = try await chunk(from: bytes.lowerBound)

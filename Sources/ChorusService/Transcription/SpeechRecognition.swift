@@ -74,7 +74,7 @@ final class SpeechRecognition: @unchecked Sendable {
     /// - Throws: `ServiceError` 503 `transcription_unavailable` saying why (off, no model, a broken file).
     func recognizer(named name: String? = nil) async throws -> WhisperRecognizer {
         guard let name = name ?? modelName else {
-            throw ServiceError(.serviceUnavailable, "transcription_unavailable", "transcription is off on this service (transcriptionModel is off)")
+            throw ServiceError(.serviceUnavailable, .transcriptionUnavailable, "transcription is off on this service (transcriptionModel is off)")
         }
         do {
             let recognizer = try await WhisperModels.shared.recognizer(named: name, in: folder, lanes: threads)
@@ -83,7 +83,7 @@ final class SpeechRecognition: @unchecked Sendable {
         } catch {
             let reason = Self.reason(error, folder: folder)
             record(.unavailable(reason: reason), for: name)
-            throw ServiceError(.serviceUnavailable, "transcription_unavailable", "transcription with \(name) is unavailable: \(reason)", retryAfter: 30)
+            throw ServiceError(.serviceUnavailable, .transcriptionUnavailable, "transcription with \(name) is unavailable: \(reason)", retryAfter: 30)
         }
     }
 
@@ -120,7 +120,7 @@ final class SpeechRecognition: @unchecked Sendable {
             return true
         }
         guard admitted else {
-            throw ServiceError(.serviceUnavailable, "overloaded", "the transcription queue is full (\(limit)); try again shortly", retryAfter: 2)
+            throw ServiceError(.serviceUnavailable, .overloaded, "the transcription queue is full (\(limit)); try again shortly", retryAfter: 2)
         }
         defer { lock.withLock { running -= 1 } }
         return try await body()

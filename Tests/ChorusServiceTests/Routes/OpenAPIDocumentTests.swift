@@ -1,4 +1,5 @@
 import ChorusAudio
+import ChorusTestSupport
 import ChorusVoices
 @testable import ChorusService
 import ChorusWire
@@ -81,5 +82,24 @@ struct OpenAPIDocumentTests {
         #expect(try Self.property(try Self.schema("AlignmentForm"), "text")["maxLength"] as? Int == TranscriptionRequest.maxTextCharacters)
         let models = try Self.property(try Self.schema("TranscriptionForm"), "model")["description"] as? String ?? ""
         #expect(ServiceConfiguration.defaultTranscriptionModels.keys.allSatisfy { models.contains("`\($0)`") }, "\(models)")
+    }
+
+    @Test("error codes: the document's ErrorCode, docs/service.md's table and the code's ErrorCode are one list")
+    func errorCodes() throws {
+        let codes = Set(ErrorCode.allCases.map(\.rawValue))
+        let schema = try #require(try Self.schema("ErrorCode")["anyOf"] as? [[String: Any]])
+        #expect(Set(schema.first?["enum"] as? [String] ?? []) == codes)
+        #expect(schema.last?["pattern"] as? String == "^http_[0-9]{3}$")
+        // The table under "## Errors": each row's second column, its codes in backticks.
+        let page = try String(contentsOf: Repository.file("docs/service.md"), encoding: .utf8)
+        let section = try #require(page.components(separatedBy: "\n## Errors\n").last?.components(separatedBy: "\n## ").first)
+        var documented = Set<String>()
+        for row in section.split(separator: "\n") where row.hasPrefix("| ") {
+            let cells = row.split(separator: "|", omittingEmptySubsequences: false)
+            guard cells.count > 2 else { continue }
+            for code in cells[2].split(separator: "`").enumerated() where code.offset % 2 == 1 { documented.insert(String(code.element)) }
+        }
+        #expect(documented == codes.union(["http_<status>"]),
+                "documented, not a code: \(documented.subtracting(codes).sorted()); a code not documented: \(codes.subtracting(documented).sorted())")
     }
 }

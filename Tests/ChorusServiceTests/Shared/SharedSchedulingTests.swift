@@ -228,7 +228,7 @@ struct SharedSchedulingTests {
     func unresolvable() async throws {
         let queue = MemoryQueue(lease: 15), runner = RecordingRunner()
         let scheduler = Self.scheduler(workers: 1, queue: queue, runner: runner) { _ in
-            throw ServiceError.invalid("messages[0].clip: no uploaded clip", field: "messages[0].clip", code: "clip_not_found")
+            throw ServiceError.invalid("messages[0].clip: no uploaded clip", field: "messages[0].clip", code: .clipNotFound)
         }
         let id = Self.id("c")
         await queue.add(id, request: Data(#"{"messages": [{"speaker": "A", "clip": "gone"}]}"#.utf8))

@@ -66,7 +66,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
         }
         if let signature = query("sig") {
             guard method == .get || method == .head, signer.verify(path: path, expires: query("exp"), signature: signature) else {
-                throw ServiceError(.unauthorized, "unauthorized", "the link's signature is missing, wrong or expired")
+                throw ServiceError(.unauthorized, .unauthorized, "the link's signature is missing, wrong or expired")
             }
             return Caller(id: Self.signedCaller(path: path))
         }

@@ -17,7 +17,7 @@ struct RateLimitMiddleware: RouterMiddleware {
                 wait = limiter.take(for: caller.id)
             }
             if let wait {
-                throw ServiceError(.tooManyRequests, "rate_limited", "too many requests for this key; try again in \(wait) s", retryAfter: wait)
+                throw ServiceError(.tooManyRequests, .rateLimited, "too many requests for this key; try again in \(wait) s", retryAfter: wait)
             }
         }
         return try await next(request, context)

@@ -28,7 +28,7 @@ struct RequestLogMiddleware: RouterMiddleware {
             if let error = error as? any HTTPResponseError, error.status == .notFound, !(error is ServiceError) {
                 let allowed = routes.methods(for: request.uri.path)
                 if !allowed.isEmpty {
-                    var notAllowed = ServiceError(.methodNotAllowed, "method_not_allowed",
+                    var notAllowed = ServiceError(.methodNotAllowed, .methodNotAllowed,
                                                   "\(request.method.rawValue.prefix(20)) is not allowed here; use \(allowed.joined(separator: ", "))")
                     notAllowed.headers[.allow] = allowed.joined(separator: ", ")
                     standard = notAllowed

@@ -75,7 +75,7 @@ actor RenderScheduler {
         if let existing = active[resolved.id] { return existing }
         guard accepting else { throw ServiceError.shuttingDown }
         if perCallerCount[caller, default: 0] >= perCaller {
-            throw ServiceError(.tooManyRequests, "too_many_renders", "this key already has \(perCaller) renders queued or running; try again when one finishes",
+            throw ServiceError(.tooManyRequests, .tooManyRenders, "this key already has \(perCaller) renders queued or running; try again when one finishes",
                                retryAfter: 5)
         }
         if running.count + waiting.count + reserving >= workers + queueLimit {
@@ -184,7 +184,7 @@ actor RenderScheduler {
             active.removeValue(forKey: render.id)
             render.markStopped()
             // Not failed: recorded still (here, or in the shared queue, which another instance serves), it runs again.
-            render.finish(.failure(ServiceError(.serviceUnavailable, "shutting_down",
+            render.finish(.failure(ServiceError(.serviceUnavailable, .shuttingDown,
                                                 "the service stopped before this render started; it runs when the service is back",
                                                 retryAfter: 5)))
         }

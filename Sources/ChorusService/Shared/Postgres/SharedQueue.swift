@@ -82,7 +82,7 @@ struct SharedQueue: Sendable {
                 for try await count in try await connection.query(
                     "SELECT count(*)::int FROM chorus_renders WHERE caller = \(caller) AND status IN ('queued', 'running')", logger: database.logger).decode(Int.self)
                     where count >= perCaller {
-                    throw ServiceError(.tooManyRequests, "too_many_renders",
+                    throw ServiceError(.tooManyRequests, .tooManyRenders,
                                        "this key already has \(perCaller) renders queued or running; try again when one finishes", retryAfter: 5)
                 }
                 for try await count in try await connection.query(
