@@ -41,7 +41,10 @@ struct SpeechController: Sendable {
         guard let format = formats[name] else {
             throw ServiceError.badRequest("response_format: use mp3, opus, aac, flac, wav or pcm", field: "response_format")
         }
-        if let speed = body.speed, !(0.25...4).contains(speed) { throw ServiceError.badRequest("speed must be between 0.25 and 4", field: "speed") }
+        if let speed = body.speed, !OpenAIProvider.speeds.contains(speed) {
+            let range = OpenAIProvider.speeds
+            throw ServiceError.badRequest(String(format: "speed must be between %g and %g", range.lowerBound, range.upperBound), field: "speed")
+        }
         let voice = try resolveVoice(body.voice)
         var settings: [String: JSONValue] = [:]
         if voice.provider == "openai" {

@@ -111,7 +111,7 @@ public struct Conversation: Sendable {
     /// The language the text is written in and what becomes of emoji (`"language"`, `"emoji"`), where it is normalized.
     public var textReading = TextReading()
     /// Providers whose text is normalized unless the conversation says otherwise.
-    public static let offlineProviders: Set<String> = ["piper", "flite", "espeak"]
+    public static let offlineProviders = BuiltInProvider.offline
 
     /// The one reading of `normalize_text` (conversation files and the service): `true`/`false` for every provider
     /// (`"*"`), or an object of provider → `true`/`false`.

@@ -129,8 +129,8 @@ public protocol VoiceProvider: Sendable {
     func pronunciationDictionary(settings: [String: JSONValue]) -> (@Sendable (Pronunciation) -> Bool)?
     /// Synthesizes one request; throws `VoiceError`.
     func synthesize(_ request: SynthesisRequest) async throws -> SynthesizedSpeech
-    /// Whether it synthesizes on this machine (espeak-ng, Flite): faster than fetching the result from a shared
-    /// cache tier and free, so its clips are cached locally only.
+    /// Whether it synthesizes on this machine (espeak-ng, Flite, Piper): faster than fetching the result from a shared
+    /// cache tier and free, so its clips are cached locally only. By default what `BuiltInProvider` says of its id.
     var isLocal: Bool { get }
 }
 
@@ -157,7 +157,7 @@ extension VoiceProvider {
     public func supportsContext(settings: [String: JSONValue]) -> Bool { false }
     public func phonemeMarkup(voice: String) -> (@Sendable (String) -> String?)? { nil }
     public func pronunciationDictionary(settings: [String: JSONValue]) -> (@Sendable (Pronunciation) -> Bool)? { nil }
-    public var isLocal: Bool { false }
+    public var isLocal: Bool { BuiltInProvider(rawValue: id)?.isOffline ?? false }
     public func audioAffectingSettings(_ settings: [String: JSONValue], voice: String) -> [String: JSONValue] {
         audioAffectingSettings(settings)
     }

@@ -102,4 +102,10 @@ struct OpenAPIDocumentTests {
         #expect(documented == codes.union(["http_<status>"]),
                 "documented, not a code: \(documented.subtracting(codes).sorted()); a code not documented: \(codes.subtracting(documented).sorted())")
     }
+
+    @Test("OpenAI's speech route: the speed's range is the provider's")
+    func speechSpeed() throws {
+        let speed = try Self.property(try Self.schema("OpenAISpeechRequest"), "speed")
+        #expect(speed["minimum"] as? Double == OpenAIProvider.speeds.lowerBound && speed["maximum"] as? Double == OpenAIProvider.speeds.upperBound)
+    }
 }

@@ -62,6 +62,9 @@ struct SpeechRouteTests {
             #expect(wav.data.suffix(pcm.data.count) == pcm.data, "pcm is the WAV's samples")
             let bad = try await client.call(.post, "/v1/audio/speech", json: #"{"model":"tts-1","input":"Hi","voice":"nobody"}"#)
             #expect(try bad.status == .badRequest && (try bad.decode(ErrorBody.self)).error.field == "voice")
+            let fast = try await client.call(.post, "/v1/audio/speech", json: #"{"model":"tts-1","input":"Hi","voice":"alloy","speed":4.5}"#)
+            let refused = try fast.decode(ErrorBody.self).error
+            #expect(fast.status == .badRequest && refused.field == "speed" && refused.message == "speed must be between 0.25 and 4", "\(refused)")
         }
     }
 

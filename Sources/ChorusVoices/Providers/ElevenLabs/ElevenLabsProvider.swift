@@ -11,7 +11,7 @@ import Foundation
 /// `stability`, `similarity_boost`, `style`, `use_speaker_boost`, `speed`, `language_code`, `seed`,
 /// `apply_text_normalization`, `output_format`.
 public struct ElevenLabsProvider: VoiceProvider {
-    public let id = "elevenlabs"
+    public let id = BuiltInProvider.elevenlabs.rawValue
     let baseURL: String
     let apiKey: String?
     let http: ProviderHTTP

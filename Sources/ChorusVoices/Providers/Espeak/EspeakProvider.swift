@@ -12,8 +12,7 @@ import Foundation
 /// let speech = try await EspeakProvider().synthesize(SynthesisRequest(voice: "en-us+f3", text: "Hi!", outputFormat: "pcm"))
 /// ```
 public struct EspeakProvider: VoiceProvider {
-    public var isLocal: Bool { true }
-    public let id = "espeak"
+    public let id = BuiltInProvider.espeak.rawValue
 
     public init() {}
 

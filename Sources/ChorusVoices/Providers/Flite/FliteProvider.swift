@@ -10,8 +10,7 @@ import Foundation
 /// let speech = try await FliteProvider().synthesize(SynthesisRequest(voice: "slt", text: "Hi!", outputFormat: "pcm"))
 /// ```
 public struct FliteProvider: VoiceProvider {
-    public var isLocal: Bool { true }
-    public let id = "flite"
+    public let id = BuiltInProvider.flite.rawValue
 
     public init() {}
 

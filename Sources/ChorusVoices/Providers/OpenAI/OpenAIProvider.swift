@@ -25,6 +25,9 @@ public struct OpenAIProvider: VoiceProvider {
     let responseFormat: String
 
     static let builtInModel = "gpt-4o-mini-tts"
+    /// The speeds OpenAI's speech API takes (`speed`): a conversation's rate is clamped to them, a request outside them
+    /// refused.
+    public static let speeds = 0.25...4.0
     /// True when an API key is configured, or none is needed.
     public var isConfigured: Bool { apiKey != nil || keyVariable == nil }
 
@@ -33,7 +36,7 @@ public struct OpenAIProvider: VoiceProvider {
                                 "verse", "marin", "cedar"]
 
     public init(baseURL: String = "https://api.openai.com/v1", apiKey: String?, timeoutSeconds: Int64 = 120) {
-        self.init(id: "openai", baseURL: baseURL, apiKey: apiKey, keyVariable: "OPENAI_API_KEY", timeoutSeconds: timeoutSeconds)
+        self.init(id: BuiltInProvider.openai.rawValue, baseURL: baseURL, apiKey: apiKey, keyVariable: "OPENAI_API_KEY", timeoutSeconds: timeoutSeconds)
     }
 
     /// A provider named `id` speaking OpenAI's wire format (`ProvidersFile` makes them).
@@ -88,7 +91,7 @@ public struct OpenAIProvider: VoiceProvider {
     public func adjusting(rate: Double, voice: String, settings: [String: JSONValue]) -> (voice: String, settings: [String: JSONValue]) {
         let current = settings["speed"].flatMap { if case .number(let value) = $0 { value } else { nil } } ?? 1
         var adjusted = settings
-        adjusted["speed"] = .number(min(max(current * rate, 0.25), 4))
+        adjusted["speed"] = .number(min(max(current * rate, Self.speeds.lowerBound), Self.speeds.upperBound))
         return (voice, adjusted)
     }
 

@@ -18,7 +18,7 @@ public struct ProvidersFile: Sendable, Equatable {
     /// The environment variable naming the file.
     public static let environmentKey = "CHORUS_PROVIDERS"
     /// Names no entry may take: providers that do not speak OpenAI's wire format.
-    public static let reservedNames: Set<String> = ["piper", "flite", "espeak", "elevenlabs"]
+    public static let reservedNames = BuiltInProvider.reserved
     static let responseFormats = ["wav", "pcm", "mp3", "flac", "opus", "aac"]
 
     public struct Endpoint: Sendable, Equatable {

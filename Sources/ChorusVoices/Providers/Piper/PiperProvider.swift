@@ -17,8 +17,7 @@ public import Foundation
 /// let speech = try await PiperProvider().synthesize(SynthesisRequest(voice: "en_US-joe-medium", text: "Hi!", outputFormat: "pcm"))
 /// ```
 public struct PiperProvider: VoiceProvider {
-    public var isLocal: Bool { true }
-    public let id = "piper"
+    public let id = BuiltInProvider.piper.rawValue
     /// The Piper voices folder.
     public let folder: URL
 
