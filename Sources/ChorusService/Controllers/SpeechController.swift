@@ -78,7 +78,7 @@ struct SpeechController: Sendable {
         guard let offline = Self.offlineVoices[name] else {
             throw ServiceError.badRequest("voice: \"\(text.prefix(60))\" is neither a voice id (provider:voice) nor an OpenAI voice name", field: "voice")
         }
-        if let openAI = state.chorus.configuration.registry.providers["openai"] as? OpenAIProvider, openAI.isConfigured {
+        if let openAI = state.chorus.configuration.registry.providers[BuiltInProvider.openai.rawValue] as? OpenAIProvider, openAI.isConfigured {
             return VoiceID(provider: "openai", voice: name)
         }
         if let natural = Self.naturalVoices[name]?.first(where: { Self.installedPiperVoices(state).contains($0) }) {
@@ -97,7 +97,7 @@ struct SpeechController: Sendable {
 
     /// The Piper voices the service's registry offers (its folder's prepared voices).
     private static func installedPiperVoices(_ state: ServiceState) -> [String] {
-        guard let piper = state.chorus.configuration.registry.providers["piper"] as? PiperProvider else { return [] }
+        guard let piper = state.chorus.configuration.registry.providers[BuiltInProvider.piper.rawValue] as? PiperProvider else { return [] }
         return PiperVoice.names(in: piper.folder)
     }
 

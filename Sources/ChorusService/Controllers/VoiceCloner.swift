@@ -13,7 +13,7 @@ struct VoiceCloner: Sendable {
     let state: ServiceState
 
     private func provider() throws -> ElevenLabsProvider {
-        guard let provider = state.chorus.configuration.registry.providers["elevenlabs"] as? ElevenLabsProvider, provider.isConfigured else {
+        guard let provider = state.chorus.configuration.registry.providers[BuiltInProvider.elevenlabs.rawValue] as? ElevenLabsProvider, provider.isConfigured else {
             throw ServiceError(.conflict, .providerNotConfigured, "voice cloning needs ElevenLabs: set ELEVENLABS_API_KEY for the service")
         }
         return provider

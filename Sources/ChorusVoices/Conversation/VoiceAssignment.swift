@@ -51,7 +51,7 @@ public enum VoiceEngine: String, Sendable, CaseIterable {
     /// The default voices `registry` can speak: its Piper provider's voices (none without one), then those of its
     /// other offline providers (all of them when it has none of these providers).
     public func defaultVoices(in registry: VoiceRegistry) -> [VoiceID] {
-        let piper = (registry.providers["piper"] as? PiperProvider)?.folder
+        let piper = (registry.providers[BuiltInProvider.piper.rawValue] as? PiperProvider)?.folder
         let voices = defaultVoices(piperVoices: piper ?? URL(fileURLWithPath: "/nonexistent-piper-voices", isDirectory: true))
         let available = voices.filter { registry.providers[$0.provider] != nil }
         return available.isEmpty ? voices : available   // none: the render names the missing provider

@@ -68,6 +68,12 @@ struct SpeechRouteTests {
         }
     }
 
+    @Test("every OpenAI voice has an offline stand-in, and only those do; the natural stand-ins are some of them")
+    func standIns() {
+        #expect(Set(SpeechController.offlineVoices.keys) == Set(OpenAIProvider.builtInVoices))
+        #expect(Set(SpeechController.naturalVoices.keys).isSubset(of: OpenAIProvider.builtInVoices))
+    }
+
     @Test("with an OpenAI key, bare names go to OpenAI with the model, speed and instructions")
     func openAIForwarded() async throws {
         let stub = try StubSpeech.openAIServer(latency: 0)
