@@ -14,7 +14,7 @@ struct VoiceCloner: Sendable {
 
     private func provider() throws -> ElevenLabsProvider {
         guard let provider = state.chorus.configuration.registry.providers[BuiltInProvider.elevenlabs.rawValue] as? ElevenLabsProvider, provider.isConfigured else {
-            throw ServiceError(.conflict, .providerNotConfigured, "voice cloning needs ElevenLabs: set ELEVENLABS_API_KEY for the service")
+            throw ServiceError(.conflict, .providerNotConfigured, "voice cloning needs ElevenLabs: set \(ElevenLabsProvider.hosting.keyVariable) for the service")
         }
         return provider
     }

@@ -40,7 +40,7 @@ struct ProviderHTTP: Sendable {
     static var client: HTTPClient { OutboundHTTP.client }
 
     let provider: String
-    var timeoutSeconds: Int64 = 120
+    var timeoutSeconds = BuiltInProvider.timeoutSeconds
     var maxResponseBytes = 100 * 1024 * 1024
     let secrets: [String]
 

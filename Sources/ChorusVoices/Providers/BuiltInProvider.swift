@@ -15,6 +15,33 @@ public enum BuiltInProvider: String, Sendable, CaseIterable {
     /// The ids of the offline ones.
     public static let offline = Set(allCases.filter(\.isOffline).map(\.rawValue))
 
+    /// Where a hosted provider is reached and how the environment configures it, for its speech and its speech-to-text
+    /// alike; `nil` for the offline ones.
+    public var hosting: Hosting? {
+        switch self {
+        case .openai: Hosting(baseURL: "https://api.openai.com/v1", baseURLVariable: "OPENAI_BASE_URL", keyVariable: "OPENAI_API_KEY")
+        case .elevenlabs: Hosting(baseURL: "https://api.elevenlabs.io", baseURLVariable: "ELEVENLABS_BASE_URL", keyVariable: "ELEVENLABS_API_KEY")
+        case .piper, .flite, .espeak: nil
+        }
+    }
+
+    /// A hosted provider's address and configuration.
+    public struct Hosting: Sendable {
+        /// Its API's address, unless `baseURLVariable` says another.
+        public let baseURL: String
+        public let baseURLVariable: String
+        /// The environment variable holding its API key.
+        public let keyVariable: String
+
+        /// The address `environment` gives, else the default.
+        public func baseURL(_ environment: [String: String]) -> String { environment[baseURLVariable] ?? baseURL }
+        /// The key `environment` gives.
+        public func key(_ environment: [String: String]) -> String? { environment[keyVariable] }
+    }
+
+    /// Seconds a hosted provider's request may take, unless told otherwise.
+    public static let timeoutSeconds: Int64 = 120
+
     /// Names a providers file's entry may not take (`ProvidersFile`): every built-in one but `openai`, which an entry
     /// of that name reconfigures; the others do not speak OpenAI's wire format.
     public static let reserved = Set(allCases.filter { $0 != .openai }.map(\.rawValue))

@@ -22,17 +22,21 @@ public struct ElevenLabsProvider: VoiceProvider {
     static let voiceSettingKeys = ["stability", "similarity_boost", "style", "use_speaker_boost", "speed"]
     static let requestKeys = ["language_code", "seed", "apply_text_normalization"]
 
-    public init(baseURL: String = "https://api.elevenlabs.io", apiKey: String?, timeoutSeconds: Int64 = 120) {
+    /// Where it is reached and configured from (`BuiltInProvider.hosting`).
+    public static let hosting = BuiltInProvider.elevenlabs.hosting!
+
+    public init(baseURL: String = ElevenLabsProvider.hosting.baseURL, apiKey: String?, timeoutSeconds: Int64 = BuiltInProvider.timeoutSeconds) {
         self.baseURL = baseURL
         self.apiKey = apiKey?.isEmpty == true ? nil : apiKey
-        var http = ProviderHTTP(provider: "elevenlabs", secrets: apiKey.map { [$0] } ?? [])
+        var http = ProviderHTTP(provider: BuiltInProvider.elevenlabs.rawValue, secrets: apiKey.map { [$0] } ?? [])
         http.timeoutSeconds = timeoutSeconds
         self.http = http
     }
 
     /// Configured from `ELEVENLABS_BASE_URL` and `ELEVENLABS_API_KEY`.
     public init(environment: [String: String]) {
-        self.init(baseURL: environment["ELEVENLABS_BASE_URL"] ?? "https://api.elevenlabs.io", apiKey: environment["ELEVENLABS_API_KEY"])
+        let hosting = Self.hosting
+        self.init(baseURL: hosting.baseURL(environment), apiKey: hosting.key(environment))
     }
 
     static func model(_ settings: [String: JSONValue]) -> String { settings["model_id"]?.string ?? defaultModel }
@@ -61,7 +65,7 @@ public struct ElevenLabsProvider: VoiceProvider {
 
     func requireKey() throws -> String {
         guard let apiKey else {
-            throw VoiceError(.configuration, provider: id, message: "ELEVENLABS_API_KEY is not set")
+            throw VoiceError(.configuration, provider: id, message: "\(Self.hosting.keyVariable) is not set")
         }
         return apiKey
     }

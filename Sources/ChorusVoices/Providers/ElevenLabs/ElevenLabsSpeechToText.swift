@@ -16,8 +16,8 @@ public struct ElevenLabsSpeechToText: SpeechToTextProvider {
     /// True when an API key is configured.
     public var isConfigured: Bool { speech.apiKey != nil }
 
-    public init(baseURL: String = "https://api.elevenlabs.io", apiKey: String?, model: String = ElevenLabsSpeechToText.defaultModel,
-                timeoutSeconds: Int64 = 120) {
+    public init(baseURL: String = ElevenLabsProvider.hosting.baseURL, apiKey: String?, model: String = ElevenLabsSpeechToText.defaultModel,
+                timeoutSeconds: Int64 = BuiltInProvider.timeoutSeconds) {
         self.init(speech: ElevenLabsProvider(baseURL: baseURL, apiKey: apiKey, timeoutSeconds: timeoutSeconds), model: model)
     }
 

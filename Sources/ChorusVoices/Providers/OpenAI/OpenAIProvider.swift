@@ -25,6 +25,8 @@ public struct OpenAIProvider: VoiceProvider {
     let responseFormat: String
 
     static let builtInModel = "gpt-4o-mini-tts"
+    /// Where the built-in provider is reached and configured from (`BuiltInProvider.hosting`).
+    public static let hosting = BuiltInProvider.openai.hosting!
     /// The speeds OpenAI's speech API takes (`speed`): a conversation's rate is clamped to them, a request outside them
     /// refused.
     public static let speeds = 0.25...4.0
@@ -35,13 +37,14 @@ public struct OpenAIProvider: VoiceProvider {
     public static let builtInVoices = ["alloy", "ash", "ballad", "coral", "echo", "fable", "onyx", "nova", "sage", "shimmer",
                                 "verse", "marin", "cedar"]
 
-    public init(baseURL: String = "https://api.openai.com/v1", apiKey: String?, timeoutSeconds: Int64 = 120) {
-        self.init(id: BuiltInProvider.openai.rawValue, baseURL: baseURL, apiKey: apiKey, keyVariable: "OPENAI_API_KEY", timeoutSeconds: timeoutSeconds)
+    public init(baseURL: String = OpenAIProvider.hosting.baseURL, apiKey: String?, timeoutSeconds: Int64 = BuiltInProvider.timeoutSeconds) {
+        self.init(id: BuiltInProvider.openai.rawValue, baseURL: baseURL, apiKey: apiKey, keyVariable: Self.hosting.keyVariable,
+                  timeoutSeconds: timeoutSeconds)
     }
 
     /// A provider named `id` speaking OpenAI's wire format (`ProvidersFile` makes them).
     init(id: String, baseURL: String, apiKey: String?, keyVariable: String?, defaultModel: String = OpenAIProvider.builtInModel,
-         voices: [String]? = nil, responseFormat: String = "pcm", timeoutSeconds: Int64 = 120) {
+         voices: [String]? = nil, responseFormat: String = "pcm", timeoutSeconds: Int64 = BuiltInProvider.timeoutSeconds) {
         self.id = id
         self.baseURL = baseURL
         self.apiKey = apiKey?.isEmpty == true ? nil : apiKey
@@ -56,7 +59,8 @@ public struct OpenAIProvider: VoiceProvider {
 
     /// Configured from `OPENAI_BASE_URL` and `OPENAI_API_KEY`.
     public init(environment: [String: String]) {
-        self.init(baseURL: environment["OPENAI_BASE_URL"] ?? "https://api.openai.com/v1", apiKey: environment["OPENAI_API_KEY"])
+        let hosting = Self.hosting
+        self.init(baseURL: hosting.baseURL(environment), apiKey: hosting.key(environment))
     }
 
     func model(_ settings: [String: JSONValue]) -> String { settings["model"]?.string ?? defaultModel }
@@ -139,7 +143,7 @@ public struct OpenAIProvider: VoiceProvider {
         default: kind = .badRequest
         }
         if kind == .configuration {
-            message = "no such endpoint (check \(id == "openai" && keyVariable == "OPENAI_API_KEY" ? "OPENAI_BASE_URL" : "\(id)'s base_url")): \(message)"
+            message = "no such endpoint (check \(id == BuiltInProvider.openai.rawValue && keyVariable == Self.hosting.keyVariable ? Self.hosting.baseURLVariable : "\(id)'s base_url")): \(message)"
         }
         return VoiceError(kind, provider: id, message: message, status: response.status, retryAfter: response.retryAfter)
     }

@@ -16,8 +16,8 @@ public struct OpenAISpeechToText: SpeechToTextProvider {
     /// True when an API key is configured.
     public var isConfigured: Bool { speech.isConfigured }
 
-    public init(baseURL: String = "https://api.openai.com/v1", apiKey: String?, model: String = OpenAISpeechToText.defaultModel,
-                timeoutSeconds: Int64 = 120) {
+    public init(baseURL: String = OpenAIProvider.hosting.baseURL, apiKey: String?, model: String = OpenAISpeechToText.defaultModel,
+                timeoutSeconds: Int64 = BuiltInProvider.timeoutSeconds) {
         self.init(speech: OpenAIProvider(baseURL: baseURL, apiKey: apiKey, timeoutSeconds: timeoutSeconds), model: model)
     }
 

@@ -103,7 +103,7 @@ public struct ProvidersFile: Sendable, Equatable {
     func providers(environment: [String: String]) -> [OpenAIProvider] {
         endpoints.map { endpoint in
             // The built-in `openai` keeps its key variable unless the entry names another.
-            let keyVariable = endpoint.apiKeyVariable ?? (endpoint.name == "openai" ? "OPENAI_API_KEY" : nil)
+            let keyVariable = endpoint.apiKeyVariable ?? (endpoint.name == BuiltInProvider.openai.rawValue ? BuiltInProvider.openai.hosting?.keyVariable : nil)
             return OpenAIProvider(id: endpoint.name, baseURL: endpoint.baseURL, apiKey: keyVariable.flatMap { environment[$0] },
                                   keyVariable: keyVariable, defaultModel: endpoint.model ?? OpenAIProvider.builtInModel,
                                   voices: endpoint.voices, responseFormat: endpoint.responseFormat)
