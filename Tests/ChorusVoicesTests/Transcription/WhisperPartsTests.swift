@@ -64,6 +64,25 @@ struct WhisperPartsTests {
     @Test("the median filter reflects at the ends; the time warping takes the cheapest monotonic path")
     func alignment() {
         #expect(WhisperAlignment.medianFiltered([5, 1, 9, 2, 8, 3, 7][...], width: 3) == [1, 5, 2, 8, 3, 7, 3])
+        // Against the definition (sort the reflected window, take its middle), on values with ties, at every width used.
+        var seed: UInt64 = 42
+        let values = (0..<500).map { _ -> Float in
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            return Float((seed >> 33) % 50) / 7
+        }
+        for width in [1, 3, 7, 9] {
+            let half = width / 2
+            let expected = values.indices.map { index in
+                (-half...half).map { offset -> Float in
+                    var position = index + offset
+                    if position < 0 { position = -position }
+                    if position >= values.count { position = 2 * (values.count - 1) - position }
+                    return values[position]
+                }.sorted()[half]
+            }
+            #expect(WhisperAlignment.medianFiltered(values[...], width: width) == expected, "width \(width)")
+            #expect(WhisperAlignment.medianFiltered(values[100..<300], width: width) == WhisperAlignment.medianFiltered(Array(values[100..<300])[...], width: width))
+        }
         // Three rows, six columns: cheap along row 0 for two columns, row 1 for three, row 2 for one.
         var cost = [Float](repeating: 1, count: 18)
         for (row, columns) in [(0, 0..<2), (1, 2..<5), (2, 5..<6)] { for column in columns { cost[row * 6 + column] = 0 } }

@@ -69,16 +69,24 @@ enum WhisperAlignment {
         let count = values.count, half = width / 2, base = values.startIndex
         guard count > half else { return Array(values) }
         var result = [Float](repeating: 0, count: count)
+        // Each window sorted by insertion (7 values: `sort()`'s general algorithm was 2.6 % of a long file's time).
         var window = [Float](repeating: 0, count: width)
-        for index in 0..<count {
-            for offset in -half...half {
-                var position = index + offset
-                if position < 0 { position = -position }
-                if position >= count { position = 2 * (count - 1) - position }
-                window[offset + half] = values[base + position]
+        window.withUnsafeMutableBufferPointer { window in
+            for index in 0..<count {
+                for slot in 0..<width {
+                    var position = index + slot - half
+                    if position < 0 { position = -position }
+                    if position >= count { position = 2 * (count - 1) - position }
+                    let value = values[base + position]
+                    var place = slot
+                    while place > 0 && window[place - 1] > value {
+                        window[place] = window[place - 1]
+                        place -= 1
+                    }
+                    window[place] = value
+                }
+                result[index] = window[half]
             }
-            window.sort()
-            result[index] = window[half]
         }
         return result
     }
