@@ -28,14 +28,14 @@ struct ListeningGroups<Speech> {
 
     /// Recording `index` must be heard: `speech`, `samples` long.
     mutating func hear(_ index: Int, _ speech: Speech, samples: Int) {
-        guard index >= next, index < voiced.count else { return }
+        guard index >= next, index < voiced.count, !voiced[index] else { return }
         toHear[index] = (speech, samples)
     }
 
     /// Recording `index` need not be heard (its words are known, or it has no speech). A recording already in a group
-    /// is not affected.
+    /// is not affected, nor is a voice's message (the walk passes those without being told).
     mutating func pass(_ index: Int) {
-        guard index >= next, index < voiced.count, toHear[index] == nil else { return }
+        guard index >= next, index < voiced.count, !voiced[index], toHear[index] == nil else { return }
         passed.insert(index)
     }
 

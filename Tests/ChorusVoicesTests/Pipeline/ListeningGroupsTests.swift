@@ -36,7 +36,7 @@ struct ListeningGroupsTests {
         let recordings = (0..<12).filter { $0 != 3 }
         #expect(Self.groups(voiced: voiced, parts: parts, order: recordings) == expected)
         #expect(Self.groups(voiced: voiced, parts: parts, order: recordings.reversed()) == expected)
-        var generator = SeededGenerator(seed: 7)
+        var generator = WhisperDecoder.SplitMix(seed: 7)
         for _ in 0..<50 {
             #expect(Self.groups(voiced: voiced, parts: parts, order: recordings.shuffled(using: &generator)) == expected)
         }
@@ -71,15 +71,3 @@ struct ListeningGroupsTests {
     }
 }
 
-/// A small deterministic generator (SplitMix64), so a shuffled order is the same in every run.
-private struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -65,11 +65,8 @@ struct WhisperPartsTests {
     func alignment() {
         #expect(WhisperAlignment.medianFiltered([5, 1, 9, 2, 8, 3, 7][...], width: 3) == [1, 5, 2, 8, 3, 7, 3])
         // Against the definition (sort the reflected window, take its middle), on values with ties, at every width used.
-        var seed: UInt64 = 42
-        let values = (0..<500).map { _ -> Float in
-            seed = seed &* 6364136223846793005 &+ 1442695040888963407
-            return Float((seed >> 33) % 50) / 7
-        }
+        var generator = WhisperDecoder.SplitMix(seed: 42)
+        let values = (0..<500).map { _ in Float(generator.next() % 50) / 7 }
         for width in [1, 3, 7, 9] {
             let half = width / 2
             let expected = values.indices.map { index in

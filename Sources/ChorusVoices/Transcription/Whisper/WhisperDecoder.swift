@@ -221,7 +221,7 @@ final class WhisperDecoder: @unchecked Sendable {
     }
 
     /// A small seeded generator (SplitMix64): the same seed, the same numbers.
-    struct SplitMix {
+    struct SplitMix: RandomNumberGenerator {
         var state: UInt64
 
         init(seed: UInt64) { state = seed }
