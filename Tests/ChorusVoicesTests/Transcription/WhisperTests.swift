@@ -111,6 +111,35 @@ struct WhisperTests {
         #expect(zip(transcript.words, transcript.words.dropFirst()).allSatisfy { $0.start <= $1.start })
     }
 
+    @Test("pieces decoded side by side give exactly what each gives alone: the same tokens, words, times and measures — one of them heard in two windows, one a word said eight times (text that repeats itself: the fallback samples it again)")
+    func piecesTogether() async throws {
+        let recognizer = try await Self.recognizer()
+        let decoder = try WhisperDecoder(networks: try WhisperNetworks(model: recognizer.model))
+        let (fox, _) = try await Self.speech()
+        let (train, _) = try await Self.speech("The train to Boston leaves at noon, so we should pack our bags before breakfast.", voice: "slt")
+        let pause = [Float](repeating: 0, count: 8_000)
+        var long: [Float] = []   // different sentences (the same one again is text that repeats itself: the fallback)
+        for sentence in ["My grandmother baked an apple pie on Sunday, and the whole family came over for dinner.",
+                         "Please bring an umbrella to school, because the weather report says it might rain later.",
+                         "The children played football in the garden until the sun went down behind the hills.",
+                         "We watched the sunset from the top of the mountain and then walked slowly back home.",
+                         "The doctor said that you should drink more water and get some sleep every night."] {
+            long += try await Self.speech(sentence).0 + pause
+        }
+        long += train   // over a window: heard in two
+        let (again, _) = try await Self.speech("Okay. Okay. Okay. Okay. Okay. Okay. Okay. Okay.")
+        let pieces = [fox, long, again, train + pause + fox].map { $0[...] }
+        let together = try decoder.decode(pieces, language: nil)
+        let alone = try pieces.map { try decoder.decode([$0], language: nil)[0] }
+        #expect(long.count > 30 * 16_000 && together.count == pieces.count)
+        for (index, (both, single)) in zip(together, alone).enumerated() {
+            #expect(both.tokens == single.tokens && both.words == single.words && both.noSpeech == single.noSpeech
+                    && both.averageLogProbability == single.averageLogProbability && both.language == single.language,
+                    "piece \(index): \(both.words.map(\.word)) against \(single.words.map(\.word))")
+            #expect(!single.tokens.isEmpty, "piece \(index) heard nothing")
+        }
+    }
+
     @Test("audio is cut into one piece per lane once each piece would be 6 s or more, into a multiple of the lanes when one window is not enough, at the quietest moment near its even share, never over 28 s")
     func piecesForLanes() {
         let rate = 16_000

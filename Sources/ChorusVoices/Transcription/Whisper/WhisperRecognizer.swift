@@ -83,11 +83,10 @@ public final class WhisperRecognizer: Sendable {
                 guard !mine.isEmpty else { continue }
                 group.addTask {
                     try await lane.thread.run {
-                        try mine.map { index in
-                            // A piece without sound is not heard: Whisper would make words up.
-                            if SpeechChunks.isSilent(samples[ranges[index]], rate: rate) { return (index, WhisperDecoder.Piece.empty) }
-                            return (index, try lane.decoder.decode(samples[ranges[index]], language: code))
-                        }
+                        // A piece without sound is not heard: Whisper would make words up. The others are heard together.
+                        let sounding = mine.filter { !SpeechChunks.isSilent(samples[ranges[$0]], rate: rate) }
+                        let pieces = try lane.decoder.decode(sounding.map { samples[ranges[$0]] }, language: code)
+                        return mine.map { index in (index, sounding.firstIndex(of: index).map { pieces[$0] } ?? .empty) }
                     }
                 }
             }
@@ -160,10 +159,9 @@ public final class WhisperRecognizer: Sendable {
                 guard !mine.isEmpty else { continue }
                 group.addTask {
                     try await lane.thread.run {
-                        try mine.flatMap { window in
-                            try Self.hear(window.map { audios[$0] }, gap: gap, on: lane.decoder, language: code, englishOnly: englishOnly,
-                                          sharpen: sharpen).enumerated().map { (window[$0.offset], $0.element) }
-                        }
+                        let heard = try Self.hear(mine.map { $0.map { audios[$0] } }, gap: gap, on: lane.decoder, language: code,
+                                                  englishOnly: englishOnly, sharpen: sharpen)
+                        return zip(mine, heard).flatMap { window, transcripts in zip(window, transcripts).map { ($0, $1) } }
                     }
                 }
             }
@@ -186,35 +184,43 @@ public final class WhisperRecognizer: Sendable {
         return transcripts.map { $0! }
     }
 
-    /// `audios` heard in one window, `gap` samples of silence between them, on `decoder` (a lane's, on its thread):
-    /// each its words (those whose middle falls within its stretch, the silence around it shared half and half with its
-    /// neighbours) in its own time, and their text.
-    private static func hear(_ audios: [[Float]], gap: Int, on decoder: WhisperDecoder, language: String?, englishOnly: Bool,
-                             sharpen: Bool) throws -> [Transcript] {
+    /// Windows of `audios`, each heard as one piece with `gap` samples of silence between its audios, together on
+    /// `decoder` (a lane's, on its thread): each audio its words (those whose middle falls within its stretch, the
+    /// silence around it shared half and half with its neighbours) in its own time, and their text.
+    private static func hear(_ windows: [[[Float]]], gap: Int, on decoder: WhisperDecoder, language: String?, englishOnly: Bool,
+                             sharpen: Bool) throws -> [[Transcript]] {
         let rate = Double(sampleRate)
-        var packed: [Float] = [], starts: [Int] = []
-        for samples in audios {
-            if !packed.isEmpty { packed += repeatElement(0, count: gap) }
-            starts.append(packed.count)
-            packed += samples
+        var packed: [[Float]] = [], starts: [[Int]] = []
+        for audios in windows {
+            var samples: [Float] = [], offsets: [Int] = []
+            for audio in audios {
+                if !samples.isEmpty { samples += repeatElement(0, count: gap) }
+                offsets.append(samples.count)
+                samples += audio
+            }
+            packed.append(samples)
+            starts.append(offsets)
         }
-        let piece = try decoder.decode(packed[...], language: language)
-        var words = [[WordTiming]](repeating: [], count: audios.count)
-        for word in withoutAnnotations(piece.words) {
-            let middle = (word.start + word.end) / 2 * rate
-            var slot = 0
-            while slot + 1 < audios.count, Double(starts[slot + 1]) - Double(gap) / 2 <= middle { slot += 1 }
-            let offset = Double(starts[slot]) / rate, duration = Double(audios[slot].count) / rate
-            let start = min(max(0, word.start - offset), duration)
-            words[slot].append(WordTiming(word: word.word, start: start, end: min(max(start, word.end - offset), duration)))
-        }
-        let heardLanguage = Self.language(englishOnly: englishOnly, asked: language, detected: piece.language)
-        return zip(audios, words).map { samples, raw in
-            // Whisper's words keep their leading spaces: joined, they are the text as the tokens spell it.
-            let text = withoutAnnotations(raw.map(\.word).joined())
-            var timed = raw.map { WordTiming(word: $0.word.trimmingCharacters(in: .whitespaces), start: $0.start, end: $0.end) }
-            if sharpen { timed = SpeechOnsets.refine(timed, samples: samples, rate: sampleRate) }
-            return Transcript(text: text, language: heardLanguage, duration: Double(samples.count) / rate, words: timed)
+        let pieces = try decoder.decode(packed.map { $0[...] }, language: language)
+        return zip(windows, zip(starts, pieces)).map { audios, heard in
+            let (starts, piece) = heard
+            var words = [[WordTiming]](repeating: [], count: audios.count)
+            for word in withoutAnnotations(piece.words) {
+                let middle = (word.start + word.end) / 2 * rate
+                var slot = 0
+                while slot + 1 < audios.count, Double(starts[slot + 1]) - Double(gap) / 2 <= middle { slot += 1 }
+                let offset = Double(starts[slot]) / rate, duration = Double(audios[slot].count) / rate
+                let start = min(max(0, word.start - offset), duration)
+                words[slot].append(WordTiming(word: word.word, start: start, end: min(max(start, word.end - offset), duration)))
+            }
+            let heardLanguage = Self.language(englishOnly: englishOnly, asked: language, detected: piece.language)
+            return zip(audios, words).map { samples, raw in
+                // Whisper's words keep their leading spaces: joined, they are the text as the tokens spell it.
+                let text = withoutAnnotations(raw.map(\.word).joined())
+                var timed = raw.map { WordTiming(word: $0.word.trimmingCharacters(in: .whitespaces), start: $0.start, end: $0.end) }
+                if sharpen { timed = SpeechOnsets.refine(timed, samples: samples, rate: sampleRate) }
+                return Transcript(text: text, language: heardLanguage, duration: Double(samples.count) / rate, words: timed)
+            }
         }
     }
 
