@@ -17,9 +17,8 @@ static inline const char *chorus_flite_version(void) { return FLITE_PROJECT_VERS
 /* Synthesizes `text` with per-utterance rate and pitch, and `count` pronunciations (`entries`) (feature names must
    outlive the utterance, so they are literals here). Flite reports internal errors by longjmp through the global `cst_errjmp`, or exits
    the process when it is unset: this catches them, so callers must not run two of these at once.
-   Flite's voices excite unvoiced sounds with noise from libc's rand(): it is seeded here with glibc's
-   start-up seed, so the same text gives the same audio however many utterances came before (unless
-   another library draws from rand() during this one).
+   Flite's voices excite unvoiced sounds with noise from libc's rand(): callers run this inside Chorus's
+   SeededRandom.seeded, which seeds it and keeps other libraries from drawing during the utterance.
    Returns NULL on failure (the half-built utterance is abandoned: Flite cannot free it safely). */
 static inline cst_utterance *chorus_flite_synth_with(const char *text, cst_voice *voice, float duration_stretch,
                                                      float f0_mean, float f0_stddev, const char *const *entries, int count) {
@@ -29,7 +28,6 @@ static inline cst_utterance *chorus_flite_synth_with(const char *text, cst_voice
     cst_lexicon *volatile lexicon = NULL;
     cst_val *volatile saved = NULL, *volatile added = NULL, *volatile last = NULL;
     cst_utterance *volatile utterance = NULL;
-    srand(1);
     cst_errjmp = &env;
     if (setjmp(env) == 0) {
         if (count > 0) {

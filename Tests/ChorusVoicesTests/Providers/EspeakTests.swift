@@ -37,6 +37,25 @@ struct EspeakTests {
         }
     }
 
+    @Test("a Flite voice gives the same audio for the same text while an espeak-ng variant speaks beside it (both draw noise from libc's rand())")
+    func fliteBesideVariant() async throws {
+        func samples(_ provider: any VoiceProvider, _ voice: String) async throws -> [Float] {
+            let speech = try await provider.synthesize(SynthesisRequest(voice: voice, text: Self.sentence, outputFormat: "pcm"))
+            guard case .pcm(let buffer) = speech.audio else { throw VoiceError(.invalidResponse, provider: voice, message: "not pcm") }
+            return buffer.samples
+        }
+        let espeak = EspeakProvider(), flite = FliteProvider()
+        let alone = try await samples(flite, "slt")
+        for round in 0..<4 {
+            async let variant = samples(espeak, "en-us+f3")
+            async let slt = samples(flite, "slt")
+            let (heard, spoken) = try await (variant, slt)
+            #expect(!heard.isEmpty)
+            // Counts, not the arrays: printing them takes minutes.
+            #expect(spoken.count == alone.count && zip(spoken, alone).filter { $0 != $1 }.isEmpty, "round \(round)")
+        }
+    }
+
     @Test("language codes resolve (en-gb) and unknown voices are a clear error")
     func voiceNames() async throws {
         let provider = EspeakProvider()

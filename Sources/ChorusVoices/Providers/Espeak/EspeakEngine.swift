@@ -301,13 +301,17 @@ private final class Library: @unchecked Sendable {
         let context = Unmanaged.passUnretained(collector).toOpaque()
         // `[[…]]` is phonemes only in a text that has it (a message's own `[[` was broken up before: `TextNormalizer.spokenForm`).
         let flags = UInt32(espeakCHARS_UTF8) | (text.contains(IPA.open) ? UInt32(espeakPHONEMES) : 0)
-        let status = withExtendedLifetime(collector) {
-            text.withCString { pointer in
-                espeak_Synth(pointer, strlen(pointer) + 1, 0, POS_CHARACTER, 0, flags, nil, context)
+        // Variants draw noise from libc's rand() while they speak: seeded, and alone with it (`SeededRandom`).
+        let (status, synchronized) = SeededRandom.seeded {
+            let status = withExtendedLifetime(collector) {
+                text.withCString { pointer in
+                    espeak_Synth(pointer, strlen(pointer) + 1, 0, POS_CHARACTER, 0, flags, nil, context)
+                }
             }
+            return (status, espeak_Synchronize())
         }
         try Self.check(status, "espeak_Synth")
-        try Self.check(espeak_Synchronize(), "espeak_Synchronize")
+        try Self.check(synchronized, "espeak_Synchronize")
         return EspeakEngine.Output(rate: rate, samples: collector.samples,
                       words: collector.words.map { EspeakEngine.Word(position: $0.position, length: $0.length, milliseconds: $0.milliseconds) },
                       clauseEnds: collector.clauseEnds)

@@ -38,7 +38,7 @@ final class FliteEngine: Sendable {
             let pointers = made.map { UnsafePointer<CChar>($0) }
             guard let utterance = text.withCString({ text in
                 pointers.withUnsafeBufferPointer { list in
-                    chorus_flite_synth_with(text, handle, stretch, mean, 0, list.baseAddress, Int32(list.count))
+                    SeededRandom.seeded { chorus_flite_synth_with(text, handle, stretch, mean, 0, list.baseAddress, Int32(list.count)) }
                 }
             }) else {
                 throw VoiceError(.unavailable, provider: "flite", message: "Flite could not synthesize this text")
