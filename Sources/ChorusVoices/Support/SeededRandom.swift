@@ -10,14 +10,42 @@ import Foundation
 /// the next, so theirs differ a little anyway. ONNX Runtime, Piper's phonemes and the FFmpeg paths Chorus uses were
 /// measured not to draw from it.)
 enum SeededRandom {
-    private static let lock = NSLock()
+    /// Turns in the order they were asked for: a library speaking utterance after utterance never keeps the other
+    /// waiting (a plain lock let the thread that just let go take it again).
+    private static let turns = Turns()
 
     /// Runs `body` (a whole utterance of a library that draws from `rand()`) with the sequence to itself, seeded.
     /// Called on the library's own thread (it blocks while another library's utterance runs).
     static func seeded<Result>(_ body: () throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
+        let ticket = turns.wait()
+        defer { turns.done(ticket) }
         srand(1)
         return try body()
+    }
+
+    /// A first-come, first-served lock: a ticket each, served in order.
+    private final class Turns: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var issued = 0
+        private var serving = 0
+
+        /// Blocks until the caller's turn; its ticket.
+        func wait() -> Int {
+            condition.lock()
+            defer { condition.unlock() }
+            let ticket = issued
+            issued += 1
+            while serving != ticket { condition.wait() }
+            return ticket
+        }
+
+        /// Ends the turn of `ticket`, the one being served.
+        func done(_ ticket: Int) {
+            condition.lock()
+            defer { condition.unlock() }
+            precondition(ticket == serving, "turns end in order")
+            serving += 1
+            condition.broadcast()
+        }
     }
 }

@@ -114,7 +114,7 @@ struct WhisperTests {
     @Test("pieces decoded side by side give exactly what each gives alone: the same tokens, words, times and measures — one of them heard in two windows, one a word said eight times (text that repeats itself: the fallback samples it again)")
     func piecesTogether() async throws {
         let recognizer = try await Self.recognizer()
-        let decoder = try WhisperDecoder(networks: try WhisperNetworks(model: recognizer.model))
+        let model = recognizer.model
         let (fox, _) = try await Self.speech()
         let (train, _) = try await Self.speech("The train to Boston leaves at noon, so we should pack our bags before breakfast.", voice: "slt")
         let pause = [Float](repeating: 0, count: 8_000)
@@ -129,8 +129,12 @@ struct WhisperTests {
         long += train   // over a window: heard in two
         let (again, _) = try await Self.speech("Okay. Okay. Okay. Okay. Okay. Okay. Okay. Okay.")
         let pieces = [fox, long, again, train + pause + fox].map { $0[...] }
-        let together = try decoder.decode(pieces, language: nil)
-        let alone = try pieces.map { try decoder.decode([$0], language: nil)[0] }
+        // On a thread of its own, as a lane decodes (a minute of decoding on a cooperative thread starved the tests
+        // running beside this one).
+        let (together, alone) = try await WorkerPool(threads: 1, name: "pieces-together").run {
+            let decoder = try WhisperDecoder(networks: try WhisperNetworks(model: model))
+            return (try decoder.decode(pieces, language: nil), try pieces.map { try decoder.decode([$0], language: nil)[0] })
+        }
         #expect(long.count > 30 * 16_000 && together.count == pieces.count)
         for (index, (both, single)) in zip(together, alone).enumerated() {
             #expect(both.tokens == single.tokens && both.words == single.words && both.noSpeech == single.noSpeech
