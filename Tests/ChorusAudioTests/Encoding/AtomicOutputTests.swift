@@ -47,6 +47,22 @@ struct AtomicOutputTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
     }
 
+    @Test("a destination that is a device (a link to /dev/null here) is written in place: the link and the device stay what they were, no temporary file is left")
+    func device() throws {
+        let directory = try TemporaryDirectory()
+        let link = directory.file("out.json")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: "/dev/null")
+        let output = try AtomicOutput(destination: link)
+        try output.write(Data("bytes".utf8))
+        try output.commit()
+        output.discard()
+        let attributes = try FileManager.default.attributesOfItem(atPath: link.path)
+        #expect(attributes[.type] as? FileAttributeType == .typeSymbolicLink, "the link was replaced: \(attributes[.type] ?? "?")")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == "/dev/null")
+        #expect(try FileManager.default.attributesOfItem(atPath: "/dev/null")[.type] as? FileAttributeType == .typeCharacterSpecial)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["out.json"])
+    }
+
     @Test("a missing folder or a folder in the way is refused up front, naming the path")
     func refusals() throws {
         let directory = try TemporaryDirectory()
