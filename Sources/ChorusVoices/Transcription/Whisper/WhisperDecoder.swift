@@ -54,8 +54,7 @@ final class WhisperDecoder: @unchecked Sendable {
         fileprivate mutating func add(_ window: Window, at offset: Double, length: Double) {
             if language.isEmpty { language = window.language }
             if tokens.isEmpty { noSpeech = window.noSpeech }
-            let silent = window.noSpeech > 0.6 && window.averageLogProbability < -1
-            guard !silent, !window.tokens.isEmpty else { return }
+            guard !window.isSilent, !window.tokens.isEmpty else { return }
             averageLogProbability = (averageLogProbability * Float(tokens.count) + window.averageLogProbability * Float(window.tokens.count))
                 / Float(tokens.count + window.tokens.count)
             tokens += window.tokens
@@ -73,8 +72,8 @@ final class WhisperDecoder: @unchecked Sendable {
     /// OpenAI's `transcribe` seeks, another from where the last complete segment ended whenever Whisper stopped before
     /// the window's end without saying that nothing more is said (a single timestamp at the end). The pieces' n-th
     /// windows are encoded and decoded together, step by step; a window whose greedy result needs the temperature
-    /// fallback is decoded again alone. A window Whisper thinks holds no speech and in which nothing was said with
-    /// confidence (OpenAI's gate: no-speech probability over 0.6, mean log-probability under −1) is passed over.
+    /// fallback goes through it alone, on its own part of the encoder's output. A silent window (`Window.isSilent`) is
+    /// passed over.
     /// - Parameters:
     ///   - language: The language to transcribe them as; `nil` to detect it (multilingual models: each piece's from
     ///     its first window, kept for the rest of the piece).
@@ -102,8 +101,7 @@ final class WhisperDecoder: @unchecked Sendable {
                 languages[index] = languages[index] ?? result.language
                 heard[index].add(result, at: Double(seeks[index] - samples.startIndex) / Double(WhisperRecognizer.sampleRate),
                                  length: Double(samples.count) / Double(WhisperRecognizer.sampleRate))
-                let silent = result.noSpeech > 0.6 && result.averageLogProbability < -1
-                seeks[index] += silent ? window.count : max(WhisperFeatures.hop, min(window.count, result.consumed))
+                seeks[index] += result.isSilent ? window.count : max(WhisperFeatures.hop, min(window.count, result.consumed))
             }
         }
         return heard
@@ -118,6 +116,10 @@ final class WhisperDecoder: @unchecked Sendable {
         var words: [WordTiming]
         /// Samples heard: all of the window, or up to the last complete segment's end when Whisper stopped there.
         var consumed: Int
+
+        /// OpenAI's gate: Whisper thinks it holds no speech (probability over 0.6) and nothing was said with confidence
+        /// (mean log-probability under −1). Passed over, whatever it wrote.
+        var isSilent: Bool { noSpeech > WhisperDecoder.noSpeechThreshold && averageLogProbability < WhisperDecoder.unsureBelow }
     }
 
     /// Decodes windows of at most 30 s each, together: each encoded, then all decoded greedily step by step side by
@@ -148,10 +150,11 @@ final class WhisperDecoder: @unchecked Sendable {
             // seeded by the window, so the same audio gives the same words. When every temperature fails, the likeliest
             // result that does not repeat itself is kept (faster-whisper's choice), else the likeliest.
             var result = greedy[index]
-            if !isAcceptable(result, noSpeech: noSpeech[index]) {
+            let repeats = repeatsItself(result)
+            if !isAcceptable(result, repeats: repeats, noSpeech: noSpeech[index]) {
                 // Alone, in the decoder's own cache: the start sequence run again as the batch ran it.
                 let initial = count == 1 ? logits[0] : try prompt([sequences[index]], first: nil, cross: own[index], cache: self.cache)[0]
-                result = try fallback(after: result, from: initial, sequence: sequences[index], noSpeech: noSpeech[index],
+                result = try fallback(after: result, repeats: repeats, from: initial, sequence: sequences[index], noSpeech: noSpeech[index],
                                       seed: UInt64(windows[index].count), cross: own[index])
             }
             // Complete segments only, unless the last one ends the window (OpenAI's `single_timestamp_ending`).
@@ -204,22 +207,24 @@ final class WhisperDecoder: @unchecked Sendable {
         return (together, alone)
     }
 
+    /// Whether a decoding's text repeats itself: it compresses over 2.4 times (OpenAI's `compression_ratio_threshold`).
+    private func repeatsItself(_ candidate: Candidate) -> Bool {
+        let t = networks.model.description.tokens
+        return Self.compressionRatio(networks.tokenizer.text(of: candidate.tokens.filter { $0 < t.eot })) > Self.repeatsAbove
+    }
+
     /// Whether a decoding is kept without the fallback: it neither repeats itself nor is unsure, or the window likely
     /// holds no speech.
-    private func isAcceptable(_ candidate: Candidate, noSpeech: Float) -> Bool {
-        let t = networks.model.description.tokens
-        let repeats = Self.compressionRatio(networks.tokenizer.text(of: candidate.tokens.filter { $0 < t.eot })) > 2.4
-        return !(repeats || candidate.averageLogProbability < -1) || noSpeech > 0.6
+    private func isAcceptable(_ candidate: Candidate, repeats: Bool, noSpeech: Float) -> Bool {
+        !(repeats || candidate.averageLogProbability < Self.unsureBelow) || noSpeech > Self.noSpeechThreshold
     }
 
     /// The temperature fallback for one window decoded alone (its keys and values in the decoder's own cache):
-    /// `greedy` failed; each temperature above 0 draws five candidates from `initial` (the logits after `sequence`).
-    private func fallback(after greedy: Candidate, from initial: [Float], sequence: [Int], noSpeech: Float, seed: UInt64,
-                          cross: [any TensorValue]) throws -> Candidate {
-        let t = networks.model.description.tokens
-        var failed: [(candidate: Candidate, repeats: Bool)] = [
-            (greedy, Self.compressionRatio(networks.tokenizer.text(of: greedy.tokens.filter { $0 < t.eot })) > 2.4)
-        ]
+    /// `greedy` failed (`repeats`: its text repeats itself); each temperature above 0 draws five candidates from
+    /// `initial` (the logits after `sequence`).
+    private func fallback(after greedy: Candidate, repeats: Bool, from initial: [Float], sequence: [Int], noSpeech: Float,
+                          seed: UInt64, cross: [any TensorValue]) throws -> Candidate {
+        var failed: [(candidate: Candidate, repeats: Bool)] = [(greedy, repeats)]
         for temperature in Self.temperatures.dropFirst() {
             var candidates: [Candidate] = []
             for draw in 0..<Self.candidates {
@@ -227,12 +232,18 @@ final class WhisperDecoder: @unchecked Sendable {
                 candidates.append(try sample(from: initial, sequence: sequence, temperature: temperature, random: &random, cross: cross))
             }
             let best = candidates.max { $0.score < $1.score }!
-            if isAcceptable(best, noSpeech: noSpeech) { return best }
-            failed.append((best, Self.compressionRatio(networks.tokenizer.text(of: best.tokens.filter { $0 < t.eot })) > 2.4))
+            let repeats = repeatsItself(best)
+            if isAcceptable(best, repeats: repeats, noSpeech: noSpeech) { return best }
+            failed.append((best, repeats))
         }
         let fallback = failed.filter { !$0.repeats }.isEmpty ? failed : failed.filter { !$0.repeats }
         return fallback.max { $0.candidate.averageLogProbability < $1.candidate.averageLogProbability }!.candidate
     }
+
+    /// OpenAI's thresholds: a text that compresses more than this repeats itself (`compression_ratio_threshold`); a mean
+    /// log-probability under this is unsure (`logprob_threshold`); a no-speech probability over this says no speech
+    /// (`no_speech_threshold`).
+    static let repeatsAbove = 2.4, unsureBelow: Float = -1, noSpeechThreshold: Float = 0.6
 
     /// The temperatures tried in turn (OpenAI's), and the candidates drawn at each above 0.
     static let temperatures: [Float] = [0, 0.2, 0.4, 0.6, 0.8, 1]
