@@ -144,6 +144,18 @@ struct WhisperTests {
         }
     }
 
+    @Test("a word said again and again is heard every time: a loop is cut only where the decoding was stuck in it (out of tokens, or repeating itself after the fallback)")
+    func sameWordAgain() async throws {
+        let recognizer = try await Self.recognizer()
+        let (word, _) = try await Self.speech("Word.")
+        let pause = [Float](repeating: 0, count: 8_000)
+        let heard = try await recognizer.transcribe(Array([[Float]](repeating: word + pause, count: 5).joined()))
+        // tiny.en writes "Word." five or six times (it counts Flite's words generously elsewhere too); cutting every
+        // loop of four or more left one.
+        let words = Self.normalized(heard.text)
+        #expect((5...6).contains(words.count) && words.allSatisfy { $0 == "word" }, "\(heard.text)")
+    }
+
     @Test("audio is cut into one piece per lane once each piece would be 6 s or more, into a multiple of the lanes when one window is not enough, at the quietest moment near its even share, never over 28 s")
     func piecesForLanes() {
         let rate = 16_000

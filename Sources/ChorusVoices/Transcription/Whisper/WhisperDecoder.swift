@@ -150,16 +150,19 @@ final class WhisperDecoder: @unchecked Sendable {
             // seeded by the window, so the same audio gives the same words. When every temperature fails, the likeliest
             // result that does not repeat itself is kept (faster-whisper's choice), else the likeliest.
             var result = greedy[index]
-            let repeats = repeatsItself(result)
+            var repeats = repeatsItself(result)
             if !isAcceptable(result, repeats: repeats, noSpeech: noSpeech[index]) {
                 // Alone, in the decoder's own cache: the start sequence run again as the batch ran it.
                 let initial = count == 1 ? logits[0] : try prompt([sequences[index]], first: nil, cross: own[index], cache: self.cache)[0]
-                result = try fallback(after: result, repeats: repeats, from: initial, sequence: sequences[index], noSpeech: noSpeech[index],
-                                      seed: UInt64(windows[index].count), cross: own[index])
+                (result, repeats) = try fallback(after: result, repeats: repeats, from: initial, sequence: sequences[index],
+                                                 noSpeech: noSpeech[index], seed: UInt64(windows[index].count), cross: own[index])
             }
             // Complete segments only, unless the last one ends the window (OpenAI's `single_timestamp_ending`).
             let (kept, consumed) = Self.completeSegments(result.tokens, timestampBegin: t.timestamp_begin, windowSamples: windows[index].count)
-            let text = Self.withoutLoop(kept.filter { $0 < t.eot })
+            // A loop is cut only where the decoding was stuck in it (it ran out of tokens, or still repeats itself after
+            // the fallback): a person saying "word, word, word, word" is heard saying it.
+            let stuck = repeats || !result.ended
+            let text = stuck ? Self.withoutLoop(kept.filter { $0 < t.eot }) : kept.filter { $0 < t.eot }
             var window = Window(tokens: text, language: heardLanguages[index], noSpeech: noSpeech[index],
                                 averageLogProbability: result.averageLogProbability, words: [], consumed: consumed)
             guard !text.isEmpty else { return window }
@@ -221,9 +224,9 @@ final class WhisperDecoder: @unchecked Sendable {
 
     /// The temperature fallback for one window decoded alone (its keys and values in the decoder's own cache):
     /// `greedy` failed (`repeats`: its text repeats itself); each temperature above 0 draws five candidates from
-    /// `initial` (the logits after `sequence`).
+    /// `initial` (the logits after `sequence`). The candidate kept, and whether it repeats itself.
     private func fallback(after greedy: Candidate, repeats: Bool, from initial: [Float], sequence: [Int], noSpeech: Float,
-                          seed: UInt64, cross: [any TensorValue]) throws -> Candidate {
+                          seed: UInt64, cross: [any TensorValue]) throws -> (Candidate, repeats: Bool) {
         var failed: [(candidate: Candidate, repeats: Bool)] = [(greedy, repeats)]
         for temperature in Self.temperatures.dropFirst() {
             var candidates: [Candidate] = []
@@ -233,11 +236,12 @@ final class WhisperDecoder: @unchecked Sendable {
             }
             let best = candidates.max { $0.score < $1.score }!
             let repeats = repeatsItself(best)
-            if isAcceptable(best, repeats: repeats, noSpeech: noSpeech) { return best }
+            if isAcceptable(best, repeats: repeats, noSpeech: noSpeech) { return (best, repeats) }
             failed.append((best, repeats))
         }
         let fallback = failed.filter { !$0.repeats }.isEmpty ? failed : failed.filter { !$0.repeats }
-        return fallback.max { $0.candidate.averageLogProbability < $1.candidate.averageLogProbability }!.candidate
+        let kept = fallback.max { $0.candidate.averageLogProbability < $1.candidate.averageLogProbability }!
+        return (kept.candidate, kept.repeats)
     }
 
     /// OpenAI's thresholds: a text that compresses more than this repeats itself (`compression_ratio_threshold`); a mean
@@ -255,6 +259,8 @@ final class WhisperDecoder: @unchecked Sendable {
         var tokens: [Int]
         /// The log-probabilities of the tokens and of the end, summed.
         var logProbability: Float
+        /// Whether the end-of-text token ended it (not the most tokens a window may have).
+        var ended = false
         /// OpenAI's `avg_logprob`: the sum over the tokens and one more.
         var averageLogProbability: Float { logProbability / Float(tokens.count + 1) }
         /// How candidates are ranked (OpenAI's `MaximumLikelihoodRanker` without a length penalty).
@@ -273,11 +279,12 @@ final class WhisperDecoder: @unchecked Sendable {
             Self.applyRules(to: &logits, sampled: sampled, tokens: t, blank: blank)
             let (next, logProbability) = Self.draw(logits, temperature: temperature, random: &random)
             logProbabilities += logProbability
-            if next == t.eot || sampled.count >= mostTokens || sequence.count + sampled.count >= capacity { break }
+            if next == t.eot || sampled.count >= mostTokens || sequence.count + sampled.count >= capacity {
+                return Candidate(tokens: sampled, logProbability: logProbabilities, ended: next == t.eot)
+            }
             sampled.append(next)
             logits = try step([[next]], at: sequence.count + sampled.count - 1, cross: cross, cache: cache).logits[0]
         }
-        return Candidate(tokens: sampled, logProbability: logProbabilities)
     }
 
     /// The likeliest tokens after each window's start sequence (`length` tokens, whose keys and values `cache` holds),
@@ -297,6 +304,7 @@ final class WhisperDecoder: @unchecked Sendable {
                 candidates[index].logProbability += logProbability
                 if token == t.eot || candidates[index].tokens.count >= mostTokens || position >= capacity {
                     open[index] = false
+                    candidates[index].ended = token == t.eot
                 } else {
                     candidates[index].tokens.append(token)
                     next[index] = token
