@@ -80,41 +80,20 @@ public struct ServiceConfiguration: Sendable {
 
     /// The defaults, overridden by the environment: each `Setting`'s variable (`CHORUS_HOST`, `CHORUS_PORT`, …;
     /// `CHORUS_API_KEYS` is comma-separated, durations are `24h`, `90m`, `3600s`, `CHORUS_REDIRECT_AUDIO` is
-    /// `true`/`false`), and `CHORUS_API_KEYS_FILE` (keys one per line).
+    /// `true`/`false`; `CHORUS_API_KEYS_FILE` names a file of keys, one per line), read as `Setting.set` reads it.
     /// - Throws: `ConfigurationError` naming the variable whose value is unusable.
     public init(environment: [String: String]) throws {
         self.init(defaultsIn: environment)
-        func value<T>(_ setting: Setting, _ parse: (String) -> T?) throws -> T? {
-            let name = setting.environmentVariable
-            guard let text = environment[name], !text.isEmpty else { return nil }
-            guard let parsed = parse(text) else { throw ConfigurationError(setting: name, value: text) }
-            return parsed
+        for setting in Setting.allCases {
+            guard let text = environment[setting.environmentVariable], !text.isEmpty else { continue }
+            do {
+                try setting.set(text, in: &self)
+            } catch var error as ConfigurationError where error.setting == setting.rawValue {
+                error.setting = setting.environmentVariable   // what the user wrote
+                throw error
+            }
         }
-        host = try value(.host) { $0 } ?? host
-        port = try value(.port) { Int($0) } ?? port
-        dataDirectory = try value(.dataDirectory) { URL(fileURLWithPath: $0) } ?? dataDirectory
-        apiKeys = try value(.apiKeys) { Self.keys(in: $0.replacingOccurrences(of: ",", with: "\n")) } ?? []
-        if let file = environment[Self.apiKeysFileVariable], !file.isEmpty { apiKeys += try Self.keys(fromFile: file) }
-        rateLimitPerMinute = try value(.rateLimitPerMinute) { Int($0) } ?? rateLimitPerMinute
-        rendersPerKey = try value(.rendersPerKey) { Int($0) } ?? rendersPerKey
-        workers = try value(.workers) { Int($0) } ?? workers
-        queueLimit = try value(.queueLimit) { Int($0) } ?? queueLimit
-        retentionSeconds = try value(.retentionSeconds, Self.seconds) ?? retentionSeconds
-        maxBodyBytes = try value(.maxBodyBytes) { Int($0).map { $0 * 1_048_576 } } ?? maxBodyBytes
-        shutdownTimeoutSeconds = try value(.shutdownTimeoutSeconds, Self.seconds) ?? shutdownTimeoutSeconds
-        idleTimeoutSeconds = try value(.idleTimeoutSeconds, Self.seconds) ?? idleTimeoutSeconds
-        providerConcurrency = try value(.providerConcurrency) { Int($0) } ?? providerConcurrency
-        voiceEngine = try value(.voiceEngine) { VoiceEngine(rawValue: $0) } ?? voiceEngine
-        storage = try value(.storage) { $0 }
-        database = try value(.database) { $0 }
-        leaseSeconds = try value(.leaseSeconds, Self.seconds) ?? leaseSeconds
-        transcriptionModel = try value(.transcriptionModel, Self.modelName) ?? transcriptionModel
-        for (name, route) in try value(.transcriptionModels, Self.transcriptionModels) ?? [] { transcriptionModels[name] = route }
-        redirectAudio = try value(.redirectAudio) { ["1", "true", "yes"].contains($0.lowercased()) ? true : ["0", "false", "no"].contains($0.lowercased()) ? false : nil } ?? false
     }
-
-    /// Keys one per line in a file named by this variable (added to `CHORUS_API_KEYS`'s).
-    public static let apiKeysFileVariable = "CHORUS_API_KEYS_FILE"
 
     /// `$XDG_DATA_HOME/chorus`, else `~/.local/share/chorus`.
     public static func defaultDataDirectory(environment: [String: String]) -> URL {
@@ -213,14 +192,7 @@ public struct ServiceConfiguration: Sendable {
         if apiKeys.contains(where: { $0.count < 16 }) {
             throw ConfigurationError(setting: .apiKeys, value: "…", reason: "every key must be at least 16 characters")
         }
-        let checks: [(Setting, Int, ClosedRange<Int>)] = [
-            (.port, port, 0...65_535), (.rateLimitPerMinute, rateLimitPerMinute, 0...1_000_000), (.rendersPerKey, rendersPerKey, 1...10_000),
-            (.workers, workers, 1...256), (.queueLimit, queueLimit, 0...100_000), (.maxBodyBytes, maxBodyBytes, Self.bodyBytesRange),
-            (.providerConcurrency, providerConcurrency, Chorus.Configuration.concurrencyRange.lowerBound...Chorus.Configuration.concurrencyRange.upperBound),
-        ]
-        for (setting, value, range) in checks where !range.contains(value) {
-            throw ConfigurationError(setting: setting, value: String(value), reason: "must be between \(range.lowerBound) and \(range.upperBound)")
-        }
+        if let refused = Setting.allCases.lazy.compactMap({ $0.refusal(in: self) }).first { throw refused }
         if redirectAudio && storage?.hasPrefix("s3://") != true {
             throw ConfigurationError(setting: .redirectAudio, value: storage ?? "(no storage)", reason: "needs `storage` set to s3://bucket/prefix")
         }
@@ -231,10 +203,6 @@ public struct ServiceConfiguration: Sendable {
                                          reason: "needs `storage` (s3://bucket/prefix or a shared folder): the instances share the renders' files there")
             }
         }
-        if !(Self.leaseRange ~= leaseSeconds) {
-            throw ConfigurationError(setting: .leaseSeconds, value: "\(leaseSeconds)s",
-                                     reason: "must be between \(Int(Self.leaseRange.lowerBound)) s and \(Int(Self.leaseRange.upperBound)) s")
-        }
         for (name, route) in transcriptionModels.sorted(by: { $0.key < $1.key }) {
             guard Transcriber.providerNames.contains(route.provider) else {
                 throw ConfigurationError(setting: .transcriptionModels, value: "\(name)=\(route)",
@@ -244,10 +212,6 @@ public struct ServiceConfiguration: Sendable {
                 throw ConfigurationError(setting: .transcriptionModels, value: "\(name)=\(route)",
                                          reason: "whisper:MODEL names a model folder in the models folder (whisper alone: the offline model, `transcriptionModel`)")
             }
-        }
-        if !(Self.idleTimeoutRange ~= idleTimeoutSeconds) {
-            throw ConfigurationError(setting: .idleTimeoutSeconds, value: "\(idleTimeoutSeconds)s",
-                                     reason: "must be between \(Self.idleTimeoutRange.lowerBound) s and \(Int(Self.idleTimeoutRange.upperBound)) s")
         }
     }
 
