@@ -10,6 +10,8 @@ import Foundation
 /// settings of the providers it uses, the gap, the format, every setting that shapes the output
 /// (`RenderOptions.identity(for:)`, which owns that list), the fallback voice, the transcription model that gives
 /// recorded messages their words, and the engine format version. The same request gets the same id, so it is rendered once.
+/// `RenderIdentityFieldTests` holds this list to the request: every field of `RenderRequest` (a new one included) must
+/// be set by its samples, and changing any value of them must change the id.
 enum RenderIdentity {
     static let length = 32
     /// Bumped when the engine's output for the same input changes, or the description changes shape (3: every
@@ -64,7 +66,7 @@ enum RenderIdentity {
         if let lexicon = conversation.lexicon {
             description["lexicon"] = .object(lexicon.json)
         }
-                if let music = conversation.music {
+        if let music = conversation.music {
             description["music"] = .object([
                 "audio": musicClip.map(JSONValue.string) ?? .null, "level_lu": .number(music.levelLU), "duck_db": .number(music.duckDB),
                 "fade_in_ms": .number(Double(music.fadeInMilliseconds)), "fade_out_ms": .number(Double(music.fadeOutMilliseconds)),
