@@ -15,58 +15,36 @@ struct RenderRequestResolver: Sendable {
 
     func resolve(_ request: RenderRequest) async throws -> ResolvedRender {
         try checkLimits(request)
-        var drafts: [Conversation.Draft] = []
-        var clipHashes: [String?] = []
+        // The clips first, by field (uploaded ones found, inline ones probed); the conversation is then read as a
+        // conversation file is (`Conversation(request:…)`), with these as its audio.
+        var found: [String: (audio: Conversation.Audio?, hash: String?)] = [:]
         for (index, message) in request.messages.enumerated() {
-            let (audio, hash) = try await clip(path: message.audio, id: message.clip, base64: message.audioBase64, field: "messages[\(index)]")
-            drafts.append(Conversation.Draft(speaker: message.speaker, audio: audio, text: message.text, voice: message.voice,
-                                             gapMilliseconds: message.gapMs, cleanup: message.cleanup))
-            clipHashes.append(hash)
+            found["messages[\(index)]"] = try await clip(path: message.audio, id: message.clip, base64: message.audioBase64, field: "messages[\(index)]")
         }
-        var bookendHashes: [String: String] = [:]
-        func bookend(_ bookend: RenderRequest.Bookend?, _ field: String) async throws -> Conversation.Draft? {
-            guard let bookend else { return nil }
-            let (audio, hash) = try await clip(path: bookend.audio, id: bookend.clip, base64: bookend.audioBase64, field: field)
-            bookendHashes[field] = hash
-            return Conversation.Draft(speaker: bookend.speaker ?? "", audio: audio, text: bookend.text, voice: bookend.voice)
+        for (bookend, field) in [(request.intro, "intro"), (request.outro, "outro")] {
+            if let bookend { found[field] = try await clip(path: bookend.audio, id: bookend.clip, base64: bookend.audioBase64, field: field) }
         }
-        let intro = try await bookend(request.intro, "intro"), outro = try await bookend(request.outro, "outro")
-        var (options, format) = try outputOptions(request.output)
-        var conversation = try ServiceError.fields {
-            try Conversation.validated(drafts, gapMilliseconds: request.gapMs, voices: request.voices ?? [:], voiceSettings: request.voiceSettings ?? [:],
-                                       fallbackVoice: request.output?.fallbackVoice.map { ($0, "output.fallback_voice") },
-                                       audioFields: #""clip" or "audio_base64""#, name: "request", intro: intro, outro: outro)
-        }
-        conversation.transcribe = request.transcribe ?? true
-        conversation.cleanup = try ServiceError.fields { try request.cleanup?.settings() }
+        if let music = request.music { found["music"] = try await clip(path: music.audio, id: music.clip, base64: music.audioBase64, field: "music") }
         switch request.lexicon {
-        case nil, .null?: break
-        case .object(let entries)?: conversation.lexicon = try ServiceError.fields { try Lexicon(json: entries, field: "lexicon") }
+        case nil, .null?, .object?: break
         default:   // a stored lexicon's name was given as its entries before (`LexiconStore.inlined`)
             throw ServiceError.badRequest("lexicon: an object of entries", field: "lexicon")
         }
-        conversation.textReading = try ServiceError.fields { try TextReading.validated(language: request.language, emoji: request.emoji) }
-        conversation.textNormalization = try ServiceError.fields { try request.normalizeText.map { try Conversation.textNormalization($0, field: "normalize_text") } } ?? [:]
-        if let name = request.loudnessPreset {
+        var (options, format) = try outputOptions(request.output)
+        let conversation = try ServiceError.fields {
+            try Conversation(request: request, name: "request", audioFields: #""clip" or "audio_base64""#,
+                             fallbackVoice: request.output?.fallbackVoice.map { ($0, "output.fallback_voice") }) { _, field in found[field]?.audio }
+        }
+        if let preset = conversation.loudnessPreset {
             guard request.output?.loudness == nil else {
                 throw ServiceError.invalid("loudness_preset and output.loudness both set the target loudness: give one", field: "loudness_preset")
             }
             guard request.output?.normalize != false else {
                 throw ServiceError.invalid("loudness_preset with output.normalize false: a preset normalizes; give one", field: "loudness_preset")
             }
-            let preset = try ServiceError.fields { try LoudnessPreset(validating: name, field: "loudness_preset") }
-            conversation.loudnessPreset = preset
             options.apply(preset)   // as the render will: the id carries the target and ceiling
         }
-        var musicHash: String?
-        if let music = request.music {
-            let (audio, hash) = try await clip(path: music.audio, id: music.clip, base64: music.audioBase64, field: "music")
-            guard let audio, let hash else {
-                throw ServiceError.invalid("music: send the bed as \"clip\" (an uploaded clip's id) or \"audio_base64\"", field: "music")
-            }
-            conversation.music = try ServiceError.fields { try music.bed(audio.clipSource, label: audio.label) }
-            musicHash = hash
-        }
+        let clipHashes = request.messages.indices.map { found["messages[\($0)]"]?.hash }
         let voices = chorus.allVoices(for: conversation)
         let assigned = voices.messages, bookendVoices = (intro: voices.intro, outro: voices.outro)
         let fallback = conversation.fallbackVoice
@@ -78,7 +56,7 @@ struct RenderRequestResolver: Sendable {
         let transcription = conversation.transcribe && clipHashes.contains { $0 != nil } ? configuration.transcriptionModel : nil
         let id = RenderIdentity.id(conversation: conversation, voices: assigned, clipHashes: clipHashes, options: options, format: format,
                                    fallbackVoice: fallback, transcription: transcription,
-                                   bookends: (bookendVoices, bookendHashes["intro"], bookendHashes["outro"]), musicClip: musicHash)
+                                   bookends: (bookendVoices, found["intro"]?.hash, found["outro"]?.hash), musicClip: found["music"]?.hash)
         return ResolvedRender(id: id, conversation: conversation, options: options, format: format)
     }
 

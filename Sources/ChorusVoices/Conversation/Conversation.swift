@@ -168,75 +168,85 @@ public struct Conversation: Sendable {
         return try parse(data, baseDirectory: url.deletingLastPathComponent(), name: url.path)
     }
 
-    /// Parses conversation JSON held in memory; `audio` paths are resolved against `baseDirectory`.
+    /// Parses conversation JSON held in memory; `audio` paths are resolved against `baseDirectory`. A conversation file
+    /// is a render request's JSON (`RenderRequest`, read by `init(request:…)` as the service reads one) whose clips are
+    /// files named by `audio`; its `output` is the command's to give, and is not read.
     /// - Throws: `AudioError.invalidConversation` about `name`, naming the field (`messages[2].speaker: must not be empty`).
     public static func parse(_ data: Data, baseDirectory: URL, name: String) throws -> Conversation {
-        let raw: RawConversation
+        var request: RenderRequest
         do {
-            raw = try JSONDecoder().decode(RawConversation.self, from: data)
+            request = try JSONDecoder().decode(RenderRequest.self, from: data)
         } catch let error as DecodingError {
             throw AudioError(.invalidConversation, subject: name, reason: DecodingErrorText.describe(error))
         }
+        request.output = nil
         do {
-            /// The clip at `path` (relative to the file's folder), named by `field` when it is blank.
-            func clip(_ path: String?, _ field: String) throws -> Audio? {
-                guard let path else { return nil }
+            return try Conversation(request: request, name: name, audioFields: #""audio" (a clip)"#) { reference, field in
+                guard reference.clip == nil && reference.audioBase64 == nil else {
+                    throw AudioError(.invalidConversation, subject: field, reason: "a conversation file names its clips' files as \"audio\"")
+                }
+                guard let path = reference.audio else { return nil }
                 guard !path.trimmingCharacters(in: .whitespaces).isEmpty else {
                     throw AudioError(.invalidConversation, subject: "\(field).audio", reason: "must not be empty")
                 }
                 let url = path.hasPrefix("/") ? URL(fileURLWithPath: path) : baseDirectory.appendingPathComponent(path).standardizedFileURL
                 return .file(url, label: path)
             }
-            let drafts = try raw.messages.enumerated().map { index, message in
-                Draft(speaker: message.speaker, audio: try clip(message.audio, "messages[\(index)]"), text: message.text, voice: message.voice,
-                      gapMilliseconds: message.gap_ms, cleanup: message.cleanup)
-            }
-            func bookend(_ raw: RawBookend?, _ field: String) throws -> Draft? {
-                try raw.map { Draft(speaker: $0.speaker ?? "", audio: try clip($0.audio, field), text: $0.text, voice: $0.voice) }
-            }
-            var conversation = try validated(drafts, gapMilliseconds: raw.gap_ms, voices: raw.voices ?? [:],
-                                             voiceSettings: raw.voice_settings ?? [:], audioFields: #""audio" (a clip)"#, name: name,
-                                             intro: try bookend(raw.intro, "intro"), outro: try bookend(raw.outro, "outro"))
-            conversation.transcribe = raw.transcribe ?? true
-            conversation.cleanup = try raw.cleanup?.settings(field: "cleanup")
-            conversation.music = try raw.music.map { raw in
-                guard raw.clip == nil && raw.audioBase64 == nil else {
-                    throw AudioError(.invalidConversation, subject: "music", reason: "a conversation file names the bed's file as \"audio\"")
-                }
-                guard let audio = try clip(raw.audio, "music") else {
-                    throw AudioError(.invalidConversation, subject: "music.audio", reason: "missing required field (the bed's audio file)")
-                }
-                return try raw.bed(audio.clipSource, label: audio.label)
-            }
-            conversation.loudnessPreset = try raw.loudness_preset.map { try LoudnessPreset(validating: $0, field: "loudness_preset") }
-            conversation.lexicon = try raw.lexicon.map { try Lexicon(json: $0, field: "lexicon") }
-            conversation.textNormalization = try raw.normalize_text.map { try Conversation.textNormalization($0, field: "normalize_text") } ?? [:]
-            conversation.textReading = try TextReading.validated(language: raw.language, emoji: raw.emoji)
-            return conversation
         } catch let error as AudioError {
             throw error.about(name, code: .invalidConversation)
         }
     }
 
+    /// Where a message's, a bookend's or the bed's audio is said to be: an uploaded clip's id, inline bytes, or a file.
+    public struct AudioReference: Sendable, Equatable {
+        public var clip: String?
+        public var audioBase64: String?
+        /// A file's path (conversation files; the service refuses it).
+        public var audio: String?
+    }
+
+    /// The one reading of a conversation, from a file (`parse`) or the service's request: every field of `request`
+    /// but `output` (the caller's: the command's flags, the service's output settings) checked and set.
+    /// - Parameters:
+    ///   - name: where it came from, for messages.
+    ///   - audioFields: how the caller's format names a clip (`"audio" (a clip)`; the service: `"clip" or "audio_base64"`).
+    ///   - fallbackVoice: the fallback voice as written, and its field.
+    ///   - audio: the audio `reference` names (`field`: `messages[2]`, `intro`, `outro`, `music`), `nil` when it names none.
+    /// - Throws: `AudioError` whose `subject` is the field, or what `audio` throws.
+    public init(request: RenderRequest, name: String, audioFields: String, fallbackVoice: (text: String, field: String)? = nil,
+                audio: (_ reference: AudioReference, _ field: String) throws -> Audio?) throws {
+        let drafts = try request.messages.enumerated().map { index, message in
+            Draft(speaker: message.speaker, audio: try audio(message.reference, "messages[\(index)]"), text: message.text, voice: message.voice,
+                  gapMilliseconds: message.gapMs, cleanup: message.cleanup)
+        }
+        func bookend(_ bookend: RenderRequest.Bookend?, _ field: String) throws -> Draft? {
+            try bookend.map { Draft(speaker: $0.speaker ?? "", audio: try audio($0.reference, field), text: $0.text, voice: $0.voice) }
+        }
+        var conversation = try Self.validated(drafts, gapMilliseconds: request.gapMs, voices: request.voices ?? [:],
+                                              voiceSettings: request.voiceSettings ?? [:], fallbackVoice: fallbackVoice,
+                                              audioFields: audioFields, name: name,
+                                              intro: try bookend(request.intro, "intro"), outro: try bookend(request.outro, "outro"))
+        conversation.transcribe = request.transcribe ?? true
+        conversation.cleanup = try request.cleanup?.settings(field: "cleanup")
+        conversation.music = try request.music.map { music in
+            guard let bed = try audio(music.reference, "music") else {
+                throw AudioError(.invalidConversation, subject: "music", reason: "missing the bed's audio (\(audioFields))")
+            }
+            return try music.bed(bed.clipSource, label: bed.label)
+        }
+        conversation.loudnessPreset = try request.loudnessPreset.map { try LoudnessPreset(validating: $0, field: "loudness_preset") }
+        switch request.lexicon {
+        case nil, .null?: break
+        case .object(let entries)?: conversation.lexicon = try Lexicon(json: entries, field: "lexicon")
+        default: throw AudioError(.invalidConversation, subject: "lexicon", reason: "must be an object of entries")
+        }
+        conversation.textNormalization = try request.normalizeText.map { try Self.textNormalization($0, field: "normalize_text") } ?? [:]
+        conversation.textReading = try TextReading.validated(language: request.language, emoji: request.emoji)
+        self = conversation
+    }
+
     /// The settings of `provider` (an empty object when the conversation gives none).
     public func settings(for provider: String) -> [String: JSONValue] { voiceSettings[provider] ?? [:] }
-}
-
-private struct RawConversation: Decodable {
-    var gap_ms: Int?
-    var messages: [RawMessage]
-    var voices: [String: String]?
-    var voice_settings: [String: JSONValue]?
-    var transcribe: Bool?
-    var loudness_preset: String?
-    var intro: RawBookend?
-    var outro: RawBookend?
-    var music: RenderRequest.Music?
-    var cleanup: RenderRequest.Cleanup?
-    var lexicon: [String: JSONValue]?
-    var normalize_text: JSONValue?
-    var language: String?
-    var emoji: String?
 }
 
 extension RenderRequest.Music {
@@ -266,18 +276,14 @@ extension RenderRequest.Cleanup {
     }
 }
 
-private struct RawBookend: Decodable {
-    var speaker: String?
-    var audio: String?
-    var text: String?
-    var voice: String?
+extension RenderRequest.Message {
+    var reference: Conversation.AudioReference { .init(clip: clip, audioBase64: audioBase64, audio: audio) }
 }
 
-private struct RawMessage: Decodable {
-    var speaker: String
-    var audio: String?
-    var text: String?
-    var voice: String?
-    var gap_ms: Int?
-    var cleanup: Bool?
+extension RenderRequest.Bookend {
+    var reference: Conversation.AudioReference { .init(clip: clip, audioBase64: audioBase64, audio: audio) }
+}
+
+extension RenderRequest.Music {
+    var reference: Conversation.AudioReference { .init(clip: clip, audioBase64: audioBase64, audio: audio) }
 }

@@ -39,6 +39,10 @@ struct ConversationTests {
         (#"{"voice_settings": {"openai": 3}, "messages": [{"speaker": "S", "text": "x"}]}"#, "voice_settings.openai: must be an object"),
         (#"{"messages": [{"speaker": "  ", "audio": "a.mp3"}]}"#, "messages[0].speaker: must not be empty"),
         (#"{"messages": [{"speaker": "S", "audio": "a.mp3"},"#, "not valid JSON"),
+        // A file is read as a render request is (one reading of both); a request's clip forms name files here.
+        (#"{"messages": [{"speaker": "S", "clip": "9f86d0"}]}"#, "messages[0]: a conversation file names its clips' files as \"audio\""),
+        (#"{"music": {"level_lu": -20}, "messages": [{"speaker": "S", "text": "x"}]}"#, "music: missing the bed's audio (\"audio\" (a clip))"),
+        (#"{"lexicon": "family", "messages": [{"speaker": "S", "text": "x"}]}"#, "lexicon: must be an object of entries"),
     ])
     func errors(json: String, expected: String) async {
         await expectAudioError(.invalidConversation, mentioning: ["c.json", expected]) { _ = try parse(json) }
