@@ -33,7 +33,15 @@ struct RenderRequestResolver: Sendable {
         var (options, format) = try outputOptions(request.output)
         let conversation = try ServiceError.fields {
             try Conversation(request: request, name: "request", audioFields: #""clip" or "audio_base64""#,
-                             fallbackVoice: request.output?.fallbackVoice.map { ($0, "output.fallback_voice") }) { _, field in found[field]?.audio }
+                             fallbackVoice: request.output?.fallbackVoice.map { ($0, "output.fallback_voice") }) { _, field, required in
+                guard let audio = found[field]?.audio else {
+                    guard !required else {
+                        throw AudioError(.invalidConversation, subject: field, reason: #"send the bed as "clip" (an uploaded clip's id) or "audio_base64""#)
+                    }
+                    return nil
+                }
+                return audio
+            }
         }
         if let preset = conversation.loudnessPreset {
             guard request.output?.loudness == nil else {

@@ -181,11 +181,14 @@ public struct Conversation: Sendable {
         }
         request.output = nil
         do {
-            return try Conversation(request: request, name: name, audioFields: #""audio" (a clip)"#) { reference, field in
+            return try Conversation(request: request, name: name, audioFields: #""audio" (a clip)"#) { reference, field, required in
                 guard reference.clip == nil && reference.audioBase64 == nil else {
                     throw AudioError(.invalidConversation, subject: field, reason: "a conversation file names its clips' files as \"audio\"")
                 }
-                guard let path = reference.audio else { return nil }
+                guard let path = reference.audio else {
+                    guard !required else { throw AudioError(.invalidConversation, subject: "\(field).audio", reason: "missing required field (its audio file)") }
+                    return nil
+                }
                 guard !path.trimmingCharacters(in: .whitespaces).isEmpty else {
                     throw AudioError(.invalidConversation, subject: "\(field).audio", reason: "must not be empty")
                 }
@@ -211,16 +214,17 @@ public struct Conversation: Sendable {
     ///   - name: where it came from, for messages.
     ///   - audioFields: how the caller's format names a clip (`"audio" (a clip)`; the service: `"clip" or "audio_base64"`).
     ///   - fallbackVoice: the fallback voice as written, and its field.
-    ///   - audio: the audio `reference` names (`field`: `messages[2]`, `intro`, `outro`, `music`), `nil` when it names none.
+    ///   - audio: the audio `reference` names (`field`: `messages[2]`, `intro`, `outro`, `music`), `nil` when it names
+    ///     none; `required` (the bed's): it must name one, and the error says how the caller's format does.
     /// - Throws: `AudioError` whose `subject` is the field, or what `audio` throws.
     public init(request: RenderRequest, name: String, audioFields: String, fallbackVoice: (text: String, field: String)? = nil,
-                audio: (_ reference: AudioReference, _ field: String) throws -> Audio?) throws {
+                audio: (_ reference: AudioReference, _ field: String, _ required: Bool) throws -> Audio?) throws {
         let drafts = try request.messages.enumerated().map { index, message in
-            Draft(speaker: message.speaker, audio: try audio(message.reference, "messages[\(index)]"), text: message.text, voice: message.voice,
+            Draft(speaker: message.speaker, audio: try audio(message.reference, "messages[\(index)]", false), text: message.text, voice: message.voice,
                   gapMilliseconds: message.gapMs, cleanup: message.cleanup)
         }
         func bookend(_ bookend: RenderRequest.Bookend?, _ field: String) throws -> Draft? {
-            try bookend.map { Draft(speaker: $0.speaker ?? "", audio: try audio($0.reference, field), text: $0.text, voice: $0.voice) }
+            try bookend.map { Draft(speaker: $0.speaker ?? "", audio: try audio($0.reference, field, false), text: $0.text, voice: $0.voice) }
         }
         var conversation = try Self.validated(drafts, gapMilliseconds: request.gapMs, voices: request.voices ?? [:],
                                               voiceSettings: request.voiceSettings ?? [:], fallbackVoice: fallbackVoice,
@@ -229,8 +233,8 @@ public struct Conversation: Sendable {
         conversation.transcribe = request.transcribe ?? true
         conversation.cleanup = try request.cleanup?.settings(field: "cleanup")
         conversation.music = try request.music.map { music in
-            guard let bed = try audio(music.reference, "music") else {
-                throw AudioError(.invalidConversation, subject: "music", reason: "missing the bed's audio (\(audioFields))")
+            guard let bed = try audio(music.reference, "music", true) else {
+                throw AudioError(.invalidConversation, subject: "music", reason: "missing required field (the bed's audio)")
             }
             return try music.bed(bed.clipSource, label: bed.label)
         }

@@ -79,6 +79,27 @@ struct CacheTests {
         #expect(third.progress.requests == 0 && third.progress.cacheHits == 3, "the fresh entries replaced the broken ones")
     }
 
+    @Test("a spoken intro or outro whose cached entry fails to decode is synthesized again, with the same warning as a message")
+    func brokenBookend() async throws {
+        let server = try Self.stub()
+        let directory = try TemporaryDirectory()
+        let json = #"""
+            {"intro": {"speaker": "B", "text": "Welcome.", "voice": "openai:nova"}, "outro": {"speaker": "B", "text": "Goodbye.", "voice": "openai:alloy"},
+             "messages": [{"speaker": "C", "text": "Third, offline.", "voice": "espeak:en-us"}]}
+            """#
+        let first = try await render(try conversation(json, in: directory), with: try makeChorus(server: server, cache: directory.file("cache")))
+        #expect(server.requests.count == 2 && first.progress.requests == 3)
+        for file in try FileManager.default.subpathsOfDirectory(atPath: directory.file("cache").path) where file.hasSuffix(".flac") {
+            try Data("garbage, not FLAC".utf8).write(to: directory.file("cache").appendingPathComponent(file))
+        }
+        let again = try await render(try conversation(json, in: directory), with: try makeChorus(server: server, cache: directory.file("cache")))
+        #expect(server.requests.count == 4, "intro and outro asked for again")
+        let warnings = again.events.compactMap { event -> String? in if case .warning(let text) = event { return text }; return nil }
+        for role in ["intro", "outro"] {
+            #expect(warnings.contains { $0.hasPrefix("\(role): a cached clip did not decode") }, "\(warnings)")
+        }
+    }
+
     @Test("the cache stays under its size cap, evicting the least recently used")
     func eviction() async throws {
         let server = try Self.stub()

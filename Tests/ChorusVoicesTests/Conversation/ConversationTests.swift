@@ -41,7 +41,7 @@ struct ConversationTests {
         (#"{"messages": [{"speaker": "S", "audio": "a.mp3"},"#, "not valid JSON"),
         // A file is read as a render request is (one reading of both); a request's clip forms name files here.
         (#"{"messages": [{"speaker": "S", "clip": "9f86d0"}]}"#, "messages[0]: a conversation file names its clips' files as \"audio\""),
-        (#"{"music": {"level_lu": -20}, "messages": [{"speaker": "S", "text": "x"}]}"#, "music: missing the bed's audio (\"audio\" (a clip))"),
+        (#"{"music": {"level_lu": -20}, "messages": [{"speaker": "S", "text": "x"}]}"#, "music.audio: missing required field (its audio file)"),
         (#"{"lexicon": "family", "messages": [{"speaker": "S", "text": "x"}]}"#, "lexicon: must be an object of entries"),
     ])
     func errors(json: String, expected: String) async {

@@ -37,23 +37,63 @@ public enum TextNormalizer {
     public static func spokenForm(of runs: [SSML.Run], lexicon: Lexicon?, normalize: Bool, reading: TextReading = TextReading(),
                                   phonemeMarkup: (@Sendable (String) -> String?)? = nil,
                                   dictionary: (@Sendable (Pronunciation) -> Bool)? = nil) -> SpokenForm {
-        let text = runs.map(\.written).joined()
-        let scalars = Array(text.unicodeScalars)
-        let words = WordAligner.words(in: text)
-        var planned: [(words: [Int], range: Range<Int>, spoken: String, markup: Bool)] = []
-        var taken = Set<Int>()
-        var pronunciations: [Pronunciation] = []
-        /// A pronunciation for `dictionary`, of the word as written here (what a dictionary's rule matches), if it takes it.
-        func kept(_ word: String, ipa: String) -> Bool {
-            let pronunciation = Pronunciation(word: word, ipa: ipa, caseSensitive: true)
-            guard let dictionary, dictionary(pronunciation) else { return false }
-            if !pronunciations.contains(pronunciation) { pronunciations.append(pronunciation) }
-            return true
-        }
-        /// The provider's markup for `ipa`, when it is one word as words are counted (`[[@]]` is none: its alias instead).
-        func said(ipa: String) -> String? {
-            phonemeMarkup?(ipa).flatMap { WordAligner.words(in: $0).count == 1 ? $0 : nil }
-        }
+        var plan = SpokenPlan(text: runs.map(\.written).joined(), phonemeMarkup: phonemeMarkup, dictionary: dictionary)
+        plan.readings(of: runs)
+        plan.lexiconEntries(lexicon)
+        if phonemeMarkup != nil { plan.bracketedWords() }
+        if normalize, let rules = Self.rules[reading.primaryLanguage] { plan.rules(rules) }
+        if normalize && reading.emoji == .name { plan.emojiNames() }
+        return plan.spoken(droppingEmoji: normalize)
+    }
+
+    /// Emoji and what joins them (dropped from what is spoken; they are never words on screen).
+    static func isEmoji(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.properties.isEmojiPresentation || scalar.value == 0xFE0F || scalar.value == 0x200D
+            || (0x1F3FB...0x1F3FF).contains(scalar.value) || (scalar.properties.isEmoji && scalar.value > 0x2000 && scalar.value != 0x20E3
+                && !(0x2190...0x21FF).contains(scalar.value))
+    }
+}
+
+/// What `TextNormalizer.spokenForm` says for each word or run of one text, planned step by step (each step leaves the
+/// words an earlier one took), then written out with the replacements' ranges.
+private struct SpokenPlan {
+    typealias Planned = (words: [Int], range: Range<Int>, spoken: String, markup: Bool)
+
+    let scalars: [Unicode.Scalar]
+    let words: [WordAligner.TextWord]
+    let phonemeMarkup: (@Sendable (String) -> String?)?
+    let dictionary: (@Sendable (Pronunciation) -> Bool)?
+    /// Whether each scalar is inside a written word.
+    let inWord: [Bool]
+    private var planned: [Planned] = []
+    private var taken = Set<Int>()
+    private var pronunciations: [Pronunciation] = []
+
+    init(text: String, phonemeMarkup: (@Sendable (String) -> String?)?, dictionary: (@Sendable (Pronunciation) -> Bool)?) {
+        scalars = Array(text.unicodeScalars)
+        words = WordAligner.words(in: text)
+        self.phonemeMarkup = phonemeMarkup
+        self.dictionary = dictionary
+        var inWord = [Bool](repeating: false, count: scalars.count)
+        for word in words { for offset in word.range { inWord[offset] = true } }
+        self.inWord = inWord
+    }
+
+    /// A pronunciation for `dictionary`, of the word as written here (what a dictionary's rule matches), if it takes it.
+    private mutating func kept(_ word: String, ipa: String) -> Bool {
+        let pronunciation = Pronunciation(word: word, ipa: ipa, caseSensitive: true)
+        guard let dictionary, dictionary(pronunciation) else { return false }
+        if !pronunciations.contains(pronunciation) { pronunciations.append(pronunciation) }
+        return true
+    }
+
+    /// The provider's markup for `ipa`, when it is one word as words are counted (`[[@]]` is none: its alias instead).
+    private func said(ipa: String) -> String? {
+        phonemeMarkup?(ipa).flatMap { WordAligner.words(in: $0).count == 1 ? $0 : nil }
+    }
+
+    /// Runs with their own reading (SSML's `sub`, `say-as`, `phoneme`) say it for their words.
+    mutating func readings(of runs: [SSML.Run]) {
         var offset = 0
         for run in runs {
             let count = run.written.unicodeScalars.count
@@ -75,6 +115,10 @@ public enum TextNormalizer {
             planned.append((inside, lower..<upper, lower == upper ? " " + said + " " : said, markup != nil))
             taken.formUnion(inside)
         }
+    }
+
+    /// The lexicon's entries for the words left (a user's entry wins over the rules).
+    mutating func lexiconEntries(_ lexicon: Lexicon?) {
         for (index, word) in words.enumerated() where !taken.contains(index) {
             guard let entry = lexicon?.entry(for: word.word) else { continue }
             if let ipa = entry.ipa, kept(word.word, ipa: ipa) {
@@ -86,39 +130,49 @@ public enum TextNormalizer {
             planned.append(([index], word.range, said, markup != nil))
             taken.insert(index)
         }
-        // A word with "[[" inside, where that would be phoneme input: a replacement, so that said with its brackets
-        // apart it is still shown as written.
-        if phonemeMarkup != nil {
-            for (index, word) in words.enumerated() where !taken.contains(index) && word.word.contains(IPA.open)
-                && !planned.contains(where: { $0.range.overlaps(word.range) }) {
-                planned.append(([index], word.range, word.word, false))   // `emit` spaces the brackets apart
-                taken.insert(index)
-            }
+    }
+
+    /// A word with "[[" inside, where that would be phoneme input: a replacement, so that said with its brackets apart
+    /// it is still shown as written.
+    mutating func bracketedWords() {
+        for (index, word) in words.enumerated() where !taken.contains(index) && word.word.contains(IPA.open)
+            && !planned.contains(where: { $0.range.overlaps(word.range) }) {
+            planned.append(([index], word.range, word.word, false))   // `spoken` spaces the brackets apart
+            taken.insert(index)
         }
-        if normalize, let rules = Self.rules[reading.primaryLanguage] {
-            for replacement in rules.init(scalars: scalars, words: words).replacements() where !taken.contains(replacement.word) {
-                planned.append(([replacement.word], replacement.range, replacement.spoken, false))
-            }
+    }
+
+    /// The language's rules for the words left.
+    mutating func rules(_ rules: any NormalizationRules.Type) {
+        for replacement in rules.init(scalars: scalars, words: words).replacements() where !taken.contains(replacement.word) {
+            planned.append(([replacement.word], replacement.range, replacement.spoken, false))
         }
-        // Emoji between words said by name: a run of them, one name per cluster; no written word stands for it.
-        var inWord = [Bool](repeating: false, count: scalars.count)
-        for word in words { for offset in word.range { inWord[offset] = true } }
-        if normalize && reading.emoji == .name {
-            var offset = 0
-            while offset < scalars.count {
-                guard !inWord[offset], isEmoji(scalars[offset]), scalars[offset].value != 0x200D, scalars[offset].value != 0xFE0F else { offset += 1; continue }
-                var end = offset
-                while end < scalars.count, !inWord[end], isEmoji(scalars[end]) || scalars[end].properties.isWhitespace { end += 1 }
-                while end > offset, scalars[end - 1].properties.isWhitespace { end -= 1 }
-                let run = String(String.UnicodeScalarView(scalars[offset..<end]))
-                let names = run.filter { !$0.isWhitespace }.compactMap { EmojiNames.spoken(Array($0.unicodeScalars)) }
-                if !names.isEmpty, !planned.contains(where: { $0.range.overlaps(offset..<end) }) {
-                    planned.append(([], offset..<end, " " + names.joined(separator: ", ") + " ", false))
-                }
-                offset = end
+    }
+
+    /// Emoji between words said by name: a run of them, one name per cluster; no written word stands for it.
+    mutating func emojiNames() {
+        var offset = 0
+        while offset < scalars.count {
+            guard !inWord[offset], TextNormalizer.isEmoji(scalars[offset]), scalars[offset].value != 0x200D, scalars[offset].value != 0xFE0F else {
+                offset += 1
+                continue
             }
+            var end = offset
+            while end < scalars.count, !inWord[end], TextNormalizer.isEmoji(scalars[end]) || scalars[end].properties.isWhitespace { end += 1 }
+            while end > offset, scalars[end - 1].properties.isWhitespace { end -= 1 }
+            let run = String(String.UnicodeScalarView(scalars[offset..<end]))
+            let names = run.filter { !$0.isWhitespace }.compactMap { EmojiNames.spoken(Array($0.unicodeScalars)) }
+            if !names.isEmpty, !planned.contains(where: { $0.range.overlaps(offset..<end) }) {
+                planned.append(([], offset..<end, " " + names.joined(separator: ", ") + " ", false))
+            }
+            offset = end
         }
-        planned.sort { $0.range.lowerBound < $1.range.lowerBound }
+    }
+
+    /// The text as spoken, with each replacement's range; emoji between words dropped when `droppingEmoji` (one inside
+    /// a word, of letters and emoji, stays, so the word does too). With phoneme input, no `[[` reaches the provider but
+    /// the markup's own: every other "[" after a "[" gets a space before it (the one owner of that rule).
+    func spoken(droppingEmoji: Bool) -> SpokenForm {
         var spoken = String.UnicodeScalarView()
         var replacements: [SpokenForm.Replacement] = []
         var position = 0
@@ -138,13 +192,12 @@ public enum TextNormalizer {
             }
             return start..<length
         }
-        // Emoji between words are dropped; one inside a word (a word of letters and emoji) stays, so the word does too.
         func copy(upTo end: Int) {
-            for offset in position..<end where !(normalize && !inWord[offset] && isEmoji(scalars[offset])) {
+            for offset in position..<end where !(droppingEmoji && !inWord[offset] && TextNormalizer.isEmoji(scalars[offset])) {
                 _ = emit(CollectionOfOne(scalars[offset]), markup: false)
             }
         }
-        for plan in planned where plan.range.lowerBound >= position {
+        for plan in planned.sorted(by: { $0.range.lowerBound < $1.range.lowerBound }) where plan.range.lowerBound >= position {
             copy(upTo: plan.range.lowerBound)
             let range = emit(plan.spoken.unicodeScalars, markup: plan.markup)
             replacements.append(SpokenForm.Replacement(written: plan.words.map { words[$0].word }, range: range))
@@ -152,13 +205,6 @@ public enum TextNormalizer {
         }
         copy(upTo: scalars.count)
         return SpokenForm(spoken: String(spoken), replacements: replacements, pronunciations: pronunciations)
-    }
-
-    /// Emoji and what joins them (dropped from what is spoken; they are never words on screen).
-    static func isEmoji(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.properties.isEmojiPresentation || scalar.value == 0xFE0F || scalar.value == 0x200D
-            || (0x1F3FB...0x1F3FF).contains(scalar.value) || (scalar.properties.isEmoji && scalar.value > 0x2000 && scalar.value != 0x20E3
-                && !(0x2190...0x21FF).contains(scalar.value))
     }
 }
 
@@ -296,13 +342,25 @@ struct EnglishRules: NormalizationRules {
         return planned
     }
 
-    /// One word on its own.
+    /// One word on its own: the first of the single-word rules that says it otherwise, in this order.
     func single(at index: Int) -> Planned? {
+        for rule in Self.singleRules {
+            if let planned = rule(self)(index) { return planned }
+        }
+        return nil
+    }
+
+    /// The single-word rules, in the order they are tried.
+    private static let singleRules: [@Sendable (EnglishRules) -> (Int) -> Planned?] = [
+        { $0.money }, { $0.percent }, { $0.degrees }, { $0.time }, { $0.phone }, { $0.date }, { $0.month }, { $0.address }, { $0.unit },
+        { $0.ordinal }, { $0.number }, { $0.abbreviation },
+    ]
+
+    /// Money: "$12.50", "£3", "€1,200".
+    private func money(_ index: Int) -> Planned? {
         let word = words[index].word
         let range = words[index].range
         let before = scalar(range.lowerBound - 1)
-        let after = scalar(range.upperBound)
-        // Money: "$12.50", "£3", "€1,200".
         if let symbol = before, ["$", "£", "€"].contains(symbol),
            let parts = match(word, #"^(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{2}))?$"#), let whole = Int(parts[1].replacingOccurrences(of: ",", with: "")) {
             let (one, many, cent, cents) = symbol == "£" ? ("pound", "pounds", "penny", "pence")
@@ -312,16 +370,36 @@ struct EnglishRules: NormalizationRules {
             if fraction > 0 { said += (said.isEmpty ? "" : " and ") + SpokenNumbers.cardinal(fraction) + " " + (fraction == 1 ? cent : cents) }
             return (index, (range.lowerBound - 1)..<range.upperBound, said)
         }
-        // Percent: "50%", "2.5%".
+        return nil
+    }
+
+    /// Percent: "50%", "2.5%".
+    private func percent(_ index: Int) -> Planned? {
+        let word = words[index].word
+        let range = words[index].range
+        let after = scalar(range.upperBound)
         if after == "%", let parts = match(word, #"^(\d+)(?:\.(\d+))?$"#), let whole = Int(parts[1]) {
             let decimals = parts.count > 2 && !parts[2].isEmpty ? " point " + SpokenNumbers.digits(Substring(parts[2])) : ""
             return (index, range.lowerBound..<(range.upperBound + 1), SpokenNumbers.cardinal(whole) + decimals + " percent")
         }
-        // Degrees: "72°" (the sign is not part of the word).
+        return nil
+    }
+
+    /// Degrees: "72°" (the sign is not part of the word).
+    private func degrees(_ index: Int) -> Planned? {
+        let word = words[index].word
+        let range = words[index].range
+        let after = scalar(range.upperBound)
         if after == "°", let parts = match(word, #"^(\d+(?:\.\d+)?)$"#) {
             return (index, range.lowerBound..<(range.upperBound + 1), Self.number(parts[1]) + (parts[1] == "1" ? " degree" : " degrees"))
         }
-        // Times: "4:30", "7:15pm", "7:00"; "am"/"pm" after a time.
+        return nil
+    }
+
+    /// Times: "4:30", "7:15pm", "7:00"; "am"/"pm" after a time.
+    private func time(_ index: Int) -> Planned? {
+        let word = words[index].word
+        let range = words[index].range
         if let parts = match(word, #"^(\d{1,2}):(\d{2})(?i:\s*([ap])\.?m\.?)?$"#), let hour = Int(parts[1]), let minute = Int(parts[2]),
            hour <= 23, minute <= 59 {
             var said = SpokenNumbers.cardinal(hour) + " " + (minute == 0 ? "o'clock" : minute < 10 ? "oh " + SpokenNumbers.cardinal(minute) : SpokenNumbers.cardinal(minute))
@@ -332,7 +410,15 @@ struct EnglishRules: NormalizationRules {
             let end = dotted(index) ? range.upperBound + 1 : range.upperBound
             return (index, range.lowerBound..<end, parts[1].lowercased() + " m")
         }
-        // Phone numbers: "555-123-4567", "123-4567", "(555)".
+        return nil
+    }
+
+    /// Phone numbers: "555-123-4567", "123-4567", "(555)".
+    private func phone(_ index: Int) -> Planned? {
+        let word = words[index].word
+        let range = words[index].range
+        let before = scalar(range.lowerBound - 1)
+        let after = scalar(range.upperBound)
         if match(word, #"^\d{3}[-.]\d{3}[-.]\d{4}$|^\d{3}[-.]\d{4}$"#) != nil {
             let groups = word.split(whereSeparator: { $0 == "-" || $0 == "." })
             return (index, range, groups.map(SpokenNumbers.digits).joined(separator: ", "))
@@ -340,7 +426,13 @@ struct EnglishRules: NormalizationRules {
         if before == "(", after == ")", match(word, #"^\d{3}$"#) != nil {
             return (index, range, SpokenNumbers.digits(Substring(word)))
         }
-        // Dates: "3/14", "3/14/2026" (month first).
+        return nil
+    }
+
+    /// Dates: "3/14", "3/14/2026" (month first).
+    private func date(_ index: Int) -> Planned? {
+        let word = words[index].word
+        let range = words[index].range
         if let parts = match(word, #"^(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?$"#), let month = Int(parts[1]), let day = Int(parts[2]),
            (1...12).contains(month), (1...31).contains(day) {
             var said = Self.months[month - 1] + " " + SpokenNumbers.ordinal(day)
@@ -349,7 +441,13 @@ struct EnglishRules: NormalizationRules {
             }
             return (index, range, said)
         }
-        // A month's abbreviation before a day: "Jan 5".
+        return nil
+    }
+
+    /// A month's abbreviation before a day: "Jan 5".
+    private func month(_ index: Int) -> Planned? {
+        let word = words[index].word
+        let range = words[index].range
         if let month = Self.monthAbbreviations[word.lowercased()], word.first?.isUppercase == true, index + 1 < words.count,
            Int(words[index + 1].word) != nil {
             let end = dotted(index) ? range.upperBound + 1 : range.upperBound
@@ -359,7 +457,13 @@ struct EnglishRules: NormalizationRules {
            let day = Int(word), (1...31).contains(day) {
             return (index, range, SpokenNumbers.ordinal(day))
         }
-        // E-mail addresses and web addresses: "ana@example.com" → "ana at example dot com", "chorus.dev/docs".
+        return nil
+    }
+
+    /// E-mail addresses and web addresses: "ana@example.com" → "ana at example dot com", "chorus.dev/docs".
+    private func address(_ index: Int) -> Planned? {
+        let word = words[index].word
+        let range = words[index].range
         if word.contains("@"), let parts = match(word, #"^([A-Za-z0-9._%+-]+)@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)$"#) {
             return (index, range, Self.address(parts[1]) + " at " + Self.address(parts[2]))
         }
@@ -372,7 +476,13 @@ struct EnglishRules: NormalizationRules {
             }
             return (index, range, said)
         }
-        // A number with its unit: "5km", "10 kg" (the unit the next word), "72°F".
+        return nil
+    }
+
+    /// A number with its unit: "5km", "10 kg" (the unit the next word), "72°F".
+    private func unit(_ index: Int) -> Planned? {
+        let word = words[index].word
+        let range = words[index].range
         if let parts = match(word, #"^(\d+(?:\.\d+)?)(km|kg|mg|mm|cm|m|g|lb|lbs|mi|mph|kph|km/h|ft|in|oz|ml|l|°F|°C|°)$"#),
            let unit = Self.units[parts[2]] {
             return (index, range, Self.number(parts[1]) + " " + (parts[1] == "1" ? unit.one : unit.many))
@@ -382,11 +492,23 @@ struct EnglishRules: NormalizationRules {
             let end = dotted(index) ? range.upperBound + 1 : range.upperBound
             return (index, range.lowerBound..<end, amount[1] == "1" ? unit.one : unit.many)
         }
-        // Ordinals: "1st", "22nd".
+        return nil
+    }
+
+    /// Ordinals: "1st", "22nd".
+    private func ordinal(_ index: Int) -> Planned? {
+        let word = words[index].word
+        let range = words[index].range
         if let parts = match(word, #"^(\d{1,9})(?:st|nd|rd|th)$"#), let number = Int(parts[1]) {
             return (index, range, SpokenNumbers.ordinal(number))
         }
-        // Decimals, numbers with thousands separators, years, plain numbers.
+        return nil
+    }
+
+    /// Decimals, numbers with thousands separators, years, plain numbers.
+    private func number(_ index: Int) -> Planned? {
+        let word = words[index].word
+        let range = words[index].range
         if let parts = match(word, #"^(\d+)\.(\d+)$"#), let whole = Int(parts[1]) {
             return (index, range, SpokenNumbers.cardinal(whole) + " point " + SpokenNumbers.digits(Substring(parts[2])))
         }
@@ -396,7 +518,13 @@ struct EnglishRules: NormalizationRules {
         if match(word, #"^\d{1,15}$"#) != nil, let number = Int(word) {
             return (index, range, word.count == 4 ? SpokenNumbers.year(number) : SpokenNumbers.cardinal(number))
         }
-        // Abbreviations: "Dr." and "St." by what follows (a name: Doctor, Saint; else Drive, Street), titles, weekdays.
+        return nil
+    }
+
+    /// Abbreviations: "Dr." and "St." by what follows (a name: Doctor, Saint; else Drive, Street), titles, weekdays.
+    private func abbreviation(_ index: Int) -> Planned? {
+        let word = words[index].word
+        let range = words[index].range
         let next = index + 1 < words.count ? words[index + 1].word : ""
         let capitalizedNext = next.first?.isUppercase == true
         if dotted(index) || word == word.capitalized {

@@ -1,4 +1,4 @@
-public import ChorusAudio
+import ChorusAudio
 
 /// How a conversation's text is read before synthesis, besides whether it is normalized: the language it is written in
 /// (`"language"`, which chooses the normalizer's rules: `TextNormalizer.languages`) and what becomes of emoji between
