@@ -68,22 +68,16 @@ final class MessageSynthesizer: Sendable {
     /// - Throws: `SynthesisError` naming the message, voice and reason; `CancellationError`.
     func synthesize(index: Int, message: Conversation.Message, voice: VoiceID, in conversation: Conversation,
                     neighbors: Neighbors = Neighbors(), fresh: Bool, progress: JobProgress) async throws -> SourcedMessage {
-        let text = message.text ?? ""
         let field = index >= 0 ? "messages[\(index)].text" : "text"
         do {
-            return try await speak(text, field: field, speaker: message.speaker, voice: voice, settings: conversation.settings(for: voice.provider),
-                                   lexicon: conversation.lexicon, normalizing: conversation.normalizesText(for: voice.provider),
-                                   reading: conversation.textReading, neighbors: neighbors, fallback: false, fresh: fresh, progress: progress)
+            return try await speak(Utterance(message, field: field, voice: voice, in: conversation, neighbors: neighbors), fresh: fresh, progress: progress)
         } catch let error as VoiceError {
             guard let fallbackVoice = conversation.fallbackVoice, fallbackVoice != voice else {
                 throw SynthesisError(index: index, speaker: message.speaker, voice: voice, underlying: error)
             }
             progress.update { $0.fallbacks += 1 }
             do {
-                return try await speak(text, field: field, speaker: message.speaker, voice: fallbackVoice,
-                                       settings: conversation.settings(for: fallbackVoice.provider), lexicon: conversation.lexicon,
-                                       normalizing: conversation.normalizesText(for: fallbackVoice.provider),
-                                       reading: conversation.textReading, fallback: true, fresh: fresh,
+                return try await speak(Utterance(message, field: field, voice: fallbackVoice, in: conversation, fallback: true), fresh: fresh,
                                        progress: progress)
             } catch let second as VoiceError {
                 throw SynthesisError(index: index, speaker: message.speaker, voice: fallbackVoice, underlying: second)
@@ -91,34 +85,47 @@ final class MessageSynthesizer: Sendable {
         }
     }
 
-    private func speak(_ text: String, field: String, speaker: String, voice: VoiceID, settings: [String: JSONValue], lexicon: Lexicon?,
-                       normalizing: Bool, reading: TextReading, neighbors: Neighbors = Neighbors(), fallback: Bool, fresh: Bool, progress: JobProgress) async throws -> SourcedMessage {
+    /// A message's text as one voice is to say it: `field` names the text in errors; the conversation's settings for
+    /// the voice's provider, its lexicon and how it reads text; the same voice's neighbors (context); whether the
+    /// voice is the fallback.
+    private struct Utterance {
+        let text: String
+        let field: String
+        let speaker: String
+        let voice: VoiceID
+        let settings: [String: JSONValue]
+        let lexicon: Lexicon?
+        let normalizing: Bool
+        let reading: TextReading
+        let neighbors: Neighbors
+        let fallback: Bool
+
+        init(_ message: Conversation.Message, field: String, voice: VoiceID, in conversation: Conversation, neighbors: Neighbors = Neighbors(),
+             fallback: Bool = false) {
+            text = message.text ?? ""
+            self.field = field
+            speaker = message.speaker
+            self.voice = voice
+            settings = conversation.settings(for: voice.provider)
+            lexicon = conversation.lexicon
+            normalizing = conversation.normalizesText(for: voice.provider)
+            reading = conversation.textReading
+            self.neighbors = neighbors
+            self.fallback = fallback
+        }
+    }
+
+    /// A part of a message's text: said (as spoken, cut into the chunks the provider takes, at an SSML rate), or a pause.
+    private enum Segment {
+        case speech(SpokenForm, chunks: [String], rate: Double?)
+        case pause(Double)
+    }
+
+    /// `utterance` spoken: its segments' chunks obtained (from the cache or the provider), then put together.
+    private func speak(_ utterance: Utterance, fresh: Bool, progress: JobProgress) async throws -> SourcedMessage {
+        let voice = utterance.voice, settings = utterance.settings, neighbors = utterance.neighbors
         let provider = try registry.provider(for: voice)
-        // The text between its pauses, as spoken (the lexicon's aliases in place of written words), each split into chunks
-        // the provider accepts; a pause is exact silence between them.
-        let limit = provider.characterLimit(settings: settings)
-        let dictionary = provider.pronunciationDictionary(settings: settings), markup = provider.phonemeMarkup(voice: voice.voice)
-        enum Segment {
-            case speech(SpokenForm, chunks: [String], rate: Double?)
-            case pause(Double)
-        }
-        // A text in SSML, or plain with [pause:…] controls: its parts, each said as people read it (lexicon, rules).
-        let parts: [SSML.Part] = SSML.isSSML(text) ? try SSML.parts(of: text, field: field)
-            : try SpeechControls.parts(of: text, field: field).map { part in
-                switch part {
-                case .text(let written): return .text([SSML.Run(written: written, spoken: nil)], rate: nil)
-                case .pause(let seconds): return .pause(seconds: seconds)
-                }
-            }
-        let segments = parts.map { part -> Segment in
-            switch part {
-            case .pause(let seconds): return .pause(seconds)
-            case .text(let runs, let rate):
-                let form = TextNormalizer.spokenForm(of: runs, lexicon: lexicon, normalize: normalizing, reading: reading,
-                                                     phonemeMarkup: markup, dictionary: dictionary)
-                return .speech(form, chunks: TextChunker.chunks(form.spoken, limit: limit), rate: rate)
-            }
-        }
+        let segments = try Self.segments(of: utterance, provider: provider)
         let chunks = segments.flatMap { segment -> [(text: String, rate: Double?, pronunciations: [Pronunciation])] in
             if case .speech(let form, let chunks, let rate) = segment { chunks.map { ($0, rate, form.pronunciations(in: $0)) } } else { [] }
         }
@@ -134,6 +141,38 @@ final class MessageSynthesizer: Sendable {
                                            next: context ? (position + 1 < chunks.count ? chunks[position + 1].text : neighbors.next) : nil,
                                            fresh: fresh, progress: progress))
         }
+        return Self.assembled(segments, pieces: pieces, utterance: utterance)
+    }
+
+    /// The text between its pauses, as spoken (the lexicon's aliases in place of written words), each cut into chunks
+    /// the provider accepts; a pause is exact silence between them. A text in SSML, or plain with `[pause:…]`
+    /// controls: its parts, each said as people read it (lexicon, rules).
+    private static func segments(of utterance: Utterance, provider: any VoiceProvider) throws -> [Segment] {
+        let settings = utterance.settings, field = utterance.field, text = utterance.text
+        let limit = provider.characterLimit(settings: settings)
+        let dictionary = provider.pronunciationDictionary(settings: settings), markup = provider.phonemeMarkup(voice: utterance.voice.voice)
+        let parts: [SSML.Part] = SSML.isSSML(text) ? try SSML.parts(of: text, field: field)
+            : try SpeechControls.parts(of: text, field: field).map { part in
+                switch part {
+                case .text(let written): return .text([SSML.Run(written: written, spoken: nil)], rate: nil)
+                case .pause(let seconds): return .pause(seconds: seconds)
+                }
+            }
+        return parts.map { part -> Segment in
+            switch part {
+            case .pause(let seconds): return .pause(seconds)
+            case .text(let runs, let rate):
+                let form = TextNormalizer.spokenForm(of: runs, lexicon: utterance.lexicon, normalize: utterance.normalizing, reading: utterance.reading,
+                                                     phonemeMarkup: markup, dictionary: dictionary)
+                return .speech(form, chunks: TextChunker.chunks(form.spoken, limit: limit), rate: rate)
+            }
+        }
+    }
+
+    /// The message the pieces make: its audio (the pieces and pauses in order), and its words, timed from its start
+    /// and shown as written, when the provider gave word times.
+    private static func assembled(_ segments: [Segment], pieces: [Piece], utterance: Utterance) -> SourcedMessage {
+        let voice = utterance.voice
         var words: [WordTiming] = []
         var anyWords = false
         var offset = 0.0
@@ -167,8 +206,8 @@ final class MessageSynthesizer: Sendable {
         } else {
             source = clipParts.count == 1 ? .file(pieces[0].entry.audio) : .parts(clipParts)
         }
-        let rendered = RenderMessage(speaker: speaker, source: source, label: voice.description, text: Conversation.Message.shown(text),
-                                     voice: voice.description, fallback: fallback, words: anyWords ? words : nil,
+        let rendered = RenderMessage(speaker: utterance.speaker, source: source, label: voice.description, text: Conversation.Message.shown(utterance.text),
+                                     voice: voice.description, fallback: utterance.fallback, words: anyWords ? words : nil,
                                      expectedSourceFrames: pieces.map(\.entry.frames).reduce(0, +))
         return SourcedMessage(message: rendered, cacheKeys: pieces.filter(\.fromCache).map(\.key))
     }
