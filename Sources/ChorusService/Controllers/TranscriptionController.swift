@@ -109,11 +109,7 @@ struct TranscriptionController: Sendable {
         do {
             return try await state.chorus.transcribe(SpeechToTextRequest(samples: samples, language: language), by: provider, cached: !fresh)
         } catch let error as VoiceError {
-            switch error.kind {
-            case .badRequest: throw ServiceError.badRequest(error.description, field: "model")
-            case .configuration: throw ServiceError(.conflict, .providerNotConfigured, error.description, field: "model")
-            default: throw ServiceError(.badGateway, .providerError, error.description)
-            }
+            throw ServiceError.provider(error, field: "model")
         }
     }
 

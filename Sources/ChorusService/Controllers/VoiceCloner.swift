@@ -45,7 +45,7 @@ struct VoiceCloner: Sendable {
                                                     removeBackgroundNoise: request.removeBackgroundNoise ?? false, labels: ["created_by": "chorus"])
             return VoiceCloneResponse(id: "elevenlabs:\(voice.voiceID)", name: name, requiresVerification: voice.requiresVerification)
         } catch let error as VoiceError {
-            throw ServiceError(.badGateway, .providerError, error.description)
+            throw ServiceError.provider(error)
         }
     }
 
@@ -55,10 +55,8 @@ struct VoiceCloner: Sendable {
         }
         do {
             try await provider().deleteVoice(voice.voice)
-        } catch let error as VoiceError where error.kind == .voiceNotFound {
-            throw ServiceError.notFound("voice \(id)")
         } catch let error as VoiceError {
-            throw ServiceError(.badGateway, .providerError, error.description)
+            throw ServiceError.provider(error, missing: "voice \(id)")
         }
     }
 }

@@ -69,6 +69,34 @@ extension ServiceError {
         }
     }
 
+    /// What a request that failed with `error` is answered (`init(_:during: .request)`), where a method a known path
+    /// does not take is `405` with `Allow` (the routes' methods for `path`), not Hummingbird's `404`.
+    static func answering(_ error: any Error, method: HTTPRequest.Method, path: String, routes: RouteTable) -> ServiceError {
+        if let error = error as? any HTTPResponseError, error.status == .notFound, !(error is ServiceError) {
+            let allowed = routes.methods(for: path)
+            if !allowed.isEmpty {
+                var notAllowed = ServiceError(.methodNotAllowed, .methodNotAllowed,
+                                              "\(method.rawValue.prefix(20)) is not allowed here; use \(allowed.joined(separator: ", "))")
+                notAllowed.headers[.allow] = allowed.joined(separator: ", ")
+                return notAllowed
+            }
+        }
+        return ServiceError(error, during: .request)
+    }
+
+    /// A provider's error on a request the service made for a route of its own (a transcription by a remote model, a
+    /// voice cloned or deleted), outside a render: what the provider refused as asked `400` naming `field`; a provider
+    /// without its key `409 provider_not_configured`; a voice it does not have `404 not_found` naming `missing`; anything
+    /// else `502 provider_error`. The message is the provider's error's, which names the provider, never its key.
+    static func provider(_ error: VoiceError, field: String? = nil, missing: String? = nil) -> ServiceError {
+        switch error.kind {
+        case .badRequest where field != nil: return .badRequest(error.description, field: field)
+        case .configuration: return ServiceError(.conflict, .providerNotConfigured, error.description, field: field)
+        case .voiceNotFound where missing != nil: return .notFound(missing ?? "")
+        default: return ServiceError(.badGateway, .providerError, error.description)
+        }
+    }
+
     /// Hummingbird's own errors (unknown route, body too large) in the service's error format.
     private static func hummingbird(_ error: any HTTPResponseError) -> ServiceError {
         switch error.status {

@@ -6,8 +6,8 @@ import Logging
 import NIOConcurrencyHelpers
 
 /// Gives every request an id (`X-Request-Id`, and in the log), turns any error into the service's JSON
-/// error body (`ServiceError(_:during:)`), counts it (`RequestMetrics`) and writes one log line per request: method, path (secrets in the query removed),
-/// status, duration and caller. A method a known path does not take is `405` with `Allow`, not `404`.
+/// error body (`ServiceError.answering`), counts it (`RequestMetrics`) and writes one log line per request: method, path (secrets in the query removed),
+/// status, duration and caller.
 struct RequestLogMiddleware: RouterMiddleware {
     typealias Context = ChorusRequestContext
     let logger: Logger
@@ -24,16 +24,7 @@ struct RequestLogMiddleware: RouterMiddleware {
         do {
             response = try await next(request, context)
         } catch {
-            var standard = ServiceError(error, during: .request)
-            if let error = error as? any HTTPResponseError, error.status == .notFound, !(error is ServiceError) {
-                let allowed = routes.methods(for: request.uri.path)
-                if !allowed.isEmpty {
-                    var notAllowed = ServiceError(.methodNotAllowed, .methodNotAllowed,
-                                                  "\(request.method.rawValue.prefix(20)) is not allowed here; use \(allowed.joined(separator: ", "))")
-                    notAllowed.headers[.allow] = allowed.joined(separator: ", ")
-                    standard = notAllowed
-                }
-            }
+            let standard = ServiceError.answering(error, method: request.method, path: request.uri.path, routes: routes)
             response = try standard.response(from: request, context: context)
             failure = standard.body.error.code
             switch error {
