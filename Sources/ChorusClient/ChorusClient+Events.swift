@@ -1,5 +1,6 @@
 public import ChorusWire
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -43,8 +44,10 @@ final class EventStreamDelegate: NSObject, URLSessionDataDelegate, @unchecked Se
         self.continuation = continuation
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
         status = (response as? HTTPURLResponse)?.statusCode ?? 0
         completionHandler(.allow)
     }

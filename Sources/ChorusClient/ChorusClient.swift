@@ -1,5 +1,6 @@
 public import ChorusWire
 public import Foundation
+
 #if canImport(FoundationNetworking)
 public import FoundationNetworking
 #endif
@@ -44,8 +45,9 @@ public final class ChorusClient: Sendable {
 
     /// Clones a voice from uploaded clips (ElevenLabs); the result's `id` works as a message's `voice`.
     public func clone(name: String, clips: [String], description: String? = nil) async throws -> VoiceCloneResponse {
-        try await send("POST", ServicePaths.voiceClone, json: VoiceCloneRequest(name: name, clips: clips, description: description),
-                       as: VoiceCloneResponse.self)
+        try await send(
+            "POST", ServicePaths.voiceClone, json: VoiceCloneRequest(name: name, clips: clips, description: description),
+            as: VoiceCloneResponse.self)
     }
 
     // MARK: Transcription
@@ -53,21 +55,30 @@ public final class ChorusClient: Sendable {
     /// Transcribes recorded speech (any format the service decodes) with the service's offline Whisper: the text, the
     /// language, the duration, each word's times and the segments (OpenAI's `verbose_json`).
     public func transcribe(_ audio: Data, language: String? = nil) async throws -> Transcription {
-        try await transcription(ServicePaths.transcriptions, TranscriptionRequest(audio: .file(audio, filename: "audio"), language: language,
-                                                                                 format: .verboseJSON, granularities: [.word, .segment]))
+        try await transcription(
+            ServicePaths.transcriptions,
+            TranscriptionRequest(
+                audio: .file(audio, filename: "audio"), language: language,
+                format: .verboseJSON, granularities: [.word, .segment]))
     }
 
     /// Transcribes a clip uploaded earlier (`uploadClip`), by its id.
     public func transcribe(clip id: String, language: String? = nil) async throws -> Transcription {
-        try await transcription(ServicePaths.transcriptions, TranscriptionRequest(audio: .clip(id), language: language, format: .verboseJSON,
-                                                                                 granularities: [.word, .segment]))
+        try await transcription(
+            ServicePaths.transcriptions,
+            TranscriptionRequest(
+                audio: .clip(id), language: language, format: .verboseJSON,
+                granularities: [.word, .segment]))
     }
 
     /// Times every word of `text`, the words spoken in `audio` (a verse, a paragraph, an edited voice note): each word
     /// exactly once, in order, spelled as written, and the sentences.
     public func align(_ audio: Data, text: String) async throws -> Transcription {
-        try await transcription(ServicePaths.alignments, TranscriptionRequest(audio: .file(audio, filename: "audio"), format: .verboseJSON,
-                                                                             granularities: [.word, .segment], text: text))
+        try await transcription(
+            ServicePaths.alignments,
+            TranscriptionRequest(
+                audio: .file(audio, filename: "audio"), format: .verboseJSON,
+                granularities: [.word, .segment], text: text))
     }
 
     private func transcription(_ path: String, _ request: TranscriptionRequest) async throws -> Transcription {
@@ -89,8 +100,9 @@ public final class ChorusClient: Sendable {
 
     /// One message spoken as a render, with a stored lexicon's pronunciations if `lexicon` names one.
     public func speech(_ text: String, voice: String, format: String? = nil, lexicon: String? = nil) async throws -> RenderManifest {
-        try await send("POST", ServicePaths.speech, json: SpeechRequest(text: text, voice: voice, format: format, lexicon: lexicon.map(JSONValue.string)),
-                       as: RenderManifest.self)
+        try await send(
+            "POST", ServicePaths.speech, json: SpeechRequest(text: text, voice: voice, format: format, lexicon: lexicon.map(JSONValue.string)),
+            as: RenderManifest.self)
     }
 
     // MARK: Lexicons
@@ -115,7 +127,8 @@ public final class ChorusClient: Sendable {
 
     /// `name` as one path segment (a name the service refuses reaches it as such, never as another path).
     static func segment(_ name: String) -> String {
-        name.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")) ?? "-"
+        name.addingPercentEncoding(
+            withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")) ?? "-"
     }
 
     /// A render's manifest.
@@ -160,12 +173,16 @@ public final class ChorusClient: Sendable {
         try decode(type, from: try await perform(request("GET", path)))
     }
 
-    private func send<T: Decodable>(_ method: String, _ path: String, json: some Encodable, headers: [String: String] = [:], as type: T.Type) async throws -> T {
+    private func send<T: Decodable>(_ method: String, _ path: String, json: some Encodable, headers: [String: String] = [:], as type: T.Type)
+        async throws -> T
+    {
         try await send(method, path, body: JSONEncoder().encode(json), contentType: "application/json", headers: headers, as: type)
     }
 
-    private func send<T: Decodable>(_ method: String, _ path: String, body: Data, contentType: String, headers: [String: String] = [:],
-                                    as type: T.Type) async throws -> T {
+    private func send<T: Decodable>(
+        _ method: String, _ path: String, body: Data, contentType: String, headers: [String: String] = [:],
+        as type: T.Type
+    ) async throws -> T {
         try decode(type, from: try await perform(request(method, path, body: body, contentType: contentType, headers: headers)))
     }
 

@@ -1,5 +1,6 @@
 import ChorusWire
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -24,9 +25,10 @@ public struct ChorusClientError: Error, CustomStringConvertible, Sendable, Equat
 
     init(response: HTTPURLResponse, body: Data) {
         let detail = (try? JSONDecoder().decode(ErrorBody.self, from: body))?.error
-        self.init(status: response.statusCode, code: detail?.code ?? "http_\(response.statusCode)",
-                  message: detail?.message ?? HTTPURLResponse.localizedString(forStatusCode: response.statusCode), field: detail?.field,
-                  retryAfter: (response.value(forHTTPHeaderField: "Retry-After")).flatMap(Double.init))
+        self.init(
+            status: response.statusCode, code: detail?.code ?? "http_\(response.statusCode)",
+            message: detail?.message ?? HTTPURLResponse.localizedString(forStatusCode: response.statusCode), field: detail?.field,
+            retryAfter: (response.value(forHTTPHeaderField: "Retry-After")).flatMap(Double.init))
     }
 
     public var description: String { "\(status) \(code): \(message)" + (field.map { " (\($0))" } ?? "") }

@@ -1,5 +1,5 @@
-public import ChorusAudio
 import CSndFile
+public import ChorusAudio
 public import Foundation
 
 /// Ways to encode a clip, covering what phones and TTS providers produce. Used to build test

@@ -42,8 +42,10 @@ public enum SignalGenerator {
 
     /// A voice-like signal: a harmonic series on a wandering fundamental, shaped into syllables
     /// (~4 per second) with short pauses, so trimming, loudness and codecs behave as with speech.
-    public static func speechLike(fundamental: Double, seconds: Double, format: AudioFormat, seed: UInt64,
-                                  amplitude: Double = 0.5) -> AudioBuffer {
+    public static func speechLike(
+        fundamental: Double, seconds: Double, format: AudioFormat, seed: UInt64,
+        amplitude: Double = 0.5
+    ) -> AudioBuffer {
         var random = SplitMix(seed: seed)
         let frames = format.frames(seconds: seconds)
         let rate = Double(format.sampleRate)

@@ -1,4 +1,5 @@
 public import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,8 +28,10 @@ public final class StubServer: @unchecked Sendable {
         /// a connection reset mid-body.
         public var truncateBody: Int?
 
-        public init(status: Int, headers: [String: String] = [:], body: Data = Data(), delay: Double = 0, drop: Bool = false,
-                    truncateBody: Int? = nil) {
+        public init(
+            status: Int, headers: [String: String] = [:], body: Data = Data(), delay: Double = 0, drop: Bool = false,
+            truncateBody: Int? = nil
+        ) {
             self.status = status
             self.headers = headers
             self.body = body
@@ -89,10 +92,12 @@ public final class StubServer: @unchecked Sendable {
     /// was between two `accept` calls — the loop would then take that server's connections and answer them with
     /// this one's handler.)
     public func stop() {
-        let wasStopped = lock.withLocked { () -> Bool in defer { stopped = true }; return stopped }
+        let wasStopped = lock.withLocked { () -> Bool in
+            defer { stopped = true }
+            return stopped
+        }
         if !wasStopped { shutdown(socketDescriptor, Int32(SHUT_RDWR)) }
     }
-
 
     private static func acceptLoop(_ descriptor: Int32, _ reference: WeakServer) {
         defer { close(descriptor) }
@@ -119,8 +124,8 @@ public final class StubServer: @unchecked Sendable {
             var descriptor = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
             if poll(&descriptor, 1, Int32(min(left, 0.1) * 1000) + 1) > 0 {
                 var byte: UInt8 = 0
-                if recv(client, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) <= 0 { return false }   // closed (or reset)
-                Thread.sleep(forTimeInterval: min(left, 0.1))   // more bytes from the caller: keep stalling
+                if recv(client, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) <= 0 { return false }  // closed (or reset)
+                Thread.sleep(forTimeInterval: min(left, 0.1))  // more bytes from the caller: keep stalling
             }
         }
     }

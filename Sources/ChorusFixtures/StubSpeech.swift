@@ -13,10 +13,11 @@ public enum StubSpeech {
     /// Little-endian 16-bit PCM for `text`.
     public static func pcm16(for text: String, secondsPerCharacter: Double = 0.05) -> Data {
         let format = AudioFormat(sampleRate: sampleRate, channels: 1)
-        var seed: UInt64 = 1469598103934665603
-        for byte in text.utf8 { seed = (seed ^ UInt64(byte)) &* 1099511628211 }
-        let voice = SignalGenerator.speechLike(fundamental: 120 + Double(seed % 100), seconds: max(0.3, Double(text.count) * secondsPerCharacter),
-                                               format: format, seed: seed)
+        var seed: UInt64 = 1_469_598_103_934_665_603
+        for byte in text.utf8 { seed = (seed ^ UInt64(byte)) &* 1_099_511_628_211 }
+        let voice = SignalGenerator.speechLike(
+            fundamental: 120 + Double(seed % 100), seconds: max(0.3, Double(text.count) * secondsPerCharacter),
+            format: format, seed: seed)
         var data = Data(capacity: voice.samples.count * 2)
         for sample in voice.samples {
             withUnsafeBytes(of: PCM16.quantize(sample).littleEndian) { data.append(contentsOf: $0) }

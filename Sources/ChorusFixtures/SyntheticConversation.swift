@@ -60,8 +60,9 @@ public struct SyntheticConversation: Sendable {
             let seconds = 3 + 6 * random.next()
             let signal = SignalGenerator.concatenate([
                 SignalGenerator.silence(seconds: 0.15 + 0.2 * random.next(), format: format),
-                SignalGenerator.speechLike(fundamental: voice.fundamental, seconds: seconds, format: format,
-                                           seed: seed &+ UInt64(index), amplitude: 0.1 + 0.8 * random.next()),
+                SignalGenerator.speechLike(
+                    fundamental: voice.fundamental, seconds: seconds, format: format,
+                    seed: seed &+ UInt64(index), amplitude: 0.1 + 0.8 * random.next()),
                 SignalGenerator.silence(seconds: 0.2 + 0.3 * random.next(), format: format),
             ])
             let name = String(format: "clip%02d-%@.%@", index, voice.name.lowercased(), encoding.fileExtension)
@@ -84,8 +85,10 @@ public struct SyntheticConversation: Sendable {
     /// cycling through the pool, each message's text in the conversation.
     /// - Parameters:
     ///   - pool: one entry per distinct clip: who speaks, what, and the audio (any format).
-    public static func write(speech pool: [(speaker: String, text: String, audio: AudioBuffer)], messages: Int,
-                             in directory: URL) throws -> SyntheticConversation {
+    public static func write(
+        speech pool: [(speaker: String, text: String, audio: AudioBuffer)], messages: Int,
+        in directory: URL
+    ) throws -> SyntheticConversation {
         guard messages >= 1, !pool.isEmpty else {
             throw AudioError(.invalidArgument, subject: "speech corpus", reason: "needs at least one message and one clip")
         }
@@ -97,18 +100,22 @@ public struct SyntheticConversation: Sendable {
             try entry.audio.samples.withUnsafeBufferPointer { try resampler.convert($0, into: &samples) }
             try resampler.flush(into: &samples)
             let name = String(format: "speech%03d-%@.%@", index, entry.speaker.lowercased(), encoding.fileExtension)
-            try encoding.write(AudioBuffer(format: format, samples: samples), to: directory.appendingPathComponent(name),
-                               bitRate: max(bitRate, 32_000))
+            try encoding.write(
+                AudioBuffer(format: format, samples: samples), to: directory.appendingPathComponent(name),
+                bitRate: max(bitRate, 32_000))
             clips.append(Clip(file: name, encoding: encoding, format: format, bitRate: bitRate))
         }
-        return try writeConversation(messages: messages, clips: clips, speakers: pool.map(\.speaker), texts: pool.map(\.text),
-                                     in: directory)
+        return try writeConversation(
+            messages: messages, clips: clips, speakers: pool.map(\.speaker), texts: pool.map(\.text),
+            in: directory)
     }
 
     /// Message `index` plays clip `index % clips.count`, spoken by `speakers[that]` (cycled), with `texts[that]`
     /// (or "Message N").
-    private static func writeConversation(messages: Int, clips: [Clip], speakers: [String], texts: [String],
-                                          in directory: URL) throws -> SyntheticConversation {
+    private static func writeConversation(
+        messages: Int, clips: [Clip], speakers: [String], texts: [String],
+        in directory: URL
+    ) throws -> SyntheticConversation {
         var entries: [[String: String]] = []
         var messageClips: [String] = []
         var order: [String] = []
@@ -117,11 +124,14 @@ public struct SyntheticConversation: Sendable {
             let speaker = speakers[clipIndex % speakers.count]
             if !order.contains(speaker) { order.append(speaker) }
             messageClips.append(clips[clipIndex].file)
-            entries.append(["speaker": speaker, "audio": clips[clipIndex].file,
-                            "text": clipIndex < texts.count ? texts[clipIndex] : "Message \(index + 1)"])
+            entries.append([
+                "speaker": speaker, "audio": clips[clipIndex].file,
+                "text": clipIndex < texts.count ? texts[clipIndex] : "Message \(index + 1)",
+            ])
         }
-        let json = try JSONSerialization.data(withJSONObject: ["gap_ms": 300, "messages": entries] as [String: Any],
-                                              options: [.prettyPrinted, .sortedKeys])
+        let json = try JSONSerialization.data(
+            withJSONObject: ["gap_ms": 300, "messages": entries] as [String: Any],
+            options: [.prettyPrinted, .sortedKeys])
         let url = directory.appendingPathComponent("conversation.json")
         try json.write(to: url)
         return SyntheticConversation(conversationURL: url, messageClips: messageClips, clips: clips, speakers: order)
@@ -158,7 +168,8 @@ public struct SyntheticConversation: Sendable {
     public var formatSummary: String {
         var seen: [String] = []
         for clip in clips {
-            let rate = clip.format.sampleRate % 1000 == 0 ? "\(clip.format.sampleRate / 1000)" : String(format: "%g", Double(clip.format.sampleRate) / 1000)
+            let rate =
+                clip.format.sampleRate % 1000 == 0 ? "\(clip.format.sampleRate / 1000)" : String(format: "%g", Double(clip.format.sampleRate) / 1000)
             let text = "\(clip.encoding.fileExtension) \(rate) kHz \(clip.format.channels == 1 ? "mono" : "stereo")"
             if !seen.contains(text) { seen.append(text) }
         }

@@ -24,7 +24,8 @@ public enum DateText {
     /// `Sun, 22 Nov 2026 02:24:45 GMT`.
     public static func http(_ seconds: Double) -> String {
         let t = parts(seconds)
-        return "\(days[Int(t.tm_wday)]), \(two(t.tm_mday)) \(months[Int(t.tm_mon)]) \(t.tm_year + 1900) \(two(t.tm_hour)):\(two(t.tm_min)):\(two(t.tm_sec)) GMT"
+        return
+            "\(days[Int(t.tm_wday)]), \(two(t.tm_mday)) \(months[Int(t.tm_mon)]) \(t.tm_year + 1900) \(two(t.tm_hour)):\(two(t.tm_min)):\(two(t.tm_sec)) GMT"
     }
 
     /// `20261122T022445Z` and `20261122`: SigV4's request time and credential day.

@@ -25,8 +25,10 @@ public struct RetryPolicy: Sendable {
     /// Give up when the next wait would pass this many seconds since the first attempt.
     public var maxTotal: Double
 
-    public init(maxAttempts: Int = 5, initialDelay: Double = 0.5, multiplier: Double = 2, maxDelay: Double = 20, jitter: Double = 0.25,
-                maxRetryAfter: Double = 60, maxTotal: Double = 180) {
+    public init(
+        maxAttempts: Int = 5, initialDelay: Double = 0.5, multiplier: Double = 2, maxDelay: Double = 20, jitter: Double = 0.25,
+        maxRetryAfter: Double = 60, maxTotal: Double = 180
+    ) {
         self.maxAttempts = maxAttempts
         self.initialDelay = initialDelay
         self.multiplier = multiplier
@@ -73,9 +75,11 @@ public struct RetryPolicy: Sendable {
     ///   - onRetry: hears of each retry (the error, the attempt that failed, the wait) before the pause.
     /// - Throws: the last error when no attempt is left, or `CancellationError` from the pause.
     ///   - isolation: the caller's actor, on which `body` and the closures run (so they may use its state).
-    public func run<T>(isolation: isolated (any Actor)? = #isolation, _ body: (Int) async throws -> T, classify: (any Error) -> Verdict,
-                       wait: (Double) async throws -> Void = RetryPolicy.sleep,
-                       onRetry: (any Error, Int, Double) -> Void = { _, _, _ in }) async throws -> T {
+    public func run<T>(
+        isolation: isolated (any Actor)? = #isolation, _ body: (Int) async throws -> T, classify: (any Error) -> Verdict,
+        wait: (Double) async throws -> Void = RetryPolicy.sleep,
+        onRetry: (any Error, Int, Double) -> Void = { _, _, _ in }
+    ) async throws -> T {
         let started = Date()
         var attempt = 1
         while true {

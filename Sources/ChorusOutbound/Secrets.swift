@@ -10,8 +10,9 @@ public enum Secrets {
         }
         // Keys echoed back partially ("Incorrect API key provided: sk-proj-ab***cd").
         if let pattern = try? NSRegularExpression(pattern: "\\bsk-[A-Za-z0-9_*\\-]{3,}") {
-            result = pattern.stringByReplacingMatches(in: result, range: NSRange(result.startIndex..., in: result),
-                                                      withTemplate: "sk-[redacted]")
+            result = pattern.stringByReplacingMatches(
+                in: result, range: NSRange(result.startIndex..., in: result),
+                withTemplate: "sk-[redacted]")
         }
         return result
     }

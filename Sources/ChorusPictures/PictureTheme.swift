@@ -19,10 +19,12 @@ public struct PictureTheme: Sendable, Equatable {
     /// Speaker colours in order; a picture without a timeline uses the first.
     public var palette: [Colour]
 
-    public static let light = PictureTheme(background: 0xFFFFFF, text: 0x333333, axis: 0x999999, gap: 0xB8B8B8, bookend: 0x5A4E8C, music: 0x8CBF88,
-                                           palette: [0x0072B2, 0xE69F00, 0x009E73, 0xCC79A7, 0xD55E00, 0x56B4E9, 0xF0E442])
-    public static let dark = PictureTheme(background: 0x1E1E1E, text: 0xDDDDDD, axis: 0x777777, gap: 0x5F5F5F, bookend: 0xB3A6E0, music: 0x6E9A6A,
-                                          palette: [0x56B4E9, 0xE69F00, 0x009E73, 0xCC79A7, 0xD55E00, 0xF0E442, 0x0072B2])
+    public static let light = PictureTheme(
+        background: 0xFFFFFF, text: 0x333333, axis: 0x999999, gap: 0xB8B8B8, bookend: 0x5A4E8C, music: 0x8CBF88,
+        palette: [0x0072B2, 0xE69F00, 0x009E73, 0xCC79A7, 0xD55E00, 0x56B4E9, 0xF0E442])
+    public static let dark = PictureTheme(
+        background: 0x1E1E1E, text: 0xDDDDDD, axis: 0x777777, gap: 0x5F5F5F, bookend: 0xB3A6E0, music: 0x6E9A6A,
+        palette: [0x56B4E9, 0xE69F00, 0x009E73, 0xCC79A7, 0xD55E00, 0xF0E442, 0x0072B2])
 
     /// `light` or `dark`.
     public static func named(_ name: String) -> PictureTheme? {

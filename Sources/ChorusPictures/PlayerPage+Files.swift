@@ -24,8 +24,9 @@ extension PlayerPage {
         }
         let audio = try read(audioFile, what: "audio file")
         guard audio.count <= maxInlineAudioBytes else {
-            throw AudioError(.invalidArgument, subject: audioFile.path,
-                             reason: "is too large to put inside one page (at most \(maxInlineAudioBytes >> 20) MB)", value: "\(audio.count) bytes")
+            throw AudioError(
+                .invalidArgument, subject: audioFile.path,
+                reason: "is too large to put inside one page (at most \(maxInlineAudioBytes >> 20) MB)", value: "\(audio.count) bytes")
         }
         guard let mimeType = audioMIMEType(audio) else {
             throw AudioError(.unsupportedFormat, subject: audioFile.path, reason: "is not MP3, WAV, FLAC, AIFF, M4A or Ogg audio a browser can play")
@@ -39,14 +40,16 @@ extension PlayerPage {
             // The last point may cover a part pixel: allow one point and a little more.
             let slack = Double(computed.samplesPerPixel) / Double(computed.sampleRate) + 0.05
             if timeline.duration > seconds + slack {
-                throw AudioError(.invalidArgument, subject: timelineFile.path,
-                                 reason: "lasts \(String(format: "%.2f", timeline.duration)) s but \(audioFile.lastPathComponent) only "
-                                     + "\(String(format: "%.2f", seconds)) s: it is not this audio's timeline")
+                throw AudioError(
+                    .invalidArgument, subject: timelineFile.path,
+                    reason: "lasts \(String(format: "%.2f", timeline.duration)) s but \(audioFile.lastPathComponent) only "
+                        + "\(String(format: "%.2f", seconds)) s: it is not this audio's timeline")
             }
             peaks = computed.jsonData(bits: 8)
         }
-        return html(audio: .inline(audio, mimeType: mimeType), peaks: .inline(peaks), timeline: .inline(timelineData),
-                    title: title ?? audioFile.deletingPathExtension().lastPathComponent)
+        return html(
+            audio: .inline(audio, mimeType: mimeType), peaks: .inline(peaks), timeline: .inline(timelineData),
+            title: title ?? audioFile.deletingPathExtension().lastPathComponent)
     }
 
     /// audiowaveform peaks as the page reads them (JSON), from a `.json` or `.dat` file.
@@ -54,8 +57,9 @@ extension PlayerPage {
         let data = try read(file, what: "waveform file")
         if let peaks = try? WaveformPeaks(datData: data, name: file.path) { return peaks.jsonData(bits: 8) }
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let values = object["data"] as? [Any], values.allSatisfy({ $0 is NSNumber }),
-              let bits = object["bits"] as? Int, bits == 8 || bits == 16 else {
+            let values = object["data"] as? [Any], values.allSatisfy({ $0 is NSNumber }),
+            let bits = object["bits"] as? Int, bits == 8 || bits == 16
+        else {
             throw AudioError(.unreadable, subject: file.path, reason: "is not audiowaveform peaks (.json or .dat, as `chorus waveform` writes)")
         }
         return data

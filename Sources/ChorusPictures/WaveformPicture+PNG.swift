@@ -65,12 +65,18 @@ final class GDImage {
     func text(_ text: String, x: Int, baseline: Int, size: Double, colour: PictureTheme.Colour) -> Int {
         if Self.fonts {
             var box = [Int32](repeating: 0, count: 8)
-            let failed = text.withCString { gdImageStringFT(image, &box, Int32(colour), Self.fontFile, size, 0, Int32(x), Int32(baseline), UnsafeMutablePointer(mutating: $0)) }
+            let failed = text.withCString {
+                gdImageStringFT(image, &box, Int32(colour), Self.fontFile, size, 0, Int32(x), Int32(baseline), UnsafeMutablePointer(mutating: $0))
+            }
             if failed == nil { return Int(box[2]) }
         }
         let ascii = String(text.unicodeScalars.map { $0.isASCII && $0.value >= 32 ? Character($0) : "?" })
         let font = gdFontGetSmall()!
-        ascii.withCString { gdImageString(image, font, Int32(x), Int32(baseline) - font.pointee.h + 2, UnsafeMutablePointer(mutating: UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self)), Int32(colour)) }
+        ascii.withCString {
+            gdImageString(
+                image, font, Int32(x), Int32(baseline) - font.pointee.h + 2,
+                UnsafeMutablePointer(mutating: UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self)), Int32(colour))
+        }
         return x + Int(font.pointee.w) * ascii.count
     }
 

@@ -32,8 +32,9 @@ package struct S3Client: Sendable {
     /// Stores `body` under `key` (replacing any object there) in one request.
     package func put(_ key: String, body: ByteBuffer, contentType: String) async throws {
         let hash = Hex.string(SHA256.hash(data: body.readableBytesView))
-        _ = try await send("PUT", key: key, headers: [("content-type", contentType)], body: body, payloadHash: hash,
-                           operation: "put", idempotent: true, expect: [200])
+        _ = try await send(
+            "PUT", key: key, headers: [("content-type", contentType)], body: body, payloadHash: hash,
+            operation: "put", idempotent: true, expect: [200])
     }
 
     /// The object's bytes (`range` of them if given) and what S3 says of it; `nil` if there is no such object.
@@ -41,8 +42,9 @@ package struct S3Client: Sendable {
     package func get(_ key: String, range: ClosedRange<Int>? = nil, maxBytes: Int = 256 * 1_048_576) async throws -> (Object, ByteBuffer)? {
         var headers: [(String, String)] = []
         if let range { headers.append(("range", "bytes=\(range.lowerBound)-\(range.upperBound)")) }
-        let (head, body) = try await send("GET", key: key, headers: headers, operation: "get", idempotent: true,
-                                          expect: [200, 206, 404], maxBytes: maxBytes, expectedBytes: range?.count ?? 0)
+        let (head, body) = try await send(
+            "GET", key: key, headers: headers, operation: "get", idempotent: true,
+            expect: [200, 206, 404], maxBytes: maxBytes, expectedBytes: range?.count ?? 0)
         guard head.status.code != 404 else { return nil }
         var object = Self.object(head.headers, size: body.readableBytes)
         if let total = head.headers.first(name: "content-range")?.split(separator: "/").last.flatMap({ Int($0) }) { object.size = total }
@@ -86,43 +88,54 @@ package struct S3Client: Sendable {
     package func createBucket() async throws {
         var body: ByteBuffer?
         if location.region != "us-east-1" {
-            body = ByteBuffer(string: "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><LocationConstraint>\(location.region)</LocationConstraint></CreateBucketConfiguration>")
+            body = ByteBuffer(
+                string:
+                    "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><LocationConstraint>\(location.region)</LocationConstraint></CreateBucketConfiguration>"
+            )
         }
         let hash = body.map { Hex.string(SHA256.hash(data: $0.readableBytesView)) } ?? SigV4Signer.emptyPayloadHash
-        let (head, response) = try await send("PUT", key: nil, body: body, payloadHash: hash, operation: "create bucket", idempotent: true,
-                                              expect: [200, 409])
+        let (head, response) = try await send(
+            "PUT", key: nil, body: body, payloadHash: hash, operation: "create bucket", idempotent: true,
+            expect: [200, 409])
         if head.status.code == 409 && XMLFields.value("Code", in: String(buffer: response)) != "BucketAlreadyOwnedByYou" {
             throw S3Error(kind: .denied, operation: "create bucket", key: location.bucket, reason: Self.reason(head.status.code, response))
         }
     }
 
     static func object(_ headers: HTTPHeaders, size: Int) -> Object {
-        Object(size: size, etag: headers.first(name: "etag"), contentType: headers.first(name: "content-type"),
-               lastModified: headers.first(name: "last-modified"))
+        Object(
+            size: size, etag: headers.first(name: "etag"), contentType: headers.first(name: "content-type"),
+            lastModified: headers.first(name: "last-modified"))
     }
 
     // MARK: requests
 
     /// Signs and sends one request, retrying idempotent ones; answers only with a status in `expect`.
-    func send(_ method: String, key: String?, query: [(String, String)] = [], headers: [(String, String)] = [], body: ByteBuffer? = nil,
-              payloadHash: String = SigV4Signer.emptyPayloadHash, operation: String, idempotent: Bool, expect: Set<UInt>,
-              maxBytes: Int = 16 * 1_048_576, expectedBytes: Int = 0) async throws -> (HTTPClientResponse, ByteBuffer) {
+    func send(
+        _ method: String, key: String?, query: [(String, String)] = [], headers: [(String, String)] = [], body: ByteBuffer? = nil,
+        payloadHash: String = SigV4Signer.emptyPayloadHash, operation: String, idempotent: Bool, expect: Set<UInt>,
+        maxBytes: Int = 16 * 1_048_576, expectedBytes: Int = 0
+    ) async throws -> (HTTPClientResponse, ByteBuffer) {
         let name = key ?? location.bucket
-        return try await (idempotent ? Self.retry : .once).run({ _ in
-            let (head, data) = try await sendOnce(method, key: key, query: query, headers: headers, body: body, payloadHash: payloadHash,
-                                                  operation: operation, maxBytes: maxBytes, expectedBytes: expectedBytes)
-            guard expect.contains(head.status.code) else {
-                throw S3Error(kind: Self.kind(head.status.code), operation: operation, key: name, reason: Self.reason(head.status.code, data))
-            }
-            return (head, data)
-        }, classify: { ($0 as? S3Error)?.isUnavailable == true ? .retry(after: nil) : .fail })
+        return try await (idempotent ? Self.retry : .once).run(
+            { _ in
+                let (head, data) = try await sendOnce(
+                    method, key: key, query: query, headers: headers, body: body, payloadHash: payloadHash,
+                    operation: operation, maxBytes: maxBytes, expectedBytes: expectedBytes)
+                guard expect.contains(head.status.code) else {
+                    throw S3Error(kind: Self.kind(head.status.code), operation: operation, key: name, reason: Self.reason(head.status.code, data))
+                }
+                return (head, data)
+            }, classify: { ($0 as? S3Error)?.isUnavailable == true ? .retry(after: nil) : .fail })
     }
 
     /// Idempotent requests: three attempts, 0.2 s and 0.8 s apart, when the server is unreachable or answers 429/5xx.
     static let retry = RetryPolicy(maxAttempts: 3, initialDelay: 0.2, multiplier: 4, maxDelay: 0.8, jitter: 0, maxTotal: .infinity)
 
-    private func sendOnce(_ method: String, key: String?, query: [(String, String)], headers: [(String, String)], body: ByteBuffer?,
-                          payloadHash: String, operation: String, maxBytes: Int, expectedBytes: Int) async throws -> (HTTPClientResponse, ByteBuffer) {
+    private func sendOnce(
+        _ method: String, key: String?, query: [(String, String)], headers: [(String, String)], body: ByteBuffer?,
+        payloadHash: String, operation: String, maxBytes: Int, expectedBytes: Int
+    ) async throws -> (HTTPClientResponse, ByteBuffer) {
         let path = location.path(key)
         let queryText = SigV4Signer.canonicalQuery(query)
         var request = HTTPClientRequest(url: location.origin + path + (queryText.isEmpty ? "" : "?" + queryText))

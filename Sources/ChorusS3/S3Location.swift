@@ -38,7 +38,8 @@ package struct S3Location: Sendable, CustomStringConvertible {
         let bucket = String(rest.prefix { $0 != "/" })
         // S3's bucket naming rules: 3–63 characters, lowercase letters, digits, dots and hyphens.
         guard (3...63).contains(bucket.count),
-              bucket.allSatisfy({ ($0.isASCII && ($0.isLowercase || $0.isNumber)) || $0 == "." || $0 == "-" }) else {
+            bucket.allSatisfy({ ($0.isASCII && ($0.isLowercase || $0.isNumber)) || $0 == "." || $0 == "-" })
+        else {
             throw S3LocationError(setting: nil, value: url, reason: "names no valid bucket (3–63 lowercase letters, digits, dots, hyphens)")
         }
         var prefix = String(rest.dropFirst(bucket.count))
@@ -58,11 +59,13 @@ package struct S3Location: Sendable, CustomStringConvertible {
         let endpointVariable = environment["AWS_ENDPOINT_URL_S3"].map { _ in "AWS_ENDPOINT_URL_S3" } ?? "AWS_ENDPOINT_URL"
         if let endpoint = environment[endpointVariable], !endpoint.isEmpty {
             guard let parsed = URLComponents(string: endpoint), let scheme = parsed.scheme?.lowercased(), scheme == "http" || scheme == "https",
-                  let host = parsed.host, !host.isEmpty, parsed.query == nil, parsed.fragment == nil, parsed.user == nil, parsed.password == nil,
-                  !parsed.path.split(separator: "/").contains(where: { $0 == "." || $0 == ".." }) else {
+                let host = parsed.host, !host.isEmpty, parsed.query == nil, parsed.fragment == nil, parsed.user == nil, parsed.password == nil,
+                !parsed.path.split(separator: "/").contains(where: { $0 == "." || $0 == ".." })
+            else {
                 // Never echo credentials written into the URL.
                 let shown = URLComponents(string: endpoint).map { "\($0.scheme ?? "?")://\($0.host ?? "?")…" } ?? "(unparsable)"
-                throw S3LocationError(setting: endpointVariable, value: shown, reason: "is not an http(s)://host[:port][/path] URL without credentials or query")
+                throw S3LocationError(
+                    setting: endpointVariable, value: shown, reason: "is not an http(s)://host[:port][/path] URL without credentials or query")
             }
             let defaultPort = scheme == "https" ? 443 : 80
             let authority = parsed.port.map { $0 == defaultPort ? host : "\(host):\($0)" } ?? host

@@ -27,8 +27,10 @@ struct SigV4Signer: Sendable {
     ///   - query: names and values, not encoded.
     ///   - headers: every other header that is to be signed (e.g. `x-amz-content-sha256`, `range`); `host`
     ///     is added here.
-    func sign(method: String, host: String, path: String, query: [(String, String)] = [], headers: [(String, String)],
-              payloadHash: String, date: Date) -> [(String, String)] {
+    func sign(
+        method: String, host: String, path: String, query: [(String, String)] = [], headers: [(String, String)],
+        payloadHash: String, date: Date
+    ) -> [(String, String)] {
         let (amzDate, day) = Self.stamps(date)
         var added = [("x-amz-date", amzDate)]
         if let token = credentials.sessionToken { added.append(("x-amz-security-token", token)) }
@@ -37,7 +39,8 @@ struct SigV4Signer: Sendable {
         let request = [method, path, Self.canonicalQuery(query), canonical.text, canonical.names, payloadHash].joined(separator: "\n")
         let scope = "\(day)/\(region)/\(service)/aws4_request"
         let signature = signature(of: request, amzDate: amzDate, day: day, scope: scope)
-        let authorization = "AWS4-HMAC-SHA256 Credential=\(credentials.accessKeyID)/\(scope), SignedHeaders=\(canonical.names), Signature=\(signature)"
+        let authorization =
+            "AWS4-HMAC-SHA256 Credential=\(credentials.accessKeyID)/\(scope), SignedHeaders=\(canonical.names), Signature=\(signature)"
         return added + [("Authorization", authorization)]
     }
 
@@ -46,10 +49,11 @@ struct SigV4Signer: Sendable {
     func presignedQuery(method: String, host: String, path: String, query: [(String, String)] = [], expires: Int, date: Date) -> String {
         let (amzDate, day) = Self.stamps(date)
         let scope = "\(day)/\(region)/\(service)/aws4_request"
-        var items = query + [
-            ("X-Amz-Algorithm", "AWS4-HMAC-SHA256"), ("X-Amz-Credential", "\(credentials.accessKeyID)/\(scope)"),
-            ("X-Amz-Date", amzDate), ("X-Amz-Expires", String(min(max(expires, 1), 604_800))), ("X-Amz-SignedHeaders", "host"),
-        ]
+        var items =
+            query + [
+                ("X-Amz-Algorithm", "AWS4-HMAC-SHA256"), ("X-Amz-Credential", "\(credentials.accessKeyID)/\(scope)"),
+                ("X-Amz-Date", amzDate), ("X-Amz-Expires", String(min(max(expires, 1), 604_800))), ("X-Amz-SignedHeaders", "host"),
+            ]
         if let token = credentials.sessionToken { items.append(("X-Amz-Security-Token", token)) }
         let canonicalQuery = Self.canonicalQuery(items)
         let request = [method, path, canonicalQuery, "host:\(host)\n", "host", Self.unsignedPayload].joined(separator: "\n")

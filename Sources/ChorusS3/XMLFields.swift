@@ -8,7 +8,8 @@ enum XMLFields {
     /// The text of every `<tag>…</tag>` element, in order, unescaped.
     static func values(_ tag: String, in document: String) -> [String] {
         var results: [String] = []
-        let open = "<\(tag)>", close = "</\(tag)>"
+        let open = "<\(tag)>"
+        let close = "</\(tag)>"
         var rest = document[...]
         while let start = rest.range(of: open), let end = rest[start.upperBound...].range(of: close) {
             results.append(unescape(String(rest[start.upperBound..<end.lowerBound])))
@@ -27,7 +28,7 @@ enum XMLFields {
         while let amp = rest.firstIndex(of: "&") {
             out += rest[..<amp]
             guard let semi = rest[amp...].firstIndex(of: ";") else {
-                rest = rest[amp...]   // a bare `&`: kept as it is
+                rest = rest[amp...]  // a bare `&`: kept as it is
                 break
             }
             out += XMLEntity.character(rest[rest.index(after: amp)..<semi]) ?? String(rest[amp...semi])

@@ -7,7 +7,8 @@ package enum DecodingErrorText {
         switch error {
         case .keyNotFound(let key, let context):
             let parent = path(context.codingPath)
-            return parent.isEmpty ? "missing required field \"\(key.stringValue)\""
+            return parent.isEmpty
+                ? "missing required field \"\(key.stringValue)\""
                 : "\(parent): missing required field \"\(key.stringValue)\""
         case .typeMismatch(let type, let context):
             return "\(path(context.codingPath)): must be \(name(of: type))"

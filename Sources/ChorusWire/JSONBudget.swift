@@ -29,9 +29,9 @@ package struct JSONBudget {
             var containers = 0
             var inString = false
             var escaped = false
-            var lastKeyStart = -1      // where the most recent string at depth 1 began
+            var lastKeyStart = -1  // where the most recent string at depth 1 began
             var lastKeyEnd = -1
-            var arrayDepth = -1        // depth inside the counted array, when in it
+            var arrayDepth = -1  // depth inside the counted array, when in it
             var elements = 0
             var sawValue = false
             /// A byte that can start a value, directly in the counted array: the first one after `[` or
@@ -42,8 +42,9 @@ package struct JSONBudget {
                 sawValue = true
                 elements += 1
                 if elements > maxArrayElements, let arrayKey {
-                    throw RequestBodyError(.tooLarge, "\(arrayKey): more than \(maxArrayElements) entries; the limit is \(maxArrayElements)",
-                                                field: arrayKey)
+                    throw RequestBodyError(
+                        .tooLarge, "\(arrayKey): more than \(maxArrayElements) entries; the limit is \(maxArrayElements)",
+                        field: arrayKey)
                 }
             }
             var index = 0
@@ -51,7 +52,11 @@ package struct JSONBudget {
             while index < count {
                 let byte = bytes[index]
                 if inString {
-                    if escaped { escaped = false } else if byte == 0x5C { escaped = true } else if byte == 0x22 {
+                    if escaped {
+                        escaped = false
+                    } else if byte == 0x5C {
+                        escaped = true
+                    } else if byte == 0x22 {
                         inString = false
                         if depth == 1 { lastKeyEnd = index }
                     }
@@ -59,11 +64,11 @@ package struct JSONBudget {
                     continue
                 }
                 switch byte {
-                case 0x22:   // "
+                case 0x22:  // "
                     inString = true
                     if depth == 1 { lastKeyStart = index }
                     if depth == arrayDepth { try element() }
-                case 0x7B, 0x5B:   // { [
+                case 0x7B, 0x5B:  // { [
                     if depth == arrayDepth { try element() }
                     depth += 1
                     containers += 1
@@ -74,18 +79,19 @@ package struct JSONBudget {
                         throw RequestBodyError(.invalid, "the JSON has more than \(maxContainers) objects and arrays")
                     }
                     if byte == 0x5B, depth == 2, let key, arrayDepth < 0, lastKeyStart >= 0, lastKeyEnd > lastKeyStart,
-                       lastKeyEnd - lastKeyStart + 1 == key.count,
-                       key.indices.allSatisfy({ bytes[lastKeyStart + $0] == key[$0] }) {
+                        lastKeyEnd - lastKeyStart + 1 == key.count,
+                        key.indices.allSatisfy({ bytes[lastKeyStart + $0] == key[$0] })
+                    {
                         arrayDepth = 2
                         elements = 0
                         sawValue = false
                     }
-                case 0x7D, 0x5D:   // } ]
-                    if depth == arrayDepth && byte == 0x5D { arrayDepth = -2 }   // counted once
+                case 0x7D, 0x5D:  // } ]
+                    if depth == arrayDepth && byte == 0x5D { arrayDepth = -2 }  // counted once
                     depth -= 1
-                case 0x2C:   // ,
+                case 0x2C:  // ,
                     if depth == arrayDepth { sawValue = false }
-                case 0x20, 0x0A, 0x0D, 0x09, 0x3A:   // whitespace, :
+                case 0x20, 0x0A, 0x0D, 0x09, 0x3A:  // whitespace, :
                     break
                 default:
                     if depth == arrayDepth { try element() }

@@ -30,9 +30,10 @@ public struct LexiconInfo: Codable, Sendable, Equatable {
 
     /// Whether `name` may name a lexicon: 1–64 ASCII letters, digits, `-` or `_`.
     public static func isValidName(_ name: String) -> Bool {
-        (1...64).contains(name.utf8.count) && name.utf8.allSatisfy { byte in
-            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D || byte == 0x5F
-        }
+        (1...64).contains(name.utf8.count)
+            && name.utf8.allSatisfy { byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D || byte == 0x5F
+            }
     }
 
     enum CodingKeys: String, CodingKey {

@@ -66,7 +66,9 @@ public struct MultipartForm: Sendable {
             throw MultipartError("Content-Type is \(pieces.first.map { "\"\($0)\"" } ?? "missing"), not multipart/form-data")
         }
         for piece in pieces.dropFirst() {
-            guard let equals = piece.firstIndex(of: "="), piece[..<equals].trimmingCharacters(in: .whitespaces).lowercased() == "boundary" else { continue }
+            guard let equals = piece.firstIndex(of: "="), piece[..<equals].trimmingCharacters(in: .whitespaces).lowercased() == "boundary" else {
+                continue
+            }
             var value = piece[piece.index(after: equals)...].trimmingCharacters(in: .whitespaces)
             if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
             guard (1...70).contains(value.utf8.count), value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
@@ -139,7 +141,8 @@ public struct MultipartForm: Sendable {
 
     private static func headers(_ bytes: ArraySlice<UInt8>, part: Int) throws -> Headers {
         guard let text = String(bytes: bytes, encoding: .utf8) else { throw MultipartError("part \(part): headers are not UTF-8") }
-        var disposition: String?, contentType: String?
+        var disposition: String?
+        var contentType: String?
         for line in text.components(separatedBy: "\r\n") where !line.isEmpty {
             // A line break inside a header is a header no client writes (and none can write back).
             guard !line.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" }) else {
@@ -166,12 +169,18 @@ public struct MultipartForm: Sendable {
         var index = 0
         func skipSpaces() { while index < characters.count, characters[index] == " " || characters[index] == "\t" { index += 1 } }
         var kind = String.UnicodeScalarView()
-        while index < characters.count, characters[index] != ";" { kind.append(characters[index]); index += 1 }
+        while index < characters.count, characters[index] != ";" {
+            kind.append(characters[index])
+            index += 1
+        }
         while index < characters.count {
-            index += 1   // the ';'
+            index += 1  // the ';'
             skipSpaces()
             var key = String.UnicodeScalarView()
-            while index < characters.count, characters[index] != "=", characters[index] != ";" { key.append(characters[index]); index += 1 }
+            while index < characters.count, characters[index] != "=", characters[index] != ";" {
+                key.append(characters[index])
+                index += 1
+            }
             guard index < characters.count, characters[index] == "=" else { continue }
             index += 1
             skipSpaces()
@@ -187,7 +196,10 @@ public struct MultipartForm: Sendable {
                 index += 1
                 while index < characters.count, characters[index] != ";" { index += 1 }
             } else {
-                while index < characters.count, characters[index] != ";" { scalars.append(characters[index]); index += 1 }
+                while index < characters.count, characters[index] != ";" {
+                    scalars.append(characters[index])
+                    index += 1
+                }
             }
             let value = quoted ? String(scalars) : String(scalars).trimmingCharacters(in: .whitespaces)
             let name = String(key).trimmingCharacters(in: .whitespaces).lowercased()

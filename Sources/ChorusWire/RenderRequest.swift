@@ -24,8 +24,10 @@ public struct RenderRequest: Codable, Sendable, Equatable {
         /// Whether its clip is cleaned up (default: as the request's `cleanup` says).
         public var cleanup: Bool?
 
-        public init(speaker: String, text: String? = nil, clip: String? = nil, audioBase64: String? = nil, voice: String? = nil,
-                    gapMs: Int? = nil, cleanup: Bool? = nil) {
+        public init(
+            speaker: String, text: String? = nil, clip: String? = nil, audioBase64: String? = nil, voice: String? = nil,
+            gapMs: Int? = nil, cleanup: Bool? = nil
+        ) {
             self.speaker = speaker
             self.text = text
             self.clip = clip
@@ -86,8 +88,10 @@ public struct RenderRequest: Codable, Sendable, Equatable {
         public var fadeOutMs: Int?
         public var loop: Bool?
 
-        public init(clip: String? = nil, audioBase64: String? = nil, levelLU: Double? = nil, duckDB: Double? = nil, fadeInMs: Int? = nil,
-                    fadeOutMs: Int? = nil, loop: Bool? = nil) {
+        public init(
+            clip: String? = nil, audioBase64: String? = nil, levelLU: Double? = nil, duckDB: Double? = nil, fadeInMs: Int? = nil,
+            fadeOutMs: Int? = nil, loop: Bool? = nil
+        ) {
             self.clip = clip
             self.audioBase64 = audioBase64
             self.levelLU = levelLU
@@ -188,9 +192,11 @@ public struct RenderRequest: Codable, Sendable, Equatable {
     /// Emoji between words where text is normalized: `drop` (default) or `name` (said by name).
     public var emoji: String?
 
-    public init(messages: [Message], voices: [String: String]? = nil, voiceSettings: [String: JSONValue]? = nil,
-                gapMs: Int? = nil, output: OutputSettings? = nil, transcribe: Bool? = nil, loudnessPreset: String? = nil,
-                intro: Bookend? = nil, outro: Bookend? = nil, music: Music? = nil, cleanup: Cleanup? = nil) {
+    public init(
+        messages: [Message], voices: [String: String]? = nil, voiceSettings: [String: JSONValue]? = nil,
+        gapMs: Int? = nil, output: OutputSettings? = nil, transcribe: Bool? = nil, loudnessPreset: String? = nil,
+        intro: Bookend? = nil, outro: Bookend? = nil, music: Music? = nil, cleanup: Cleanup? = nil
+    ) {
         self.messages = messages
         self.music = music
         self.cleanup = cleanup
@@ -244,8 +250,10 @@ public struct OutputSettings: Codable, Sendable, Equatable {
     /// A voice for messages whose provider fails for good.
     public var fallbackVoice: String?
 
-    public init(format: String? = nil, sampleRate: Int? = nil, channels: Int? = nil, bitrate: Int? = nil, loudness: Double? = nil,
-                normalize: Bool? = nil, trim: Bool? = nil, chapters: Bool? = nil, fallbackVoice: String? = nil) {
+    public init(
+        format: String? = nil, sampleRate: Int? = nil, channels: Int? = nil, bitrate: Int? = nil, loudness: Double? = nil,
+        normalize: Bool? = nil, trim: Bool? = nil, chapters: Bool? = nil, fallbackVoice: String? = nil
+    ) {
         self.format = format
         self.sampleRate = sampleRate
         self.channels = channels

@@ -34,8 +34,10 @@ public struct OpenAISpeechRequest: Codable, Sendable, Equatable {
     /// Chorus's own: a stored lexicon's name, or entries (OpenAI's SDKs send it as `extra_body`).
     public var lexicon: JSONValue?
 
-    public init(model: String, input: String, voice: String, responseFormat: String? = nil, speed: Double? = nil,
-                instructions: String? = nil, streamFormat: String? = nil, lexicon: JSONValue? = nil) {
+    public init(
+        model: String, input: String, voice: String, responseFormat: String? = nil, speed: Double? = nil,
+        instructions: String? = nil, streamFormat: String? = nil, lexicon: JSONValue? = nil
+    ) {
         self.lexicon = lexicon
         self.model = model
         self.input = input

@@ -1,4 +1,3 @@
-
 /// Who speaks when in a rendered file. Positions are exact sample offsets in the output;
 /// seconds are derived from them, and `duration` is what a decoder yields from the file.
 ///
@@ -39,8 +38,10 @@ public struct Timeline: Codable, Sendable, Equatable {
         /// True when `text` is what the speech recognizer heard in a recorded message that came without text.
         public var transcribed: Bool?
 
-        public init(index: Int, speaker: String, start: Double, end: Double, startSample: Int, endSample: Int, text: String?,
-                    source: String, gainDB: Double, voice: String?, fallback: Bool?, words: [Word]?, transcribed: Bool? = nil) {
+        public init(
+            index: Int, speaker: String, start: Double, end: Double, startSample: Int, endSample: Int, text: String?,
+            source: String, gainDB: Double, voice: String?, fallback: Bool?, words: [Word]?, transcribed: Bool? = nil
+        ) {
             self.index = index
             self.speaker = speaker
             self.start = start
@@ -109,8 +110,10 @@ public struct Timeline: Codable, Sendable, Equatable {
         public var gainDB: Double
         public var passes: Int
 
-        public init(start: Double, end: Double, startSample: Int, endSample: Int, source: String, levelLU: Double, duckDB: Double,
-                    gainDB: Double, passes: Int) {
+        public init(
+            start: Double, end: Double, startSample: Int, endSample: Int, source: String, levelLU: Double, duckDB: Double,
+            gainDB: Double, passes: Int
+        ) {
             self.start = start
             self.end = end
             self.startSample = startSample
@@ -148,8 +151,10 @@ public struct Timeline: Codable, Sendable, Equatable {
         public var voice: String?
         public var words: [Word]?
 
-        public init(start: Double, end: Double, startSample: Int, endSample: Int, speaker: String?, text: String?, source: String,
-                    gainDB: Double, voice: String?, words: [Word]?) {
+        public init(
+            start: Double, end: Double, startSample: Int, endSample: Int, speaker: String?, text: String?, source: String,
+            gainDB: Double, voice: String?, words: [Word]?
+        ) {
             self.start = start
             self.end = end
             self.startSample = startSample
@@ -172,8 +177,10 @@ public struct Timeline: Codable, Sendable, Equatable {
         }
     }
 
-    public init(duration: Double, samples: Int, sampleRate: Int, channels: Int, gapMs: Int, segments: [Segment], speakers: [Speaker],
-                intro: Bookend? = nil, outro: Bookend? = nil, music: Music? = nil) {
+    public init(
+        duration: Double, samples: Int, sampleRate: Int, channels: Int, gapMs: Int, segments: [Segment], speakers: [Speaker],
+        intro: Bookend? = nil, outro: Bookend? = nil, music: Music? = nil
+    ) {
         self.duration = duration
         self.samples = samples
         self.sampleRate = sampleRate

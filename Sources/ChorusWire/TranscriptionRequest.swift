@@ -33,8 +33,10 @@ public struct TranscriptionRequest: Sendable, Equatable {
     /// The text spoken in the audio, for an alignment.
     public var text: String?
 
-    public init(audio: Audio, model: String = "whisper-1", language: String? = nil, prompt: String? = nil, format: TranscriptionFormat = .json,
-                granularities: Set<Granularity> = [.segment], temperature: Double? = nil, text: String? = nil) {
+    public init(
+        audio: Audio, model: String = "whisper-1", language: String? = nil, prompt: String? = nil, format: TranscriptionFormat = .json,
+        granularities: Set<Granularity> = [.segment], temperature: Double? = nil, text: String? = nil
+    ) {
         self.audio = audio
         self.model = model
         self.language = language
@@ -100,7 +102,9 @@ public struct TranscriptionRequest: Sendable, Equatable {
         }
 
         if let prompt = try text("prompt"), !prompt.isEmpty {
-            guard prompt.count <= Self.maxPromptCharacters else { throw invalid("prompt: longer than \(Self.maxPromptCharacters) characters", "prompt") }
+            guard prompt.count <= Self.maxPromptCharacters else {
+                throw invalid("prompt: longer than \(Self.maxPromptCharacters) characters", "prompt")
+            }
             self.prompt = prompt
         }
 
@@ -110,13 +114,16 @@ public struct TranscriptionRequest: Sendable, Equatable {
         } else if let format = TranscriptionFormat(rawValue: formatName.lowercased()) {
             self.format = format
         } else {
-            throw invalid("response_format: \"\(formatName.prefix(40))\" is not one of \(TranscriptionFormat.allCases.map(\.rawValue).joined(separator: ", "))",
-                          "response_format")
+            throw invalid(
+                "response_format: \"\(formatName.prefix(40))\" is not one of \(TranscriptionFormat.allCases.map(\.rawValue).joined(separator: ", "))",
+                "response_format")
         }
 
         var granularities: Set<Granularity> = []
         let named = try form.parts.filter { $0.name == "timestamp_granularities[]" || $0.name == "timestamp_granularities" }.map { part in
-            guard let value = String(data: form.data(of: part), encoding: .utf8) else { throw invalid("timestamp_granularities[]: not UTF-8 text", "timestamp_granularities[]") }
+            guard let value = String(data: form.data(of: part), encoding: .utf8) else {
+                throw invalid("timestamp_granularities[]: not UTF-8 text", "timestamp_granularities[]")
+            }
             return value.trimmingCharacters(in: .whitespacesAndNewlines)
         }
         for value in named {
@@ -157,7 +164,9 @@ public struct TranscriptionRequest: Sendable, Equatable {
         if let prompt { writer.add("prompt", prompt) }
         writer.add("response_format", format.rawValue)
         if format == .verboseJSON {
-            for granularity in Granularity.allCases where granularities.contains(granularity) { writer.add("timestamp_granularities[]", granularity.rawValue) }
+            for granularity in Granularity.allCases where granularities.contains(granularity) {
+                writer.add("timestamp_granularities[]", granularity.rawValue)
+            }
         }
         if let temperature { writer.add("temperature", String(temperature)) }
         if let text { writer.add("text", text) }
@@ -184,7 +193,8 @@ extension MultipartForm {
         /// A field with `data`, as a file when `filename` is given.
         public mutating func add(_ name: String, data: Data, filename: String?, contentType: String?) {
             func quoted(_ text: String) -> String {
-                "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                "\""
+                    + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
                     .replacingOccurrences(of: "\r", with: "").replacingOccurrences(of: "\n", with: "") + "\""
             }
             var head = "--\(boundary)\r\nContent-Disposition: form-data; name=\(quoted(name))"

@@ -48,7 +48,8 @@ public struct HealthResponse: Codable, Sendable, Equatable {
     /// or a remote provider's: `ready`, or `unavailable` without its key).
     public var transcriptionModels: [String: TranscriptionHealth]?
 
-    public init(status: String, version: String, transcription: TranscriptionHealth? = nil, transcriptionModels: [String: TranscriptionHealth]? = nil) {
+    public init(status: String, version: String, transcription: TranscriptionHealth? = nil, transcriptionModels: [String: TranscriptionHealth]? = nil)
+    {
         self.status = status
         self.version = version
         self.transcription = transcription

@@ -24,7 +24,10 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Messages in the conversation.")
     var messages = 50
 
-    @Option(help: "Clips: tone (generated speech-like tones in six formats) or speech (espeak-ng voices speaking family-chat messages, in MP3 44.1 and 24 kHz, AAC stereo and WAV 16 kHz).")
+    @Option(
+        help:
+            "Clips: tone (generated speech-like tones in six formats) or speech (espeak-ng voices speaking family-chat messages, in MP3 44.1 and 24 kHz, AAC stereo and WAV 16 kHz)."
+    )
     var corpus = "tone"
 
     @Option(help: "Output format: mp3, wav, flac, aiff, m4a or ogg.")
@@ -42,7 +45,10 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Also run the job through the ffmpeg command line and pydub.")
     var compare = false
 
-    @Flag(help: "Produce the program: a jingle before and after the messages and a looped music bed ducked under speech (Chorus's music, intro and outro; the ffmpeg CLI's amix + sidechaincompress + loudnorm; pydub's overlay with gain_during_overlay). Chorus is also timed without the bed. With --synthesis-latency: the first streamed audio with and without a bed.")
+    @Flag(
+        help:
+            "Produce the program: a jingle before and after the messages and a looped music bed ducked under speech (Chorus's music, intro and outro; the ffmpeg CLI's amix + sidechaincompress + loudnorm; pydub's overlay with gain_during_overlay). Chorus is also timed without the bed. With --synthesis-latency: the first streamed audio with and without a bed."
+    )
     var music = false
 
     @Option(help: "Keep the generated clips and outputs in this folder (default: a temporary folder, removed).")
@@ -51,17 +57,25 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "MP3 encoder quality 0–9 for all tools.")
     var quality = RenderOptions.defaultMP3Quality
 
-    @Option(name: .customLong("synthesis-latency"), parsing: .unconditional,
-            help: "Instead of recorded clips, render text messages through a local stub TTS provider that answers after this many seconds (measures synthesis and rendering overlapping).")
+    @Option(
+        name: .customLong("synthesis-latency"), parsing: .unconditional,
+        help:
+            "Instead of recorded clips, render text messages through a local stub TTS provider that answers after this many seconds (measures synthesis and rendering overlapping)."
+    )
     var synthesisLatency: Double?
 
     @Option(parsing: .unconditional, help: "With --synthesis-latency: provider requests in flight at once.")
     var concurrency = Chorus.Configuration.defaultProviderConcurrency
 
-    @Flag(help: "Also render with words (recorded messages heard by the offline Whisper model and their texts aligned): with an empty transcript cache, then with every transcript cached — against the same render without words and the peers.")
+    @Flag(
+        help:
+            "Also render with words (recorded messages heard by the offline Whisper model and their texts aligned): with an empty transcript cache, then with every transcript cached — against the same render without words and the peers."
+    )
     var words = false
 
-    @Option(name: .customLong("voice-speed"), help: "Instead, time each offline voice (Flite and espeak-ng defaults) speaking every text of this conversation file, one message at a time.")
+    @Option(
+        name: .customLong("voice-speed"),
+        help: "Instead, time each offline voice (Flite and espeak-ng defaults) speaking every text of this conversation file, one message at a time.")
     var voiceSpeed: String?
 
     func validate() throws {
@@ -99,7 +113,8 @@ struct BenchCommand: AsyncParsableCommand {
             defer { if keep == nil { try? FileManager.default.removeItem(at: directory) } }
 
             Terminal.status("Generating \(messages) messages…")
-            let synthetic = corpus == "speech"
+            let synthetic =
+                corpus == "speech"
                 ? try SyntheticConversation.write(speech: try await speechPool(), messages: messages, in: directory)
                 : try SyntheticConversation.write(messages: messages, in: directory)
             var conversation = try Conversation.load(from: synthetic.conversationURL)
@@ -125,9 +140,12 @@ struct BenchCommand: AsyncParsableCommand {
                 Terminal.status("chorus render \(run)/\(runs)…")
                 Memory.resetPeak()
                 let started = Date()
-                let result = try await engine.render(conversation, options: options, to: RenderOutputs(
-                    audio: directory.appendingPathComponent("chorus.\(format)"),
-                    timeline: directory.appendingPathComponent("chorus.timeline.json"))).result()
+                let result = try await engine.render(
+                    conversation, options: options,
+                    to: RenderOutputs(
+                        audio: directory.appendingPathComponent("chorus.\(format)"),
+                        timeline: directory.appendingPathComponent("chorus.timeline.json"))
+                ).result()
                 chorusRuns.append((Date().timeIntervalSince(started), Memory.peakBytes(), result))
             }
             Terminal.endStatus()
@@ -142,9 +160,12 @@ struct BenchCommand: AsyncParsableCommand {
                 for run in 1...runs {
                     Terminal.status("chorus render without the bed \(run)/\(runs)…")
                     let started = Date()
-                    _ = try await engine.render(plain, options: options, to: RenderOutputs(
-                        audio: directory.appendingPathComponent("chorus-no-bed.\(format)"),
-                        timeline: directory.appendingPathComponent("chorus-no-bed.timeline.json"))).result()
+                    _ = try await engine.render(
+                        plain, options: options,
+                        to: RenderOutputs(
+                            audio: directory.appendingPathComponent("chorus-no-bed.\(format)"),
+                            timeline: directory.appendingPathComponent("chorus-no-bed.timeline.json"))
+                    ).result()
                     walls.append(Date().timeIntervalSince(started))
                 }
                 Terminal.endStatus()
@@ -153,8 +174,9 @@ struct BenchCommand: AsyncParsableCommand {
 
             var peers: [(name: String, wall: Double?, note: String)] = []
             if compare {
-                let job = PeerJob(conversation: conversation, clips: synthetic.messageClips, directory: directory,
-                                  format: fileFormat, bitRate: options.bitRate, quality: quality, music: produced)
+                let job = PeerJob(
+                    conversation: conversation, clips: synthetic.messageClips, directory: directory,
+                    format: fileFormat, bitRate: options.bitRate, quality: quality, music: produced)
                 for peer in [Peer.ffmpegCLI, Peer.pydub] {
                     guard peer.isAvailable else {
                         peers.append((peer.name, nil, "not installed (\(peer.installHint))"))
@@ -170,25 +192,31 @@ struct BenchCommand: AsyncParsableCommand {
                         }
                     }
                     Terminal.endStatus()
-                    if let failure { peers.append((peer.name, nil, "failed: \(failure)")) } else {
+                    if let failure {
+                        peers.append((peer.name, nil, "failed: \(failure)"))
+                    } else {
                         peers.append((peer.name, times.sorted()[times.count / 2], peer.note(music: music)))
                     }
                 }
             }
-            report(synthetic: synthetic, chorus: chorus, audioSeconds: audioSeconds, peers: peers, fileFormat: fileFormat,
-                   bitRate: options.bitRate)
+            report(
+                synthetic: synthetic, chorus: chorus, audioSeconds: audioSeconds, peers: peers, fileFormat: fileFormat,
+                bitRate: options.bitRate)
             if words {
                 try await benchWords(conversation, options: options, format: format, directory: directory, without: chorus.wall, peers: peers)
             }
             if let withoutBed {
-                print(String(format: "\n  with the bed %.2f s, without it %.2f s: the bed costs %.2f×",
-                             chorus.wall, withoutBed, chorus.wall / withoutBed))
+                print(
+                    String(
+                        format: "\n  with the bed %.2f s, without it %.2f s: the bed costs %.2f×",
+                        chorus.wall, withoutBed, chorus.wall / withoutBed))
                 var outputs = [("chorus", "chorus.\(format)")]
                 if compare { outputs += [("ffmpeg CLI", "ffmpeg.\(format)"), ("pydub", "pydub.\(format)")] }
                 for (name, file) in outputs {
                     let url = directory.appendingPathComponent(file)
                     guard FileManager.default.fileExists(atPath: url.path),
-                          let decoded = try? AudioFileReader(url: url).readAll(), let meter = try? LoudnessMeter(format: decoded.format) else { continue }
+                        let decoded = try? AudioFileReader(url: url).readAll(), let meter = try? LoudnessMeter(format: decoded.format)
+                    else { continue }
                     try decoded.samples.withUnsafeBufferPointer { try meter.add($0) }
                     let loudness = try meter.integratedLoudness() ?? -.infinity
                     print(String(format: "  %@: program %.1f LUFS, true peak %.1f dBTP (libebur128)", name, loudness, try meter.truePeak()))
@@ -242,10 +270,13 @@ struct BenchCommand: AsyncParsableCommand {
         let server = try StubSpeech.openAIServer(latency: latency)
         defer { server.stop() }
         let texts = (0..<messages).map { "Message \($0 + 1): the practice moved to half past four, and dinner is at seven tonight." }
-        let conversation = Conversation(messages: texts.enumerated().map { index, text in
-            Conversation.Message(speaker: ["Sarah", "Marcus", "Aisha", "Dad"][index % 4], text: text, voice: VoiceID(provider: "openai", voice: "nova"))
-        }, name: "synthesis bench")
-        var walls: [Double] = [], withoutWords: [Double] = []
+        let conversation = Conversation(
+            messages: texts.enumerated().map { index, text in
+                Conversation.Message(
+                    speaker: ["Sarah", "Marcus", "Aisha", "Dad"][index % 4], text: text, voice: VoiceID(provider: "openai", voice: "nova"))
+            }, name: "synthesis bench")
+        var walls: [Double] = []
+        var withoutWords: [Double] = []
         var last: RenderResult?
         for run in 1...runs {
             // OpenAI's voices give no word times: by default their texts are aligned to the speech (words); with --words
@@ -296,8 +327,10 @@ struct BenchCommand: AsyncParsableCommand {
         let rounds = (messages + concurrency - 1) / concurrency
         let floor = Double(rounds) * latency
         print("chorus bench: \(messages) text messages through a stub provider answering after \(latency) s, \(concurrency) requests in flight")
-        print(String(format: "  wall %.2f s (median of %d), floor %.2f s (%d rounds of requests); %.2f s beyond the floor",
-                     wall, runs, floor, rounds, wall - floor))
+        print(
+            String(
+                format: "  wall %.2f s (median of %d), floor %.2f s (%d rounds of requests); %.2f s beyond the floor",
+                wall, runs, floor, rounds, wall - floor))
         if let last {
             let timed = last.timeline.segments.filter { $0.words?.isEmpty == false }.count
             print("  output: \(formatDuration(last.timeline.duration)) of audio, \(last.timeline.segments.count) messages, \(timed) with words")
@@ -307,8 +340,10 @@ struct BenchCommand: AsyncParsableCommand {
             print(String(format: "  without words (--no-transcribe): %.2f s; words cost %.2f s (%.2f×)", plain, wall - plain, wall / plain))
         }
         if let plain = firstAudio[false], let bed = firstAudio[true], !plain.isEmpty, !bed.isEmpty {
-            print(String(format: "  streamed MP3, cold cache: first audio after %.3f s without a bed, %.3f s with one (median of %d)",
-                         plain.sorted()[plain.count / 2], bed.sorted()[bed.count / 2], runs))
+            print(
+                String(
+                    format: "  streamed MP3, cold cache: first audio after %.3f s without a bed, %.3f s with one (median of %d)",
+                    plain.sorted()[plain.count / 2], bed.sorted()[bed.count / 2], runs))
         }
     }
 
@@ -327,7 +362,8 @@ struct BenchCommand: AsyncParsableCommand {
         let texts = try Conversation.load(from: url).messages.compactMap(\.text)
         print("chorus bench: offline voices speaking the \(texts.count) texts of \(url.lastPathComponent), one at a time (median of \(runs))")
         let providers: [String: any VoiceProvider] = ["flite": FliteProvider(), "espeak": EspeakProvider()]
-        let voices = FliteProvider.defaultVoices.map { VoiceID(provider: "flite", voice: $0) } + [VoiceID(provider: "flite", voice: "kal")]
+        let voices =
+            FliteProvider.defaultVoices.map { VoiceID(provider: "flite", voice: $0) } + [VoiceID(provider: "flite", voice: "kal")]
             + EspeakProvider.defaultVoices.prefix(4).map { VoiceID(provider: "espeak", voice: $0) }
         for voice in voices {
             var walls: [Double] = []
@@ -336,32 +372,40 @@ struct BenchCommand: AsyncParsableCommand {
                 audio = 0
                 let started = Date()
                 for text in texts {
-                    let speech = try await providers[voice.provider]!.synthesize(SynthesisRequest(voice: voice.voice, text: text, outputFormat: "pcm"))
+                    let speech = try await providers[voice.provider]!.synthesize(
+                        SynthesisRequest(voice: voice.voice, text: text, outputFormat: "pcm"))
                     if case .pcm(let buffer) = speech.audio { audio += buffer.duration }
                 }
                 walls.append(Date().timeIntervalSince(started))
             }
             let wall = walls.sorted()[walls.count / 2]
-            print("  " + voice.description.padding(toLength: 40, withPad: " ", startingAt: 0)
-                  + String(format: "%6.1f s of speech in %5.2f s: %5.0f× real time", audio, wall, audio / wall))
+            print(
+                "  " + voice.description.padding(toLength: 40, withPad: " ", startingAt: 0)
+                    + String(format: "%6.1f s of speech in %5.2f s: %5.0f× real time", audio, wall, audio / wall))
         }
     }
 
     /// The same render with words: a fresh transcript cache per run (the model loaded in the first only), then one
     /// with every transcript cached.
-    private func benchWords(_ conversation: Conversation, options: RenderOptions, format: String, directory: URL, without: Double,
-                            peers: [(name: String, wall: Double?, note: String)]) async throws {
+    private func benchWords(
+        _ conversation: Conversation, options: RenderOptions, format: String, directory: URL, without: Double,
+        peers: [(name: String, wall: Double?, note: String)]
+    ) async throws {
         func render(cache: URL) async throws -> (Double, RenderResult) {
             var configuration = Chorus.Configuration(cacheDirectory: cache)
             configuration.transcriber = .automatic
             let engine = try Chorus(configuration: configuration)
             let started = Date()
-            let result = try await engine.render(conversation, options: options, to: RenderOutputs(
-                audio: directory.appendingPathComponent("chorus-words.\(format)"),
-                timeline: directory.appendingPathComponent("chorus-words.timeline.json"))).result()
+            let result = try await engine.render(
+                conversation, options: options,
+                to: RenderOutputs(
+                    audio: directory.appendingPathComponent("chorus-words.\(format)"),
+                    timeline: directory.appendingPathComponent("chorus-words.timeline.json"))
+            ).result()
             return (Date().timeIntervalSince(started), result)
         }
-        var cold: [Double] = [], cached: [Double] = []
+        var cold: [Double] = []
+        var cached: [Double] = []
         var heard = 0
         for run in 1...runs {
             Terminal.status("chorus render with words, empty transcript cache \(run)/\(runs)…")
@@ -376,31 +420,46 @@ struct BenchCommand: AsyncParsableCommand {
         Terminal.endStatus()
         let (coldWall, cachedWall) = (cold.sorted()[cold.count / 2], cached.sorted()[cached.count / 2])
         print("")
-        print(String(format: "  with words (%d of %d messages timed): %.2f s with an empty transcript cache (the first run loads the model: %.2f s),",
-                     heard, conversation.messages.count, coldWall, cold[0]))
-        print(String(format: "    %.2f s with every transcript cached (%.2f× the render without words, %.2f s)", cachedWall, cachedWall / without, without))
+        print(
+            String(
+                format: "  with words (%d of %d messages timed): %.2f s with an empty transcript cache (the first run loads the model: %.2f s),",
+                heard, conversation.messages.count, coldWall, cold[0]))
+        print(
+            String(
+                format: "    %.2f s with every transcript cached (%.2f× the render without words, %.2f s)", cachedWall, cachedWall / without, without)
+        )
         for peer in peers {
             guard let wall = peer.wall else { continue }
-            print(String(format: "    %@ (no words): %.2f s — with words, chorus is %.1f× faster cold and %.1f× cached", peer.name, wall, wall / coldWall, wall / cachedWall))
+            print(
+                String(
+                    format: "    %@ (no words): %.2f s — with words, chorus is %.1f× faster cold and %.1f× cached", peer.name, wall, wall / coldWall,
+                    wall / cachedWall))
         }
     }
 
-    private func report(synthetic: SyntheticConversation, chorus: (wall: Double, memory: Int, result: RenderResult),
-                        audioSeconds: Double, peers: [(name: String, wall: Double?, note: String)],
-                        fileFormat: OutputFileFormat, bitRate: Int) {
+    private func report(
+        synthetic: SyntheticConversation, chorus: (wall: Double, memory: Int, result: RenderResult),
+        audioSeconds: Double, peers: [(name: String, wall: Double?, note: String)],
+        fileFormat: OutputFileFormat, bitRate: Int
+    ) {
         let timeline = chorus.result.timeline
         let encoding = fileFormat.isLossy ? " \(bitRate / 1000) kbit/s" : ""
         print("chorus bench: \(messages) messages, \(synthetic.speakers.count) voices (\(synthetic.formatSummary))")
-        let encoders = fileFormat == .mp3 || fileFormat == .m4a ? (serialEncode || (music && fileFormat == .m4a) ? ", one encoder" : ", pieces on \(jobs ?? RenderOptions.defaultJobs) jobs") : ""
-        print("output: \(fileFormat.rawValue) \(timeline.sampleRate) Hz \(timeline.channels == 1 ? "mono" : "stereo")\(encoding)\(encoders)"
-              + " + timeline, \(formatDuration(audioSeconds)) of audio; median of \(runs) run\(runs == 1 ? "" : "s") per tool")
+        let encoders =
+            fileFormat == .mp3 || fileFormat == .m4a
+            ? (serialEncode || (music && fileFormat == .m4a) ? ", one encoder" : ", pieces on \(jobs ?? RenderOptions.defaultJobs) jobs") : ""
+        print(
+            "output: \(fileFormat.rawValue) \(timeline.sampleRate) Hz \(timeline.channels == 1 ? "mono" : "stereo")\(encoding)\(encoders)"
+                + " + timeline, \(formatDuration(audioSeconds)) of audio; median of \(runs) run\(runs == 1 ? "" : "s") per tool")
         print("")
         func row(_ name: String, _ wall: String, _ speed: String, _ memory: String) {
-            print("  " + name.padding(toLength: 16, withPad: " ", startingAt: 0)
-                  + wall.leftPadded(10) + speed.leftPadded(14) + memory.leftPadded(14))
+            print(
+                "  " + name.padding(toLength: 16, withPad: " ", startingAt: 0)
+                    + wall.leftPadded(10) + speed.leftPadded(14) + memory.leftPadded(14))
         }
         row("", "wall", "× real time", "peak memory")
-        row("chorus render", String(format: "%.2f s", chorus.wall), String(format: "%.0f×", audioSeconds / chorus.wall),
+        row(
+            "chorus render", String(format: "%.2f s", chorus.wall), String(format: "%.0f×", audioSeconds / chorus.wall),
             String(format: "%.0f MB", Double(chorus.memory) / 1_048_576))
         for peer in peers {
             if let wall = peer.wall {
@@ -421,8 +480,10 @@ struct BenchCommand: AsyncParsableCommand {
         print("  chorus CPU time per stage (summed over parallel workers):")
         print("    " + Stage.allCases.map { String(format: "%@ %.2f s", $0.rawValue, timings[$0]) }.joined(separator: ", "))
         if timings[.encode] > 0 {
-            print(String(format: "    wall time is %.2f× the encoder's CPU time (with one encoder, the floor; pieces in parallel go below it)",
-                         chorus.wall / timings[.encode]))
+            print(
+                String(
+                    format: "    wall time is %.2f× the encoder's CPU time (with one encoder, the floor; pieces in parallel go below it)",
+                    chorus.wall / timings[.encode]))
         }
         print(String(format: "    loudness %.3f s of CPU per 5 minutes of audio", timings[.loudness] * 300 / audioSeconds))
         print(String(format: "    %.1f ms per message", chorus.wall * 1000 / Double(messages)))
@@ -447,8 +508,9 @@ enum Memory {
 
     static func peakBytes() -> Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-              let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { return 0 }
         return kilobytes * 1024
     }
 }

@@ -78,10 +78,14 @@ enum Peer {
             arguments.append(job.directory.appendingPathComponent("ffmpeg.\(job.format.rawValue)").path)
             _ = try Self.execute("ffmpeg", arguments)
         case .pydub:
-            _ = try Self.execute("python3", ["-c", Self.pydubScript, job.conversation.name,
-                                            job.directory.appendingPathComponent("pydub.\(job.format.rawValue)").path,
-                                            job.pydubFormat, "\(job.bitRate / 1000)k"]
-                                 + (job.music.map { [job.path($0.jingle), job.path($0.bed)] } ?? []))
+            _ = try Self.execute(
+                "python3",
+                [
+                    "-c", Self.pydubScript, job.conversation.name,
+                    job.directory.appendingPathComponent("pydub.\(job.format.rawValue)").path,
+                    job.pydubFormat, "\(job.bitRate / 1000)k",
+                ]
+                    + (job.music.map { [job.path($0.jingle), job.path($0.bed)] } ?? []))
         }
         return Date().timeIntervalSince(started)
     }

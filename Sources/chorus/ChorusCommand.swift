@@ -29,9 +29,12 @@ struct ChorusCommand: AsyncParsableCommand {
             64 for invalid command-line usage.
             """,
         version: ChorusVersion.current,
-        subcommands: [RenderCommand.self, SpeakCommand.self, TranscribeCommand.self, AlignCommand.self, VoicesCommand.self, ProbeCommand.self, WaveformCommand.self, ImageCommand.self, PlayerCommand.self,
-                      ServeCommand.self,
-                      BenchCommand.self])
+        subcommands: [
+            RenderCommand.self, SpeakCommand.self, TranscribeCommand.self, AlignCommand.self, VoicesCommand.self, ProbeCommand.self,
+            WaveformCommand.self, ImageCommand.self, PlayerCommand.self,
+            ServeCommand.self,
+            BenchCommand.self,
+        ])
 }
 
 /// On Ctrl-C or SIGTERM: remove half-written outputs, then exit 130 / 143.

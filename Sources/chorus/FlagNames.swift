@@ -5,7 +5,8 @@ import ChorusAudio
 /// is the one map between them, so a library range error becomes a usage error naming the flag.
 enum FlagNames {
     static let byField: [String: String] = [
-        "gap_ms": "--gap-ms", "sample_rate": "--sample-rate", "channels": "--channels", "loudness": "--loudness", "loudness_preset": "--loudness-preset",
+        "gap_ms": "--gap-ms", "sample_rate": "--sample-rate", "channels": "--channels", "loudness": "--loudness",
+        "loudness_preset": "--loudness-preset",
         "bitrate": "--bitrate", "quality": "--quality", "jobs": "--jobs", "bits": "--bits",
         "samples_per_pixel": "--samples-per-pixel", "pixels_per_second": "--pixels-per-second",
         "concurrency": "--concurrency", "cache_max_mb": "--cache-max-mb", "width": "--width", "height": "--height",

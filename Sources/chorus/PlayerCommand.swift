@@ -40,8 +40,9 @@ struct PlayerCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let html = try PlayerPage.html(audioFile: URL(fileURLWithPath: audio), timelineFile: URL(fileURLWithPath: timeline),
-                                           peaksFile: waveform.map { URL(fileURLWithPath: $0) }, title: title)
+            let html = try PlayerPage.html(
+                audioFile: URL(fileURLWithPath: audio), timelineFile: URL(fileURLWithPath: timeline),
+                peaksFile: waveform.map { URL(fileURLWithPath: $0) }, title: title)
             let destination = try AtomicOutput(destination: URL(fileURLWithPath: output))
             defer { destination.discard() }
             try destination.write(Data(html.utf8))

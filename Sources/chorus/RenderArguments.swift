@@ -18,15 +18,19 @@ struct RenderArguments: ParsableArguments {
     @Option(help: "Also write WebVTT captions here.")
     var captions: String?
 
-    @Option(name: .customLong("gap-ms"), parsing: .unconditional,
-            help: "Silence between messages in milliseconds (default: the file's gap_ms, else \(RenderOptions.defaultGapMilliseconds)).")
+    @Option(
+        name: .customLong("gap-ms"), parsing: .unconditional,
+        help: "Silence between messages in milliseconds (default: the file's gap_ms, else \(RenderOptions.defaultGapMilliseconds)).")
     var gapMs: Int?
 
     @Option(parsing: .unconditional, help: "Target loudness in LUFS (default \(OrderedJSON.format(RenderOptions.defaultLoudness))).")
     var loudness: Double?
 
-    @Option(name: .customLong("loudness-preset"),
-            help: "Loudness to publish to: \(LoudnessPreset.allCases.map { "\($0.rawValue) (\(OrderedJSON.format($0.targetLoudness)) LUFS, \(OrderedJSON.format($0.truePeakCeiling)) dBTP)" }.joined(separator: ", ")); replaces the file's loudness_preset.")
+    @Option(
+        name: .customLong("loudness-preset"),
+        help:
+            "Loudness to publish to: \(LoudnessPreset.allCases.map { "\($0.rawValue) (\(OrderedJSON.format($0.targetLoudness)) LUFS, \(OrderedJSON.format($0.truePeakCeiling)) dBTP)" }.joined(separator: ", ")); replaces the file's loudness_preset."
+    )
     var loudnessPreset: String?
 
     @Option(help: "A clip to play before the first message (a jingle), the gap before it; replaces the file's intro.")
@@ -35,10 +39,16 @@ struct RenderArguments: ParsableArguments {
     @Option(help: "A clip to play after the last message, the gap after it; replaces the file's outro.")
     var outro: String?
 
-    @Option(help: "Music to play under the whole program, ducked under speech (looped, faded; the file's music settings, else level -20 LU, duck 12 dB); replaces the file's music audio.")
+    @Option(
+        help:
+            "Music to play under the whole program, ducked under speech (looped, faded; the file's music settings, else level -20 LU, duck 12 dB); replaces the file's music audio."
+    )
     var music: String?
 
-    @Flag(help: "Clean up every recorded message (high-pass, de-click, de-noise, level, long pauses shortened: FFmpeg's filters); the file's cleanup settings if it has them.")
+    @Flag(
+        help:
+            "Clean up every recorded message (high-pass, de-click, de-noise, level, long pauses shortened: FFmpeg's filters); the file's cleanup settings if it has them."
+    )
     var cleanup = false
 
     @Flag(name: .customLong("no-normalize"), help: "Keep each message's own loudness.")
@@ -50,12 +60,16 @@ struct RenderArguments: ParsableArguments {
     @Flag(name: .customLong("no-trim"), help: "Keep each message's leading and trailing silence.")
     var noTrim = false
 
-    @Flag(name: .customLong("no-transcribe"),
-          help: "Leave recorded messages without words (by default one without text is transcribed and one with text has it aligned, when the offline Whisper model is installed).")
+    @Flag(
+        name: .customLong("no-transcribe"),
+        help:
+            "Leave recorded messages without words (by default one without text is transcribed and one with text has it aligned, when the offline Whisper model is installed)."
+    )
     var noTranscribe = false
 
-    @Option(name: .customLong("sample-rate"), parsing: .unconditional,
-            help: "Output sample rate in Hz (default \(OutputFileFormat.mp3.defaultSampleRate); \(OutputFileFormat.ogg.defaultSampleRate) for .ogg).")
+    @Option(
+        name: .customLong("sample-rate"), parsing: .unconditional,
+        help: "Output sample rate in Hz (default \(OutputFileFormat.mp3.defaultSampleRate); \(OutputFileFormat.ogg.defaultSampleRate) for .ogg).")
     var sampleRate: Int?
 
     @Option(parsing: .unconditional, help: "Output channels: 1 or 2.")
@@ -67,10 +81,14 @@ struct RenderArguments: ParsableArguments {
     @Option(parsing: .unconditional, help: "MP3 encoder quality, 0 (best) to 9 (fastest).")
     var quality: Int = RenderOptions.defaultMP3Quality
 
-    @Option(parsing: .unconditional, help: "Messages decoded and normalized in parallel, and MP3 or AAC pieces encoded in parallel (default: the number of cores).")
+    @Option(
+        parsing: .unconditional,
+        help: "Messages decoded and normalized in parallel, and MP3 or AAC pieces encoded in parallel (default: the number of cores).")
     var jobs: Int?
 
-    @Flag(name: .customLong("serial-encode"), help: "Encode MP3 or M4A with one encoder from start to end instead of pieces in parallel (for comparison).")
+    @Flag(
+        name: .customLong("serial-encode"),
+        help: "Encode MP3 or M4A with one encoder from start to end instead of pieces in parallel (for comparison).")
     var serialEncode = false
 
     @OptionGroup(title: "Waveform")
@@ -89,7 +107,8 @@ struct RenderArguments: ParsableArguments {
         if loudness != nil && loudnessPreset != nil {
             throw ValidationError("--loudness and --loudness-preset both set the target loudness: give one")
         }
-        for (flag, path) in [("--intro", intro), ("--outro", outro), ("--music", music)] where path?.trimmingCharacters(in: .whitespaces).isEmpty == true {
+        for (flag, path) in [("--intro", intro), ("--outro", outro), ("--music", music)]
+        where path?.trimmingCharacters(in: .whitespaces).isEmpty == true {
             throw ValidationError("\(flag): name an audio file")
         }
         if noNormalize && loudnessPreset != nil {
@@ -120,8 +139,9 @@ struct RenderArguments: ParsableArguments {
     }
 
     var outputs: RenderOutputs {
-        RenderOutputs(audio: URL(fileURLWithPath: output), timeline: timeline.map { URL(fileURLWithPath: $0) },
-                      waveform: waveform.map { URL(fileURLWithPath: $0) }, captions: captions.map { URL(fileURLWithPath: $0) })
+        RenderOutputs(
+            audio: URL(fileURLWithPath: output), timeline: timeline.map { URL(fileURLWithPath: $0) },
+            waveform: waveform.map { URL(fileURLWithPath: $0) }, captions: captions.map { URL(fileURLWithPath: $0) })
     }
 
     /// Renders through the library and reports: live progress on a terminal, warnings, then a summary unless quiet.
@@ -158,13 +178,16 @@ struct RenderArguments: ParsableArguments {
         guard !quiet else { return }
         let timeline = result.timeline
         let speed = timeline.duration / max(result.wallSeconds, 1e-9)
-        print("Wrote \(output): \(formatDuration(timeline.duration)), \(timeline.segments.count) message\(timeline.segments.count == 1 ? "" : "s"), "
-              + "\(timeline.speakers.count) speaker\(timeline.speakers.count == 1 ? "" : "s"), \(timeline.sampleRate) Hz "
-              + (timeline.channels == 1 ? "mono" : "stereo")
-              + String(format: " (rendered in %.2f s, %.0f× real time)", result.wallSeconds, speed))
+        print(
+            "Wrote \(output): \(formatDuration(timeline.duration)), \(timeline.segments.count) message\(timeline.segments.count == 1 ? "" : "s"), "
+                + "\(timeline.speakers.count) speaker\(timeline.speakers.count == 1 ? "" : "s"), \(timeline.sampleRate) Hz "
+                + (timeline.channels == 1 ? "mono" : "stereo")
+                + String(format: " (rendered in %.2f s, %.0f× real time)", result.wallSeconds, speed))
         if let synthesis = last.value, synthesis.toSynthesize > 0 {
-            var parts = ["\(synthesis.toSynthesize) synthesized", "\(synthesis.cacheHits) from cache",
-                         "\(synthesis.requests) provider request\(synthesis.requests == 1 ? "" : "s")"]
+            var parts = [
+                "\(synthesis.toSynthesize) synthesized", "\(synthesis.cacheHits) from cache",
+                "\(synthesis.requests) provider request\(synthesis.requests == 1 ? "" : "s")",
+            ]
             if synthesis.retries > 0 { parts.append("\(synthesis.retries) retr\(synthesis.retries == 1 ? "y" : "ies")") }
             if synthesis.fallbacks > 0 { parts.append("\(synthesis.fallbacks) with the fallback voice") }
             print("Voices: " + parts.joined(separator: ", "))
@@ -189,14 +212,23 @@ final class LastProgress: @unchecked Sendable {
     private let lock = NSLock()
     private var stored: RenderProgress?
     var value: RenderProgress? {
-        get { lock.lock(); defer { lock.unlock() }; return stored }
-        set { lock.lock(); stored = newValue; lock.unlock() }
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            return stored
+        }
+        set {
+            lock.lock()
+            stored = newValue
+            lock.unlock()
+        }
     }
 }
 
 /// Voice provider options shared by `render` and `speak`.
 struct VoiceArguments: ParsableArguments {
-    @Option(name: .customLong("cache-dir"), help: "Voice cache folder (default: $CHORUS_CACHE_DIR, else $XDG_CACHE_HOME/chorus, else ~/.cache/chorus).")
+    @Option(
+        name: .customLong("cache-dir"), help: "Voice cache folder (default: $CHORUS_CACHE_DIR, else $XDG_CACHE_HOME/chorus, else ~/.cache/chorus).")
     var cacheDirectory: String?
 
     @Option(name: .customLong("cache-max-mb"), parsing: .unconditional, help: "Voice cache size limit in MB; least recently used clips go first.")
@@ -208,13 +240,19 @@ struct VoiceArguments: ParsableArguments {
     @Option(name: .customLong("fallback-voice"), help: "Voice (provider:voice) for messages whose provider fails permanently.")
     var fallbackVoice: String?
 
-    @Option(name: .customLong("voice-engine"), help: "Default voices for speakers without one: piper (the natural Piper voices installed, then Flite's and espeak-ng's), flite (Flite's, then espeak-ng's) or espeak.")
+    @Option(
+        name: .customLong("voice-engine"),
+        help:
+            "Default voices for speakers without one: piper (the natural Piper voices installed, then Flite's and espeak-ng's), flite (Flite's, then espeak-ng's) or espeak."
+    )
     var voiceEngine: String = VoiceEngine.piper.rawValue
 
     func validate() throws {
         if cacheMaxMB < 1 { throw ValidationError("--cache-max-mb \(cacheMaxMB): must be at least 1") }
         if !Chorus.Configuration.concurrencyRange.contains(concurrency) {
-            throw ValidationError("--concurrency \(concurrency): must be between \(Chorus.Configuration.concurrencyRange.lowerBound) and \(Chorus.Configuration.concurrencyRange.upperBound)")
+            throw ValidationError(
+                "--concurrency \(concurrency): must be between \(Chorus.Configuration.concurrencyRange.lowerBound) and \(Chorus.Configuration.concurrencyRange.upperBound)"
+            )
         }
         if let fallbackVoice, VoiceID(fallbackVoice) == nil {
             throw ValidationError("--fallback-voice \(fallbackVoice): use provider:voice, e.g. espeak:en-us")

@@ -22,8 +22,9 @@ struct ServeCommand: AsyncParsableCommand {
     private static func help(_ setting: Setting) -> ArgumentHelp {
         let text = setting.help.replacingOccurrences(of: "`", with: "")
         let shown = setting.shownDefault.replacingOccurrences(of: "`", with: "")
-        return ArgumentHelp(text + (setting.isSwitch || shown == "—" ? "" : ". Default \(shown)") + " [\(setting.environmentVariable)].",
-                            valueName: String(setting.flag!.dropFirst(2)))
+        return ArgumentHelp(
+            text + (setting.isSwitch || shown == "—" ? "" : ". Default \(shown)") + " [\(setting.environmentVariable)].",
+            valueName: String(setting.flag!.dropFirst(2)))
     }
 
     private static func name(_ setting: Setting) -> NameSpecification { .customLong(String(setting.flag!.dropFirst(2))) }
@@ -56,8 +57,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: name(.transcriptionModel), help: help(.transcriptionModel)) var transcriptionModel: String?
     @Option(name: name(.transcriptionModels), help: help(.transcriptionModels)) var transcriptionModels: String?
 
-    @Flag(name: .customLong("check"),
-          help: "Check the settings (options over the environment), print each with its value and exit: 0 when the service can start with them.")
+    @Flag(
+        name: .customLong("check"),
+        help: "Check the settings (options over the environment), print each with its value and exit: 0 when the service can start with them.")
     var check = false
 
     /// What each option was given, by setting.
@@ -113,7 +115,7 @@ struct ServeCommand: AsyncParsableCommand {
             do {
                 try await ChorusServer(configuration: configuration).run()
             } catch let error as ConfigurationError {
-                Terminal.error(Self.described(error))   // found at start (the data folder in use, the database unusable): not a usage error
+                Terminal.error(Self.described(error))  // found at start (the data folder in use, the database unusable): not a usage error
                 throw ExitCode.failure
             }
         }

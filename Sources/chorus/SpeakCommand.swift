@@ -22,8 +22,10 @@ struct SpeakCommand: AsyncParsableCommand {
     @Option(help: "Speaker name for the timeline and captions.")
     var speaker = "Speaker"
 
-    @Option(help: ArgumentHelp("A JSON file of pronunciations, as a conversation's \"lexicon\".",
-                               discussion: #"{"Nguyen": "win", "Siobhan": {"ipa": "ʃɪˈvɔːn", "alias": "shiv awn"}}"#, valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "A JSON file of pronunciations, as a conversation's \"lexicon\".",
+            discussion: #"{"Nguyen": "win", "Siobhan": {"ipa": "ʃɪˈvɔːn", "alias": "shiv awn"}}"#, valueName: "file"))
     var lexicon: String?
 
     @Option(help: "The language the text is written in (en, en-GB, de): it chooses how numbers and references are read.")

@@ -68,12 +68,16 @@ struct BitRate: ExpressibleByArgument {
 
 /// Waveform zoom and resolution options shared by `render` and `waveform`; ranges and defaults from `WaveformOptions`.
 struct WaveformArguments: ParsableArguments {
-    @Option(name: .customLong("samples-per-pixel"), parsing: .unconditional,
-            help: "Audio frames per waveform point (audiowaveform --zoom; minimum \(WaveformOptions.minimumSamplesPerPixel)). Default \(WaveformOptions.defaultSamplesPerPixel).")
+    @Option(
+        name: .customLong("samples-per-pixel"), parsing: .unconditional,
+        help:
+            "Audio frames per waveform point (audiowaveform --zoom; minimum \(WaveformOptions.minimumSamplesPerPixel)). Default \(WaveformOptions.defaultSamplesPerPixel)."
+    )
     var samplesPerPixel: Int?
 
-    @Option(name: .customLong("pixels-per-second"), parsing: .unconditional,
-            help: "Waveform points per second (samples per pixel = sample rate / N).")
+    @Option(
+        name: .customLong("pixels-per-second"), parsing: .unconditional,
+        help: "Waveform points per second (samples per pixel = sample rate / N).")
     var pixelsPerSecond: Int?
 
     @Option(parsing: .unconditional, help: "Waveform resolution: 8 or 16 bits (peaks.js reads 8-bit only).")
@@ -88,7 +92,8 @@ struct WaveformArguments: ParsableArguments {
     }
 
     var options: WaveformOptions {
-        let zoom: WaveformZoom = pixelsPerSecond.map { .pixelsPerSecond($0) } ?? .samplesPerPixel(samplesPerPixel ?? WaveformOptions.defaultSamplesPerPixel)
+        let zoom: WaveformZoom =
+            pixelsPerSecond.map { .pixelsPerSecond($0) } ?? .samplesPerPixel(samplesPerPixel ?? WaveformOptions.defaultSamplesPerPixel)
         return WaveformOptions(zoom: zoom, bits: bits)
     }
 }

@@ -113,7 +113,10 @@ struct TranscriptionArguments: ParsableArguments {
     @Option(help: "whisper (offline, the default), openai (OPENAI_API_KEY) or elevenlabs (ELEVENLABS_API_KEY).")
     var provider: String = "whisper"
 
-    @Option(help: "The model: for whisper a folder's name in the models folder (default \(WhisperModel.defaultName)); for openai \(OpenAISpeechToText.defaultModel) (default) or gpt-4o-transcribe…; for elevenlabs \(ElevenLabsSpeechToText.defaultModel) (default).")
+    @Option(
+        help:
+            "The model: for whisper a folder's name in the models folder (default \(WhisperModel.defaultName)); for openai \(OpenAISpeechToText.defaultModel) (default) or gpt-4o-transcribe…; for elevenlabs \(ElevenLabsSpeechToText.defaultModel) (default)."
+    )
     var model: String?
 
     @Option(help: "The language spoken (ISO-639-1, e.g. es), when known; else a multilingual model (whisper-base) detects it.")
@@ -122,7 +125,9 @@ struct TranscriptionArguments: ParsableArguments {
     @Option(help: "Cores to transcribe on, a decoding lane each (default: all, at most \(WhisperRecognizer.mostLanes)).")
     var threads: Int?
 
-    @Option(name: .customLong("cache-dir"), help: "Transcript cache folder (default: $CHORUS_CACHE_DIR, else $XDG_CACHE_HOME/chorus, else ~/.cache/chorus).")
+    @Option(
+        name: .customLong("cache-dir"),
+        help: "Transcript cache folder (default: $CHORUS_CACHE_DIR, else $XDG_CACHE_HOME/chorus, else ~/.cache/chorus).")
     var cacheDirectory: String?
 
     @Flag(name: .customLong("no-cache"), help: "Transcribe again even when the cache has this audio's transcript.")
@@ -132,7 +137,9 @@ struct TranscriptionArguments: ParsableArguments {
         guard Transcriber.providerNames.contains(provider) else {
             throw ValidationError("--provider \(provider): use \(Transcriber.providerNames.joined(separator: ", "))")
         }
-        if let threads, !(1...WhisperRecognizer.mostLanes).contains(threads) { throw ValidationError("--threads \(threads): use 1 to \(WhisperRecognizer.mostLanes)") }
+        if let threads, !(1...WhisperRecognizer.mostLanes).contains(threads) {
+            throw ValidationError("--threads \(threads): use 1 to \(WhisperRecognizer.mostLanes)")
+        }
         if let language, !TranscriptionRequest.isLanguageCode(language) {
             throw ValidationError("--language \(language): use an ISO-639-1 code such as en")
         }

@@ -54,14 +54,16 @@ struct VoicesCommand: AsyncParsableCommand {
                 let width = min(48, voices.map(\.id.description.count).max() ?? 0)
                 for voice in voices {
                     let details = voice.details.isEmpty ? "" : "  (\(voice.details))"
-                    print(voice.id.description.padding(toLength: max(width, voice.id.description.count), withPad: " ", startingAt: 0)
-                          + "  \(voice.name)\(details)")
+                    print(
+                        voice.id.description.padding(toLength: max(width, voice.id.description.count), withPad: " ", startingAt: 0)
+                            + "  \(voice.name)\(details)")
                 }
                 if provider == nil {
                     let defaults = VoiceEngine.piper.defaultVoices(in: registry).map(\.description)
-                    print("\nSpeakers without a voice get, in order of first appearance (--voice-engine piper, the default): "
-                          + defaults.joined(separator: ", ")
-                          + ". Natural voices first; one voice is never given to two speakers while another is left, so speakers stay distinct.")
+                    print(
+                        "\nSpeakers without a voice get, in order of first appearance (--voice-engine piper, the default): "
+                            + defaults.joined(separator: ", ")
+                            + ". Natural voices first; one voice is never given to two speakers while another is left, so speakers stay distinct.")
                 }
             }
         }

@@ -2,13 +2,14 @@ import ChorusAudio
 import ChorusFixtures
 import ChorusTestSupport
 import Foundation
+import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
 
 /// Runs the `chorus` binary built beside the tests.
 struct CLI {
@@ -16,7 +17,8 @@ struct CLI {
     /// a sanitized run — never a binary of another build).
     static let binary: URL = {
         let tests = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")).map(URL.init(fileURLWithPath:))
-        if let beside = tests?.deletingLastPathComponent().appendingPathComponent("chorus"), FileManager.default.isExecutableFile(atPath: beside.path) {
+        if let beside = tests?.deletingLastPathComponent().appendingPathComponent("chorus"), FileManager.default.isExecutableFile(atPath: beside.path)
+        {
             return beside
         }
         return Repository.file(".build/debug/chorus")

@@ -1,12 +1,13 @@
 import ChorusTestSupport
 import Foundation
+import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
 
 /// Every shell command the README and `docs/` show is run here, as a reader would paste it: each ```sh block either
 /// runs, in order with the blocks before it in its document, from a scratch folder holding `samples/` (with
@@ -70,8 +71,9 @@ struct DocCommandTests {
         }
     }
 
-    @Test("the runnable shell blocks of each document run in order, and every file they write with -o or > exists and is not empty",
-          arguments: documents)
+    @Test(
+        "the runnable shell blocks of each document run in order, and every file they write with -o or > exists and is not empty",
+        arguments: documents)
     func runs(document: String) async throws {
         let blocks = try Self.blocks(in: document).filter { $0.notRun == nil }
         guard !blocks.isEmpty else { return }
@@ -120,16 +122,18 @@ struct DocCommandTests {
         let port = try ServeCommandTests.freePort()
         var environment = environment
         environment["CHORUS_TRANSCRIPTION_MODEL"] = "whisper-tiny.en"
-        let process = try await ServeCommandTests.launch(["--port", String(port), "--data-dir", scratch.appendingPathComponent("service").path],
-                                                         environment: environment, port: port)
+        let process = try await ServeCommandTests.launch(
+            ["--port", String(port), "--data-dir", scratch.appendingPathComponent("service").path],
+            environment: environment, port: port)
         return (process, port)
     }
 
     /// Runs `script` with bash (`-e`: the first failing command fails it), off the cooperative threads.
     static func bash(_ script: String, in directory: URL, environment: [String: String]) async throws -> ToolRunResult {
         try await offCooperativeThreads {
-            let run = try ToolRun(["-e", "-c", script], executable: URL(fileURLWithPath: "/bin/bash"), directory: directory,
-                                  environment: environment, limit: 900)
+            let run = try ToolRun(
+                ["-e", "-c", script], executable: URL(fileURLWithPath: "/bin/bash"), directory: directory,
+                environment: environment, limit: 900)
             return ToolRunResult(status: run.status, errors: run.errors)
         }
     }

@@ -5,7 +5,9 @@ import Testing
 
 @Suite("CHORUS_PROVIDERS: an OpenAI-compatible server as a provider, from the command line")
 struct ProvidersCommandTests {
-    @Test("a running chorus serve named in CHORUS_PROVIDERS: chorus voices lists its voices, chorus render speaks through it; a broken file stops both, naming the field")
+    @Test(
+        "a running chorus serve named in CHORUS_PROVIDERS: chorus voices lists its voices, chorus render speaks through it; a broken file stops both, naming the field"
+    )
     func chorusThroughChorus() async throws {
         let directory = try ServeCommandTests.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -14,15 +16,18 @@ struct ProvidersCommandTests {
         serveEnvironment["CHORUS_API_KEYS"] = ServeCommandTests.serveKey
         serveEnvironment["OPENAI_API_KEY"] = nil
         serveEnvironment["CHORUS_PROVIDERS"] = nil
-        let server = try await ServeCommandTests.launch(["--port", String(port), "--data-dir", directory.appendingPathComponent("data").path],
-                                                       environment: serveEnvironment, port: port)
+        let server = try await ServeCommandTests.launch(
+            ["--port", String(port), "--data-dir", directory.appendingPathComponent("data").path],
+            environment: serveEnvironment, port: port)
         defer { if server.isRunning { server.terminate() } }
 
         let providers = directory.appendingPathComponent("providers.json")
-        try Data(#"""
+        try Data(
+            #"""
             {"upstream": {"kind": "openai", "base_url": "http://127.0.0.1:\#(port)/v1", "api_key_env": "UPSTREAM_KEY", "model": "tts-1",
                           "voices": ["alloy", "onyx"]}}
-            """#.utf8).write(to: providers)
+            """#.utf8
+        ).write(to: providers)
         var environment = ProcessInfo.processInfo.environment
         environment["CHORUS_PROVIDERS"] = providers.path
         environment["UPSTREAM_KEY"] = ServeCommandTests.serveKey
@@ -33,8 +38,9 @@ struct ProvidersCommandTests {
 
         try Data(#"{"messages": [{"speaker": "Dad", "text": "The game starts at noon.", "voice": "upstream:onyx"}]}"#.utf8)
             .write(to: directory.appendingPathComponent("chat.json"))
-        let render = try await CLI.run(["render", "chat.json", "-o", "out.mp3", "--timeline", "out.json", "--no-transcribe"],
-                                       in: directory, environment: environment)
+        let render = try await CLI.run(
+            ["render", "chat.json", "-o", "out.mp3", "--timeline", "out.json", "--no-transcribe"],
+            in: directory, environment: environment)
         try #require(render.status == 0, "\(render.stderr)")
         let timeline = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent("out.json"))) as! [String: Any]
         let segment = try #require((timeline["segments"] as? [[String: Any]])?.first)
@@ -54,8 +60,9 @@ struct ProvidersCommandTests {
         try Data(#"{"upstream": {"kind": "openai", "base_url": "ftp://x/v1", "model": "m"}}"#.utf8).write(to: providers)
         for arguments in [["voices"], ["render", "chat.json", "-o", "again.mp3", "--no-transcribe"]] {
             let result = try await CLI.run(arguments, in: directory, environment: environment)
-            #expect(result.status != 0 && result.stderr.contains("CHORUS_PROVIDERS") && result.stderr.contains("upstream.base_url"),
-                    "\(arguments): \(result.stderr)")
+            #expect(
+                result.status != 0 && result.stderr.contains("CHORUS_PROVIDERS") && result.stderr.contains("upstream.base_url"),
+                "\(arguments): \(result.stderr)")
             #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("again.mp3").path))
         }
     }

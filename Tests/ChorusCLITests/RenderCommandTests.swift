@@ -1,15 +1,16 @@
 import ChorusAudio
-import ChorusVoices
 import ChorusFixtures
 import ChorusTestSupport
+import ChorusVoices
 import Foundation
+import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
 
 /// The commands that read and write files: render, speak, voices, probe, waveform, player, and Ctrl-C.
 @Suite("The chorus command")
@@ -37,8 +38,11 @@ struct CLITests {
     @Test("render writes audio, timeline, waveform and captions and says so")
     func render() async throws {
         // The clips are speech-like signals, not speech: nothing to transcribe (chorus transcribe's tests render speech).
-        let result = try await CLI.run(["render", "chat.json", "-o", "out.mp3", "--timeline", "out.json", "--waveform", "out.dat",
-                                  "--bits", "8", "--captions", "out.vtt", "--no-transcribe"], in: directory)
+        let result = try await CLI.run(
+            [
+                "render", "chat.json", "-o", "out.mp3", "--timeline", "out.json", "--waveform", "out.dat",
+                "--bits", "8", "--captions", "out.vtt", "--no-transcribe",
+            ], in: directory)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("Wrote out.mp3"))
         let timeline = try JSONSerialization.jsonObject(with: Data(contentsOf: file("out.json"))) as! [String: Any]
@@ -48,11 +52,13 @@ struct CLITests {
         #expect(try String(contentsOf: file("out.vtt"), encoding: .utf8).contains("<v Marcus>Marcus"))
     }
 
-    @Test("a render's waveform is its audio's as decoded: render --waveform equals chorus waveform on the file written, lossy or not",
-          arguments: ["mp3", "m4a", "ogg", "wav"])
+    @Test(
+        "a render's waveform is its audio's as decoded: render --waveform equals chorus waveform on the file written, lossy or not",
+        arguments: ["mp3", "m4a", "ogg", "wav"])
     func waveformOfTheFile(format: String) async throws {
-        let rendered = try await CLI.run(["render", "chat.json", "-o", "out.\(format)", "--waveform", "render.json", "--pixels-per-second", "100"],
-                                         in: directory)
+        let rendered = try await CLI.run(
+            ["render", "chat.json", "-o", "out.\(format)", "--waveform", "render.json", "--pixels-per-second", "100"],
+            in: directory)
         #expect(rendered.status == 0, "\(rendered.stderr)")
         let measured = try await CLI.run(["waveform", "out.\(format)", "-o", "file.json", "--pixels-per-second", "100"], in: directory)
         #expect(measured.status == 0, "\(measured.stderr)")
@@ -73,12 +79,15 @@ struct CLITests {
         #expect(try await Referee.chapters(file("plain.m4a")).isEmpty)
     }
 
-    @Test("absurd parameters are usage errors (exit 64) naming the option", arguments: [
-        (["--sample-rate", "0"], "--sample-rate 0"), (["--gap-ms", "-5"], "--gap-ms -5"), (["--channels", "3"], "--channels 3"),
-        (["--loudness", "12"], "--loudness 12"), (["--bits", "12"], "--bits 12"), (["--samples-per-pixel", "1"], "--samples-per-pixel 1"),
-        (["--loudness-preset", "loud"], "--loudness-preset loud"), (["--loudness-preset", "podcast", "--loudness", "-20"], "give one"), (["--intro", ""], "--intro: name an audio file"),
-        (["--music", " "], "--music: name an audio file"),
-    ])
+    @Test(
+        "absurd parameters are usage errors (exit 64) naming the option",
+        arguments: [
+            (["--sample-rate", "0"], "--sample-rate 0"), (["--gap-ms", "-5"], "--gap-ms -5"), (["--channels", "3"], "--channels 3"),
+            (["--loudness", "12"], "--loudness 12"), (["--bits", "12"], "--bits 12"), (["--samples-per-pixel", "1"], "--samples-per-pixel 1"),
+            (["--loudness-preset", "loud"], "--loudness-preset loud"), (["--loudness-preset", "podcast", "--loudness", "-20"], "give one"),
+            (["--intro", ""], "--intro: name an audio file"),
+            (["--music", " "], "--music: name an audio file"),
+        ])
     func absurd(arguments: [String], mention: String) async throws {
         try Data("existing".utf8).write(to: file("out.mp3"))
         let result = try await CLI.run(["render", "chat.json", "-o", "out.mp3"] + arguments, in: directory)
@@ -89,8 +98,11 @@ struct CLITests {
 
     @Test("--music plays a bed under the program: the timeline's music spans it, with the tail the fade-out takes")
     func music() async throws {
-        let result = try await CLI.run(["render", "chat.json", "-o", "music.wav", "--timeline", "music.json", "--music", "clip1.m4a",
-                                        "--cleanup", "--no-transcribe"], in: directory)
+        let result = try await CLI.run(
+            [
+                "render", "chat.json", "-o", "music.wav", "--timeline", "music.json", "--music", "clip1.m4a",
+                "--cleanup", "--no-transcribe",
+            ], in: directory)
         #expect(result.status == 0, "\(result.stderr)")
         let timeline = try JSONDecoder().decode(Timeline.self, from: Data(contentsOf: file("music.json")))
         let music = try #require(timeline.music)
@@ -186,15 +198,19 @@ struct VoiceCLITests {
         #expect(failed.status == 1)
         #expect(failed.stderr.contains("messages[1] (Ben, openai:nova): openai: not configured: OPENAI_API_KEY is not set"))
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("out.mp3").path))
-        let saved = try await CLI.run(["render", "keyed.json", "-o", "out.mp3", "--cache-dir", "cache", "--fallback-voice", "espeak:en-gb",
-                                 "--timeline", "keyed.timeline.json"], in: directory, environment: environment)
+        let saved = try await CLI.run(
+            [
+                "render", "keyed.json", "-o", "out.mp3", "--cache-dir", "cache", "--fallback-voice", "espeak:en-gb",
+                "--timeline", "keyed.timeline.json",
+            ], in: directory, environment: environment)
         #expect(saved.status == 0, "\(saved.stderr)")
         #expect(try String(contentsOf: directory.appendingPathComponent("keyed.timeline.json"), encoding: .utf8).contains("\"fallback\": true"))
     }
 
     @Test("speak writes one message; voices lists the default voices")
     func speakAndVoices() async throws {
-        let spoken = try await CLI.run(["speak", "Dinner at seven.", "--voice", "espeak:en-us+f3", "-o", "dinner.flac", "--cache-dir", "cache"], in: directory)
+        let spoken = try await CLI.run(
+            ["speak", "Dinner at seven.", "--voice", "espeak:en-us+f3", "-o", "dinner.flac", "--cache-dir", "cache"], in: directory)
         #expect(spoken.status == 0, "\(spoken.stderr)")
         #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("dinner.flac").path))
         let voices = try await CLI.run(["voices", "--provider", "espeak", "--json"], in: directory)
@@ -210,8 +226,9 @@ struct VoiceCLITests {
         try Data(#"{"Bob": {"ipa": "b o b"}}"#.utf8).write(to: directory.appendingPathComponent("bad.json"))
         var seconds: [Double] = []
         for (text, extra) in [("See you Bob.", ["--lexicon", "names.json"]), ("See you Nebuchadnezzar.", []), ("See you Bob.", [])] {
-            let spoken = try await CLI.run(["speak", text, "--voice", "espeak:en-us", "-o", "said.wav", "--timeline", "said.json", "--cache-dir", "cache"] + extra,
-                                           in: directory)
+            let spoken = try await CLI.run(
+                ["speak", text, "--voice", "espeak:en-us", "-o", "said.wav", "--timeline", "said.json", "--cache-dir", "cache"] + extra,
+                in: directory)
             #expect(spoken.status == 0, "\(spoken.stderr)")
             let timeline = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent("said.json"))) as? [String: Any]
             let segment = try #require((timeline?["segments"] as? [[String: Any]])?.first)
@@ -230,8 +247,9 @@ struct VoiceCLITests {
 
     @Test("player writes one page that plays from any folder with no network; bad inputs name the file and write nothing")
     func player() async throws {
-        let rendered = try await CLI.run(["render", "text.json", "-o", "out.ogg", "--timeline", "out.json", "--waveform", "out.dat", "--cache-dir", "cache"],
-                                   in: directory)
+        let rendered = try await CLI.run(
+            ["render", "text.json", "-o", "out.ogg", "--timeline", "out.json", "--waveform", "out.dat", "--cache-dir", "cache"],
+            in: directory)
         #expect(rendered.status == 0, "\(rendered.stderr)")
         let made = try await CLI.run(["player", "out.ogg", "--timeline", "out.json", "-o", "page.html", "--title", "Practice"], in: directory)
         #expect(made.status == 0, "\(made.stderr)")
@@ -243,12 +261,16 @@ struct VoiceCLITests {
         #expect(report.speakersSeen == ["Ann", "Ben"] && report.wordsSeen == 2)
         #expect(try String(contentsOf: elsewhere, encoding: .utf8).contains("<title>Practice</title>"))
         // Peaks given as a file instead of computed.
-        #expect(try await CLI.run(["player", "out.ogg", "--timeline", "out.json", "--waveform", "out.dat", "-o", "peaks.html"], in: directory).status == 0)
+        #expect(
+            try await CLI.run(["player", "out.ogg", "--timeline", "out.json", "--waveform", "out.dat", "-o", "peaks.html"], in: directory).status == 0
+        )
 
         // A timeline that is not this audio's, a missing file, audio that is not audio, a page name that is not .html.
         #expect(try await CLI.run(["speak", "Hi.", "--voice", "flite:slt", "-o", "short.wav", "--cache-dir", "cache"], in: directory).status == 0)
         let mismatch = try await CLI.run(["player", "short.wav", "--timeline", "out.json", "-o", "bad.html"], in: directory)
-        #expect(mismatch.status == 1 && mismatch.stderr.contains("out.json") && mismatch.stderr.contains("not this audio's timeline"), "\(mismatch.stderr)")
+        #expect(
+            mismatch.status == 1 && mismatch.stderr.contains("out.json") && mismatch.stderr.contains("not this audio's timeline"),
+            "\(mismatch.stderr)")
         let missing = try await CLI.run(["player", "out.ogg", "--timeline", "nothing.json", "-o", "bad.html"], in: directory)
         #expect(missing.status == 1 && missing.stderr.contains("nothing.json: no such timeline JSON file"), "\(missing.stderr)")
         let notAudio = try await CLI.run(["player", "out.json", "--timeline", "out.json", "-o", "bad.html"], in: directory)
@@ -259,10 +281,12 @@ struct VoiceCLITests {
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("bad.html").path))
     }
 
-    @Test("bad voice options are usage errors", arguments: [
-        ["speak", "Hi", "--voice", "nova", "-o", "x.mp3"], ["voices", "--provider", "acme"],
-        ["render", "text.json", "-o", "x.mp3", "--fallback-voice", "espeak"], ["render", "text.json", "-o", "x.mp3", "--concurrency", "0"],
-    ])
+    @Test(
+        "bad voice options are usage errors",
+        arguments: [
+            ["speak", "Hi", "--voice", "nova", "-o", "x.mp3"], ["voices", "--provider", "acme"],
+            ["render", "text.json", "-o", "x.mp3", "--fallback-voice", "espeak"], ["render", "text.json", "-o", "x.mp3", "--concurrency", "0"],
+        ])
     func badOptions(arguments: [String]) async throws {
         let result = try await CLI.run(arguments, in: directory)
         #expect(result.status == 64, "\(arguments): \(result.stderr)")

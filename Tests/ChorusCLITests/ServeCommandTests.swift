@@ -1,15 +1,16 @@
 import ChorusAudio
-import ChorusService
 import ChorusFixtures
+import ChorusService
 import ChorusTestSupport
 import Foundation
+import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
 
 /// `chorus serve` as a process: shutdown, restarts, crashes, one process per data folder, and jobs taken over between
 /// two processes on one PostgreSQL.
@@ -58,8 +59,11 @@ struct ServeCommandTests {
         environment["CHORUS_API_KEYS"] = serveKey
         environment["OPENAI_API_KEY"] = "stub-key-0123456789"
         environment["OPENAI_BASE_URL"] = stub.baseURL + "/v1"
-        return try await launch(["--port", String(port), "--data-dir", directory.appendingPathComponent("data").path, "--concurrency", "1",
-                                 "--rate-limit", String(rateLimit)], environment: environment, port: port)
+        return try await launch(
+            [
+                "--port", String(port), "--data-dir", directory.appendingPathComponent("data").path, "--concurrency", "1",
+                "--rate-limit", String(rateLimit),
+            ], environment: environment, port: port)
     }
 
     /// `chorus serve arguments` (which must include `--port port`) with `environment`, its output to `log` (else
@@ -82,7 +86,8 @@ struct ServeCommandTests {
         try process.run()
         // Ready when /health answers; an AddressSanitizer build on a loaded two-core machine took over 10 s to start
         // (a restart test failed on that once), so it gets a minute — and a process that ends meanwhile fails at once.
-        var ready = false, ended: ProcessEnd?
+        var ready = false
+        var ended: ProcessEnd?
         for _ in 0..<600 where !ready && ended == nil {
             try await Task.sleep(nanoseconds: 100_000_000)
             ready = await get("http://127.0.0.1:\(port)/health", key: "")?.status == 200
@@ -105,7 +110,8 @@ struct ServeCommandTests {
     static func submitThree(port: Int) async throws -> [String] {
         var ids: [String] = []
         for index in 0..<3 {
-            let json = #"{"messages": [{"speaker": "A", "text": "Render \#(index), first.", "voice": "openai:nova"}, {"speaker": "B", "text": "Render \#(index), second.", "voice": "openai:nova"}]}"#
+            let json =
+                #"{"messages": [{"speaker": "A", "text": "Render \#(index), first.", "voice": "openai:nova"}, {"speaker": "B", "text": "Render \#(index), second.", "voice": "openai:nova"}]}"#
             let response = try #require(await post("http://127.0.0.1:\(port)/v1/renders", key: serveKey, json: json, async: true))
             #expect(response.status == 202)
             let manifest = try JSONSerialization.jsonObject(with: response.body) as! [String: Any]
@@ -116,7 +122,8 @@ struct ServeCommandTests {
 
     /// The status recorded for render `id` in the data folder's database (read by Python's sqlite3, not by Chorus).
     static func recordedStatus(_ directory: URL, _ id: String) async throws -> String {
-        let status = try await SQLiteReferee.query(directory.appendingPathComponent("data/chorus.sqlite"), "SELECT status FROM renders WHERE id = ?", [id])
+        let status = try await SQLiteReferee.query(
+            directory.appendingPathComponent("data/chorus.sqlite"), "SELECT status FROM renders WHERE id = ?", [id])
         return status.isEmpty ? "none" : status
     }
 
@@ -126,17 +133,20 @@ struct ServeCommandTests {
         let idle = try await CLI.run(["serve", "--idle-timeout", "0.01s", "--data-dir", "/nonexistent/x"], in: directory)
         #expect(idle.status == 64 && idle.stderr.contains("--idle-timeout 0.01s: must be between 0.1 s and 3600 s"), "\(idle.stderr)")
         let redirect = try await CLI.run(["serve", "--redirect-audio"], in: directory)
-        #expect(redirect.status == 64 && redirect.stderr.contains("--redirect-audio (no storage): needs --storage set to s3://bucket/prefix"),
-                "\(redirect.stderr)")
+        #expect(
+            redirect.status == 64 && redirect.stderr.contains("--redirect-audio (no storage): needs --storage set to s3://bucket/prefix"),
+            "\(redirect.stderr)")
         let body = try await CLI.run(["serve", "--max-body-mb", "0"], in: directory)
         #expect(body.status == 64 && body.stderr.contains("--max-body-mb"), "\(body.stderr)")
         let help = try await CLI.run(["serve", "--help"], in: directory)
         #expect(help.status == 0)
         let text = help.stdout.replacingOccurrences(of: "\n", with: " ").split(whereSeparator: \.isWhitespace).joined(separator: " ")
         let defaults = ServiceConfiguration.defaults
-        let expected = ["Port. Default \(defaults.port) [\(ServiceConfiguration.Setting.port.environmentVariable)].",
-                        "0 for no limit. Default \(defaults.rateLimitPerMinute) [\(ServiceConfiguration.Setting.rateLimitPerMinute.environmentVariable)].",
-                        "Default \(defaults.queueLimit) [CHORUS_QUEUE].", "Default 24h [CHORUS_RETENTION].", "Default 15s [CHORUS_LEASE]."]
+        let expected = [
+            "Port. Default \(defaults.port) [\(ServiceConfiguration.Setting.port.environmentVariable)].",
+            "0 for no limit. Default \(defaults.rateLimitPerMinute) [\(ServiceConfiguration.Setting.rateLimitPerMinute.environmentVariable)].",
+            "Default \(defaults.queueLimit) [CHORUS_QUEUE].", "Default 24h [CHORUS_RETENTION].", "Default 15s [CHORUS_LEASE].",
+        ]
         for fragment in expected { #expect(text.contains(fragment), "--help lacks \"\(fragment)\"") }
     }
 
@@ -149,7 +159,7 @@ struct ServeCommandTests {
         let process = try await Self.serve(directory: directory, stub: stub, port: port)
         defer { if process.isRunning { process.terminate() } }
         let ids = try await Self.submitThree(port: port)
-        process.terminate()   // SIGTERM while six provider requests of 0.5 s are queued one at a time
+        process.terminate()  // SIGTERM while six provider requests of 0.5 s are queued one at a time
         #expect(await process.exited() == .exited(0))
         for id in ids { #expect(try await Self.recordedStatus(directory, id) == "done", "render \(id)") }
     }
@@ -205,7 +215,9 @@ struct ServeCommandTests {
         #expect(await Self.get(voices, key: Self.serveKey)?.status == 429)
     }
 
-    @Test("a second chorus serve on a data folder in use stops at start, naming the folder and the process holding it; after a kill -9 the folder is free again")
+    @Test(
+        "a second chorus serve on a data folder in use stops at start, naming the folder and the process holding it; after a kill -9 the folder is free again"
+    )
     func oneProcessPerFolder() async throws {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -274,7 +286,11 @@ struct ServeCommandTests {
             statuses = []
             for id in ids {
                 guard let response = await Self.get("http://127.0.0.1:\(port)/v1/renders/\(id)", key: Self.serveKey), response.status == 200,
-                      let manifest = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any] else { statuses.append("?"); continue }
+                    let manifest = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]
+                else {
+                    statuses.append("?")
+                    continue
+                }
                 statuses.append(manifest["status"] as? String ?? "?")
             }
             if statuses.allSatisfy({ $0 == "done" || $0 == "failed" }) { break }
@@ -309,15 +325,19 @@ struct TakeoverTests {
         environment["OPENAI_API_KEY"] = "stub-key-0123456789"
         environment["OPENAI_BASE_URL"] = stub.baseURL + "/v1"
         let log = directory.appendingPathComponent("\(name).log")
-        let process = try await ServeCommandTests.launch(["--port", String(port), "--data-dir", directory.appendingPathComponent(name).path,
-                                                          "--concurrency", "1", "--workers", "1", "--lease", "3s", "--rate-limit", "0",
-                                                          "--storage", directory.appendingPathComponent("shared").path, "--database", database],
-                                                         environment: environment, port: port, log: log)
+        let process = try await ServeCommandTests.launch(
+            [
+                "--port", String(port), "--data-dir", directory.appendingPathComponent(name).path,
+                "--concurrency", "1", "--workers", "1", "--lease", "3s", "--rate-limit", "0",
+                "--storage", directory.appendingPathComponent("shared").path, "--database", database,
+            ],
+            environment: environment, port: port, log: log)
         return Instance(process: process, port: port, log: log)
     }
 
     static func manifest(_ instance: Instance, _ id: String) async -> [String: Any]? {
-        guard let response = await ServeCommandTests.get("http://127.0.0.1:\(instance.port)/v1/renders/\(id)", key: key), response.status == 200 else { return nil }
+        guard let response = await ServeCommandTests.get("http://127.0.0.1:\(instance.port)/v1/renders/\(id)", key: key), response.status == 200
+        else { return nil }
         return try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]
     }
 
@@ -326,7 +346,8 @@ struct TakeoverTests {
     /// other to finish the render. Returns the render's id, the seconds from the interruption to done, and the
     /// instances: `a` the one interrupted, `b` the other.
     static func takeover(_ label: String, interrupt: (Instance) -> Void) async throws
-        -> (id: String, seconds: Double, url: String, server: PostgresTestServer, a: Instance, b: Instance, directory: URL) {
+        -> (id: String, seconds: Double, url: String, server: PostgresTestServer, a: Instance, b: Instance, directory: URL)
+    {
         let server = try await PostgresTestServer.shared()
         let url = try await server.database(label)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-takeover-\(UUID().uuidString)")
@@ -334,7 +355,9 @@ struct TakeoverTests {
         let stub = try StubSpeech.openAIServer(latency: 0.5)
         let first = try await start(database: url, directory: directory, name: "first", stub: stub)
         let second = try await start(database: url, directory: directory, name: "second", stub: stub)
-        let messages = (1...12).map { #"{"speaker": "S\#($0 % 2)", "text": "Message \#($0) of a render that an instance leaves.", "voice": "openai:nova"}"# }
+        let messages = (1...12).map {
+            #"{"speaker": "S\#($0 % 2)", "text": "Message \#($0) of a render that an instance leaves.", "voice": "openai:nova"}"#
+        }
         let body = #"{"messages": [\#(messages.joined(separator: ","))]}"#
         let response = try #require(await ServeCommandTests.post("http://127.0.0.1:\(first.port)/v1/renders", key: key, json: body, async: true))
         #expect(response.status == 202)
@@ -344,7 +367,8 @@ struct TakeoverTests {
         var started = false
         for _ in 0..<600 where !started {
             try await Task.sleep(nanoseconds: 100_000_000)
-            let synthesized = try await server.psql(url, "SELECT coalesce((progress::json->>'synthesized')::int, 0) FROM chorus_renders WHERE id = '\(id)' AND status = 'running'")
+            let synthesized = try await server.psql(
+                url, "SELECT coalesce((progress::json->>'synthesized')::int, 0) FROM chorus_renders WHERE id = '\(id)' AND status = 'running'")
             started = (Int(synthesized) ?? 0) >= 1
         }
         #expect(started, "the render did not start")
@@ -355,7 +379,8 @@ struct TakeoverTests {
             runner = [first, second].first { ((try? String(contentsOf: $0.log, encoding: .utf8)) ?? "").contains("render claimed") }
             if runner == nil { try await Task.sleep(nanoseconds: 100_000_000) }
         }
-        let a = try #require(runner), b = a.port == first.port ? second : first
+        let a = try #require(runner)
+        let b = a.port == first.port ? second : first
         interrupt(a)
         let interrupted = Date()
         var done = false
@@ -379,7 +404,10 @@ struct TakeoverTests {
         // and the Whisper model), the instance taking over once needed 38 s.
         #expect(result.seconds > 2.5 && result.seconds < 90, "taken over after \(result.seconds) s")
         let row = try await result.server.psql(result.url, "SELECT status || ':' || attempts FROM chorus_renders WHERE id = '\(result.id)'")
-        #expect(row == "done:2", "\(row); A: \((try? String(contentsOf: result.a.log, encoding: .utf8)) ?? "") B: \((try? String(contentsOf: result.b.log, encoding: .utf8)) ?? "")")
+        #expect(
+            row == "done:2",
+            "\(row); A: \((try? String(contentsOf: result.a.log, encoding: .utf8)) ?? "") B: \((try? String(contentsOf: result.b.log, encoding: .utf8)) ?? "")"
+        )
         let audio = result.directory.appendingPathComponent("shared/renders/\(result.id)/audio.mp3")
         let manifest = try #require(await Self.manifest(result.b, result.id))
         if Referee.available {
@@ -404,7 +432,8 @@ struct TakeoverTests {
             stopped = log.contains("render stopped here") || log.contains("render finished after another instance took it over")
         }
         #expect(stopped, "A did not notice it had lost the render")
-        #expect(try await result.server.psql(result.url, "SELECT status || ':' || attempts FROM chorus_renders WHERE id = '\(result.id)'") == "done:2")
+        #expect(
+            try await result.server.psql(result.url, "SELECT status || ':' || attempts FROM chorus_renders WHERE id = '\(result.id)'") == "done:2")
         // Done once: B's record stands (A completed nothing).
         let log = (try? String(contentsOf: result.b.log, encoding: .utf8)) ?? ""
         #expect(log.contains("render claimed"))

@@ -33,7 +33,8 @@ struct ServiceSettingsTests {
     @Test("every setting with a flag has its option in chorus serve, and each option sets its setting as the library reads it")
     func flags() async throws {
         let directory = try TemporaryDirectory()
-        try "file-key-0123456789abcdef\n".write(to: directory.url.appendingPathComponent(Setting.apiKeysFile.example), atomically: true, encoding: .utf8)
+        try "file-key-0123456789abcdef\n".write(
+            to: directory.url.appendingPathComponent(Setting.apiKeysFile.example), atomically: true, encoding: .utf8)
         var arguments = ["serve", "--check"]
         for setting in Setting.allCases {
             guard let flag = setting.flag else { continue }
@@ -41,10 +42,13 @@ struct ServiceSettingsTests {
         }
         let run = try await CLI.run(arguments, in: directory.url, environment: ["CHORUS_API_KEYS": Setting.apiKeys.example])
         #expect(run.status == 0, "\(run.stderr)")
-        let listed = Self.listed(run.stdout), expected = try Self.expected(in: directory.url)
+        let listed = Self.listed(run.stdout)
+        let expected = try Self.expected(in: directory.url)
         for setting in Setting.allCases {
             let name = setting.flag ?? setting.environmentVariable
-            #expect(listed[name] == expected[name], "\(name): chorus serve --check says \(listed[name] ?? "nothing"), the library \(expected[name] ?? "")")
+            #expect(
+                listed[name] == expected[name], "\(name): chorus serve --check says \(listed[name] ?? "nothing"), the library \(expected[name] ?? "")"
+            )
             #expect(setting.shown(in: .defaults) != expected[name] || setting == .apiKeysFile, "\(name)'s example is its default")
         }
     }
@@ -52,11 +56,13 @@ struct ServiceSettingsTests {
     @Test("every setting's environment variable sets it as its flag does")
     func environment() async throws {
         let directory = try TemporaryDirectory()
-        try "file-key-0123456789abcdef\n".write(to: directory.url.appendingPathComponent(Setting.apiKeysFile.example), atomically: true, encoding: .utf8)
+        try "file-key-0123456789abcdef\n".write(
+            to: directory.url.appendingPathComponent(Setting.apiKeysFile.example), atomically: true, encoding: .utf8)
         let variables = Dictionary(uniqueKeysWithValues: Setting.allCases.map { ($0.environmentVariable, $0.example) })
         let run = try await CLI.run(["serve", "--check"], in: directory.url, environment: variables)
         #expect(run.status == 0, "\(run.stderr)")
-        let listed = Self.listed(run.stdout), expected = try Self.expected(in: directory.url)
+        let listed = Self.listed(run.stdout)
+        let expected = try Self.expected(in: directory.url)
         #expect(listed == expected)
         // A variable that cannot be read is named as written.
         let bad = try await CLI.run(["serve", "--check"], in: directory.url, environment: ["CHORUS_MAX_MESSAGES": "many"])
@@ -68,6 +74,8 @@ struct ServiceSettingsTests {
     @Test("docs/cli.md's table of chorus serve's settings is the settings' own")
     func documented() throws {
         let page = try String(contentsOf: Repository.file("docs/cli.md"), encoding: .utf8)
-        #expect(page.contains(Setting.markdownTable + "\n"), "docs/cli.md's table differs from ServiceConfiguration.Setting's; it should read:\n\(Setting.markdownTable)")
+        #expect(
+            page.contains(Setting.markdownTable + "\n"),
+            "docs/cli.md's table differs from ServiceConfiguration.Setting's; it should read:\n\(Setting.markdownTable)")
     }
 }

@@ -31,7 +31,8 @@ struct TranscribeCommandTests {
         #expect(abs((json["duration"] as? Double ?? 0) - duration) < 0.01)
         let words = try #require(json["words"] as? [[String: Any]])
         #expect(words.count >= 5 && (words.first?["word"] as? String)?.lowercased() == "i", "\(words)")
-        let starts = words.compactMap { $0["start"] as? Double }, ends = words.compactMap { $0["end"] as? Double }
+        let starts = words.compactMap { $0["start"] as? Double }
+        let ends = words.compactMap { $0["end"] as? Double }
         #expect(starts == starts.sorted() && starts.allSatisfy { $0 >= 0 } && ends.allSatisfy { $0 <= duration + 0.05 })
         #expect((json["segments"] as? [[String: Any]])?.isEmpty == false)
         #expect((json["text"] as? String)?.lowercased().hasPrefix("i can get her") == true)
@@ -58,7 +59,8 @@ struct TranscribeCommandTests {
         var environment = ProcessInfo.processInfo.environment
         environment["CHORUS_MODELS_DIR"] = directory.path
         let noModel = try await CLI.run(["transcribe", Repository.file("samples/clips/dad-1.ogg").path], in: directory, environment: environment)
-        #expect(noModel.status == 1 && noModel.stderr.contains("no model \"whisper-tiny.en\" in \(directory.path)")
+        #expect(
+            noModel.status == 1 && noModel.stderr.contains("no model \"whisper-tiny.en\" in \(directory.path)")
                 && noModel.stderr.contains("scripts/setup.sh"), "\(noModel.stderr)")
 
         let badFormat = try await CLI.run(["transcribe", "note.m4a", "--format", "mp3"], in: directory)
@@ -75,7 +77,8 @@ struct TranscribeCommandTests {
         #expect(aligned.words?.map(\.word) == ["I", "can", "get", "her", "I'm", "leaving", "work", "at", "four", "anyway"])
         #expect(aligned.text == "I can get her. I'm leaving work at four anyway." && aligned.segments?.count == 2)
         let vtt = try await CLI.run(["align", clip, "--text", "marcus.txt", "--format", "vtt"], in: directory)
-        #expect(vtt.stdout.hasPrefix("WEBVTT\n\n1\n00:00:00.000 --> ") && vtt.stdout.contains("\nI'm leaving work at four anyway.\n"), "\(vtt.stdout)")
+        #expect(
+            vtt.stdout.hasPrefix("WEBVTT\n\n1\n00:00:00.000 --> ") && vtt.stdout.contains("\nI'm leaving work at four anyway.\n"), "\(vtt.stdout)")
 
         let missing = try await CLI.run(["align", clip, "--text", "nowhere.txt"], in: directory)
         #expect(missing.status == 1 && missing.stderr.contains("nowhere.txt: cannot read the text file"), "\(missing.stderr)")
@@ -89,11 +92,14 @@ struct TranscribeCommandTests {
     @Test("chorus render: a recorded message without text is transcribed, the sample conversation's texts are aligned; --no-transcribe leaves both")
     func render() async throws {
         let clips = Repository.file("samples/clips")
-        try Data(#"""
+        try Data(
+            #"""
             {"messages": [{"speaker": "Marcus", "audio": "\#(clips.path)/marcus-1.m4a"},
                           {"speaker": "Dad", "audio": "\#(clips.path)/dad-1.ogg", "text": "I'll stop at the store on the way home."}]}
-            """#.utf8).write(to: file("chat.json"))
-        let rendered = try await CLI.run(["render", "chat.json", "-o", "chat.wav", "--timeline", "chat.timeline.json", "--captions", "chat.vtt"], in: directory)
+            """#.utf8
+        ).write(to: file("chat.json"))
+        let rendered = try await CLI.run(
+            ["render", "chat.json", "-o", "chat.wav", "--timeline", "chat.timeline.json", "--captions", "chat.vtt"], in: directory)
         #expect(rendered.status == 0 && !rendered.stderr.contains("warning"), "\(rendered.stderr)")
         let timeline = try JSONDecoder().decode(Timeline.self, from: Data(contentsOf: file("chat.timeline.json")))
         let heard = timeline.segments[0]
@@ -116,8 +122,11 @@ struct TranscribeCommandTests {
         // MP4 writes them last), the speaker's name in Ogg's header, written before the message is heard.
         try #require(Referee.available, "ffmpeg/ffprobe (the referee) is not installed")
         let written = ChapterTitle.make(speaker: "Dad", text: "I'll stop at the store on the way home.")
-        for (name, first) in [("chat.mp3", ChapterTitle.make(speaker: "Marcus", text: heard.text)), ("chat.m4a", ChapterTitle.make(speaker: "Marcus", text: heard.text)),
-                              ("chat.ogg", "Marcus")] {
+        for (name, first) in [
+            ("chat.mp3", ChapterTitle.make(speaker: "Marcus", text: heard.text)),
+            ("chat.m4a", ChapterTitle.make(speaker: "Marcus", text: heard.text)),
+            ("chat.ogg", "Marcus"),
+        ] {
             let chaptered = try await CLI.run(["render", "chat.json", "-o", name, "--chapters"], in: directory)
             #expect(chaptered.status == 0, "\(chaptered.stderr)")
             let titles = try await Referee.chapters(file(name)).map(\.title)

@@ -6,12 +6,13 @@ import ChorusTestSupport
 import ChorusVoices
 import ChorusWire
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Hummingbird
 import HummingbirdTesting
 import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// The Swift client against a live service started in-process (not a mock).
 @Suite("ChorusClient against a live service")
@@ -29,8 +30,11 @@ struct ClientTests {
         configuration.rateLimitPerMinute = rateLimit
         configuration.transcriptionModel = transcription ? WhisperModel.defaultName : nil
         configuration.environment["CHORUS_MODELS_DIR"] = WhisperModel.modelsFolder().path
-        configuration.registry = VoiceRegistry(providers: [FliteProvider(), EspeakProvider(), OpenAIProvider(apiKey: nil), ElevenLabsProvider(apiKey: nil)])
-        let server = try await ChorusServer(configuration: configuration, logger: .init(label: "test") { _ in JSONLogHandler(label: "test") { _ in } })
+        configuration.registry = VoiceRegistry(providers: [
+            FliteProvider(), EspeakProvider(), OpenAIProvider(apiKey: nil), ElevenLabsProvider(apiKey: nil),
+        ])
+        let server = try await ChorusServer(
+            configuration: configuration, logger: .init(label: "test") { _ in JSONLogHandler(label: "test") { _ in } })
         try await server.application.test(.live) { client in
             try await body(ChorusClient(baseURL: URL(string: "http://127.0.0.1:\(client.port!)")!, apiKey: Self.key))
         }
@@ -39,7 +43,8 @@ struct ClientTests {
     @Test("lexicons: stored, listed, read, used by name by a render and by speech, deleted; a refused one is an error naming the field")
     func lexicons() async throws {
         try await withService { chorus in
-            let stored = try await chorus.putLexicon("family", entries: ["Bob": .object(["ipa": .string("ˌnɛbjʊkədˈnɛzəɹ")]), "Nguyen": .string("win")])
+            let stored = try await chorus.putLexicon(
+                "family", entries: ["Bob": .object(["ipa": .string("ˌnɛbjʊkədˈnɛzəɹ")]), "Nguyen": .string("win")])
             #expect(stored.entryCount == 2 && stored.entries?["Nguyen"] == .string("win"))
             #expect(try await chorus.lexicons().map(\.name) == ["family"])
             #expect(try await chorus.lexicon("family").digest == stored.digest)
@@ -50,9 +55,13 @@ struct ClientTests {
             let plain = try await chorus.speech("See you Bob.", voice: "espeak:en-us")
             let spoken = try await chorus.speech("See you Bob.", voice: "espeak:en-us", lexicon: "family")
             func length(_ manifest: RenderManifest) -> Double { (manifest.timeline?.segments[0]).map { $0.end - $0.start } ?? 0 }
-            #expect(abs(length(named) - length(spoken)) < 0.05 && length(spoken) - length(plain) > 0.3, "\([length(named), length(spoken), length(plain)])")
+            #expect(
+                abs(length(named) - length(spoken)) < 0.05 && length(spoken) - length(plain) > 0.3,
+                "\([length(named), length(spoken), length(plain)])")
             #expect(named.timeline?.segments[0].words?.map(\.word) == ["See", "you", "Bob"])
-            let refused = await #expect(throws: ChorusClientError.self) { try await chorus.putLexicon("family", entries: ["Bob": .object(["ipa": .string("b o b")])]) }
+            let refused = await #expect(throws: ChorusClientError.self) {
+                try await chorus.putLexicon("family", entries: ["Bob": .object(["ipa": .string("b o b")])])
+            }
             #expect(refused?.status == 422 && refused?.field == "entries.Bob.ipa", "\(String(describing: refused))")
             let unknown = await #expect(throws: ChorusClientError.self) { try await chorus.speech("Hi.", voice: "espeak:en-us", lexicon: "nobody") }
             #expect(unknown?.code == "unknown_lexicon")
@@ -70,7 +79,8 @@ struct ClientTests {
             let note = try ClipEncoding.m4a.data(SignalGenerator.speechLike(fundamental: 170, seconds: 2, format: .speech, seed: 4))
             let clip = try await chorus.uploadClip(note)
             #expect(clip.samples == 88_200)
-            let manifest = try await chorus.render(RenderRequest(messages: [.init(speaker: "Mom", clip: clip.id), .init(speaker: "Kid", text: "On my way home now.")]))
+            let manifest = try await chorus.render(
+                RenderRequest(messages: [.init(speaker: "Mom", clip: clip.id), .init(speaker: "Kid", text: "On my way home now.")]))
             #expect(manifest.status == .done && manifest.timeline?.segments.map(\.speaker) == ["Mom", "Kid"])
             let timeline = try await chorus.timeline(manifest.id)
             #expect(timeline == manifest.timeline)
@@ -89,9 +99,11 @@ struct ClientTests {
     @Test("start a render and follow its events: progress, every segment, then done")
     func events() async throws {
         try await withService { chorus in
-            let started = try await chorus.startRender(RenderRequest(messages: ["One thing.", "Another thing.", "A third thing."].map {
-                .init(speaker: "Ann", text: $0, voice: "espeak:en-us")
-            }))
+            let started = try await chorus.startRender(
+                RenderRequest(
+                    messages: ["One thing.", "Another thing.", "A third thing."].map {
+                        .init(speaker: "Ann", text: $0, voice: "espeak:en-us")
+                    }))
             var segments: [Timeline.Segment] = []
             var done: RenderManifest?
             var sawProgress = false

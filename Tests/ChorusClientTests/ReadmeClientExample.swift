@@ -2,6 +2,7 @@ import ChorusClient
 import ChorusWire
 import Foundation
 import Testing
+
 #if canImport(AVFoundation)
 import AVFoundation
 #endif
@@ -17,10 +18,11 @@ final class FamilyChatPlayer {
     /// Uploads the voice note, renders the conversation, and starts playing it.
     func play(voiceNote: Data, reply: String) async throws {
         let clip = try await chorus.uploadClip(voiceNote)
-        let manifest = try await chorus.render(RenderRequest(messages: [
-            .init(speaker: "Mom", clip: clip.id),
-            .init(speaker: "Maya", text: reply),
-        ]))
+        let manifest = try await chorus.render(
+            RenderRequest(messages: [
+                .init(speaker: "Mom", clip: clip.id),
+                .init(speaker: "Maya", text: reply),
+            ]))
         timeline = manifest.timeline
         #if canImport(AVFoundation)
         let asset = AVURLAsset(url: chorus.audioURL(manifest.id), options: ["AVURLAssetHTTPHeaderFieldsKey": chorus.authorizationHeader])

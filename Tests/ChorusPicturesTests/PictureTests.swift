@@ -1,8 +1,9 @@
+import ChorusAudio
 import ChorusFixtures
 import ChorusTestSupport
 import Foundation
 import Testing
-import ChorusAudio
+
 @testable import ChorusPictures
 
 @Suite("Waveform pictures")
@@ -15,16 +16,19 @@ struct PictureTests {
 
     func fixture() throws -> (TemporaryDirectory, URL, Timeline) {
         let directory = try TemporaryDirectory()
-        let audio = SignalGenerator.concatenate(Self.plan.map { part in
-            part.speaker == nil ? SignalGenerator.silence(seconds: 1, format: Self.format)
-                : SignalGenerator.tone(frequency: 200, amplitude: part.amplitude, seconds: 2, format: Self.format)
-        })
+        let audio = SignalGenerator.concatenate(
+            Self.plan.map { part in
+                part.speaker == nil
+                    ? SignalGenerator.silence(seconds: 1, format: Self.format)
+                    : SignalGenerator.tone(frequency: 200, amplitude: part.amplitude, seconds: 2, format: Self.format)
+            })
         let url = directory.file("chat.wav")
         try AudioFileWriter.write(audio, to: url)
         let segments = Self.plan.enumerated().compactMap { index, part -> Timeline.Segment? in
             guard let speaker = part.speaker else { return nil }
-            return Timeline.Segment(index: index / 2, speaker: speaker, start: 0, end: 0, startSample: part.frames.lowerBound,
-                                    endSample: part.frames.upperBound, text: nil, source: "x", gainDB: 0, voice: nil, fallback: nil, words: nil)
+            return Timeline.Segment(
+                index: index / 2, speaker: speaker, start: 0, end: 0, startSample: part.frames.lowerBound,
+                endSample: part.frames.upperBound, text: nil, source: "x", gainDB: 0, voice: nil, fallback: nil, words: nil)
         }
         return (directory, url, Timeline(format: Self.format, samples: 64_000, gapMs: 1_000, segments: segments))
     }
@@ -34,7 +38,9 @@ struct PictureTests {
         let spp = picture.samplesPerPixel
         return (0..<picture.columns.count).compactMap { x in
             let frames = (x * spp)..<min(64_000, (x + 1) * spp)
-            guard let part = Self.plan.first(where: { $0.frames.contains(frames.lowerBound) && $0.frames.contains(frames.upperBound - 1) }) else { return nil }
+            guard let part = Self.plan.first(where: { $0.frames.contains(frames.lowerBound) && $0.frames.contains(frames.upperBound - 1) }) else {
+                return nil
+            }
             return (x, part.speaker)
         }
     }
@@ -73,13 +79,16 @@ struct PictureTests {
         // The first part is the intro, the last the outro; the bed is heard from the start to the end of the second gap.
         let messages = plain.segments.filter { $0.startSample == 24_000 }
         func bookend(_ frames: Range<Int>) -> Timeline.Bookend {
-            Timeline.Bookend(start: 0, end: 0, startSample: frames.lowerBound, endSample: frames.upperBound, speaker: nil, text: nil,
-                             source: "jingle.mp3", gainDB: 0, voice: nil, words: nil)
+            Timeline.Bookend(
+                start: 0, end: 0, startSample: frames.lowerBound, endSample: frames.upperBound, speaker: nil, text: nil,
+                source: "jingle.mp3", gainDB: 0, voice: nil, words: nil)
         }
-        let timeline = Timeline(format: Self.format, samples: 64_000, gapMs: 1_000, segments: messages, intro: bookend(0..<16_000),
-                                outro: bookend(48_000..<64_000),
-                                music: Timeline.Music(start: 0, end: 6, startSample: 0, endSample: 48_000, source: "bed.mp3", levelLU: -20,
-                                                      duckDB: 12, gainDB: 0, passes: 1))
+        let timeline = Timeline(
+            format: Self.format, samples: 64_000, gapMs: 1_000, segments: messages, intro: bookend(0..<16_000),
+            outro: bookend(48_000..<64_000),
+            music: Timeline.Music(
+                start: 0, end: 6, startSample: 0, endSample: 48_000, source: "bed.mp3", levelLU: -20,
+                duckDB: 12, gainDB: 0, passes: 1))
         let picture = try WaveformPicture.make(audio: url, timeline: timeline, options: .init(width: 200, height: 160))
         let theme = PictureTheme.light
         #expect(picture.legend.map(\.name) == ["Zoë", "Intro/outro", "Music"])

@@ -1,23 +1,28 @@
-@testable import ChorusS3
 import ChorusFixtures
 import Foundation
 import Testing
+
+@testable import ChorusS3
 
 /// The S3 client's failure handling, against a scripted server (`StubServer`) that fails where a real one can:
 /// retries of idempotent requests on 5xx, no retry on a client error, and multipart uploads aborted on failure.
 @Suite("S3 client failures")
 struct S3ClientTests {
     static func client(_ server: StubServer, partSize: Int = 5 * 1_048_576) throws -> S3Client {
-        var client = S3Client(location: try S3Location(url: "s3://stub-bucket/p", environment: [
-            "AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "stub-secret-1234", "AWS_ENDPOINT_URL_S3": server.baseURL,
-        ]))
+        var client = S3Client(
+            location: try S3Location(
+                url: "s3://stub-bucket/p",
+                environment: [
+                    "AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "stub-secret-1234", "AWS_ENDPOINT_URL_S3": server.baseURL,
+                ]))
         client.partSize = partSize
         return client
     }
 
     static func error(_ status: Int, _ code: String) -> StubServer.Response {
-        StubServer.Response(status: status, headers: ["Content-Type": "application/xml"],
-                            body: Data("<?xml version=\"1.0\"?><Error><Code>\(code)</Code><Message>scripted &amp; failing</Message></Error>".utf8))
+        StubServer.Response(
+            status: status, headers: ["Content-Type": "application/xml"],
+            body: Data("<?xml version=\"1.0\"?><Error><Code>\(code)</Code><Message>scripted &amp; failing</Message></Error>".utf8))
     }
 
     @Test("a 503 is retried (three attempts in all); a fourth is never made")
@@ -29,10 +34,11 @@ struct S3ClientTests {
         defer { server.stop() }
         try await Self.client(server).put("k", body: .init(string: "x"), contentType: "text/plain")
         #expect(server.requests.count == 3)
-        #expect(server.requests.allSatisfy { request in
-            request.method == "PUT" && request.path == "/stub-bucket/k"
-                && request.headers.contains { $0.key.lowercased() == "authorization" && $0.value.hasPrefix("AWS4-HMAC-SHA256 Credential=AKID/") }
-        })
+        #expect(
+            server.requests.allSatisfy { request in
+                request.method == "PUT" && request.path == "/stub-bucket/k"
+                    && request.headers.contains { $0.key.lowercased() == "authorization" && $0.value.hasPrefix("AWS4-HMAC-SHA256 Credential=AKID/") }
+            })
 
         let always = try StubServer { _ in Self.error(503, "SlowDown") }
         defer { always.stop() }
@@ -105,5 +111,10 @@ struct XMLFieldsTests {
 final class Counter: @unchecked Sendable {
     private let lock = NSLock()
     private var value = 0
-    func next() -> Int { lock.lock(); defer { lock.unlock() }; value += 1; return value }
+    func next() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        value += 1
+        return value
+    }
 }

@@ -1,7 +1,6 @@
 import ChorusAudio
 import ChorusFixtures
 import ChorusTestSupport
-@testable import ChorusService
 import ChorusVoices
 import ChorusWire
 import Foundation
@@ -11,6 +10,8 @@ import Logging
 import NIOCore
 import Testing
 
+@testable import ChorusService
+
 let serviceKey = "chorus-test-key-0123456789-SECRET"
 let providerKey = "sk-provider-SECRET-abcdef0123456789"
 
@@ -18,14 +19,22 @@ let providerKey = "sk-provider-SECRET-abcdef0123456789"
 final class LogCapture: @unchecked Sendable {
     private let lock = NSLock()
     private var stored: [String] = []
-    var lines: [String] { lock.lock(); defer { lock.unlock() }; return stored }
+    var lines: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return stored
+    }
     var text: String { lines.joined(separator: "\n") }
     var logger: Logger {
         var logger = Logger(label: "chorus-test") { label in JSONLogHandler(label: label) { line in self.append(line) } }
         logger.logLevel = .debug
         return logger
     }
-    private func append(_ line: String) { lock.lock(); stored.append(line); lock.unlock() }
+    private func append(_ line: String) {
+        lock.lock()
+        stored.append(line)
+        lock.unlock()
+    }
 }
 
 /// A service on a private data folder with one API key, espeak-ng, and (optionally) stub OpenAI and
@@ -51,7 +60,7 @@ struct TestService {
             providers.append(ElevenLabsProvider(apiKey: nil))
         }
         configuration.registry = VoiceRegistry(providers: providers)
-        configuration.transcriptionModel = nil   // loading Whisper costs a second of a core: only the tests that transcribe
+        configuration.transcriptionModel = nil  // loading Whisper costs a second of a core: only the tests that transcribe
         edit(&configuration)
     }
 
@@ -60,8 +69,10 @@ struct TestService {
     /// Runs `body` against the application, in-process (`.router`) or over a real socket (`.live`), and stops it; a test
     /// that has not ended in 10 minutes (a request, a socket or the server's shutdown waiting for ever) fails, naming
     /// where it was called, instead of holding the whole run.
-    func test<T: Sendable>(_ setup: TestingSetup = .router, sourceLocation: SourceLocation = #_sourceLocation,
-                           _ body: @escaping @Sendable (any TestClientProtocol) async throws -> T) async throws -> T {
+    func test<T: Sendable>(
+        _ setup: TestingSetup = .router, sourceLocation: SourceLocation = #_sourceLocation,
+        _ body: @escaping @Sendable (any TestClientProtocol) async throws -> T
+    ) async throws -> T {
         let server = try await server()
         let application = UncheckedBox(server.application)
         return try await withinTimeLimit(600, "the service test at \(sourceLocation.fileName):\(sourceLocation.line)") {
@@ -72,8 +83,10 @@ struct TestService {
 
 extension TestClientProtocol {
     /// A request with the test key (unless `key` says otherwise) and a JSON or raw body.
-    func call(_ method: HTTPRequest.Method, _ uri: String, json: String? = nil, body: Data? = nil, key: String? = serviceKey,
-              headers extra: HTTPFields = [:]) async throws -> TestResponse {
+    func call(
+        _ method: HTTPRequest.Method, _ uri: String, json: String? = nil, body: Data? = nil, key: String? = serviceKey,
+        headers extra: HTTPFields = [:]
+    ) async throws -> TestResponse {
         var headers = extra
         if let key { headers[.authorization] = "Bearer \(key)" }
         var buffer: ByteBuffer?

@@ -31,15 +31,17 @@ public enum BrowserReferee {
     /// Opens `url`, plays, seeks through `timeline`'s messages checking the highlighted speaker, message and
     /// word, clicks a speaker, uses the keyboard and speed buttons; `secrets` must appear nowhere the page
     /// can see; `signed` asks that the page and every URL it loads carry a signature.
-    public static func check(url: String, timeline: URL, screenshot: URL? = nil, secrets: [String] = [], signed: Bool = false) async throws -> Report {
+    public static func check(url: String, timeline: URL, screenshot: URL? = nil, secrets: [String] = [], signed: Bool = false) async throws -> Report
+    {
         var arguments = ["python3", Repository.supportScript("player_check.py").path, url, timeline.path]
         if let screenshot { arguments += ["--screenshot", screenshot.path] }
         for secret in secrets { arguments += ["--secret", secret] }
         if signed { arguments.append("--expect-signed") }
         let run = try await ToolRun.run(arguments)
         guard run.status == 0 else {
-            throw Failure(description: "browser check failed (exit \(run.status)): "
-                + run.errors.trimmingCharacters(in: .whitespacesAndNewlines))
+            throw Failure(
+                description: "browser check failed (exit \(run.status)): "
+                    + run.errors.trimmingCharacters(in: .whitespacesAndNewlines))
         }
         return try JSONDecoder().decode(Report.self, from: Data(run.output.utf8))
     }

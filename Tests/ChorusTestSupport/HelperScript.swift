@@ -1,5 +1,6 @@
 public import Foundation
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,8 +22,10 @@ struct HelperScript {
     let output: Pipe
 
     /// Starts `script` and decodes its announcement as `Announcement`.
-    static func start<Announcement: Decodable>(_ script: String, arguments: [String] = [], log: URL?,
-                                               announcing: Announcement.Type) -> Result<(HelperScript, Announcement), Failure> {
+    static func start<Announcement: Decodable>(
+        _ script: String, arguments: [String] = [], log: URL?,
+        announcing: Announcement.Type
+    ) -> Result<(HelperScript, Announcement), Failure> {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", Repository.supportScript(script).path] + arguments
@@ -31,7 +34,8 @@ struct HelperScript {
         environment["NO_PROXY"] = "127.0.0.1,localhost"
         environment["no_proxy"] = "127.0.0.1,localhost"
         process.environment = environment
-        let input = Pipe(), output = Pipe()
+        let input = Pipe()
+        let output = Pipe()
         process.standardInput = input
         process.standardOutput = output
         if let log {
@@ -45,7 +49,8 @@ struct HelperScript {
         }
         let helper = HelperScript(process: process, input: input, output: output)
         guard let line = helper.readLine(within: startLimit),
-              let announcement = try? JSONDecoder().decode(Announcement.self, from: Data(line.utf8)) else {
+            let announcement = try? JSONDecoder().decode(Announcement.self, from: Data(line.utf8))
+        else {
             // SIGKILL, to it and what it started: the test process ignores SIGTERM, and its children inherit that.
             if process.isRunning {
                 kill(-process.processIdentifier, SIGKILL)
@@ -119,18 +124,22 @@ public struct ToolRun: Sendable {
     /// The child is spawned here (`posix_spawn`) and reaped here alone (`waitpid` on its id): with Foundation's
     /// `Process` two reapers raced for it, and when Foundation's monitor won, its record of the end could come seconds
     /// late on a loaded machine (a `psql` that had succeeded was once reported failed under AddressSanitizer).
-    public init(_ arguments: [String], executable: URL, directory: URL? = nil, environment: [String: String]? = nil,
-                limit: Double = 600, trimmed: Bool = true) throws {
+    public init(
+        _ arguments: [String], executable: URL, directory: URL? = nil, environment: [String: String]? = nil,
+        limit: Double = 600, trimmed: Bool = true
+    ) throws {
         // Output goes to files, not pipes: a child spawned meanwhile by another thread inherits every descriptor open
         // at that moment, and one that lived on holding a pipe's write end would keep a reader from its end of file
         // for ever. A file's end is where the tool stopped writing.
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-tool-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let outputFile = folder.appendingPathComponent("out"), errorFile = folder.appendingPathComponent("err")
-        let pid = try Self.spawn(executable.path, arguments, directory: directory?.path,
-                                 environment: environment ?? ProcessInfo.processInfo.environment,
-                                 output: outputFile.path, errors: errorFile.path)
+        let outputFile = folder.appendingPathComponent("out")
+        let errorFile = folder.appendingPathComponent("err")
+        let pid = try Self.spawn(
+            executable.path, arguments, directory: directory?.path,
+            environment: environment ?? ProcessInfo.processInfo.environment,
+            output: outputFile.path, errors: errorFile.path)
         // Past `limit`, the child and what it started (its process group) are killed.
         let watchdog = DispatchWorkItem {
             kill(-pid, SIGKILL)
@@ -168,12 +177,15 @@ public struct ToolRun: Sendable {
 
     /// Starts `path` in a process group of its own, standard input from /dev/null, output and errors into the files
     /// named, no other descriptor of this process's, signals as a fresh process has them; returns its id.
-    private static func spawn(_ path: String, _ arguments: [String], directory: String?, environment: [String: String],
-                              output: String, errors: String) throws -> pid_t {
+    private static func spawn(
+        _ path: String, _ arguments: [String], directory: String?, environment: [String: String],
+        output: String, errors: String
+    ) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        let mode = mode_t(0o600), writing = O_WRONLY | O_CREAT | O_TRUNC
+        let mode = mode_t(0o600)
+        let writing = O_WRONLY | O_CREAT | O_TRUNC
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, output, writing, mode)
         posix_spawn_file_actions_addopen(&actions, 2, errors, writing, mode)
@@ -187,7 +199,8 @@ public struct ToolRun: Sendable {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t(), all = sigset_t()
+        var none = sigset_t()
+        var all = sigset_t()
         sigemptyset(&none)
         sigfillset(&all)
         posix_spawnattr_setsigmask(&attributes, &none)
@@ -200,7 +213,8 @@ public struct ToolRun: Sendable {
         var pid: pid_t = 0
         let result = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
         guard result == 0 else {
-            throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "\(path) could not be started: \(String(cString: strerror(result)))"])
+            throw CocoaError(
+                .executableLoad, userInfo: [NSLocalizedDescriptionKey: "\(path) could not be started: \(String(cString: strerror(result)))"])
         }
         return pid
     }

@@ -19,7 +19,8 @@ public enum HumanSpeech {
     /// Where set-up put the test subset: `$CHORUS_HUMAN_CORPUS`, else `~/.cache/chorus/human-corpus-test`.
     public static var folder: URL {
         if let folder = ProcessInfo.processInfo.environment["CHORUS_HUMAN_CORPUS"], !folder.isEmpty { return URL(fileURLWithPath: folder) }
-        let cache = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+        let cache =
+            ProcessInfo.processInfo.environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
             ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache")
         return cache.appendingPathComponent("chorus/human-corpus-test")
     }
@@ -29,7 +30,8 @@ public enum HumanSpeech {
     public static func clips(language: String? = nil) throws -> [Clip] {
         let manifest = folder.appendingPathComponent("manifest.json")
         guard let data = FileManager.default.contents(atPath: manifest.path) else {
-            throw Referee.RefereeFailure(description: "\(manifest.path) is missing: scripts/setup.sh --test makes it (Benchmarks/speech/human_corpus.py --subset test)")
+            throw Referee.RefereeFailure(
+                description: "\(manifest.path) is missing: scripts/setup.sh --test makes it (Benchmarks/speech/human_corpus.py --subset test)")
         }
         return try JSONDecoder().decode([Clip].self, from: data).filter { language == nil || $0.language == language }
     }
@@ -38,8 +40,10 @@ public enum HumanSpeech {
     /// words ("10" is "ten", as the references write them).
     public static func words(_ text: String) -> [String] {
         let folded = text.folding(options: [.diacriticInsensitive, .caseInsensitive], locale: nil).lowercased()
-        let units = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-                     "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
+        let units = [
+            "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+            "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen",
+        ]
         let tens = ["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
         return folded.split { !($0.isLetter || $0.isNumber || $0 == "'") }.flatMap { token -> [String] in
             guard let number = Int(token), number < 100 else { return [String(token)] }

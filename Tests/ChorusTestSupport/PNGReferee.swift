@@ -12,7 +12,9 @@ public enum PNGReferee {
     }
 
     public static func columns(of png: URL, rows: ClosedRange<Int>) throws -> Columns {
-        let run = try ToolRun(["python3", Repository.supportScript("png_columns.py").path, png.path, String(rows.lowerBound), String(rows.upperBound)])
+        let run = try ToolRun([
+            "python3", Repository.supportScript("png_columns.py").path, png.path, String(rows.lowerBound), String(rows.upperBound),
+        ])
         return try JSONDecoder().decode(Columns.self, from: run.data)
     }
 }

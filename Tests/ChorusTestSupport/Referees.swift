@@ -4,7 +4,6 @@ public import Testing
 
 // Independent referees and assertions shared by the test targets.
 
-
 /// Runs the `ffmpeg` program, an independent referee for what decoders yield. Never used by the product.
 public enum Referee {
     public static let ffmpeg: String? = ["/usr/bin/ffmpeg", "/usr/local/bin/ffmpeg"].first { FileManager.default.isExecutableFile(atPath: $0) }
@@ -34,8 +33,9 @@ public enum Referee {
 
     /// The stream length ffprobe reports (`duration_ts`, after the MP4 edit list), in frames at the stream rate.
     public static func streamDurationFrames(_ url: URL) throws -> Int {
-        let run = try ToolRun(["-v", "error", "-select_streams", "a:0", "-show_entries", "stream=duration_ts", "-of", "csv=p=0", url.path],
-                              executable: URL(fileURLWithPath: ffmpeg!.replacingOccurrences(of: "ffmpeg", with: "ffprobe")))
+        let run = try ToolRun(
+            ["-v", "error", "-select_streams", "a:0", "-show_entries", "stream=duration_ts", "-of", "csv=p=0", url.path],
+            executable: URL(fileURLWithPath: ffmpeg!.replacingOccurrences(of: "ffmpeg", with: "ffprobe")))
         return Int(run.output) ?? -1
     }
 
@@ -73,8 +73,10 @@ public enum Referee {
     }
 
     private static func readChapters(_ url: URL) throws -> [Chapter] {
-        let data = try ToolRun(["-v", "error", "-show_chapters", "-of", "json", url.path],
-                               executable: URL(fileURLWithPath: ffmpeg!.replacingOccurrences(of: "ffmpeg", with: "ffprobe"))).data
+        let data = try ToolRun(
+            ["-v", "error", "-show_chapters", "-of", "json", url.path],
+            executable: URL(fileURLWithPath: ffmpeg!.replacingOccurrences(of: "ffmpeg", with: "ffprobe"))
+        ).data
         struct Report: Decodable {
             struct Entry: Decodable {
                 var start_time: String
@@ -151,8 +153,10 @@ public func zeroCrossingRate(_ buffer: AudioBuffer) -> Double {
 }
 
 /// Expects `body` to throw an `AudioError` with `code` whose description contains every fragment.
-public func expectAudioError(_ code: AudioError.Code, mentioning fragments: [String], sourceLocation: SourceLocation = #_sourceLocation,
-                      _ body: () async throws -> Void) async {
+public func expectAudioError(
+    _ code: AudioError.Code, mentioning fragments: [String], sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () async throws -> Void
+) async {
     do {
         try await body()
         Issue.record("expected an error \(code), got none", sourceLocation: sourceLocation)
@@ -188,4 +192,3 @@ public func audiowaveformReference(_ samples: [Int16], channels: Int, samplesPer
     }
     return out
 }
-

@@ -60,8 +60,10 @@ public final class S3TestServer: Sendable {
             return .failure(Unavailable(description: "moto's S3 server did not start (pip install 'moto[server]'): \(detail)"))
         case .success(let (helper, started)):
             // The pipe is held for the life of the test process: closing it stops the server.
-            return .success(S3TestServer(endpoint: "http://127.0.0.1:\(started.port)", accessKeyID: started.key,
-                                         secretAccessKey: started.secret, input: helper.input))
+            return .success(
+                S3TestServer(
+                    endpoint: "http://127.0.0.1:\(started.port)", accessKeyID: started.key,
+                    secretAccessKey: started.secret, input: helper.input))
         }
     }
 }

@@ -9,11 +9,15 @@ public enum SQLiteReferee {
 
     /// - Throws: `Failure` with Python's error when the query fails (a locked or missing database, bad SQL).
     public static func query(_ file: URL, _ sql: String, _ arguments: [String] = []) async throws -> String {
-        let run = try await ToolRun.run(["python3", "-c", """
-            import sqlite3, sys
-            rows = sqlite3.connect(sys.argv[1], isolation_level=None).execute(sys.argv[2], sys.argv[3:])
-            print('|'.join(str(v) for row in rows for v in row))
-            """, file.path, sql] + arguments)
+        let run = try await ToolRun.run(
+            [
+                "python3", "-c",
+                """
+                import sqlite3, sys
+                rows = sqlite3.connect(sys.argv[1], isolation_level=None).execute(sys.argv[2], sys.argv[3:])
+                print('|'.join(str(v) for row in rows for v in row))
+                """, file.path, sql,
+            ] + arguments)
         guard run.status == 0 else {
             throw Failure(description: "sqlite3 failed on \(file.lastPathComponent): \(run.errors.suffix(400))")
         }

@@ -6,7 +6,8 @@ public import Foundation
 public enum WhisperReferee {
     /// The referee's Python.
     public static var python: URL {
-        let cache = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+        let cache =
+            ProcessInfo.processInfo.environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
             ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache")
         return cache.appendingPathComponent("chorus/setup/referee-venv/bin/python")
     }
@@ -29,7 +30,9 @@ public enum WhisperReferee {
             var words: [WordTiming] = []
             while !list.isAtEnd {
                 var entry = try list.nestedUnkeyedContainer()
-                let word = try entry.decode(String.self), start = try entry.decode(Double.self), end = try entry.decode(Double.self)
+                let word = try entry.decode(String.self)
+                let start = try entry.decode(Double.self)
+                let end = try entry.decode(Double.self)
                 words.append(WordTiming(word: word.trimmingCharacters(in: .whitespaces), start: start, end: end))
             }
             self.words = words
@@ -47,7 +50,8 @@ public enum WhisperReferee {
     /// faster-whisper's transcriptions of `files` (one load of the model for all), in order.
     public static func transcribe(_ files: [URL], model: String, language: String? = nil) async throws -> [Heard] {
         guard files.count > 1 else { return [try await transcribe(files[0], model: model, language: language)] }
-        let run = try await ToolRun.run([python.path, script, "transcribe", model] + files.map(\.path) + (language.map { ["--language", $0] } ?? []))
+        let run = try await ToolRun.run(
+            [python.path, script, "transcribe", model] + files.map(\.path) + (language.map { ["--language", $0] } ?? []))
         guard run.status == 0 else { throw Referee.RefereeFailure(description: "faster-whisper failed: \(run.errors.suffix(600))") }
         return try JSONDecoder().decode([Heard].self, from: run.data)
     }
@@ -57,7 +61,8 @@ public enum WhisperReferee {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-referee-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let input = scratch.appendingPathComponent("audio.f32"), output = scratch.appendingPathComponent("features.f32")
+        let input = scratch.appendingPathComponent("audio.f32")
+        let output = scratch.appendingPathComponent("features.f32")
         try samples.withUnsafeBufferPointer { try Data(buffer: $0).write(to: input) }
         let run = try await ToolRun.run([python.path, script, "features", input.path, output.path, "--bands", String(bands)])
         guard run.status == 0 else { throw Referee.RefereeFailure(description: "faster-whisper failed: \(run.errors.suffix(600))") }

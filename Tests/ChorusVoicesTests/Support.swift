@@ -1,9 +1,10 @@
 import ChorusAudio
 import ChorusFixtures
-@testable import ChorusVoices
 import ChorusTestSupport
 import Foundation
 import Testing
+
+@testable import ChorusVoices
 
 let testKey = "sk-test-SECRET-0123456789abcdef"
 
@@ -40,12 +41,16 @@ enum StubAudio {
         }
         let characters = text.map(String.init)
         let starts = characters.indices.map { edge + Double($0) * perCharacter }
-        return .json(200, [
-            "audio_base64": audio.base64EncodedString(),
-            "alignment": ["characters": characters, "character_start_times_seconds": starts,
-                          "character_end_times_seconds": starts.map { $0 + perCharacter }],
-            "normalized_alignment": NSNull(),
-        ], headers: ["request-id": "req\(UUID().uuidString.prefix(8))", "character-cost": "\(text.count)"])
+        return .json(
+            200,
+            [
+                "audio_base64": audio.base64EncodedString(),
+                "alignment": [
+                    "characters": characters, "character_start_times_seconds": starts,
+                    "character_end_times_seconds": starts.map { $0 + perCharacter },
+                ],
+                "normalized_alignment": NSNull(),
+            ], headers: ["request-id": "req\(UUID().uuidString.prefix(8))", "character-cost": "\(text.count)"])
     }
 
     /// A minimal WAV around 24 kHz mono 16-bit PCM.
@@ -55,7 +60,13 @@ enum StubAudio {
         func u16(_ value: Int) { withUnsafeBytes(of: UInt16(value).littleEndian) { data.append(contentsOf: $0) } }
         u32(36 + pcm.count)
         data.append(contentsOf: Data("WAVEfmt ".utf8))
-        u32(16); u16(1); u16(1); u32(24_000); u32(48_000); u16(2); u16(16)
+        u32(16)
+        u16(1)
+        u16(1)
+        u32(24_000)
+        u32(48_000)
+        u16(2)
+        u16(16)
         data.append(contentsOf: Data("data".utf8))
         u32(pcm.count)
         data.append(pcm)
@@ -65,8 +76,10 @@ enum StubAudio {
 
 /// A `Chorus` wired to the stub server (espeak-ng beside it), with a private cache and fast retries. No speech
 /// recognizer unless asked for (the stubs' "speech" is tones; `RecordedSpeechTests` renders speech).
-func makeChorus(server: StubServer?, cache directory: URL, concurrency: Int = 4,
-                maxBytes: Int = 1 << 30, timeout: Int64 = 30, transcriber: Transcriber = .off) throws -> Chorus {
+func makeChorus(
+    server: StubServer?, cache directory: URL, concurrency: Int = 4,
+    maxBytes: Int = 1 << 30, timeout: Int64 = 30, transcriber: Transcriber = .off
+) throws -> Chorus {
     var providers: [any VoiceProvider] = [FliteProvider(), EspeakProvider()]
     if let server {
         providers.append(ElevenLabsProvider(baseURL: server.baseURL, apiKey: testKey, timeoutSeconds: timeout))
@@ -94,12 +107,16 @@ struct Rendered {
 }
 
 /// Renders `conversation` through `chorus` to `url` (with a timeline beside it), or to an in-memory WAV.
-func render(_ conversation: Conversation, with chorus: Chorus, to url: URL? = nil, options: RenderOptions = RenderOptions()) async throws -> Rendered {
+func render(_ conversation: Conversation, with chorus: Chorus, to url: URL? = nil, options: RenderOptions = RenderOptions()) async throws -> Rendered
+{
     var outputs = RenderOutputs(format: .wav)
     if let url { outputs = RenderOutputs(audio: url, timeline: url.appendingPathExtension("json")) }
     let events = EventLog()
     let result = try await chorus.render(conversation, options: options, to: outputs).result { events.append($0) }
-    let progress = events.all.compactMap { event -> RenderProgress? in if case .progress(let progress) = event { return progress }; return nil }.last
+    let progress = events.all.compactMap { event -> RenderProgress? in
+        if case .progress(let progress) = event { return progress }
+        return nil
+    }.last
     return Rendered(result: result, progress: progress ?? RenderProgress(total: conversation.messages.count, toSynthesize: 0), events: events.all)
 }
 
@@ -112,8 +129,16 @@ func speak(_ text: String, voice: String, with chorus: Chorus) async throws -> R
 final class EventLog: @unchecked Sendable {
     private let lock = NSLock()
     private var events: [RenderEvent] = []
-    func append(_ event: RenderEvent) { lock.lock(); events.append(event); lock.unlock() }
-    var all: [RenderEvent] { lock.lock(); defer { lock.unlock() }; return events }
+    func append(_ event: RenderEvent) {
+        lock.lock()
+        events.append(event)
+        lock.unlock()
+    }
+    var all: [RenderEvent] {
+        lock.lock()
+        defer { lock.unlock() }
+        return events
+    }
 }
 
 /// Median fundamental of voiced 40 ms frames, by autocorrelation (70–400 Hz).
@@ -133,7 +158,10 @@ func medianPitch(_ buffer: AudioBuffer) -> Double {
             for lag in (rate / 400)...(rate / 70) {
                 var sum: Float = 0
                 for index in 0..<frame { sum += window[index] * window[index + lag] }
-                if sum > bestValue { bestValue = sum; best = lag }
+                if sum > bestValue {
+                    bestValue = sum
+                    best = lag
+                }
             }
             if bestValue > energy * 0.3 * 0.5, best > 0 { pitches.append(Double(rate) / Double(best)) }
         }

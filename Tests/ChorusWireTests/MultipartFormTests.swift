@@ -14,7 +14,10 @@ struct MultipartFormTests {
             data.append(Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"\r\n\r\n\(value)\r\n".utf8))
         }
         field("model", "whisper-1")
-        data.append(Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"voice note.m4a\"\r\nContent-Type: audio/mp4\r\n\r\n".utf8))
+        data.append(
+            Data(
+                "--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"voice note.m4a\"\r\nContent-Type: audio/mp4\r\n\r\n".utf8)
+        )
         data.append(contentsOf: file)
         data.append(Data("\r\n".utf8))
         field("timestamp_granularities[]", "word")
@@ -26,7 +29,8 @@ struct MultipartFormTests {
     @Test("fields, a binary file holding CRLF and dashes, and repeated fields come back exactly")
     func parts() throws {
         let file: [UInt8] = [0, 0, 0, 0x18] + Array("ftypM4A \r\n--\r\n--\(Self.boundary.dropLast())\r\n".utf8) + (0..<256).map { UInt8($0) }
-        let form = try MultipartForm(body: Self.body(file: file), boundary: try MultipartForm.boundary(of: "multipart/form-data; boundary=\(Self.boundary)"))
+        let form = try MultipartForm(
+            body: Self.body(file: file), boundary: try MultipartForm.boundary(of: "multipart/form-data; boundary=\(Self.boundary)"))
         #expect(form.parts.map(\.name) == ["model", "file", "timestamp_granularities[]", "timestamp_granularities[]"])
         #expect(try form.text("model") == "whisper-1")
         let upload = try #require(form.part("file"))
@@ -46,8 +50,10 @@ struct MultipartFormTests {
     @Test("Content-Type: quoted boundary, parameters in any case; another type, no boundary or an overlong one are errors")
     func contentTypes() throws {
         #expect(try MultipartForm.boundary(of: "multipart/form-data; charset=utf-8; BOUNDARY=\"a b:c\"") == "a b:c")
-        for (header, reason) in [("application/json", "not multipart/form-data"), ("multipart/form-data", "no boundary"),
-                                 ("multipart/form-data; boundary=" + String(repeating: "x", count: 71), "1 to 70")] {
+        for (header, reason) in [
+            ("application/json", "not multipart/form-data"), ("multipart/form-data", "no boundary"),
+            ("multipart/form-data; boundary=" + String(repeating: "x", count: 71), "1 to 70"),
+        ] {
             #expect(throws: MultipartError.self) { try MultipartForm.boundary(of: header) }
             do { _ = try MultipartForm.boundary(of: header) } catch let error as MultipartError { #expect(error.reason.contains(reason), "\(error)") }
         }
@@ -77,8 +83,12 @@ struct MultipartFormTests {
         #expect(reason(Data("--other\r\n\r\n".utf8)).contains("never occurs"))
         #expect(reason(Data()).contains("never occurs"))
         #expect(reason(Data("--\(Self.boundary)--\r\n".utf8)) == "no part")
-        #expect(reason(Data("--\(Self.boundary)\r\nContent-Type: text/plain\r\n\r\nx\r\n--\(Self.boundary)--".utf8)).contains("part 1: no Content-Disposition"))
-        #expect(reason(Data("--\(Self.boundary)\r\nContent-Disposition: attachment; name=\"x\"\r\n\r\nx\r\n--\(Self.boundary)--".utf8)).contains("not form-data"))
+        #expect(
+            reason(Data("--\(Self.boundary)\r\nContent-Type: text/plain\r\n\r\nx\r\n--\(Self.boundary)--".utf8)).contains(
+                "part 1: no Content-Disposition"))
+        #expect(
+            reason(Data("--\(Self.boundary)\r\nContent-Disposition: attachment; name=\"x\"\r\n\r\nx\r\n--\(Self.boundary)--".utf8)).contains(
+                "not form-data"))
         let flood = "--\(Self.boundary)\r\nX-Pad: " + String(repeating: "a", count: 10_000) + "\r\n\r\nx\r\n--\(Self.boundary)--"
         #expect(reason(Data(flood.utf8)).contains("headers longer than 8192 bytes"))
         #expect(reason(whole, limits: .init(maxParts: 3)).contains("more than 3 parts"))
@@ -98,7 +108,9 @@ struct MultipartFormTests {
     @Test("a line break inside a header is refused; a quote followed by a combining mark is still a quote; the writer's form reads back")
     func headerText() throws {
         func parse(_ disposition: String) throws -> MultipartForm {
-            try MultipartForm(body: Data("--\(Self.boundary)\r\nContent-Disposition: \(disposition)\r\n\r\nx\r\n--\(Self.boundary)--".utf8), boundary: Self.boundary)
+            try MultipartForm(
+                body: Data("--\(Self.boundary)\r\nContent-Disposition: \(disposition)\r\n\r\nx\r\n--\(Self.boundary)--".utf8), boundary: Self.boundary
+            )
         }
         #expect(throws: MultipartError("part 1: a header holds a line break")) { try parse("form-data; name=\"file\"; filename=\"a\rb\nc\"") }
         let marked = try parse("form-data; name=\"file\"; filename=\"\u{301}e.m4a\"")
@@ -107,7 +119,9 @@ struct MultipartFormTests {
         writer.add("file", data: Data([0, 13, 10, 45, 45]), filename: "\u{301}say \"hi\" \\.m4a", contentType: "audio/mp4")
         writer.add("model", "whisper-1")
         let form = try MultipartForm(body: writer.finished(), boundary: "w")
-        #expect(form.parts.map(\.name) == ["file", "model"] && form.parts[0].filename == "\u{301}say \"hi\" \\.m4a" && form.parts[0].contentType == "audio/mp4")
+        #expect(
+            form.parts.map(\.name) == ["file", "model"] && form.parts[0].filename == "\u{301}say \"hi\" \\.m4a"
+                && form.parts[0].contentType == "audio/mp4")
         #expect(try form.data(of: form.parts[0]) == Data([0, 13, 10, 45, 45]) && form.text("model") == "whisper-1")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ChorusWire
 
 /// The JSON the service and its clients exchange: field names on the wire, decoding errors that name the field, the
@@ -26,14 +27,16 @@ struct WireTests {
         #expect(try JSONDecoder().decode(RenderRequest.self, from: Data(written.utf8)) == request)
     }
 
-    @Test("a wrong body is refused naming the field and saying what it must be", arguments: [
-        (#"{"messages": [{"text": "x"}]}"#, "messages[0]: missing required field \"speaker\"", "messages[0].speaker"),
-        (#"{"messages": [], "gap_ms": "300"}"#, "gap_ms: must be a number", "gap_ms"),
-        (#"{"messages": [{"speaker": 7}]}"#, "messages[0].speaker: must be a string", "messages[0].speaker"),
-        (#"{"messages": "all"}"#, "messages: must be an array", "messages"),
-        (#"{"messages": [}"#, "not valid JSON", nil),
-        ("", "the body is empty; send JSON", nil),
-    ] as [(String, String, String?)])
+    @Test(
+        "a wrong body is refused naming the field and saying what it must be",
+        arguments: [
+            (#"{"messages": [{"text": "x"}]}"#, "messages[0]: missing required field \"speaker\"", "messages[0].speaker"),
+            (#"{"messages": [], "gap_ms": "300"}"#, "gap_ms: must be a number", "gap_ms"),
+            (#"{"messages": [{"speaker": 7}]}"#, "messages[0].speaker: must be a string", "messages[0].speaker"),
+            (#"{"messages": "all"}"#, "messages: must be an array", "messages"),
+            (#"{"messages": [}"#, "not valid JSON", nil),
+            ("", "the body is empty; send JSON", nil),
+        ] as [(String, String, String?)])
     func namedErrors(json: String, message: String, field: String?) {
         #expect {
             try WireDecoding.decode(RenderRequest.self, from: Data(json.utf8))

@@ -1,7 +1,7 @@
-public import Foundation
 import ChorusAudio
 import ChorusVoices
 import ChorusWire
+public import Foundation
 
 /// The fuzz targets: what the engine and the service do with bytes nobody vetted. Each one takes any
 /// bytes and must return — with a result or with the error type its API documents — and whatever it
@@ -65,7 +65,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         do {
             let conversation = try Conversation.parse(bytes, baseDirectory: URL(fileURLWithPath: "/nonexistent-fuzz-dir"), name: "fuzz.json")
             check(!conversation.messages.isEmpty, "a conversation without messages was accepted")
-            check(conversation.messages.allSatisfy { !$0.speaker.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }, "an empty speaker was accepted")
+            check(
+                conversation.messages.allSatisfy { !$0.speaker.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty },
+                "an empty speaker was accepted")
             // Pauses in accepted texts: they parse, and the text shown has the same words as the parts spoken, no control among them.
             for message in conversation.messages where message.audio == nil {
                 guard let text = message.text else { continue }
@@ -74,11 +76,14 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                     let spoken = parts.compactMap { part -> String? in if case .text(let words) = part { words } else { nil } }
                     let visible = SpeechControls.visible(text)
                     let trimmed = visible.trimmingCharacters(in: .whitespacesAndNewlines)
-                    check(trimmed.isEmpty || (try? SpeechControls.parts(of: visible, field: "text")) == [.text(trimmed)],
-                          "a control left in the visible text: \(visible)")
-                    check(spoken.joined(separator: " ").split(whereSeparator: \.isWhitespace) == visible.split(whereSeparator: \.isWhitespace),
-                          "the words spoken and the words shown differ: \(spoken) vs \(visible)")
-                    check(parts.allSatisfy { if case .pause(let seconds) = $0 { seconds > 0 && seconds <= 120 } else { true } }, "a pause out of range")
+                    check(
+                        trimmed.isEmpty || (try? SpeechControls.parts(of: visible, field: "text")) == [.text(trimmed)],
+                        "a control left in the visible text: \(visible)")
+                    check(
+                        spoken.joined(separator: " ").split(whereSeparator: \.isWhitespace) == visible.split(whereSeparator: \.isWhitespace),
+                        "the words spoken and the words shown differ: \(spoken) vs \(visible)")
+                    check(
+                        parts.allSatisfy { if case .pause(let seconds) = $0 { seconds > 0 && seconds <= 120 } else { true } }, "a pause out of range")
                     // Read as people read it, with the lexicon: words timed on what is spoken come back as the written words.
                     // So for each way pronunciations are given: aliases, espeak-ng's phoneme markup, a dictionary.
                     let espeak: @Sendable (String) -> String? = { ipa in
@@ -87,13 +92,17 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                     }
                     for case .text(let written) in parts {
                         let all: @Sendable (Pronunciation) -> Bool = { _ in true }
-                        for (markup, dictionary) in [(nil, nil), (espeak, nil), (nil, all)] as [((@Sendable (String) -> String?)?, (@Sendable (Pronunciation) -> Bool)?)] {
-                            let form = TextNormalizer.spokenForm(of: written, lexicon: conversation.lexicon, normalize: true,
-                                                                 reading: conversation.textReading, phonemeMarkup: markup, dictionary: dictionary)
+                        for (markup, dictionary) in [(nil, nil), (espeak, nil), (nil, all)]
+                            as [((@Sendable (String) -> String?)?, (@Sendable (Pronunciation) -> Bool)?)]
+                        {
+                            let form = TextNormalizer.spokenForm(
+                                of: written, lexicon: conversation.lexicon, normalize: true,
+                                reading: conversation.textReading, phonemeMarkup: markup, dictionary: dictionary)
                             let said = WordAligner.words(in: form.spoken)
                             let timed = said.indices.map { WordTiming(word: said[$0].word, start: Double($0), end: Double($0) + 1) }
-                            check(form.writtenWords(timed).map(\.word) == WordAligner.words(in: written).map(\.word),
-                                  "written words lost in \(written) → \(form.spoken)")
+                            check(
+                                form.writtenWords(timed).map(\.word) == WordAligner.words(in: written).map(\.word),
+                                "written words lost in \(written) → \(form.spoken)")
                         }
                     }
                 } catch {
@@ -121,11 +130,13 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         if let render = decoded(RenderRequest.self, budget: JSONBudget(arrayKey: "messages", maxArrayElements: 1_000)) {
             // The budget counts what the decoder builds: exactly the decoded messages fit, one fewer does not.
             let count = render.messages.count
-            check(decoded(RenderRequest.self, budget: JSONBudget(arrayKey: "messages", maxArrayElements: count)) != nil,
-                  "the budget refused \(count) messages with a limit of \(count)")
+            check(
+                decoded(RenderRequest.self, budget: JSONBudget(arrayKey: "messages", maxArrayElements: count)) != nil,
+                "the budget refused \(count) messages with a limit of \(count)")
             if count > 0 {
-                check(decoded(RenderRequest.self, budget: JSONBudget(arrayKey: "messages", maxArrayElements: count - 1)) == nil,
-                      "the budget let \(count) messages through a limit of \(count - 1)")
+                check(
+                    decoded(RenderRequest.self, budget: JSONBudget(arrayKey: "messages", maxArrayElements: count - 1)) == nil,
+                    "the budget let \(count) messages through a limit of \(count - 1)")
             }
         }
         _ = decoded(SpeechRequest.self)
@@ -146,8 +157,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         // Written back at 16 bits and read again: the same peaks.
         do {
             let again = try WaveformPeaks(datData: peaks.datData(bits: 16))
-            check(again.data == peaks.data && again.channels == peaks.channels && again.sampleRate == peaks.sampleRate
-                  && again.samplesPerPixel == peaks.samplesPerPixel, "a .dat written back reads differently")
+            check(
+                again.data == peaks.data && again.channels == peaks.channels && again.sampleRate == peaks.sampleRate
+                    && again.samplesPerPixel == peaks.samplesPerPixel, "a .dat written back reads differently")
         } catch {
             preconditionFailure("a .dat written by datData(bits: 16) does not read back: \(error)")
         }
@@ -171,18 +183,21 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                 let back = form.writtenWords(timed).map(\.word)
                 check(back.count <= WordAligner.words(in: written).count + said.count, "more words back than written and said")
                 // Pronunciations: as espeak-ng's markup, one per IPA run and none injected by the text itself; as a dictionary.
-                let marked = TextNormalizer.spokenForm(of: runs, lexicon: nil, normalize: true, phonemeMarkup: { ipa in
-                    let mnemonics = IPA.espeakMnemonics(ipa)
-                    return mnemonics.isEmpty ? nil : IPA.open + mnemonics + IPA.close
-                })
+                let marked = TextNormalizer.spokenForm(
+                    of: runs, lexicon: nil, normalize: true,
+                    phonemeMarkup: { ipa in
+                        let mnemonics = IPA.espeakMnemonics(ipa)
+                        return mnemonics.isEmpty ? nil : IPA.open + mnemonics + IPA.close
+                    })
                 let expected = runs.filter { run in
                     run.ipa.map { ipa in WordAligner.words(in: IPA.open + IPA.espeakMnemonics(ipa) + IPA.close).count == 1 } ?? false
                 }.count
                 let ranges = IPA.markupRanges(in: marked.spoken)
                 check(ranges.count == expected, "phoneme markup: \(expected) expected in \(marked.spoken.prefix(200))")
                 let scalars = Array(marked.spoken.unicodeScalars)
-                check(ranges.allSatisfy { range in !scalars[(range.lowerBound + 2)..<(range.upperBound - 2)].contains { $0 == "[" || $0 == "]" } },
-                      "a bracket inside phoneme markup: \(marked.spoken.prefix(200))")
+                check(
+                    ranges.allSatisfy { range in !scalars[(range.lowerBound + 2)..<(range.upperBound - 2)].contains { $0 == "[" || $0 == "]" } },
+                    "a bracket inside phoneme markup: \(marked.spoken.prefix(200))")
                 for case let ipa? in runs.map(\.ipa) {
                     check(!IPA.cmuPhones(ipa).contains { $0.isEmpty || $0.contains(" ") }, "a CMU phone that is empty or has a space")
                     check(!IPA.piperPhonemes(ipa, english: true, known: []).contains(" "), "a space in Piper's phonemes")
@@ -219,12 +234,15 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                     do {
                         let request = try TranscriptionRequest(form: form, alignment: alignment)
                         check(!request.model.isEmpty && request.model.count <= TranscriptionRequest.maxModelCharacters, "model \(request.model)")
-                        check(request.granularities.isEmpty == false && (alignment ? request.text?.isEmpty == false : request.text == nil), "text or times")
+                        check(
+                            request.granularities.isEmpty == false && (alignment ? request.text?.isEmpty == false : request.text == nil),
+                            "text or times")
                         if case .file(let data, _) = request.audio { check(!data.isEmpty, "an empty file accepted") }
                         // What a client writes from it reads back the same (unless a value holds the boundary written).
                         if bytes.range(of: Data("chorus-fuzz-written".utf8)) != nil { continue }
                         let written = request.form(boundary: "chorus-fuzz-written")
-                        let again = try TranscriptionRequest(form: try MultipartForm(body: written.body, boundary: "chorus-fuzz-written"), alignment: alignment)
+                        let again = try TranscriptionRequest(
+                            form: try MultipartForm(body: written.body, boundary: "chorus-fuzz-written"), alignment: alignment)
                         check(again == request, "written and read again: \(again) is not \(request)")
                     } catch let error as RequestBodyError {
                         check(!error.message.isEmpty && error.field != nil, "a refusal without a message or field")
@@ -265,13 +283,16 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         let frameBytes = 24 + Int(parameters[6])
         let crc = stream.withUnsafeBufferPointer { MP3Stream.crc16(UInt16(parameters[7]), $0) }
         do {
-            let tag = try MP3Stream.lameTag(template: stream, frameOffsets: (0..<frameCount).map { $0 * frameBytes },
-                                            audioBytes: frameCount * frameBytes, samplesPerFrame: samplesPerFrame, samples: samples,
-                                            musicCRC: crc, subject: "fuzz")
+            let tag = try MP3Stream.lameTag(
+                template: stream, frameOffsets: (0..<frameCount).map { $0 * frameBytes },
+                audioBytes: frameCount * frameBytes, samplesPerFrame: samplesPerFrame, samples: samples,
+                musicCRC: crc, subject: "fuzz")
             check(tag.count == stream.count, "the tag changed size")
-            guard let start = (0..<max(0, tag.count - 156)).first(where: {
-                tag[$0..<($0 + 4)].elementsEqual("Info".utf8) || tag[$0..<($0 + 4)].elementsEqual("Xing".utf8)
-            }) else { preconditionFailure("a rewritten tag lost its header") }
+            guard
+                let start = (0..<max(0, tag.count - 156)).first(where: {
+                    tag[$0..<($0 + 4)].elementsEqual("Info".utf8) || tag[$0..<($0 + 4)].elementsEqual("Xing".utf8)
+                })
+            else { preconditionFailure("a rewritten tag lost its header") }
             func read32(_ at: Int) -> Int { (0..<4).reduce(0) { $0 << 8 | Int(tag[at + $1]) } }
             check(read32(start + 8) == frameCount, "frame count \(read32(start + 8)), not \(frameCount)")
             check(read32(start + 12) == frameCount * frameBytes + tag.count, "stream size")
@@ -281,10 +302,11 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             check(UInt16(tag[start + 152]) << 8 | UInt16(tag[start + 153]) == crc, "music CRC")
             let tagCRC = tag.withUnsafeBufferPointer { MP3Stream.crc16(0, UnsafeBufferPointer(rebasing: $0[0..<(start + 154)])) }
             check(UInt16(tag[start + 154]) << 8 | UInt16(tag[start + 155]) == tagCRC, "tag CRC")
-            check(zip(tag, stream).enumerated().allSatisfy { index, pair in
-                pair.0 == pair.1 || (start + 8..<start + 116).contains(index) || (start + 142...start + 143).contains(index)
-                    || (start + 148..<start + 156).contains(index)
-            }, "bytes outside the rewritten fields changed")
+            check(
+                zip(tag, stream).enumerated().allSatisfy { index, pair in
+                    pair.0 == pair.1 || (start + 8..<start + 116).contains(index) || (start + 142...start + 143).contains(index)
+                        || (start + 148..<start + 156).contains(index)
+                }, "bytes outside the rewritten fields changed")
         } catch let error as AudioError {
             check(error.code == .encodingFailed, "tag rewrite error \(error.code)")
         } catch {

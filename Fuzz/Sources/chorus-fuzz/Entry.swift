@@ -11,11 +11,12 @@ private func usage() -> Never {
 }
 
 /// libFuzzer's `LLVMFuzzerRunDriver(&argc, &argv, callback)`.
-private typealias FuzzerDriver = @convention(c) (
-    UnsafeMutablePointer<CInt>,
-    UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-    @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
-) -> CInt
+private typealias FuzzerDriver =
+    @convention(c) (
+        UnsafeMutablePointer<CInt>,
+        UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+        @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+    ) -> CInt
 
 /// The target libFuzzer runs (a C callback captures nothing, so it reads this).
 nonisolated(unsafe) private var fuzzed: FuzzTarget?
@@ -41,10 +42,11 @@ struct Entry {
         var count = CommandLine.argc
         var arguments = CommandLine.unsafeArgv
         let driver = unsafeBitCast(symbol, to: FuzzerDriver.self)
-        exit(driver(&count, &arguments) { data, size in
-            fuzzed?.run(size == 0 ? Data() : Data(bytes: data!, count: size))
-            return 0
-        })
+        exit(
+            driver(&count, &arguments) { data, size in
+                fuzzed?.run(size == 0 ? Data() : Data(bytes: data!, count: size))
+                return 0
+            })
     }
 
     static func replay() {
@@ -54,7 +56,8 @@ struct Entry {
         for path in arguments.dropFirst() {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
-            let files = isDirectory.boolValue
+            let files =
+                isDirectory.boolValue
                 ? ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted().map { path + "/" + $0 }
                 : [path]
             for file in files {

@@ -125,8 +125,9 @@ extension WaveformPeaks {
     }
 
     private static func compute(_ reader: AudioFileReader, zoom: WaveformZoom) throws -> WaveformPeaks {
-        let generator = try WaveformGenerator(sampleRate: reader.outputFormat.sampleRate,
-                                              channels: reader.outputFormat.channels, zoom: zoom)
+        let generator = try WaveformGenerator(
+            sampleRate: reader.outputFormat.sampleRate,
+            channels: reader.outputFormat.channels, zoom: zoom)
         try reader.readToEnd16 { generator.process($0) }
         return generator.finish()
     }

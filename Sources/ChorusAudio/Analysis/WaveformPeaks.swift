@@ -20,8 +20,9 @@ public enum WaveformZoom: Sendable, Equatable, Encodable {
             guard count > 0 else { throw AudioError.invalid("pixels_per_second", count, "must be greater than zero") }
             let value = sampleRate / count
             guard value >= minimum else {
-                throw AudioError.invalid("pixels_per_second", count,
-                                         "gives \(value) samples per pixel at \(sampleRate) Hz; the minimum is \(minimum)")
+                throw AudioError.invalid(
+                    "pixels_per_second", count,
+                    "gives \(value) samples per pixel at \(sampleRate) Hz; the minimum is \(minimum)")
             }
             return value
         }
@@ -63,7 +64,8 @@ public struct WaveformPeaks: Sendable, Equatable {
 
     /// audiowaveform's JSON format.
     public func jsonData(bits: Int) -> Data {
-        var text = "{\"version\":2,\"channels\":\(channels),\"sample_rate\":\(sampleRate),"
+        var text =
+            "{\"version\":2,\"channels\":\(channels),\"sample_rate\":\(sampleRate),"
             + "\"samples_per_pixel\":\(samplesPerPixel),\"bits\":\(bits),\"length\":\(length),\"data\":["
         text.reserveCapacity(text.utf8.count + data.count * 5)
         var first = true

@@ -33,7 +33,10 @@ public struct AudioBuffer: Sendable {
         guard let base = samples.baseAddress else { return 0 }
         // Four times eight lanes at a time, in independent chains (`Swift.max` on floats stays a scalar
         // compare-and-select chain).
-        var lanes0 = SIMD8<Float>(repeating: 0), lanes1 = lanes0, lanes2 = lanes0, lanes3 = lanes0
+        var lanes0 = SIMD8<Float>(repeating: 0)
+        var lanes1 = lanes0
+        var lanes2 = lanes0
+        var lanes3 = lanes0
         var index = 0
         while index + 32 <= samples.count {
             lanes0 = lanes0.larger(SIMD8(loading: base, offset: index).magnitudes)

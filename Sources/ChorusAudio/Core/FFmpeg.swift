@@ -16,8 +16,10 @@ enum FFmpeg {
 
     /// Throws an `AudioError` when `code` is negative; returns it otherwise.
     @discardableResult
-    static func check(_ code: Int32, _ operation: String, subject: String, reason: String? = nil,
-                      as errorCode: AudioError.Code = .corrupt) throws -> Int32 {
+    static func check(
+        _ code: Int32, _ operation: String, subject: String, reason: String? = nil,
+        as errorCode: AudioError.Code = .corrupt
+    ) throws -> Int32 {
         guard code < 0 else { return code }
         throw AudioError(errorCode, subject: subject, reason: reason ?? "\(operation) failed", underlying: message(code))
     }

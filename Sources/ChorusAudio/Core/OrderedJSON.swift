@@ -29,7 +29,10 @@ package indirect enum OrderedJSON {
         case .number(let value): out += Self.format(value)
         case .string(let value): out += Self.quote(value)
         case .array(let values):
-            if values.isEmpty { out += "[]"; return }
+            if values.isEmpty {
+                out += "[]"
+                return
+            }
             let scalars = values.allSatisfy { if case .object = $0 { return false } else if case .array = $0 { return false } else { return true } }
             if scalars {
                 out += "["
@@ -48,7 +51,10 @@ package indirect enum OrderedJSON {
             }
             out += String(repeating: "  ", count: indent) + "]"
         case .object(let members):
-            if members.isEmpty { out += "{}"; return }
+            if members.isEmpty {
+                out += "{}"
+                return
+            }
             out += "{\n"
             for (position, (key, value)) in members.enumerated() {
                 out += String(repeating: "  ", count: indent + 1) + Self.quote(key) + ": "

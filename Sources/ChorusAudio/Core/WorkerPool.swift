@@ -60,8 +60,16 @@ package final class WorkerPool: Sendable {
 final class CancelFlag: @unchecked Sendable {
     private let lock = NSLock()
     private var value = false
-    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
-    func set() { lock.lock(); value = true; lock.unlock() }
+    var isSet: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
+    func set() {
+        lock.lock()
+        value = true
+        lock.unlock()
+    }
 }
 
 /// The FIFO behind `WorkerPool`.
@@ -72,7 +80,11 @@ private final class JobQueue: @unchecked Sendable {
     private var stopped = false
     private static let taken: @Sendable () -> Void = {}
 
-    var count: Int { condition.lock(); defer { condition.unlock() }; return jobs.count - head }
+    var count: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return jobs.count - head
+    }
 
     func enqueue(_ job: @escaping () -> Void) {
         condition.lock()

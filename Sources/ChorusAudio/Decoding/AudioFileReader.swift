@@ -105,7 +105,8 @@ public final class AudioFileReader {
             let format = AVSampleFormat(frame.pointee.format)
             let count = frames * channels
             guard Int(frame.pointee.sample_rate) == output.sampleRate, channels == output.channels,
-                  let data = frame.pointee.data.0 else { return false }
+                let data = frame.pointee.data.0
+            else { return false }
             switch format {
             // Interleaved samples, or planar ones of one channel (the same layout).
             case _ where format == AV_SAMPLE_FMT_S16 || (format == AV_SAMPLE_FMT_S16P && channels == 1):
@@ -190,9 +191,10 @@ public final class AudioFileReader {
     private func checkCompleteness() throws {
         if sourceFramesDecoded == 0 {
             if decoder.undecodablePackets > 0 {
-                throw AudioError(.corrupt, subject: subject,
-                                 reason: "none of its \(decoder.packetsSent) \(info.codec) frames could be decoded",
-                                 underlying: decoder.firstDecodeErrorMessage)
+                throw AudioError(
+                    .corrupt, subject: subject,
+                    reason: "none of its \(decoder.packetsSent) \(info.codec) frames could be decoded",
+                    underlying: decoder.firstDecodeErrorMessage)
             }
             throw AudioError(.emptyAudio, subject: subject, reason: "contains no audio samples")
         }
@@ -202,16 +204,20 @@ public final class AudioFileReader {
         // four MP3 frames of those, plus 2 %.
         let slack = sourceFormat.seconds(frames: 4 * 1_152)
         if decoder.declaredDurationIsExact, let declared = info.declaredDuration,
-           decodedSeconds < declared * 0.98 - slack {
-            throw AudioError(.truncated, subject: subject,
-                             reason: String(format: "truncated: the header declares %.2f s of audio but the data ends after %.2f s",
-                                            declared, decodedSeconds),
-                             underlying: decoder.readError)
+            decodedSeconds < declared * 0.98 - slack
+        {
+            throw AudioError(
+                .truncated, subject: subject,
+                reason: String(
+                    format: "truncated: the header declares %.2f s of audio but the data ends after %.2f s",
+                    declared, decodedSeconds),
+                underlying: decoder.readError)
         }
         if decoder.undecodablePackets > max(2, decoder.packetsSent / 10) {
-            throw AudioError(.corrupt, subject: subject,
-                             reason: "\(decoder.undecodablePackets) of \(decoder.packetsSent) audio frames could not be decoded",
-                             underlying: decoder.firstDecodeErrorMessage)
+            throw AudioError(
+                .corrupt, subject: subject,
+                reason: "\(decoder.undecodablePackets) of \(decoder.packetsSent) audio frames could not be decoded",
+                underlying: decoder.firstDecodeErrorMessage)
         }
     }
 }

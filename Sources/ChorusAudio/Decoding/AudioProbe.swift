@@ -30,8 +30,9 @@ public enum AudioProbe {
         let reader = try AudioFileReader(url: url)
         let frames = try reader.readToEnd { _ in }
         let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
-        return ProbeResult(path: url.path, stream: reader.info, samples: frames,
-                           duration: reader.outputFormat.seconds(frames: frames), fileSize: size)
+        return ProbeResult(
+            path: url.path, stream: reader.info, samples: frames,
+            duration: reader.outputFormat.seconds(frames: frames), fileSize: size)
     }
 }
 

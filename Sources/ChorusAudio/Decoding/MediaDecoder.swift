@@ -48,20 +48,23 @@ final class MediaDecoder {
         context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
         var opened: UnsafeMutablePointer<AVFormatContext>? = context
         // avformat_open_input frees the context on failure.
-        try FFmpeg.check(avformat_open_input(&opened, nil, nil, nil), "avformat_open_input",
-                         subject: subject, reason: "not a recognised audio file", as: .unsupportedFormat)
+        try FFmpeg.check(
+            avformat_open_input(&opened, nil, nil, nil), "avformat_open_input",
+            subject: subject, reason: "not a recognised audio file", as: .unsupportedFormat)
         formatContext = opened
 
         do {
-            try FFmpeg.check(avformat_find_stream_info(opened, nil), "avformat_find_stream_info",
-                             subject: subject, reason: "cannot read the stream layout", as: .corrupt)
+            try FFmpeg.check(
+                avformat_find_stream_info(opened, nil), "avformat_find_stream_info",
+                subject: subject, reason: "cannot read the stream layout", as: .corrupt)
             var decoder: UnsafePointer<AVCodec>?
             let index = av_find_best_stream(opened, AVMEDIA_TYPE_AUDIO, -1, -1, &decoder, 0)
             guard index >= 0, let decoder, let stream = opened!.pointee.streams[Int(index)] else {
-                throw AudioError(.unsupportedFormat, subject: subject,
-                                 reason: index == chorus_averror_decoder_not_found()
-                                     ? "no decoder for its audio codec" : "no audio stream found",
-                                 underlying: FFmpeg.message(index))
+                throw AudioError(
+                    .unsupportedFormat, subject: subject,
+                    reason: index == chorus_averror_decoder_not_found()
+                        ? "no decoder for its audio codec" : "no audio stream found",
+                    underlying: FFmpeg.message(index))
             }
             streamIndex = index
             let parameters = stream.pointee.codecpar!
@@ -70,10 +73,14 @@ final class MediaDecoder {
             }
             // A header can declare anything (found by fuzzing: a WAV of 257 channels at 1 GHz made the reader
             // reserve 79 GB); no real recording is outside these.
-            guard Self.sampleRates.contains(Int(parameters.pointee.sample_rate)), Self.channelCounts.contains(Int(parameters.pointee.ch_layout.nb_channels)) else {
-                throw AudioError(.unsupportedFormat, subject: subject,
-                                 reason: "declares \(parameters.pointee.sample_rate) Hz and \(parameters.pointee.ch_layout.nb_channels) channels; "
-                                     + "Chorus reads \(Self.sampleRates.lowerBound)–\(Self.sampleRates.upperBound) Hz and up to \(Self.channelCounts.upperBound) channels")
+            guard Self.sampleRates.contains(Int(parameters.pointee.sample_rate)),
+                Self.channelCounts.contains(Int(parameters.pointee.ch_layout.nb_channels))
+            else {
+                throw AudioError(
+                    .unsupportedFormat, subject: subject,
+                    reason: "declares \(parameters.pointee.sample_rate) Hz and \(parameters.pointee.ch_layout.nb_channels) channels; "
+                        + "Chorus reads \(Self.sampleRates.lowerBound)–\(Self.sampleRates.upperBound) Hz and up to \(Self.channelCounts.upperBound) channels"
+                )
             }
             guard let codec = avcodec_alloc_context3(decoder) else {
                 throw AudioError(.unreadable, subject: subject, reason: "out of memory")
@@ -82,8 +89,9 @@ final class MediaDecoder {
             try FFmpeg.check(avcodec_parameters_to_context(codec, parameters), "avcodec_parameters_to_context", subject: subject)
             codec.pointee.pkt_timebase = stream.pointee.time_base
             codec.pointee.thread_count = 1
-            try FFmpeg.check(avcodec_open2(codec, decoder, nil), "avcodec_open2", subject: subject,
-                             reason: "cannot open the \(String(cString: decoder.pointee.name)) decoder", as: .unsupportedFormat)
+            try FFmpeg.check(
+                avcodec_open2(codec, decoder, nil), "avcodec_open2", subject: subject,
+                reason: "cannot open the \(String(cString: decoder.pointee.name)) decoder", as: .unsupportedFormat)
             packet = av_packet_alloc()
             frame = av_frame_alloc()
             guard packet != nil, frame != nil else {
@@ -108,11 +116,13 @@ final class MediaDecoder {
                 bitRate: bitRate > 0 ? Int(bitRate) : nil,
                 declaredDuration: declared)
             let isMP4 = String(cString: format.iformat.pointee.name).contains("mp4")
-            editListDuration = isMP4 && stream.pointee.duration > 0 && stream.pointee.duration != FFmpeg.noTimestamp
+            editListDuration =
+                isMP4 && stream.pointee.duration > 0 && stream.pointee.duration != FFmpeg.noTimestamp
                 ? stream.pointee.duration : nil
             streamTimeBase = stream.pointee.time_base
             // Bit-rate estimates (MP3 without a Xing/Info header) and streaming placeholders are not declarations.
-            declaredDurationIsExact = format.duration_estimation_method != AVFMT_DURATION_FROM_BITRATE
+            declaredDurationIsExact =
+                format.duration_estimation_method != AVFMT_DURATION_FROM_BITRATE
                 && (declared ?? .infinity) < 10 * 3600
         } catch {
             avcodec_free_context(&codecContext)
@@ -138,8 +148,11 @@ final class MediaDecoder {
             if received == 0 {
                 guard frame.pointee.nb_samples > 0 else { continue }
                 if let editListDuration {
-                    let limit = frameLimit ?? av_rescale_q(editListDuration, streamTimeBase,
-                                                           AVRational(num: 1, den: frame.pointee.sample_rate))
+                    let limit =
+                        frameLimit
+                        ?? av_rescale_q(
+                            editListDuration, streamTimeBase,
+                            AVRational(num: 1, den: frame.pointee.sample_rate))
                     frameLimit = limit
                     let remaining = limit - framesReturned
                     if remaining <= 0 {
@@ -157,7 +170,10 @@ final class MediaDecoder {
             }
             if received != FFmpeg.tryAgain {
                 try noteUndecodable(received)
-                if draining { finished = true; return nil }
+                if draining {
+                    finished = true
+                    return nil
+                }
             }
             if draining {
                 finished = true

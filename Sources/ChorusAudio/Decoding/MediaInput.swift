@@ -62,13 +62,16 @@ final class MediaInput {
             throw AudioError(.unreadable, subject: "", reason: "out of memory")
         }
         let opaque = Unmanaged.passUnretained(self).toOpaque()
-        context = avio_alloc_context(buffer, Int32(Self.bufferSize), 0, opaque, { opaque, buffer, count in
-            let input = Unmanaged<MediaInput>.fromOpaque(opaque!).takeUnretainedValue()
-            return input.read(into: buffer!, count: Int(count))
-        }, nil, { opaque, offset, whence in
-            let input = Unmanaged<MediaInput>.fromOpaque(opaque!).takeUnretainedValue()
-            return input.seek(offset: offset, whence: whence)
-        })
+        context = avio_alloc_context(
+            buffer, Int32(Self.bufferSize), 0, opaque,
+            { opaque, buffer, count in
+                let input = Unmanaged<MediaInput>.fromOpaque(opaque!).takeUnretainedValue()
+                return input.read(into: buffer!, count: Int(count))
+            }, nil,
+            { opaque, offset, whence in
+                let input = Unmanaged<MediaInput>.fromOpaque(opaque!).takeUnretainedValue()
+                return input.seek(offset: offset, whence: whence)
+            })
         if context == nil {
             av_free(buffer)
             throw AudioError(.unreadable, subject: "", reason: "out of memory")

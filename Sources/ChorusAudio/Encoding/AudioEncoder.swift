@@ -42,8 +42,10 @@ public struct EncoderSettings: Sendable {
     /// (`PieceCutting.overlapped`); M4A keeps one encoder.
     public var withoutSilence = false
 
-    public init(fileFormat: OutputFileFormat, format: AudioFormat, bitRate: Int = RenderOptions.defaultBitRate,
-                mp3Quality: Int = RenderOptions.defaultMP3Quality, chapterTitles: [String] = [], encoderJobs: Int = 1) {
+    public init(
+        fileFormat: OutputFileFormat, format: AudioFormat, bitRate: Int = RenderOptions.defaultBitRate,
+        mp3Quality: Int = RenderOptions.defaultMP3Quality, chapterTitles: [String] = [], encoderJobs: Int = 1
+    ) {
         self.fileFormat = fileFormat
         self.format = format
         self.bitRate = bitRate
@@ -68,22 +70,27 @@ enum EncoderFactory {
         case .mp3 where settings.encoderJobs > 1 && !output.isStreaming:
             // A stream keeps one encoder: its frames leave as soon as they are encoded, where pieces would
             // wait for the silence after them (a listener would wait for the next message's synthesis).
-            return try ParallelEncoder(joiner: MP3Joiner(output: output, format: settings.format, bitRate: settings.bitRate,
-                                                         quality: settings.mp3Quality, chapterTitles: settings.chapterTitles,
-                                                         growingTitles: settings.growingChapterTitles),
-                                       format: settings.format, jobs: settings.encoderJobs, cutting: settings.cutting,
-                                       minimumPieceSeconds: settings.minimumPieceSeconds)
+            return try ParallelEncoder(
+                joiner: MP3Joiner(
+                    output: output, format: settings.format, bitRate: settings.bitRate,
+                    quality: settings.mp3Quality, chapterTitles: settings.chapterTitles,
+                    growingTitles: settings.growingChapterTitles),
+                format: settings.format, jobs: settings.encoderJobs, cutting: settings.cutting,
+                minimumPieceSeconds: settings.minimumPieceSeconds)
         case .mp3:
-            return try MP3Encoder(output: output, format: settings.format, bitRate: settings.bitRate, quality: settings.mp3Quality,
-                                  chapterTitles: settings.chapterTitles, growingTitles: settings.growingChapterTitles)
+            return try MP3Encoder(
+                output: output, format: settings.format, bitRate: settings.bitRate, quality: settings.mp3Quality,
+                chapterTitles: settings.chapterTitles, growingTitles: settings.growingChapterTitles)
         case .m4a where settings.encoderJobs > 1 && !settings.withoutSilence:
             // Without silence (a bed), one encoder: FFmpeg's AAC rate control adapts over tens of seconds and a fresh
             // encoder cannot be given another's state; overlapped pieces measured 1.07–1.27× one encoder's noise over
             // the whole file even when warmed by 128 packets (`AACJoiner.overlap`).
-            return try ParallelEncoder(joiner: AACJoiner(output: output, format: settings.format, bitRate: settings.bitRate,
-                                                         chapterTitles: settings.chapterTitles),
-                                       format: settings.format, jobs: settings.encoderJobs, cutting: settings.cutting,
-                                       minimumPieceSeconds: settings.minimumPieceSeconds)
+            return try ParallelEncoder(
+                joiner: AACJoiner(
+                    output: output, format: settings.format, bitRate: settings.bitRate,
+                    chapterTitles: settings.chapterTitles),
+                format: settings.format, jobs: settings.encoderJobs, cutting: settings.cutting,
+                minimumPieceSeconds: settings.minimumPieceSeconds)
         case .wav:
             return try SndFileEncoder(output: output, format: settings.format, container: .wav)
         case .flac:
@@ -91,11 +98,13 @@ enum EncoderFactory {
         case .aiff:
             return try SndFileEncoder(output: output, format: settings.format, container: .aiff)
         case .m4a:
-            return try CodecEncoder(output: output, format: settings.format, codec: .aacInM4A, bitRate: settings.bitRate,
-                                    chapterTitles: settings.chapterTitles)
+            return try CodecEncoder(
+                output: output, format: settings.format, codec: .aacInM4A, bitRate: settings.bitRate,
+                chapterTitles: settings.chapterTitles)
         case .ogg:
-            return try CodecEncoder(output: output, format: settings.format, codec: .opusInOgg, bitRate: settings.bitRate,
-                                    chapterTitles: settings.chapterTitles)
+            return try CodecEncoder(
+                output: output, format: settings.format, codec: .opusInOgg, bitRate: settings.bitRate,
+                chapterTitles: settings.chapterTitles)
         }
     }
 }
@@ -124,7 +133,8 @@ public enum AudioFileWriter {
     /// Encodes `buffer` into memory in `fileFormat`.
     public static func data(_ buffer: AudioBuffer, as fileFormat: OutputFileFormat, bitRate: Int = RenderOptions.defaultBitRate) throws -> Data {
         let output = try EncodedOutput(file: nil, memory: true, subject: "\(fileFormat.rawValue) in memory")
-        try encode(buffer, with: EncoderFactory.make(EncoderSettings(fileFormat: fileFormat, format: buffer.format, bitRate: bitRate), output: output))
+        try encode(
+            buffer, with: EncoderFactory.make(EncoderSettings(fileFormat: fileFormat, format: buffer.format, bitRate: bitRate), output: output))
         return try output.finish() ?? Data()
     }
 

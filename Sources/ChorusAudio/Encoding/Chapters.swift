@@ -28,7 +28,7 @@ public enum ChapterTitle {
             kept.append(word)
             length += added
         }
-        if kept.isEmpty { kept = [words[0].prefix(maximumCharacters)] }   // one very long word
+        if kept.isEmpty { kept = [words[0].prefix(maximumCharacters)] }  // one very long word
         let shown = kept.joined(separator: " ")
         let cut = shown != words.joined(separator: " ")
         return "\(speaker): \(shown)\(cut ? "…" : "")"

@@ -38,8 +38,9 @@ public enum OutputFileFormat: String, CaseIterable, Sendable, Codable {
     public init(url: URL) throws {
         guard let format = OutputFileFormat(fileExtension: url.pathExtension) else {
             let shown = url.pathExtension.isEmpty ? "no extension" : "extension .\(url.pathExtension)"
-            throw AudioError(.invalidArgument, subject: url.path,
-                             reason: "cannot tell the output format from \(shown); use .mp3, .wav, .flac, .aiff, .m4a or .ogg")
+            throw AudioError(
+                .invalidArgument, subject: url.path,
+                reason: "cannot tell the output format from \(shown); use .mp3, .wav, .flac, .aiff, .m4a or .ogg")
         }
         self = format
     }
@@ -99,19 +100,22 @@ public enum OutputFileFormat: String, CaseIterable, Sendable, Codable {
     /// - Throws: `AudioError.invalidArgument` naming the field (`sample_rate`, `channels`, `bitrate`) and what is allowed.
     public func validate(_ format: AudioFormat, bitRate: Int) throws {
         if !RenderOptions.sampleRateRange.contains(format.sampleRate) {
-            throw AudioError.invalid("sample_rate", format.sampleRate,
-                                     "must be between \(RenderOptions.sampleRateRange.lowerBound) and \(RenderOptions.sampleRateRange.upperBound) Hz")
+            throw AudioError.invalid(
+                "sample_rate", format.sampleRate,
+                "must be between \(RenderOptions.sampleRateRange.lowerBound) and \(RenderOptions.sampleRateRange.upperBound) Hz")
         }
         if let rates = supportedSampleRates, !rates.contains(format.sampleRate) {
-            throw AudioError.invalid("sample_rate", format.sampleRate,
-                                     "\(displayName) output supports \(rates.map(String.init).joined(separator: ", ")) Hz")
+            throw AudioError.invalid(
+                "sample_rate", format.sampleRate,
+                "\(displayName) output supports \(rates.map(String.init).joined(separator: ", ")) Hz")
         }
         if !RenderOptions.channelRange.contains(format.channels) {
             throw AudioError.invalid("channels", format.channels, "must be 1 (mono) or 2 (stereo)")
         }
         if isLossy && !bitRateRange.contains(bitRate) {
-            throw AudioError.invalid("bitrate", bitRate,
-                                     "\(displayName) needs \(bitRateRange.lowerBound / 1000)k to \(bitRateRange.upperBound / 1000)k")
+            throw AudioError.invalid(
+                "bitrate", bitRate,
+                "\(displayName) needs \(bitRateRange.lowerBound / 1000)k to \(bitRateRange.upperBound / 1000)k")
         }
     }
 }

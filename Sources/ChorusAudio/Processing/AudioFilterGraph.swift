@@ -26,15 +26,18 @@ final class AudioFilterGraph {
             throw AudioError(.invalidArgument, subject: subject, reason: "cannot allocate a filter graph")
         }
         self.graph = graph
-        graph.pointee.nb_threads = 1   // one message's audio: no thread pool per graph (messages run in parallel already)
+        graph.pointee.nb_threads = 1  // one message's audio: no thread pool per graph (messages run in parallel already)
         let layout = format.channels == 1 ? "mono" : "stereo"
         let arguments = "sample_rate=\(format.sampleRate):sample_fmt=flt:channel_layout=\(layout):time_base=1/\(format.sampleRate)"
-        try FFmpeg.check(avfilter_graph_create_filter(&source, avfilter_get_by_name("abuffer"), "in", arguments, nil, graph),
-                         "avfilter_graph_create_filter", subject: subject, reason: "cannot set up the filter input", as: .invalidArgument)
-        try FFmpeg.check(avfilter_graph_create_filter(&sink, avfilter_get_by_name("abuffersink"), "out", nil, nil, graph),
-                         "avfilter_graph_create_filter", subject: subject, reason: "cannot set up the filter output", as: .invalidArgument)
+        try FFmpeg.check(
+            avfilter_graph_create_filter(&source, avfilter_get_by_name("abuffer"), "in", arguments, nil, graph),
+            "avfilter_graph_create_filter", subject: subject, reason: "cannot set up the filter input", as: .invalidArgument)
+        try FFmpeg.check(
+            avfilter_graph_create_filter(&sink, avfilter_get_by_name("abuffersink"), "out", nil, nil, graph),
+            "avfilter_graph_create_filter", subject: subject, reason: "cannot set up the filter output", as: .invalidArgument)
         // The graph's open ends: parsing links them and leaves in these lists what it did not, freed here either way.
-        var outputs = avfilter_inout_alloc(), inputs = avfilter_inout_alloc()
+        var outputs = avfilter_inout_alloc()
+        var inputs = avfilter_inout_alloc()
         defer {
             avfilter_inout_free(&outputs)
             avfilter_inout_free(&inputs)
@@ -51,10 +54,12 @@ final class AudioFilterGraph {
         input.pointee.pad_idx = 0
         input.pointee.next = nil
         let chain = "\(description),aformat=sample_fmts=flt:sample_rates=\(format.sampleRate):channel_layouts=\(layout)"
-        try FFmpeg.check(avfilter_graph_parse_ptr(graph, chain, &inputs, &outputs, nil), "avfilter_graph_parse_ptr",
-                         subject: subject, reason: "cannot build the filters \(description)", as: .invalidArgument)
-        try FFmpeg.check(avfilter_graph_config(graph, nil), "avfilter_graph_config", subject: subject,
-                         reason: "cannot configure the filters \(description)", as: .invalidArgument)
+        try FFmpeg.check(
+            avfilter_graph_parse_ptr(graph, chain, &inputs, &outputs, nil), "avfilter_graph_parse_ptr",
+            subject: subject, reason: "cannot build the filters \(description)", as: .invalidArgument)
+        try FFmpeg.check(
+            avfilter_graph_config(graph, nil), "avfilter_graph_config", subject: subject,
+            reason: "cannot configure the filters \(description)", as: .invalidArgument)
     }
 
     deinit {
@@ -79,26 +84,29 @@ final class AudioFilterGraph {
             let count = min(block, frames - offset)
             guard let frame = av_frame_alloc() else { throw AudioError(.invalidArgument, subject: subject, reason: "cannot allocate a frame") }
             var owned: UnsafeMutablePointer<AVFrame>? = frame
-            defer { av_frame_free(&owned) }   // empty once the source took its buffers
+            defer { av_frame_free(&owned) }  // empty once the source took its buffers
             frame.pointee.nb_samples = Int32(count)
             frame.pointee.format = AV_SAMPLE_FMT_FLT.rawValue
             frame.pointee.sample_rate = Int32(format.sampleRate)
             frame.pointee.pts = Int64(offset)
-            try FFmpeg.check(av_channel_layout_copy(&frame.pointee.ch_layout, &layout), "av_channel_layout_copy", subject: subject,
-                             as: .invalidArgument)
+            try FFmpeg.check(
+                av_channel_layout_copy(&frame.pointee.ch_layout, &layout), "av_channel_layout_copy", subject: subject,
+                as: .invalidArgument)
             try FFmpeg.check(av_frame_get_buffer(frame, 0), "av_frame_get_buffer", subject: subject, as: .invalidArgument)
             samples.withUnsafeBufferPointer { source in
                 frame.pointee.data.0!.withMemoryRebound(to: Float.self, capacity: count * channels) { destination in
                     destination.update(from: source.baseAddress! + offset * channels, count: count * channels)
                 }
             }
-            try FFmpeg.check(av_buffersrc_add_frame_flags(source, frame, 0), "av_buffersrc_add_frame", subject: subject,
-                             reason: "the filters refused the audio", as: .invalidArgument)
+            try FFmpeg.check(
+                av_buffersrc_add_frame_flags(source, frame, 0), "av_buffersrc_add_frame", subject: subject,
+                reason: "the filters refused the audio", as: .invalidArgument)
             try drain(into: &output, using: received)
             offset += count
         }
-        try FFmpeg.check(av_buffersrc_add_frame_flags(source, nil, 0), "av_buffersrc_add_frame", subject: subject,
-                         reason: "the filters could not be flushed", as: .invalidArgument)
+        try FFmpeg.check(
+            av_buffersrc_add_frame_flags(source, nil, 0), "av_buffersrc_add_frame", subject: subject,
+            reason: "the filters could not be flushed", as: .invalidArgument)
         try drain(into: &output, using: received)
         return output
     }

@@ -66,7 +66,7 @@ public struct IntegratedLoudness: Sendable {
         var done = 0
         while done < frames {
             let count = min(frames - done, segmentFrames - partialFrames)
-            for channel in 0..<format.channels where weights[channel] != 0 {   // LFE (weight 0) is not measured
+            for channel in 0..<format.channels where weights[channel] != 0 {  // LFE (weight 0) is not measured
                 let input = base + done * format.channels + channel
                 partialSum += weights[channel] * filter.sumOfSquares(input, stride: format.channels, count: count, state: &states[channel])
             }
@@ -161,8 +161,12 @@ struct KWeighting: Sendable {
         var x1 = Lanes8(0), x2 = Lanes8(0), y1 = Lanes8(0), y2 = Lanes8(0), z1 = Lanes8(0), d1 = Lanes8(0)
 
         mutating func set(lane: Int, to state: State) {
-            x1[lane] = state.x1; x2[lane] = state.x2; y1[lane] = state.y1
-            y2[lane] = state.y2; z1[lane] = state.z1; d1[lane] = state.d1
+            x1[lane] = state.x1
+            x2[lane] = state.x2
+            y1[lane] = state.y1
+            y2[lane] = state.y2
+            z1[lane] = state.z1
+            d1[lane] = state.d1
         }
 
         func state(lane: Int) -> State {
@@ -207,9 +211,12 @@ struct KWeighting: Sendable {
         let u = y - 2 * y1 + y2
         let d = (u + d1 - e2 * d1) - e12 * z1
         let z = z1 + d
-        x2 = x1; x1 = x
-        y2 = y1; y1 = y
-        z1 = z; d1 = d
+        x2 = x1
+        x1 = x
+        y2 = y1
+        y1 = y
+        z1 = z
+        d1 = d
         return z
     }
 
@@ -238,8 +245,10 @@ struct KWeighting: Sendable {
     /// Runs eight lanes `steps` samples: lane `l` reads `steps` samples `stride` apart from `input + starts[l]`.
     /// Adds each lane's sum of squares of the output to `sums` when given (float sums of 64 samples, added up).
     @inline(__always)
-    func run(_ state: inout LaneState, _ input: UnsafePointer<Float>, starts: [Int], stride: Int, steps: Int,
-             sums: UnsafeMutablePointer<Lanes8>?) {
+    func run(
+        _ state: inout LaneState, _ input: UnsafePointer<Float>, starts: [Int], stride: Int, steps: Int,
+        sums: UnsafeMutablePointer<Lanes8>?
+    ) {
         let (p0, p1, p2, p3) = (input + starts[0], input + starts[1], input + starts[2], input + starts[3])
         let (p4, p5, p6, p7) = (input + starts[4], input + starts[5], input + starts[6], input + starts[7])
         var s = state
@@ -250,8 +259,9 @@ struct KWeighting: Sendable {
             var sum = Lanes8(0)
             while index < end {
                 let at = index * stride
-                let z = step(Lanes8(p0[at], p1[at], p2[at], p3[at], p4[at], p5[at], p6[at], p7[at]) + Lanes8(tiny),
-                             &s.x1, &s.x2, &s.y1, &s.y2, &s.z1, &s.d1)
+                let z = step(
+                    Lanes8(p0[at], p1[at], p2[at], p3[at], p4[at], p5[at], p6[at], p7[at]) + Lanes8(tiny),
+                    &s.x1, &s.x2, &s.y1, &s.y2, &s.z1, &s.d1)
                 tiny = -tiny
                 sum = sum + z * z
                 index += 1
@@ -287,18 +297,21 @@ struct Lanes8: FilterLanes {
     }
 
     @inline(__always) static func + (lhs: Lanes8, rhs: Lanes8) -> Lanes8 {
-        Lanes8(lhs.l0 + rhs.l0, lhs.l1 + rhs.l1, lhs.l2 + rhs.l2, lhs.l3 + rhs.l3,
-               lhs.l4 + rhs.l4, lhs.l5 + rhs.l5, lhs.l6 + rhs.l6, lhs.l7 + rhs.l7)
+        Lanes8(
+            lhs.l0 + rhs.l0, lhs.l1 + rhs.l1, lhs.l2 + rhs.l2, lhs.l3 + rhs.l3,
+            lhs.l4 + rhs.l4, lhs.l5 + rhs.l5, lhs.l6 + rhs.l6, lhs.l7 + rhs.l7)
     }
 
     @inline(__always) static func - (lhs: Lanes8, rhs: Lanes8) -> Lanes8 {
-        Lanes8(lhs.l0 - rhs.l0, lhs.l1 - rhs.l1, lhs.l2 - rhs.l2, lhs.l3 - rhs.l3,
-               lhs.l4 - rhs.l4, lhs.l5 - rhs.l5, lhs.l6 - rhs.l6, lhs.l7 - rhs.l7)
+        Lanes8(
+            lhs.l0 - rhs.l0, lhs.l1 - rhs.l1, lhs.l2 - rhs.l2, lhs.l3 - rhs.l3,
+            lhs.l4 - rhs.l4, lhs.l5 - rhs.l5, lhs.l6 - rhs.l6, lhs.l7 - rhs.l7)
     }
 
     @inline(__always) static func * (lhs: Lanes8, rhs: Lanes8) -> Lanes8 {
-        Lanes8(lhs.l0 * rhs.l0, lhs.l1 * rhs.l1, lhs.l2 * rhs.l2, lhs.l3 * rhs.l3,
-               lhs.l4 * rhs.l4, lhs.l5 * rhs.l5, lhs.l6 * rhs.l6, lhs.l7 * rhs.l7)
+        Lanes8(
+            lhs.l0 * rhs.l0, lhs.l1 * rhs.l1, lhs.l2 * rhs.l2, lhs.l3 * rhs.l3,
+            lhs.l4 * rhs.l4, lhs.l5 * rhs.l5, lhs.l6 * rhs.l6, lhs.l7 * rhs.l7)
     }
 
     @inline(__always) static func * (lhs: Float, rhs: Lanes8) -> Lanes8 {

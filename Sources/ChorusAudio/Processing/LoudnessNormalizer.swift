@@ -52,8 +52,9 @@ public struct LoudnessNormalizer: Sendable {
         let safeCeiling = truePeakCeiling - Self.meterMargin
         if measured.truePeak + gainDB <= safeCeiling {
             Self.scale(&buffer.samples, by: gainDB)
-            return NormalizationResult(measured: measured, gainDB: gainDB, limiterDB: 0, truePeak: measured.truePeak + gainDB,
-                                       gainCapped: capped)
+            return NormalizationResult(
+                measured: measured, gainDB: gainDB, limiterDB: 0, truePeak: measured.truePeak + gainDB,
+                gainCapped: capped)
         }
 
         // The gain alone would overshoot the ceiling: limit, re-measure, and correct. Limiting costs

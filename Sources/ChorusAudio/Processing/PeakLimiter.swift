@@ -53,7 +53,8 @@ public struct PeakLimiter: Sendable {
                 if channels == 1 && first + blockFrames <= frames {
                     // A tree of maxima rather than a chain: independent steps overlap.
                     @inline(__always) func four(_ offset: Int) -> SIMD4<Float> { SIMD4(loading: base, offset: first + offset).magnitudes }
-                    var low = four(0).larger(four(4)), high = four(8).larger(four(12))
+                    var low = four(0).larger(four(4))
+                    var high = four(8).larger(four(12))
                     for offset in stride(from: 16, to: blockFrames, by: 16) {
                         low = low.larger(four(offset).larger(four(offset + 4)))
                         high = high.larger(four(offset + 8).larger(four(offset + 12)))
@@ -72,8 +73,10 @@ public struct PeakLimiter: Sendable {
     /// Limits `source × scale` into `output` (the same length; it may be `source` itself) in one pass, with the same
     /// result, to the bit, as scaling first and limiting in place (every float operation in the same order). `blockPeaks` (from `blockPeaks(_:channels:)` of
     /// `source`) spares the scan for frames over the ceiling. Returns the deepest gain reduction, in dB (≤ 0).
-    func process(_ source: UnsafeBufferPointer<Float>, scaledBy scale: Float, into output: UnsafeMutableBufferPointer<Float>,
-                 blockPeaks: [Float]?) -> Double {
+    func process(
+        _ source: UnsafeBufferPointer<Float>, scaledBy scale: Float, into output: UnsafeMutableBufferPointer<Float>,
+        blockPeaks: [Float]?
+    ) -> Double {
         let channels = format.channels
         let frames = source.count / channels
         precondition(output.count >= frames * channels, "limiter output shorter than its input")
@@ -116,8 +119,9 @@ public struct PeakLimiter: Sendable {
                 }
             }
         }
-        var state = State(window: window, release: Float(exp(-1.0 / (Double(format.sampleRate) * Double(releaseMilliseconds) / 1000))),
-                          frames: frames, channels: channels, input: input, scale: scale, output: base)
+        var state = State(
+            window: window, release: Float(exp(-1.0 / (Double(format.sampleRate) * Double(releaseMilliseconds) / 1000))),
+            frames: frames, channels: channels, input: input, scale: scale, output: base)
         defer { state.deallocate() }
         guard anyOver else {
             state.release(from: 0, to: frames)
@@ -188,8 +192,10 @@ public struct PeakLimiter: Sendable {
         var deficit: Float = 0
         var deepest: Float = 1
 
-        init(window: Int, release: Float, frames: Int, channels: Int, input: UnsafePointer<Float>, scale: Float,
-             output: UnsafeMutablePointer<Float>) {
+        init(
+            window: Int, release: Float, frames: Int, channels: Int, input: UnsafePointer<Float>, scale: Float,
+            output: UnsafeMutablePointer<Float>
+        ) {
             self.window = window
             self.channels = channels
             self.input = input
@@ -259,7 +265,7 @@ public struct PeakLimiter: Sendable {
                 let last = over - start
                 while index + 8 <= last + 1 {
                     let current = SIMD8(loading: ahead, offset: index)
-                    let excess = current - value   // min(current, value) = current − relu(current − value)
+                    let excess = current - value  // min(current, value) = current − relu(current − value)
                     UnsafeMutableRawPointer(ahead + index).storeBytes(of: current - (excess + excess.magnitudes) * 0.5, as: SIMD8<Float>.self)
                     index += 8
                 }

@@ -29,11 +29,14 @@ public final class Resampler {
         try self.init(layout: &layout, sampleFormat: AV_SAMPLE_FMT_FLT, sampleRate: input.sampleRate, output: output, subject: "resampler")
     }
 
-    init(layout: UnsafeMutablePointer<AVChannelLayout>, sampleFormat: AVSampleFormat, sampleRate: Int,
-         output: AudioFormat, subject: String) throws {
+    init(
+        layout: UnsafeMutablePointer<AVChannelLayout>, sampleFormat: AVSampleFormat, sampleRate: Int,
+        output: AudioFormat, subject: String
+    ) throws {
         guard sampleRate > 0, output.sampleRate > 0, output.channels > 0, layout.pointee.nb_channels > 0 else {
-            throw AudioError(.invalidArgument, subject: subject,
-                             reason: "cannot resample \(sampleRate) Hz \(layout.pointee.nb_channels) ch to \(output)")
+            throw AudioError(
+                .invalidArgument, subject: subject,
+                reason: "cannot resample \(sampleRate) Hz \(layout.pointee.nb_channels) ch to \(output)")
         }
         self.output = output
         self.subject = subject
@@ -42,9 +45,11 @@ public final class Resampler {
         inputSampleFormat = sampleFormat
         var outputLayout = FFmpeg.channelLayout(channels: output.channels)
         defer { av_channel_layout_uninit(&outputLayout) }
-        try FFmpeg.check(swr_alloc_set_opts2(&context, &outputLayout, AV_SAMPLE_FMT_FLT, Int32(output.sampleRate),
-                                              layout, sampleFormat, Int32(sampleRate), 0, nil),
-                         "swr_alloc_set_opts2", subject: subject, reason: "cannot set up the resampler", as: .unsupportedFormat)
+        try FFmpeg.check(
+            swr_alloc_set_opts2(
+                &context, &outputLayout, AV_SAMPLE_FMT_FLT, Int32(output.sampleRate),
+                layout, sampleFormat, Int32(sampleRate), 0, nil),
+            "swr_alloc_set_opts2", subject: subject, reason: "cannot set up the resampler", as: .unsupportedFormat)
         do {
             try configureMatrix(inputChannels: inputChannels, outputChannels: output.channels)
             try FFmpeg.check(swr_init(context), "swr_init", subject: subject, reason: "cannot set up the resampler", as: .unsupportedFormat)
@@ -65,8 +70,9 @@ public final class Resampler {
             let matrix: [Double] = [1, 1]
             try FFmpeg.check(swr_set_matrix(context, matrix, 1), "swr_set_matrix", subject: subject)
         } else if inputChannels != outputChannels {
-            try FFmpeg.check(av_opt_set_double(UnsafeMutableRawPointer(context), "rematrix_maxval", 1.0, 0), "av_opt_set_double",
-                             subject: subject)
+            try FFmpeg.check(
+                av_opt_set_double(UnsafeMutableRawPointer(context), "rematrix_maxval", 1.0, 0), "av_opt_set_double",
+                subject: subject)
         }
     }
 

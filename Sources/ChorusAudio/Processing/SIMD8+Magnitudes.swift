@@ -20,8 +20,9 @@ extension SIMD8 where Scalar == Float {
 
     /// The largest lane.
     @inline(__always) var largest: Float {
-        Swift.max(Swift.max(Swift.max(self[0], self[1]), Swift.max(self[2], self[3])),
-                  Swift.max(Swift.max(self[4], self[5]), Swift.max(self[6], self[7])))
+        Swift.max(
+            Swift.max(Swift.max(self[0], self[1]), Swift.max(self[2], self[3])),
+            Swift.max(Swift.max(self[4], self[5]), Swift.max(self[6], self[7])))
     }
 }
 

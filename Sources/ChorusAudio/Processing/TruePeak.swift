@@ -70,7 +70,8 @@ public enum TruePeak {
     /// `exceeds` for the `samples` (≥ 8) samples from `first`, read four at a time (the last four overlapping).
     @inline(__always)
     private static func mayExceed(_ limit: Float, _ first: UnsafePointer<Float>, samples: Int, dcGain: Float, bound: Float) -> Bool {
-        var top = SIMD4(loading: first), bottom = top
+        var top = SIMD4(loading: first)
+        var bottom = top
         for offset in stride(from: 4, to: samples - 4, by: 4) {
             let next = SIMD4(loading: first, offset: offset)
             top = top.larger(next)
@@ -108,55 +109,59 @@ public enum TruePeak {
         defer { padded.deallocate() }
         buffer.samples.withUnsafeBufferPointer { samples in
             Self.middle.withUnsafeBufferPointer { middles in
-            Self.even.withUnsafeBufferPointer { evens in
-            Self.odd.withUnsafeBufferPointer { odds in
-                guard let source = samples.baseAddress, let run = padded.baseAddress else { return }
-                let origin = run + padding
-                // Only the padding needs zeros: the channel's samples fill the rest.
-                run.initialize(repeating: 0, count: padding)
-                (origin + frames).initialize(repeating: 0, count: padding)
-                for channel in 0..<channels {
-                    if channels == 1 {
-                        origin.update(from: source, count: frames)
-                    } else {
-                        for frame in 0..<frames { origin[frame] = source[frame &* channels &+ channel] }
-                    }
-                    // Intervals [n, n + 1] for n in 0 ..< frames − 1; block `start` covers n = start ..< start + 8,
-                    // whose taps read samples start − 5 ... start + 13. Four blocks at a time are first checked
-                    // together (samples start − 5 ... start + 37): nearly all of a clip is skipped there, with one
-                    // pair of horizontal extremes per 32 intervals instead of per 8.
-                    var start = 0
-                    while start < frames - 1 {
-                        let firstTap = origin + start - (halfWidth - 1)
-                        if skipQuiet && start + 32 <= frames - 1
-                            && !mayExceed(highest, firstTap, samples: 43, dcGain: dcGain, bound: bound) {
-                            start += 32
-                            continue
-                        }
-                        if !skipQuiet || mayExceed(highest, firstTap, samples: 19, dcGain: dcGain, bound: bound) {
-                            var folded = SIMD8<Float>(repeating: 0), odd = folded, middle = folded
-                            for tap in 0..<halfWidth {
-                                let near = SIMD8(loading: firstTap, offset: tap), far = SIMD8(loading: firstTap, offset: taps - 1 - tap)
-                                let sum = near + far
-                                middle += sum * middles[tap]
-                                if factor == 4 {
-                                    folded += sum * evens[tap]
-                                    odd += (near - far) * odds[tap]
+                Self.even.withUnsafeBufferPointer { evens in
+                    Self.odd.withUnsafeBufferPointer { odds in
+                        guard let source = samples.baseAddress, let run = padded.baseAddress else { return }
+                        let origin = run + padding
+                        // Only the padding needs zeros: the channel's samples fill the rest.
+                        run.initialize(repeating: 0, count: padding)
+                        (origin + frames).initialize(repeating: 0, count: padding)
+                        for channel in 0..<channels {
+                            if channels == 1 {
+                                origin.update(from: source, count: frames)
+                            } else {
+                                for frame in 0..<frames { origin[frame] = source[frame &* channels &+ channel] }
+                            }
+                            // Intervals [n, n + 1] for n in 0 ..< frames − 1; block `start` covers n = start ..< start + 8,
+                            // whose taps read samples start − 5 ... start + 13. Four blocks at a time are first checked
+                            // together (samples start − 5 ... start + 37): nearly all of a clip is skipped there, with one
+                            // pair of horizontal extremes per 32 intervals instead of per 8.
+                            var start = 0
+                            while start < frames - 1 {
+                                let firstTap = origin + start - (halfWidth - 1)
+                                if skipQuiet && start + 32 <= frames - 1
+                                    && !mayExceed(highest, firstTap, samples: 43, dcGain: dcGain, bound: bound)
+                                {
+                                    start += 32
+                                    continue
                                 }
+                                if !skipQuiet || mayExceed(highest, firstTap, samples: 19, dcGain: dcGain, bound: bound) {
+                                    var folded = SIMD8<Float>(repeating: 0)
+                                    var odd = folded
+                                    var middle = folded
+                                    for tap in 0..<halfWidth {
+                                        let near = SIMD8(loading: firstTap, offset: tap)
+                                        let far = SIMD8(loading: firstTap, offset: taps - 1 - tap)
+                                        let sum = near + far
+                                        middle += sum * middles[tap]
+                                        if factor == 4 {
+                                            folded += sum * evens[tap]
+                                            odd += (near - far) * odds[tap]
+                                        }
+                                    }
+                                    var block = middle.magnitudes
+                                    if factor == 4 { block = block.larger(folded.magnitudes + odd.magnitudes) }
+                                    if start + 8 > frames - 1 {  // lanes past the last interval
+                                        for lane in (frames - 1 - start)..<8 { block[lane] = 0 }
+                                    }
+                                    let blockPeak = block.largest
+                                    highest = max(highest, blockPeak)
+                                }
+                                start += 8
                             }
-                            var block = middle.magnitudes
-                            if factor == 4 { block = block.larger(folded.magnitudes + odd.magnitudes) }
-                            if start + 8 > frames - 1 {   // lanes past the last interval
-                                for lane in (frames - 1 - start)..<8 { block[lane] = 0 }
-                            }
-                            let blockPeak = block.largest
-                            highest = max(highest, blockPeak)
                         }
-                        start += 8
                     }
                 }
-            }
-            }
             }
         }
         return 20 * log10(Double(highest))

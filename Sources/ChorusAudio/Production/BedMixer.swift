@@ -40,7 +40,8 @@ final class BedMixer {
             throw error.about("\(field).audio (\(bed.label))")
         }
         guard let loudness = source.loudness, loudness > -70 else {
-            throw AudioError(.emptyAudio, subject: "\(field).audio (\(bed.label))", reason: "is silent: a music bed needs sound at least -70 LUFS loud")
+            throw AudioError(
+                .emptyAudio, subject: "\(field).audio (\(bed.label))", reason: "is silent: a music bed needs sound at least -70 LUFS loud")
         }
         gainDB = (targetLoudness + bed.levelLU - loudness)
         levelGain = Float(pow(10, gainDB / 20))
@@ -79,8 +80,10 @@ final class BedMixer {
         bedBlock.withUnsafeBufferPointer { bed in
             samples.withUnsafeMutableBufferPointer { out in
                 for block in 0..<(gains.count - 1) {
-                    let first = block * step, last = min(frames, first + step)
-                    let from = gains[block], to = gains[block + 1]
+                    let first = block * step
+                    let last = min(frames, first + step)
+                    let from = gains[block]
+                    let to = gains[block + 1]
                     if from == 0 && to == 0 { continue }
                     let slope = (to - from) / Float(last - first)
                     for index in first..<last {
@@ -181,7 +184,10 @@ private final class BedSource {
         loudness = meter.loudness()
         truePeak = TruePeak.estimate(measured)
         let frames = first.count / channels
-        crossfade = complete ? min(format.frames(milliseconds: MusicBed.loopCrossfadeMilliseconds), frames / 2) : format.frames(milliseconds: MusicBed.loopCrossfadeMilliseconds)
+        crossfade =
+            complete
+            ? min(format.frames(milliseconds: MusicBed.loopCrossfadeMilliseconds), frames / 2)
+            : format.frames(milliseconds: MusicBed.loopCrossfadeMilliseconds)
         whole = complete ? first : nil
         pending = first
     }
@@ -277,7 +283,8 @@ private final class BedSource {
             reader = try Self.open(bed, format: format)
             try fill(atLeast: crossfade * channels)
             guard pending.count >= crossfade * channels else {
-                throw AudioError(.corrupt, subject: bed.label, reason: "changed while the render played it (its next pass is shorter than its crossfade)")
+                throw AudioError(
+                    .corrupt, subject: bed.label, reason: "changed while the render played it (its next pass is shorter than its crossfade)")
             }
         }
     }

@@ -39,9 +39,9 @@ public struct MusicBed: Sendable {
     public var loop: Bool
 
     public static let defaultLevelLU = -20.0
-    public static let levelRange = -40.0 ... 0.0
+    public static let levelRange = -40.0...0.0
     public static let defaultDuckDB = 12.0
-    public static let duckRange = 0.0 ... 40.0
+    public static let duckRange = 0.0...40.0
     public static let defaultFadeInMilliseconds = 1500
     public static let defaultFadeOutMilliseconds = 3000
     public static let fadeRange = 0...60_000
@@ -53,8 +53,10 @@ public struct MusicBed: Sendable {
     /// How much of the bed its loudness is measured over.
     static let measuredSeconds = 60.0
 
-    public init(source: ClipSource, label: String, levelLU: Double = defaultLevelLU, duckDB: Double = defaultDuckDB,
-                fadeInMilliseconds: Int = defaultFadeInMilliseconds, fadeOutMilliseconds: Int = defaultFadeOutMilliseconds, loop: Bool = true) {
+    public init(
+        source: ClipSource, label: String, levelLU: Double = defaultLevelLU, duckDB: Double = defaultDuckDB,
+        fadeInMilliseconds: Int = defaultFadeInMilliseconds, fadeOutMilliseconds: Int = defaultFadeOutMilliseconds, loop: Bool = true
+    ) {
         self.source = source
         self.label = label
         self.levelLU = levelLU
@@ -68,13 +70,16 @@ public struct MusicBed: Sendable {
     /// - Throws: `AudioError.invalidArgument` naming the field (`music.level_lu`).
     public func validate(field: String = "music") throws {
         guard levelLU.isFinite, Self.levelRange.contains(levelLU) else {
-            throw AudioError.invalid("\(field).level_lu", levelLU, "must be between \(Int(Self.levelRange.lowerBound)) and \(Int(Self.levelRange.upperBound)) LU")
+            throw AudioError.invalid(
+                "\(field).level_lu", levelLU, "must be between \(Int(Self.levelRange.lowerBound)) and \(Int(Self.levelRange.upperBound)) LU")
         }
         guard duckDB.isFinite, Self.duckRange.contains(duckDB) else {
-            throw AudioError.invalid("\(field).duck_db", duckDB, "must be between \(Int(Self.duckRange.lowerBound)) and \(Int(Self.duckRange.upperBound)) dB")
+            throw AudioError.invalid(
+                "\(field).duck_db", duckDB, "must be between \(Int(Self.duckRange.lowerBound)) and \(Int(Self.duckRange.upperBound)) dB")
         }
         for (name, value) in [("fade_in_ms", fadeInMilliseconds), ("fade_out_ms", fadeOutMilliseconds)] where !Self.fadeRange.contains(value) {
-            throw AudioError.invalid("\(field).\(name)", value, "must be between \(Self.fadeRange.lowerBound) and \(Self.fadeRange.upperBound) milliseconds")
+            throw AudioError.invalid(
+                "\(field).\(name)", value, "must be between \(Self.fadeRange.lowerBound) and \(Self.fadeRange.upperBound) milliseconds")
         }
         if case .parts = source { throw AudioError.invalid("\(field).audio", label, "must be one clip") }
     }

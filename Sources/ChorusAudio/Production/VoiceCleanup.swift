@@ -34,8 +34,10 @@ public struct VoiceCleanup: Sendable, Equatable {
     public static let noiseReductionRange = 0.0...40.0
     public static let maxSilenceRange = 200...10_000
 
-    public init(highpassHz: Int = 80, noiseReductionDB: Double = 12, declick: Bool = true, level: Bool = true,
-                maxSilenceMilliseconds: Int? = 700) {
+    public init(
+        highpassHz: Int = 80, noiseReductionDB: Double = 12, declick: Bool = true, level: Bool = true,
+        maxSilenceMilliseconds: Int? = 700
+    ) {
         self.highpassHz = highpassHz
         self.noiseReductionDB = noiseReductionDB
         self.declick = declick
@@ -47,8 +49,10 @@ public struct VoiceCleanup: Sendable, Equatable {
     /// the settings (`maxSilenceMilliseconds` 0: pauses kept), checked — the one reading of `cleanup` for conversation
     /// files and the service alike.
     /// - Throws: `AudioError.invalidArgument` naming the field (`cleanup.highpass_hz`).
-    public static func requested(on: Bool?, highpassHz: Int? = nil, noiseReductionDB: Double? = nil, declick: Bool? = nil, level: Bool? = nil,
-                                 maxSilenceMilliseconds: Int? = nil, field: String = "cleanup") throws -> VoiceCleanup? {
+    public static func requested(
+        on: Bool?, highpassHz: Int? = nil, noiseReductionDB: Double? = nil, declick: Bool? = nil, level: Bool? = nil,
+        maxSilenceMilliseconds: Int? = nil, field: String = "cleanup"
+    ) throws -> VoiceCleanup? {
         let anySetting = highpassHz != nil || noiseReductionDB != nil || declick != nil || level != nil || maxSilenceMilliseconds != nil
         guard on ?? anySetting else { return nil }
         var cleanup = VoiceCleanup()
@@ -81,15 +85,19 @@ public struct VoiceCleanup: Sendable, Equatable {
         // Two 2-pole stages: 24 dB an octave, so rumble an octave and more below is 30 dB down.
         if highpassHz > 0 { first.append("highpass=f=\(highpassHz):p=2,highpass=f=\(highpassHz):p=2") }
         if declick { first.append("adeclick") }
-        let reduction = noiseReductionDB, level = self.level
-        return (first.isEmpty ? nil : first.joined(separator: ","), { floor in
-            var second: [String] = []
-            // afftdn told where the noise floor is (its own tracking reduced white noise by under 1 dB in FFmpeg 5.1).
-            if reduction > 0 { second.append("afftdn=nr=\(max(0.01, reduction)):nf=\(Int(min(-20, max(-80, floor.rounded()))))") }
-            // Frames whose peak is under −34 dBFS (pauses, room noise) are not raised.
-            if level { second.append("dynaudnorm=f=400:g=11:p=0.9:m=4:t=0.02") }
-            return second.isEmpty ? nil : second.joined(separator: ",")
-        })
+        let reduction = noiseReductionDB
+        let level = self.level
+        return (
+            first.isEmpty ? nil : first.joined(separator: ","),
+            { floor in
+                var second: [String] = []
+                // afftdn told where the noise floor is (its own tracking reduced white noise by under 1 dB in FFmpeg 5.1).
+                if reduction > 0 { second.append("afftdn=nr=\(max(0.01, reduction)):nf=\(Int(min(-20, max(-80, floor.rounded()))))") }
+                // Frames whose peak is under −34 dBFS (pauses, room noise) are not raised.
+                if level { second.append("dynaudnorm=f=400:g=11:p=0.9:m=4:t=0.02") }
+                return second.isEmpty ? nil : second.joined(separator: ",")
+            }
+        )
     }
 
     /// `audio` cleaned (possibly shorter, when pauses were shortened).
@@ -99,10 +107,12 @@ public struct VoiceCleanup: Sendable, Equatable {
         var cleaned = audio
         let chains = filterChains
         if let first = chains.first {
-            cleaned = AudioBuffer(format: audio.format, samples: try AudioFilterGraph(first, format: audio.format, subject: subject).process(cleaned.samples))
+            cleaned = AudioBuffer(
+                format: audio.format, samples: try AudioFilterGraph(first, format: audio.format, subject: subject).process(cleaned.samples))
         }
         if let second = chains.second(Self.noiseFloor(of: cleaned)) {
-            cleaned = AudioBuffer(format: audio.format, samples: try AudioFilterGraph(second, format: audio.format, subject: subject).process(cleaned.samples))
+            cleaned = AudioBuffer(
+                format: audio.format, samples: try AudioFilterGraph(second, format: audio.format, subject: subject).process(cleaned.samples))
         }
         if let maxSilenceMilliseconds {
             cleaned = Self.shortenPauses(cleaned, to: cleaned.format.frames(milliseconds: maxSilenceMilliseconds))
@@ -124,7 +134,8 @@ public struct VoiceCleanup: Sendable, Equatable {
     /// sides joined with a 5 ms crossfade. A pause is a run of 20 ms windows whose RMS is 30 dB under the loudest
     /// window's and under −40 dBFS; the quiet before the first sound and after the last is left to trimming.
     static func shortenPauses(_ audio: AudioBuffer, to maximum: Int) -> AudioBuffer {
-        let format = audio.format, channels = format.channels
+        let format = audio.format
+        let channels = format.channels
         let window = max(1, format.frames(milliseconds: 20))
         let windows = audio.frameCount / window
         guard windows > 2 else { return audio }
@@ -133,10 +144,13 @@ public struct VoiceCleanup: Sendable, Equatable {
             return (slice.reduce(0) { $0 + Double($1) * Double($1) } / Double(slice.count)).squareRoot()
         }
         let threshold = min(pow(10, -40.0 / 20), (levels.max() ?? 0) * pow(10, -30.0 / 20))
-        var cuts: [Range<Int>] = []   // frames to remove
+        var cuts: [Range<Int>] = []  // frames to remove
         var index = 0
         while index < windows {
-            guard levels[index] < threshold else { index += 1; continue }
+            guard levels[index] < threshold else {
+                index += 1
+                continue
+            }
             let start = index
             while index < windows && levels[index] < threshold { index += 1 }
             // Only pauses with sound on both sides.

@@ -83,7 +83,9 @@ package struct MessageProcessor: Sendable {
             timings.measure(.trim) {
                 let range = options.trimmer.soundRange(of: audio)
                 if range.isEmpty {
-                    warnings.append("\(message.subject ?? RenderMessage.subject(index: index, speaker: message.speaker)): \(message.label) is silent; it takes no time in the output")
+                    warnings.append(
+                        "\(message.subject ?? RenderMessage.subject(index: index, speaker: message.speaker)): \(message.label) is silent; it takes no time in the output"
+                    )
                 }
                 if range != 0..<audio.frameCount {
                     leading = range.lowerBound
@@ -97,13 +99,16 @@ package struct MessageProcessor: Sendable {
             let normalizer = LoudnessNormalizer(targetLUFS: options.targetLoudness, truePeakCeiling: options.truePeakCeiling)
             normalization = try timings.measure(.loudness) { try normalizer.normalize(&audio) }
             if let normalization, normalization.gainCapped, let loudness = normalization.measured.loudness {
-                warnings.append((message.subject ?? RenderMessage.subject(index: index, speaker: message.speaker))
-                    + String(format: ": %@ is very quiet (%.1f LUFS); boosted by the maximum %.0f dB", message.label, loudness, normalizer.maxGainDB))
+                warnings.append(
+                    (message.subject ?? RenderMessage.subject(index: index, speaker: message.speaker))
+                        + String(
+                            format: ": %@ is very quiet (%.1f LUFS); boosted by the maximum %.0f dB", message.label, loudness, normalizer.maxGainDB))
             }
         }
         timings.measure(.trim) { Fader(milliseconds: options.fadeMilliseconds).apply(to: &audio) }
-        return ProcessedMessage(index: index, audio: audio, leadingTrimFrames: leading,
-                                gainDB: normalization?.gainDB ?? 0, normalization: normalization,
-                                timings: timings, warnings: warnings)
+        return ProcessedMessage(
+            index: index, audio: audio, leadingTrimFrames: leading,
+            gainDB: normalization?.gainDB ?? 0, normalization: normalization,
+            timings: timings, warnings: warnings)
     }
 }

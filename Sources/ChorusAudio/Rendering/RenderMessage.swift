@@ -48,9 +48,11 @@ public struct RenderMessage: Sendable {
     /// Clean-up run on the decoded clip before it is trimmed and normalized (recorded voice notes).
     public var cleanup: VoiceCleanup?
 
-    public init(speaker: String, source: ClipSource, label: String, text: String? = nil,
-                voice: String? = nil, fallback: Bool = false, words: [WordTiming]? = nil, expectedSourceFrames: Int? = nil,
-                transcribed: Bool = false) {
+    public init(
+        speaker: String, source: ClipSource, label: String, text: String? = nil,
+        voice: String? = nil, fallback: Bool = false, words: [WordTiming]? = nil, expectedSourceFrames: Int? = nil,
+        transcribed: Bool = false
+    ) {
         self.speaker = speaker
         self.source = source
         self.label = label

@@ -19,7 +19,10 @@ extension RenderOptions {
             preconditionFailure("RenderOptions encodes as a JSON object")
         }
         for name in Self.notShapingOutput { fields[name] = nil }
-        if !normalize { fields["targetLoudness"] = nil; fields["truePeakCeiling"] = nil }
+        if !normalize {
+            fields["targetLoudness"] = nil
+            fields["truePeakCeiling"] = nil
+        }
         if !format.isLossy { fields["bitRate"] = nil }
         if format != .mp3 { fields["mp3Quality"] = nil }
         if !trimSilence { fields["trimmer"] = nil }

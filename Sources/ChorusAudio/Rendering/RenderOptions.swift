@@ -87,8 +87,9 @@ public struct RenderOptions: Sendable, Encodable {
     ///   `jobs`, `channels`, `bitrate`, `bits`, `samples_per_pixel`, `pixels_per_second`) and `value` what was given.
     public func validate(for fileFormat: OutputFileFormat) throws {
         if !targetLoudness.isFinite || !Self.loudnessRange.contains(targetLoudness) {
-            throw AudioError.invalid("loudness", OrderedJSON.format(targetLoudness),
-                                     "must be between \(Int(Self.loudnessRange.lowerBound)) and \(Int(Self.loudnessRange.upperBound)) LUFS")
+            throw AudioError.invalid(
+                "loudness", OrderedJSON.format(targetLoudness),
+                "must be between \(Int(Self.loudnessRange.lowerBound)) and \(Int(Self.loudnessRange.upperBound)) LUFS")
         }
         if !Self.mp3QualityRange.contains(mp3Quality) {
             throw AudioError.invalid("quality", mp3Quality, "must be between 0 (best) and 9 (fastest)")
@@ -113,8 +114,9 @@ public struct RenderOptions: Sendable, Encodable {
     /// - Throws: `AudioError.invalidArgument` about `gap_ms`.
     public static func validate(gapMilliseconds: Int) throws {
         guard gapRange.contains(gapMilliseconds) else {
-            throw AudioError.invalid("gap_ms", gapMilliseconds,
-                                     "must be between \(gapRange.lowerBound) and \(gapRange.upperBound) milliseconds")
+            throw AudioError.invalid(
+                "gap_ms", gapMilliseconds,
+                "must be between \(gapRange.lowerBound) and \(gapRange.upperBound) milliseconds")
         }
     }
 }

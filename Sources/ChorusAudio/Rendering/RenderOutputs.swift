@@ -67,7 +67,8 @@ public struct RenderOutputs: Sendable {
         if let waveform { _ = try WaveformFileFormat(url: waveform) }
         if options.waveform != nil && format.isLossy && audio == nil && !keepAudioInMemory {
             // A render's peaks are its audio's as a decoder reads it back (`RenderSession`): a stream alone keeps nothing to decode.
-            throw AudioError(.invalidArgument, subject: "waveform", reason: "peaks of \(format.rawValue) output need the audio in a file or in memory")
+            throw AudioError(
+                .invalidArgument, subject: "waveform", reason: "peaks of \(format.rawValue) output need the audio in a file or in memory")
         }
         let paths = [audio, timeline, waveform, captions].compactMap { $0?.standardizedFileURL.path }
         if Set(paths).count != paths.count {

@@ -45,8 +45,10 @@ package final class RenderSession: @unchecked Sendable {
     ///     chapters are titled by what was heard (`ChapterTitle.make` of the segment's text) where the file's format
     ///     takes titles at the end (MP3 keeps room for them, MP4 writes them last; Ogg keeps the speaker's name).
     /// - Throws: `AudioError.invalidArgument` naming the field; `writeFailed` naming a file that cannot be created.
-    package init(options: RenderOptions, gapMilliseconds: Int, messageGaps: [Int?] = [], outputs: RenderOutputs, chapterTitles: [String] = [],
-                 bookends: (intro: String?, outro: String?) = (nil, nil), music: MusicBed? = nil, growingTitles: Int = 0) throws {
+    package init(
+        options: RenderOptions, gapMilliseconds: Int, messageGaps: [Int?] = [], outputs: RenderOutputs, chapterTitles: [String] = [],
+        bookends: (intro: String?, outro: String?) = (nil, nil), music: MusicBed? = nil, growingTitles: Int = 0
+    ) throws {
         let fileFormat = try outputs.audioFormat()
         try options.validate(for: fileFormat)
         try RenderOptions.validate(gapMilliseconds: gapMilliseconds)
@@ -78,16 +80,19 @@ package final class RenderSession: @unchecked Sendable {
         audioFile = try outputs.audio.map(AtomicOutput.init)
         sideFiles = try [outputs.timeline, outputs.waveform, outputs.captions].map { try $0.map(AtomicOutput.init) }
         do {
-            encoded = try EncodedOutput(file: audioFile?.temporaryURL, memory: outputs.keepAudioInMemory, stream: outputs.stream,
-                                        subject: outputs.audio?.path ?? "\(fileFormat.rawValue) output")
-            var settings = EncoderSettings(fileFormat: fileFormat, format: format, bitRate: options.bitRate, mp3Quality: options.mp3Quality,
-                                           chapterTitles: allTitles, encoderJobs: options.serialEncode ? 1 : options.jobs)
+            encoded = try EncodedOutput(
+                file: audioFile?.temporaryURL, memory: outputs.keepAudioInMemory, stream: outputs.stream,
+                subject: outputs.audio?.path ?? "\(fileFormat.rawValue) output")
+            var settings = EncoderSettings(
+                fileFormat: fileFormat, format: format, bitRate: options.bitRate, mp3Quality: options.mp3Quality,
+                chapterTitles: allTitles, encoderJobs: options.serialEncode ? 1 : options.jobs)
             settings.withoutSilence = bed != nil
             settings.growingChapterTitles = chapterTitles.isEmpty ? 0 : growingTitles
             stitcher = try Stitcher(
                 encoder: EncoderFactory.make(settings, output: encoded),
                 // Lossless output decodes to the very 16-bit samples stitched: their peaks are taken on the way.
-                waveform: fileFormat.isLossy ? nil
+                waveform: fileFormat.isLossy
+                    ? nil
                     : options.waveform.map { try WaveformGenerator(sampleRate: format.sampleRate, channels: format.channels, zoom: $0.zoom) },
                 gapFrames: format.frames(milliseconds: gapMilliseconds),
                 overlapCeiling: options.normalize ? processing.truePeakCeiling - LoudnessNormalizer.meterMargin : 0,
@@ -109,11 +114,13 @@ package final class RenderSession: @unchecked Sendable {
     /// its timeline entry, whose position in the output is now fixed.
     package func append(_ processed: ProcessedMessage, for message: RenderMessage) throws -> Timeline.Segment {
         let index = segments.count
-        let gap = gapFrames(before: index), next = gapFrames(before: index + 1)
+        let gap = gapFrames(before: index)
+        let next = gapFrames(before: index + 1)
         let (placed, overlap) = try stitcher.append(processed.audio, gapFrames: gap, holdBack: max(0, -next))
         if (index > 0 || intro != nil) && gap < 0 && overlap < -gap {
-            warnings.append("\(RenderMessage.subject(index: index, speaker: message.speaker)): gap_ms \(messageGaps[index] ?? 0) reaches back "
-                            + "further than the message before lasts; it starts with that message instead")
+            warnings.append(
+                "\(RenderMessage.subject(index: index, speaker: message.speaker)): gap_ms \(messageGaps[index] ?? 0) reaches back "
+                    + "further than the message before lasts; it starts with that message instead")
         }
         let segment = segment(for: message, processed, placed: placed)
         segments.append(segment)
@@ -159,9 +166,10 @@ package final class RenderSession: @unchecked Sendable {
     }
 
     private func bookend(_ segment: Timeline.Segment, spoken: Bool) -> Timeline.Bookend {
-        Timeline.Bookend(start: segment.start, end: segment.end, startSample: segment.startSample, endSample: segment.endSample,
-                         speaker: spoken ? segment.speaker : nil, text: segment.text, source: segment.source, gainDB: segment.gainDB,
-                         voice: segment.voice, words: segment.words)
+        Timeline.Bookend(
+            start: segment.start, end: segment.end, startSample: segment.startSample, endSample: segment.endSample,
+            speaker: spoken ? segment.speaker : nil, text: segment.text, source: segment.source, gainDB: segment.gainDB,
+            voice: segment.voice, words: segment.words)
     }
 
     /// The gap before message `index` in frames (negative: an overlap).
@@ -192,16 +200,19 @@ package final class RenderSession: @unchecked Sendable {
         }
         let music = stitcher.bed.map { bed in
             let end = min(stitcher.framesWritten, bed.endedAt ?? .max)
-            return Timeline.Music(start: 0, end: format.roundedSeconds(frames: end), startSample: 0, endSample: end, source: bed.bed.label,
-                                  levelLU: bed.bed.levelLU, duckDB: bed.bed.duckDB, gainDB: (bed.gainDB * 100).rounded() / 100,
-                                  passes: bed.passes)
+            return Timeline.Music(
+                start: 0, end: format.roundedSeconds(frames: end), startSample: 0, endSample: end, source: bed.bed.label,
+                levelLU: bed.bed.levelLU, duckDB: bed.bed.duckDB, gainDB: (bed.gainDB * 100).rounded() / 100,
+                passes: bed.passes)
         }
         if stitcher.bedLimiterDB < -1 {
-            warnings.append("music: speech and the bed together went over the true-peak ceiling; limited by up to "
-                            + "\(String(format: "%.1f", -stitcher.bedLimiterDB)) dB")
+            warnings.append(
+                "music: speech and the bed together went over the true-peak ceiling; limited by up to "
+                    + "\(String(format: "%.1f", -stitcher.bedLimiterDB)) dB")
         }
-        let timeline = Timeline(format: format, samples: stitcher.framesWritten, gapMs: gapMilliseconds, segments: segments,
-                                intro: intro, outro: outro, music: music)
+        let timeline = Timeline(
+            format: format, samples: stitcher.framesWritten, gapMs: gapMilliseconds, segments: segments,
+            intro: intro, outro: outro, music: music)
         if let file = sideFiles[0] { try file.write(timeline.jsonData()) }
         if let file = sideFiles[1], let peaks, let waveform = options.waveform {
             try file.write(peaks.data(try WaveformFileFormat(url: file.destination), bits: waveform.bits))
@@ -210,8 +221,9 @@ package final class RenderSession: @unchecked Sendable {
         try audioFile?.commit()
         for file in sideFiles { try file?.commit() }
         done = true
-        return RenderResult(timeline: timeline, waveform: peaks, audio: audio, timings: timings,
-                            wallSeconds: MonotonicClock.now - started, normalization: normalization, warnings: warnings)
+        return RenderResult(
+            timeline: timeline, waveform: peaks, audio: audio, timings: timings,
+            wallSeconds: MonotonicClock.now - started, normalization: normalization, warnings: warnings)
     }
 
     /// Abandons the render: temporary files are removed and a stream ends with `error`. Safe to call more than once.

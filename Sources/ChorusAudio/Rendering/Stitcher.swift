@@ -41,8 +41,10 @@ final class Stitcher {
     ///   - overlapCeiling: the true-peak ceiling of two messages added where they overlap, dBTP.
     ///   - bed: the music bed, if any.
     ///   - bedCeiling: the sample ceiling of speech and bed together, dBFS.
-    init(encoder: any AudioEncoder, waveform: WaveformGenerator?, gapFrames: Int, overlapCeiling: Double = 0, bed: BedMixer? = nil,
-         bedCeiling: Double = 0) {
+    init(
+        encoder: any AudioEncoder, waveform: WaveformGenerator?, gapFrames: Int, overlapCeiling: Double = 0, bed: BedMixer? = nil,
+        bedCeiling: Double = 0
+    ) {
         self.bedCeiling = bedCeiling
         self.encoder = encoder
         self.waveform = waveform
@@ -98,7 +100,9 @@ final class Stitcher {
             let region = AudioBuffer(format: format, samples: Array(samples[..<(frames * channels)]))
             guard TruePeak.estimate(region) > overlapCeiling else { return }
             let limiter = PeakLimiter(format: format, ceiling: Float(pow(10, ceilingDB / 20)))
-            let reduction = samples.withUnsafeMutableBufferPointer { limiter.process(UnsafeMutableBufferPointer(rebasing: $0[..<(frames * channels)])) }
+            let reduction = samples.withUnsafeMutableBufferPointer {
+                limiter.process(UnsafeMutableBufferPointer(rebasing: $0[..<(frames * channels)]))
+            }
             overlapLimiterDB = min(overlapLimiterDB, reduction)
             ceilingDB -= 0.5
         }
@@ -167,8 +171,9 @@ final class Stitcher {
         try silence.withUnsafeBufferPointer { zeros in
             try silence16.withUnsafeBufferPointer { zeros16 in
                 try timings.measure(.encode) {
-                    try encoder.write(UnsafeBufferPointer(rebasing: zeros.prefix(frames * channels)),
-                                      pcm16: UnsafeBufferPointer(rebasing: zeros16.prefix(frames * channels)))
+                    try encoder.write(
+                        UnsafeBufferPointer(rebasing: zeros.prefix(frames * channels)),
+                        pcm16: UnsafeBufferPointer(rebasing: zeros16.prefix(frames * channels)))
                 }
             }
         }

@@ -3,25 +3,30 @@ public import Foundation
 
 extension Timeline {
     /// Builds the timeline of `segments` placed in `samples` frames of output.
-    package init(format: AudioFormat, samples: Int, gapMs: Int, segments: [Segment], intro: Bookend? = nil, outro: Bookend? = nil,
-                 music: Music? = nil) {
+    package init(
+        format: AudioFormat, samples: Int, gapMs: Int, segments: [Segment], intro: Bookend? = nil, outro: Bookend? = nil,
+        music: Music? = nil
+    ) {
         var speakers: [Speaker] = []
         var positions: [String: Int] = [:]
         for segment in segments {
-            let position = positions[segment.speaker] ?? {
-                speakers.append(Speaker(name: segment.speaker, seconds: 0, segments: []))
-                positions[segment.speaker] = speakers.count - 1
-                return speakers.count - 1
-            }()
+            let position =
+                positions[segment.speaker]
+                ?? {
+                    speakers.append(Speaker(name: segment.speaker, seconds: 0, segments: []))
+                    positions[segment.speaker] = speakers.count - 1
+                    return speakers.count - 1
+                }()
             speakers[position].segments.append(segment.index)
             speakers[position].seconds += Double(segment.endSample - segment.startSample)
         }
         for index in speakers.indices {
             speakers[index].seconds = format.roundedSeconds(frames: Int(speakers[index].seconds))
         }
-        self.init(duration: format.roundedSeconds(frames: samples), samples: samples, sampleRate: format.sampleRate,
-                  channels: format.channels, gapMs: gapMs, segments: segments, speakers: speakers, intro: intro, outro: outro,
-                  music: music)
+        self.init(
+            duration: format.roundedSeconds(frames: samples), samples: samples, sampleRate: format.sampleRate,
+            channels: format.channels, gapMs: gapMs, segments: segments, speakers: speakers, intro: intro, outro: outro,
+            music: music)
     }
 
     /// Pretty-printed JSON, members in the documented order; optional fields are omitted when absent.
@@ -60,20 +65,30 @@ extension Timeline {
         var members: [(String, OrderedJSON)] = [
             ("duration", .number(duration)), ("samples", .integer(samples)), ("sample_rate", .integer(sampleRate)),
             ("channels", .integer(channels)), ("gap_ms", .integer(gapMs)), ("segments", .array(segmentNodes)),
-            ("speakers", .array(speakers.map {
-                .object([("name", .string($0.name)), ("seconds", .number($0.seconds)),
-                         ("segments", .array($0.segments.map { .integer($0) }))])
-            })),
+            (
+                "speakers",
+                .array(
+                    speakers.map {
+                        .object([
+                            ("name", .string($0.name)), ("seconds", .number($0.seconds)),
+                            ("segments", .array($0.segments.map { .integer($0) })),
+                        ])
+                    })
+            ),
         ]
         if let intro { members.append(("intro", bookendNode(intro))) }
         if let outro { members.append(("outro", bookendNode(outro))) }
         if let music {
-            members.append(("music", .object([
-                ("start", .number(music.start)), ("end", .number(music.end)),
-                ("start_sample", .integer(music.startSample)), ("end_sample", .integer(music.endSample)),
-                ("source", .string(music.source)), ("level_lu", .number(music.levelLU)), ("duck_db", .number(music.duckDB)),
-                ("gain_db", .number(music.gainDB)), ("passes", .integer(music.passes)),
-            ])))
+            members.append(
+                (
+                    "music",
+                    .object([
+                        ("start", .number(music.start)), ("end", .number(music.end)),
+                        ("start_sample", .integer(music.startSample)), ("end_sample", .integer(music.endSample)),
+                        ("source", .string(music.source)), ("level_lu", .number(music.levelLU)), ("duck_db", .number(music.duckDB)),
+                        ("gain_db", .number(music.gainDB)), ("passes", .integer(music.passes)),
+                    ])
+                ))
         }
         return OrderedJSON.object(members).data()
     }

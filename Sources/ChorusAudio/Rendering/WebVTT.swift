@@ -1,3 +1,5 @@
+import Foundation
+
 /// WebVTT captions for a timeline: one cue per message, with a `<v Speaker>` voice tag and the
 /// message text (the speaker's name when there is none).
 ///
@@ -54,5 +56,3 @@ public enum WebVTT {
             .filter { !$0.isEmpty }.joined(separator: "\n")
     }
 }
-
-import Foundation

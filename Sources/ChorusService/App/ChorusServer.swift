@@ -40,11 +40,14 @@ public struct ChorusServer: Sendable {
         // keep-alive connection is closed, a long synchronous render is not.
         let idleTimeout = TimeAmount.nanoseconds(Int64(configuration.idleTimeoutSeconds * 1e9))
         let fastPath = AudioFastPath(state: state, authenticator: state.authenticator, limiter: state.limiter)
-        application = Application(router: router, server: FastPathHTTP1Channel.server(fastPath: fastPath, idleTimeout: idleTimeout),
-                                  configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "chorus"),
-                                  services: Self.services(state), logger: logger)
-        var metadata: Logger.Metadata = ["host": .string(configuration.host), "port": .stringConvertible(configuration.port),
-                                         "data_dir": .string(configuration.dataDirectory.path), "workers": .stringConvertible(configuration.workers)]
+        application = Application(
+            router: router, server: FastPathHTTP1Channel.server(fastPath: fastPath, idleTimeout: idleTimeout),
+            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "chorus"),
+            services: Self.services(state), logger: logger)
+        var metadata: Logger.Metadata = [
+            "host": .string(configuration.host), "port": .stringConvertible(configuration.port),
+            "data_dir": .string(configuration.dataDirectory.path), "workers": .stringConvertible(configuration.workers),
+        ]
         if loaded.interrupted > 0 { metadata["renders_interrupted"] = .stringConvertible(loaded.interrupted) }
         if resumed > 0 { metadata["renders_resumed"] = .stringConvertible(resumed) }
         if configuration.apiKeys.isEmpty {
@@ -60,7 +63,7 @@ public struct ChorusServer: Sendable {
         for job in pending {
             do {
                 var resolved = try await state.resolver.resolve(try JSONDecoder().decode(RenderRequest.self, from: job.request))
-                resolved.id = job.id   // the id its client holds, even if the service's settings changed the content's
+                resolved.id = job.id  // the id its client holds, even if the service's settings changed the content's
                 try await state.scheduler.resume(resolved, caller: job.caller, createdAt: job.createdAt, expiresAt: job.expiresAt)
                 resumed += 1
             } catch {
@@ -68,8 +71,10 @@ public struct ChorusServer: Sendable {
                 state.logger.warning("accepted render not run again", metadata: ["render": .string(job.id), "error": .string(failure.description)])
                 // The request's own fault (4xx) is final; anything else (disk, database) leaves it for the next start.
                 guard (400..<500).contains(Int(failure.status.code)) else { continue }
-                try? await state.renders.save(StoredRender.failure(id: job.id, format: nil, createdAt: job.createdAt, expiresAt: job.expiresAt,
-                                                                   error: failure.body.error))
+                try? await state.renders.save(
+                    StoredRender.failure(
+                        id: job.id, format: nil, createdAt: job.createdAt, expiresAt: job.expiresAt,
+                        error: failure.body.error))
             }
         }
         return resumed
@@ -79,16 +84,21 @@ public struct ChorusServer: Sendable {
     static func services(_ state: ServiceState) -> [any Service] {
         var services: [any Service] = []
         if case .shared(let shared) = state.deployment {
-            services += [DatabaseService(database: shared.database), QueueListenService(database: shared.database, watcher: shared.watcher, logger: state.logger),
-                         QueueClaimService(state: state)]
+            services += [
+                DatabaseService(database: shared.database),
+                QueueListenService(database: shared.database, watcher: shared.watcher, logger: state.logger),
+                QueueClaimService(state: state),
+            ]
         }
         return services + [RetentionSweeper(state: state), RateLimitKeeper(state: state)]
     }
 
     /// Runs until SIGTERM or SIGINT, then drains renders (within the shutdown timeout) and stops.
     public func run() async throws {
-        let group = ServiceGroup(configuration: .init(services: [application, RenderDrain(state: state)],
-                                                      gracefulShutdownSignals: [.sigterm, .sigint], logger: state.logger))
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [application, RenderDrain(state: state)],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: state.logger))
         do {
             try await group.run()
         } catch {

@@ -13,7 +13,8 @@ struct RenderDrain: Service, CustomStringConvertible {
     func run() async throws {
         try? await gracefulShutdown()
         let depth = await state.scheduler.depth
-        state.logger.info("shutting down", metadata: ["renders_running": .stringConvertible(depth.running), "renders_waiting": .stringConvertible(depth.waiting)])
+        state.logger.info(
+            "shutting down", metadata: ["renders_running": .stringConvertible(depth.running), "renders_waiting": .stringConvertible(depth.waiting)])
         // The timeout is the whole shutdown: renders get it less 2 s (at least half of it) for cancelling the rest,
         // answering their callers and closing connections (about 1 s measured), so the process exits within it.
         let timeout = state.configuration.shutdownTimeoutSeconds
@@ -106,20 +107,27 @@ struct RetentionSweeper: Service, CustomStringConvertible {
             let removed: (renders: Int, clips: Int)
             if let queue = state.deployment.shared?.queue {
                 // With a database: its rows say what expired, and one instance at a time sweeps.
-                guard let swept = try await queue.sweep(removeFiles: { id, record, format in
-                    try await shared.removeFiles(of: id, format: (record?.manifest.format ?? format).flatMap(OutputFileFormat.init(rawValue:)))
-                }, alsoLocked: {
-                    try? await state.deployment.shared?.rateLimits.sweep()
-                    return try await shared.sweepClips()
-                }) else { return }
+                guard
+                    let swept = try await queue.sweep(
+                        removeFiles: { id, record, format in
+                            try await shared.removeFiles(
+                                of: id, format: (record?.manifest.format ?? format).flatMap(OutputFileFormat.init(rawValue:)))
+                        },
+                        alsoLocked: {
+                            try? await state.deployment.shared?.rateLimits.sweep()
+                            return try await shared.sweepClips()
+                        })
+                else { return }
                 removed = (swept.renders, swept.other)
             } else {
                 removed = try await shared.sweep()
             }
             if removed.renders + removed.clips > 0 {
-                state.logger.info("retention of the shared storage", metadata: [
-                    "renders_deleted": .stringConvertible(removed.renders), "clips_deleted": .stringConvertible(removed.clips),
-                ])
+                state.logger.info(
+                    "retention of the shared storage",
+                    metadata: [
+                        "renders_deleted": .stringConvertible(removed.renders), "clips_deleted": .stringConvertible(removed.clips),
+                    ])
             }
         } catch {
             state.logger.warning("retention of the shared storage failed", metadata: ["error": .string("\(error)")])

@@ -89,7 +89,7 @@ public struct ServiceConfiguration: Sendable {
             do {
                 try setting.set(text, in: &self)
             } catch var error as ConfigurationError where error.setting == setting.rawValue {
-                error.setting = setting.environmentVariable   // what the user wrote
+                error.setting = setting.environmentVariable  // what the user wrote
                 throw error
             }
         }
@@ -152,7 +152,8 @@ public struct ServiceConfiguration: Sendable {
         for entry in text.split(separator: ",") {
             let parts = entry.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
             guard parts.count == 2, !parts[0].isEmpty, parts[0].count <= TranscriptionRequest.maxModelCharacters,
-                  !parts[0].contains(where: \.isWhitespace), !parts[1].isEmpty else { return nil }
+                !parts[0].contains(where: \.isWhitespace), !parts[1].isEmpty
+            else { return nil }
             if parts[1].lowercased() == "off" {
                 entries.append((parts[0], nil))
                 continue
@@ -186,8 +187,9 @@ public struct ServiceConfiguration: Sendable {
     /// - Throws: `ConfigurationError` naming the setting (`Setting`) and, in its reason, any other it depends on.
     public func validate() throws {
         if apiKeys.isEmpty && !isLoopback {
-            throw ConfigurationError(setting: .host, value: host,
-                                     reason: "no API keys are configured, so the service may only listen on a loopback address (set `apiKeys`)")
+            throw ConfigurationError(
+                setting: .host, value: host,
+                reason: "no API keys are configured, so the service may only listen on a loopback address (set `apiKeys`)")
         }
         if apiKeys.contains(where: { $0.count < 16 }) {
             throw ConfigurationError(setting: .apiKeys, value: "…", reason: "every key must be at least 16 characters")
@@ -199,18 +201,23 @@ public struct ServiceConfiguration: Sendable {
         if let database {
             _ = try DatabaseLocation(url: database)
             if storage == nil {
-                throw ConfigurationError(setting: .database, value: DatabaseLocation.masked(database),
-                                         reason: "needs `storage` (s3://bucket/prefix or a shared folder): the instances share the renders' files there")
+                throw ConfigurationError(
+                    setting: .database, value: DatabaseLocation.masked(database),
+                    reason: "needs `storage` (s3://bucket/prefix or a shared folder): the instances share the renders' files there")
             }
         }
         for (name, route) in transcriptionModels.sorted(by: { $0.key < $1.key }) {
             guard Transcriber.providerNames.contains(route.provider) else {
-                throw ConfigurationError(setting: .transcriptionModels, value: "\(name)=\(route)",
-                                         reason: "no speech-to-text provider \"\(route.provider)\" (known: \(Transcriber.providerNames.joined(separator: ", ")))")
+                throw ConfigurationError(
+                    setting: .transcriptionModels, value: "\(name)=\(route)",
+                    reason: "no speech-to-text provider \"\(route.provider)\" (known: \(Transcriber.providerNames.joined(separator: ", ")))")
             }
-            if route.provider == TranscriptionRoute.offline.provider, let model = route.model, Self.modelName(model) == nil || model.lowercased() == "off" {
-                throw ConfigurationError(setting: .transcriptionModels, value: "\(name)=\(route)",
-                                         reason: "whisper:MODEL names a model folder in the models folder (whisper alone: the offline model, `transcriptionModel`)")
+            if route.provider == TranscriptionRoute.offline.provider, let model = route.model,
+                Self.modelName(model) == nil || model.lowercased() == "off"
+            {
+                throw ConfigurationError(
+                    setting: .transcriptionModels, value: "\(name)=\(route)",
+                    reason: "whisper:MODEL names a model folder in the models folder (whisper alone: the offline model, `transcriptionModel`)")
             }
         }
     }

@@ -53,25 +53,28 @@ struct ServiceState: Sendable {
         signer = URLSigner(secret: try URLSigner.secret(in: data.root))
         authenticator = AuthenticationMiddleware(keys: configuration.apiKeys, signer: signer)
         limiter = RateLimiter(perMinute: configuration.rateLimitPerMinute)
-        var engine = Chorus.Configuration(registry: configuration.registry ?? .standard(environment: configuration.environment),
-                                          cacheDirectory: data.cache, providerConcurrency: configuration.providerConcurrency)
+        var engine = Chorus.Configuration(
+            registry: configuration.registry ?? .standard(environment: configuration.environment),
+            cacheDirectory: data.cache, providerConcurrency: configuration.providerConcurrency)
         engine.workerThreads = configuration.workers
         engine.voiceEngine = configuration.voiceEngine
         shared = try configuration.storage.map {
             try SharedStorage.make($0, redirectAudio: configuration.redirectAudio, environment: configuration.environment)
         }
         engine.sharedCache = shared?.cacheTier
-        let recognition = SpeechRecognition(folder: WhisperModel.modelsFolder(environment: configuration.environment),
-                                            modelName: configuration.transcriptionModel, threads: min(configuration.workers, WhisperRecognizer.mostLanes),
-                                            limit: max(1, configuration.queueLimit), logger: logger)
+        let recognition = SpeechRecognition(
+            folder: WhisperModel.modelsFolder(environment: configuration.environment),
+            modelName: configuration.transcriptionModel, threads: min(configuration.workers, WhisperRecognizer.mostLanes),
+            limit: max(1, configuration.queueLimit), logger: logger)
         self.recognition = recognition
         engine.transcriber = recognition.transcriber
         chorus = try Chorus(configuration: engine)
         transcripts = try TranscriptCache(directory: data.cache)
         transcriptionRoutes = try TranscriptionRoutes(configuration: configuration)
         let local = try await LocalDatabase.open(in: data.root, logger: logger)
-        clips = ClipStore(folder: data.clips, retention: configuration.retentionSeconds, maxSeconds: configuration.maxClipSeconds,
-                          pool: chorus.workerPool, database: local, shared: shared)
+        clips = ClipStore(
+            folder: data.clips, retention: configuration.retentionSeconds, maxSeconds: configuration.maxClipSeconds,
+            pool: chorus.workerPool, database: local, shared: shared)
         self.local = local
         renders = RenderStore(data: data, database: local)
         metrics = ServiceMetrics()
@@ -82,19 +85,23 @@ struct ServiceState: Sendable {
             let database = try PostgresDatabase(location: try DatabaseLocation(url: url), logger: logger)
             let queue = SharedQueue(database: database, instance: UUID().uuidString.lowercased(), lease: configuration.leaseSeconds)
             let watcher = QueueWatcher()
-            deployment = .shared(Deployment.Shared(database: database, queue: queue, watcher: watcher,
-                                                   rateLimits: SharedRateLimits(database: database, perMinute: configuration.rateLimitPerMinute)))
-            sharedQueue = RenderScheduler.SharedQueueAccess(queue: queue, watcher: watcher, resolve: { try await resolver.resolve($0) }, logger: logger)
+            deployment = .shared(
+                Deployment.Shared(
+                    database: database, queue: queue, watcher: watcher,
+                    rateLimits: SharedRateLimits(database: database, perMinute: configuration.rateLimitPerMinute)))
+            sharedQueue = RenderScheduler.SharedQueueAccess(
+                queue: queue, watcher: watcher, resolve: { try await resolver.resolve($0) }, logger: logger)
         } else {
             deployment = .single(LocalRateLimits(database: local, limiter: limiter))
         }
         lexicons = LexiconStore(backing: deployment.shared.map { .shared($0.database) } ?? .local(local))
         let executor = RenderExecutor(chorus: chorus, data: data, store: renders, shared: shared, metrics: metrics, logger: logger)
-        scheduler = RenderScheduler(workers: configuration.workers, queueLimit: configuration.queueLimit,
-                                    perCaller: configuration.rendersPerKey, executor: executor, shared: sharedQueue)
+        scheduler = RenderScheduler(
+            workers: configuration.workers, queueLimit: configuration.queueLimit,
+            perCaller: configuration.rendersPerKey, executor: executor, shared: sharedQueue)
         files = FileResponder(maxAge: Int(configuration.retentionSeconds))
-        catalog = RenderCatalog(renders: renders, scheduler: scheduler, data: data, shared: shared, queue: deployment.shared?.queue,
-                                watcher: deployment.shared?.watcher, memory: files.memory, logger: logger)
+        catalog = RenderCatalog(
+            renders: renders, scheduler: scheduler, data: data, shared: shared, queue: deployment.shared?.queue,
+            watcher: deployment.shared?.watcher, memory: files.memory, logger: logger)
     }
 }
-

@@ -23,8 +23,9 @@ struct LexiconsController: Sendable {
             }
             let lexicon = try ServiceError.fields { try Lexicon(json: upload.entries, field: "entries") }
             let (stored, created) = try await state.lexicons.put(lexicon, name: name, caller: caller(context))
-            return try HTTPSupport.json(stored.info(withEntries: true), status: created ? .created : .ok,
-                                        headers: [.contentLocation: ServicePaths.lexicon(name)])
+            return try HTTPSupport.json(
+                stored.info(withEntries: true), status: created ? .created : .ok,
+                headers: [.contentLocation: ServicePaths.lexicon(name)])
         }
         table.add(.get, ServicePaths.lexicon("{name}"), to: router) { _, context in
             let name = try LexiconStore.checkedName(context.parameters.get("name") ?? "")

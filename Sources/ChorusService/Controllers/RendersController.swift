@@ -11,8 +11,9 @@ struct RendersController: Sendable {
 
     func register(on router: some RouterMethods<ChorusRequestContext>, table: RouteTable) {
         table.add(.post, ServicePaths.renders, to: router) { request, context in
-            let body = try HTTPSupport.decode(RenderRequest.self, from: try await HTTPSupport.body(of: request, limit: state.configuration.maxBodyBytes),
-                                              budget: JSONBudget(arrayKey: "messages", maxArrayElements: state.configuration.maxMessages))
+            let body = try HTTPSupport.decode(
+                RenderRequest.self, from: try await HTTPSupport.body(of: request, limit: state.configuration.maxBodyBytes),
+                budget: JSONBudget(arrayKey: "messages", maxArrayElements: state.configuration.maxMessages))
             return try await start(body, mode: try RenderMode(request), context: context)
         }
         table.add(.get, ServicePaths.render("{id}"), to: router) { _, context in
@@ -36,24 +37,29 @@ struct RendersController: Sendable {
                     }
                     if !state.catalog.hasLocalAudio(stored) {
                         // Made by another instance: ranges straight from the shared storage.
-                        return try await state.files.respond(to: request, size: stored.audioBytes, contentType: contentType, etag: stored.etag,
-                                                             modified: modified) { range in try await shared.audio(of: stored, range: range) }
+                        return try await state.files.respond(
+                            to: request, size: stored.audioBytes, contentType: contentType, etag: stored.etag,
+                            modified: modified
+                        ) { range in try await shared.audio(of: stored, range: range) }
                     }
                 }
                 guard let path = state.catalog.audioPath(stored) else { throw ServiceError.notFound("the audio of render \(stored.manifest.id)") }
-                return try await state.files.respond(to: request, context: context, path: path, size: stored.audioBytes,
-                                                     contentType: contentType, etag: stored.etag, modified: modified)
+                return try await state.files.respond(
+                    to: request, context: context, path: path, size: stored.audioBytes,
+                    contentType: contentType, etag: stored.etag, modified: modified)
             }
         }
         table.add(.get, ServicePaths.render("{id}", .timeline), to: router) { _, context in
             let stored = try await finished(try id(context))
-            return HTTPSupport.bytes(try Data(contentsOf: state.data.render(stored.manifest.id).url(.timeline)),
-                                     contentType: RenderFolder.File.timeline.contentType)
+            return HTTPSupport.bytes(
+                try Data(contentsOf: state.data.render(stored.manifest.id).url(.timeline)),
+                contentType: RenderFolder.File.timeline.contentType)
         }
         table.add(.get, ServicePaths.render("{id}", .captions), to: router) { _, context in
             let stored = try await finished(try id(context))
-            return HTTPSupport.bytes(try Data(contentsOf: state.data.render(stored.manifest.id).url(.captions)),
-                                     contentType: RenderFolder.File.captions.contentType)
+            return HTTPSupport.bytes(
+                try Data(contentsOf: state.data.render(stored.manifest.id).url(.captions)),
+                contentType: RenderFolder.File.captions.contentType)
         }
         table.add(.get, ServicePaths.render("{id}", .waveform), to: router) { request, context in
             try await WaveformResponder(state: state).respond(to: request, stored: try await finished(try id(context)))
@@ -67,21 +73,8 @@ struct RendersController: Sendable {
             try PlayerResponder(state: state).respond(to: request, context: context, stored: try await finished(try id(context)))
         }
         table.add(.delete, ServicePaths.render("{id}"), to: router) { _, context in
-            switch try await state.catalog.lookup(try id(context)) {
-            case .active, .remote: throw ServiceError(.conflict, .notReady, "the render is still running; delete it when it has finished")
-            case .stored(let stored):
-                // The row expires first, then the files go, then the row: a failure in between leaves an expired row
-                // (not found, replaced by a new request, finished by the sweep), never files that no row names.
-                if let queue = state.deployment.shared?.queue, try await !queue.expire(stored.manifest.id) {
-                    // Queued again (or running) elsewhere since this instance's copy was made: not ours to delete now.
-                    throw ServiceError(.conflict, .notReady, "the render is being made again; delete it when it has finished")
-                }
-                try await state.shared?.remove(stored)
-                _ = try await state.deployment.shared?.queue.delete(stored.manifest.id)
-                state.files.memory.forget(under: state.data.render(stored.manifest.id).url)
-                try await state.renders.remove(stored.manifest.id)
-                return Response(status: .noContent)
-            }
+            try await state.catalog.delete(try id(context))
+            return Response(status: .noContent)
         }
     }
 
@@ -109,7 +102,8 @@ struct RendersController: Sendable {
         let resolved = try await state.resolver.resolve(body)
         let streaming = mode == .stream
         if streaming && !resolved.format.isStreamable {
-            throw ServiceError.badRequest("?stream=true needs mp3 or ogg output (\(resolved.format.rawValue) rewrites its header at the end)", field: "stream")
+            throw ServiceError.badRequest(
+                "?stream=true needs mp3 or ogg output (\(resolved.format.rawValue) rewrites its header at the end)", field: "stream")
         }
         let locations: HTTPFields = [.init("X-Render-Id")!: resolved.id, .contentLocation: ServicePaths.render(resolved.id)]
         if case .stored(let stored)? = try await state.catalog.existing(resolved.id), stored.isDone {
@@ -118,8 +112,10 @@ struct RendersController: Sendable {
         }
         // Failed before: the scheduler replaces the failed record as it accepts the render again.
         let active: ActiveRender
-        switch try await state.scheduler.submit(resolved, request: body, caller: context.caller?.id ?? "anonymous",
-                                                retention: state.configuration.retentionSeconds) {
+        switch try await state.scheduler.submit(
+            resolved, request: body, caller: context.caller?.id ?? "anonymous",
+            retention: state.configuration.retentionSeconds)
+        {
         case .local(let render):
             active = render
         case .remote(let job):
@@ -146,11 +142,13 @@ struct RendersController: Sendable {
             } catch {
                 throw ServiceError(error, during: .render)
             }
-            return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-                if let first { try await writer.write(ByteBuffer(bytes: first)) }
-                while let chunk = try await chunks.next() { try await writer.write(ByteBuffer(bytes: chunk)) }
-                try await writer.finish(nil)
-            })
+            return Response(
+                status: .ok, headers: headers,
+                body: ResponseBody { writer in
+                    if let first { try await writer.write(ByteBuffer(bytes: first)) }
+                    while let chunk = try await chunks.next() { try await writer.write(ByteBuffer(bytes: chunk)) }
+                    try await writer.finish(nil)
+                })
         }
         if mode == .async {
             var headers = locations
@@ -188,16 +186,20 @@ struct RendersController: Sendable {
         switch lookup {
         case .active(let active):
             let feed = active.listen()
-            return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-                for try await event in feed { try await writer.write(RenderResponses.event(event, data: data)) }
-                try await writer.finish(nil)
-            })
+            return Response(
+                status: .ok, headers: headers,
+                body: ResponseBody { writer in
+                    for try await event in feed { try await writer.write(RenderResponses.event(event, data: data)) }
+                    try await writer.finish(nil)
+                })
         case .remote(let job):
             let state = self.state
-            return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-                for await event in Self.remoteEvents(of: job, state: state) { try await writer.write(RenderResponses.event(event, data: data)) }
-                try await writer.finish(nil)
-            })
+            return Response(
+                status: .ok, headers: headers,
+                body: ResponseBody { writer in
+                    for await event in Self.remoteEvents(of: job, state: state) { try await writer.write(RenderResponses.event(event, data: data)) }
+                    try await writer.finish(nil)
+                })
         case .stored(let stored):
             let events = RenderResponses.replay(stored, data: data).map { RenderResponses.event($0, data: data) }
             return Response(status: .ok, headers: headers, body: .init(contentsOf: events))
@@ -226,8 +228,9 @@ struct RendersController: Sendable {
                         let found: RenderLookup?
                         do {
                             // The database or storage could not be reached: tried again for about 10 s, then told.
-                            found = try await Self.remoteRetry.run({ _ in try await state.catalog.existing(job.id) }, classify: { _ in .retry(after: nil) },
-                                                                   wait: { await signal.wait(timeout: $0) })
+                            found = try await Self.remoteRetry.run(
+                                { _ in try await state.catalog.existing(job.id) }, classify: { _ in .retry(after: nil) },
+                                wait: { await signal.wait(timeout: $0) })
                         } catch {
                             continuation.yield(.failed(ServiceError(error, during: .render)))
                             return
@@ -242,7 +245,7 @@ struct RendersController: Sendable {
                         case .active(let active)?:
                             do {
                                 for try await event in active.listen() { continuation.yield(event) }
-                            } catch {}   // a render's events end with `failed`, never by throwing
+                            } catch {}  // a render's events end with `failed`, never by throwing
                             return
                         case .stored(let stored)?:
                             RenderResponses.replay(stored, data: state.data).forEach { continuation.yield($0) }

@@ -22,14 +22,17 @@ struct SpeechController: Sendable {
 
     func register(on router: some RouterMethods<ChorusRequestContext>, table: RouteTable) {
         table.add(.post, ServicePaths.speech, to: router) { request, context in
-            let body = try HTTPSupport.decode(SpeechRequest.self, from: try await HTTPSupport.body(of: request, limit: state.configuration.maxBodyBytes))
-            var render = RenderRequest(messages: [.init(speaker: "Speaker", text: body.text, voice: body.voice)],
-                                       output: OutputSettings(format: body.format, chapters: false))   // one utterance: no chapter
+            let body = try HTTPSupport.decode(
+                SpeechRequest.self, from: try await HTTPSupport.body(of: request, limit: state.configuration.maxBodyBytes))
+            var render = RenderRequest(
+                messages: [.init(speaker: "Speaker", text: body.text, voice: body.voice)],
+                output: OutputSettings(format: body.format, chapters: false))  // one utterance: no chapter
             render.lexicon = body.lexicon
             return try await renders.start(render, mode: try RenderMode(request), context: context, words: body.words ?? true)
         }
         table.add(.post, ServicePaths.audioSpeech, to: router) { request, context in
-            let body = try HTTPSupport.decode(OpenAISpeechRequest.self, from: try await HTTPSupport.body(of: request, limit: state.configuration.maxBodyBytes))
+            let body = try HTTPSupport.decode(
+                OpenAISpeechRequest.self, from: try await HTTPSupport.body(of: request, limit: state.configuration.maxBodyBytes))
             return try await openAISpeech(body, request: request, context: context)
         }
     }
@@ -52,9 +55,10 @@ struct SpeechController: Sendable {
             if let speed = body.speed { settings["speed"] = .number(speed) }
             if let instructions = body.instructions { settings["instructions"] = .string(instructions) }
         }
-        var render = RenderRequest(messages: [.init(speaker: "Speaker", text: body.input, voice: voice.description)],
-                                   voiceSettings: settings.isEmpty ? nil : [voice.provider: .object(settings)],
-                                   output: OutputSettings(format: format.rawValue, sampleRate: 24_000, channels: 1, chapters: false))
+        var render = RenderRequest(
+            messages: [.init(speaker: "Speaker", text: body.input, voice: voice.description)],
+            voiceSettings: settings.isEmpty ? nil : [voice.provider: .object(settings)],
+            output: OutputSettings(format: format.rawValue, sampleRate: 24_000, channels: 1, chapters: false))
         render.lexicon = try await state.lexicons.inlined(body.lexicon, caller: context.caller?.id ?? "anonymous")
         let resolved = try await state.resolver.resolve(render)
         let streaming = try HTTPSupport.flag(request, "stream") || body.streamFormat?.lowercased() == "audio"
@@ -76,7 +80,8 @@ struct SpeechController: Sendable {
         if let voice = VoiceID(text) { return voice }
         let name = text.lowercased()
         guard let offline = Self.offlineVoices[name] else {
-            throw ServiceError.badRequest("voice: \"\(text.prefix(60))\" is neither a voice id (provider:voice) nor an OpenAI voice name", field: "voice")
+            throw ServiceError.badRequest(
+                "voice: \"\(text.prefix(60))\" is neither a voice id (provider:voice) nor an OpenAI voice name", field: "voice")
         }
         if let openAI = state.chorus.configuration.registry.providers[BuiltInProvider.openai.rawValue] as? OpenAIProvider, openAI.isConfigured {
             return VoiceID(provider: "openai", voice: name)

@@ -8,8 +8,10 @@ struct SystemController: Sendable {
 
     func register(on router: some RouterMethods<ChorusRequestContext>, table: RouteTable) {
         table.add(.get, "/health", to: router) { _, _ in
-            return try HTTPSupport.json(HealthResponse(status: "ok", version: ChorusVersion.current, transcription: state.recognition.health,
-                                                       transcriptionModels: state.transcriptionRoutes.health(recognition: state.recognition)))
+            return try HTTPSupport.json(
+                HealthResponse(
+                    status: "ok", version: ChorusVersion.current, transcription: state.recognition.health,
+                    transcriptionModels: state.transcriptionRoutes.health(recognition: state.recognition)))
         }
         table.add(.get, "/metrics", to: router) { _, _ in
             HTTPSupport.bytes(Data(state.metrics.text().utf8), contentType: "text/plain; version=0.0.4; charset=utf-8")

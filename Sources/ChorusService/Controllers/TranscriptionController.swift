@@ -44,11 +44,13 @@ struct TranscriptionController: Sendable {
                 }
             }
             let fresh = request.headers[.cacheControl]?.lowercased().contains("no-cache") == true
-            let samples: [Float], transcript: Transcript
+            let samples: [Float]
+            let transcript: Transcript
             switch try state.transcriptionRoutes.answerer(for: form.model, recognition: state.recognition) {
             case .offline(let name):
                 // The default model hears English; another language given goes to the multilingual model.
-                let chosen = name ?? state.recognition.modelName.map { WhisperModel.model(for: form.language, defaultModel: $0, in: state.recognition.folder) }
+                let chosen =
+                    name ?? state.recognition.modelName.map { WhisperModel.model(for: form.language, defaultModel: $0, in: state.recognition.folder) }
                 let recognizer = try await state.recognition.recognizer(named: chosen)
                 let language = try Self.language(form.language, for: recognizer)
                 let bytes: Data
@@ -56,8 +58,9 @@ struct TranscriptionController: Sendable {
                 transcript = try await transcribe(bytes, samples, language: language, with: recognizer, fresh: fresh)
             case .remote(let provider):
                 guard provider.isConfigured else {
-                    throw ServiceError(.conflict, .providerNotConfigured, "model \(form.model): \(provider.id) has no API key configured on this service",
-                                       field: "model")
+                    throw ServiceError(
+                        .conflict, .providerNotConfigured, "model \(form.model): \(provider.id) has no API key configured on this service",
+                        field: "model")
                 }
                 (_, samples) = try await audio(of: form)
                 transcript = try await transcribe(samples, language: form.language, by: provider, fresh: fresh)
@@ -92,8 +95,11 @@ struct TranscriptionController: Sendable {
     /// The transcript of `bytes` (decoded: `samples`) in `language` (detected when `nil`): the stored one if these bytes
     /// were transcribed by this model so before (unless `fresh`: the request said `Cache-Control: no-cache`), else the
     /// model's (then stored).
-    private func transcribe(_ bytes: Data, _ samples: [Float], language: String?, with recognizer: WhisperRecognizer, fresh: Bool) async throws -> Transcript {
-        let cache = state.transcripts, pool = state.chorus.workerPool
+    private func transcribe(_ bytes: Data, _ samples: [Float], language: String?, with recognizer: WhisperRecognizer, fresh: Bool) async throws
+        -> Transcript
+    {
+        let cache = state.transcripts
+        let pool = state.chorus.workerPool
         let options = ["sharpened"] + (language.map { ["language \($0)"] } ?? [])
         let key = try await pool.run { TranscriptCache.key(audio: bytes, model: recognizer.modelIdentity, options: options) }
         if !fresh, let stored = try await pool.run({ cache.lookup(key) }) { return stored }

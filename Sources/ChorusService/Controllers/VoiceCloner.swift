@@ -13,8 +13,11 @@ struct VoiceCloner: Sendable {
     let state: ServiceState
 
     private func provider() throws -> ElevenLabsProvider {
-        guard let provider = state.chorus.configuration.registry.providers[BuiltInProvider.elevenlabs.rawValue] as? ElevenLabsProvider, provider.isConfigured else {
-            throw ServiceError(.conflict, .providerNotConfigured, "voice cloning needs ElevenLabs: set \(ElevenLabsProvider.hosting.keyVariable) for the service")
+        guard let provider = state.chorus.configuration.registry.providers[BuiltInProvider.elevenlabs.rawValue] as? ElevenLabsProvider,
+            provider.isConfigured
+        else {
+            throw ServiceError(
+                .conflict, .providerNotConfigured, "voice cloning needs ElevenLabs: set \(ElevenLabsProvider.hosting.keyVariable) for the service")
         }
         return provider
     }
@@ -33,16 +36,21 @@ struct VoiceCloner: Sendable {
                 throw ServiceError.invalid("clips[\(index)]: no uploaded clip \(id.prefix(80))", field: "clips[\(index)]", code: .clipNotFound)
             }
             total += clip.info.duration
-            samples.append(VoiceSample(fileName: "clip-\(index + 1).\(clip.info.container.split(separator: ",").first ?? "audio")",
-                                       data: try Data(contentsOf: clip.url)))
+            samples.append(
+                VoiceSample(
+                    fileName: "clip-\(index + 1).\(clip.info.container.split(separator: ",").first ?? "audio")",
+                    data: try Data(contentsOf: clip.url)))
         }
         guard Self.seconds.contains(total) else {
-            throw ServiceError.invalid(String(format: "clips: %.1f s of audio in all; cloning needs %.0f s to %.0f s", total, Self.seconds.lowerBound, Self.seconds.upperBound),
-                                       field: "clips", code: .clipLength)
+            throw ServiceError.invalid(
+                String(
+                    format: "clips: %.1f s of audio in all; cloning needs %.0f s to %.0f s", total, Self.seconds.lowerBound, Self.seconds.upperBound),
+                field: "clips", code: .clipLength)
         }
         do {
-            let voice = try await provider.addVoice(name: name, samples: samples, description: request.description,
-                                                    removeBackgroundNoise: request.removeBackgroundNoise ?? false, labels: ["created_by": "chorus"])
+            let voice = try await provider.addVoice(
+                name: name, samples: samples, description: request.description,
+                removeBackgroundNoise: request.removeBackgroundNoise ?? false, labels: ["created_by": "chorus"])
             return VoiceCloneResponse(id: "elevenlabs:\(voice.voiceID)", name: name, requiresVerification: voice.requiresVerification)
         } catch let error as VoiceError {
             throw ServiceError.provider(error)

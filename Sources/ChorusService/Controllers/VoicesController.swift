@@ -29,7 +29,9 @@ struct VoicesController: Sendable {
             voices += listed.map { info in
                 let details = info.details.lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
                 let gender = details.first { $0 == "male" || $0 == "female" }
-                let language = details.first { $0.count >= 2 && $0.count <= 12 && $0.allSatisfy { $0.isLetter || $0 == "-" } && $0 != "male" && $0 != "female" }
+                let language = details.first {
+                    $0.count >= 2 && $0.count <= 12 && $0.allSatisfy { $0.isLetter || $0 == "-" } && $0 != "male" && $0 != "female"
+                }
                 return VoiceList.Voice(id: info.id.description, provider: info.id.provider, name: info.name, language: language, gender: gender)
             }
         }

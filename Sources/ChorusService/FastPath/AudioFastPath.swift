@@ -48,14 +48,18 @@ struct AudioFastPath: Sendable {
                 items[String(pair[0])] = String(pair[1])
             }
         }
-        guard let caller = try? authenticator.authenticate(method: request.method, path: path, authorization: request.headerFields[.authorization],
-                                                            query: { items[$0] }) else { return nil }
+        guard
+            let caller = try? authenticator.authenticate(
+                method: request.method, path: path, authorization: request.headerFields[.authorization],
+                query: { items[$0] })
+        else { return nil }
         if let shared = state.shared, shared.redirectAudio { return nil }
         // A limit counted in the database takes a round trip: the router's middleware does it.
         if state.deployment.shared != nil && limiter.perMinute > 0 { return nil }
-        let plan = state.files.plan(method: request.method, requestHeaders: request.headerFields, size: stored.audioBytes,
-                                    contentType: stored.audioContentType,
-                                    etag: stored.etag, modified: Date(timeIntervalSince1970: stored.createdAt))
+        let plan = state.files.plan(
+            method: request.method, requestHeaders: request.headerFields, size: stored.audioBytes,
+            contentType: stored.audioContentType,
+            etag: stored.etag, modified: Date(timeIntervalSince1970: stored.createdAt))
         var body: Body?
         if let bytes = plan.bytes {
             // Opening a stored file is a metadata lookup, not audio work; one descriptor per answer, owned by it.
@@ -78,9 +82,10 @@ struct AudioFastPath: Sendable {
         if request.headerFields[.connection]?.lowercased() == "close" { headers[.connection] = "close" }
         headers[.date] = Self.date.now()
         headers[.server] = "chorus"
-        RequestLogMiddleware.record(logger: state.logger, metrics: state.metrics.requests, requestID: requestID, method: request.method.rawValue,
-                                    route: Self.route, path: path, query: query.map(String.init), status: plan.status.code,
-                                    elapsed: Date().timeIntervalSince1970 - started, caller: caller, failure: nil)
+        RequestLogMiddleware.record(
+            logger: state.logger, metrics: state.metrics.requests, requestID: requestID, method: request.method.rawValue,
+            route: Self.route, path: path, query: query.map(String.init), status: plan.status.code,
+            elapsed: Date().timeIntervalSince1970 - started, caller: caller, failure: nil)
         return (HTTPResponse(status: plan.status, headerFields: headers), body)
     }
 
@@ -93,7 +98,9 @@ struct AudioFastPath: Sendable {
     /// The id in `/v1/renders/<id>/audio`, if the path is exactly that.
     static func renderID(_ path: String) -> String? {
         let bytes = path.utf8
-        guard bytes.count == prefix.count + RenderIdentity.length + suffix.count, bytes.starts(with: prefix), bytes.reversed().starts(with: suffix.reversed()) else {
+        guard bytes.count == prefix.count + RenderIdentity.length + suffix.count, bytes.starts(with: prefix),
+            bytes.reversed().starts(with: suffix.reversed())
+        else {
             return nil
         }
         let start = path.utf8.index(path.utf8.startIndex, offsetBy: prefix.count)

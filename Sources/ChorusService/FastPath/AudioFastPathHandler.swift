@@ -115,4 +115,3 @@ final class AudioFastPathHandler: ChannelDuplexHandler, RemovableChannelHandler 
         if state.heldReadDue() { context.read() }
     }
 }
-

@@ -56,15 +56,17 @@ extension ServiceError {
             case let error as AudioError where context.uploadField != nil:
                 let field = context.uploadField ?? "file"
                 let unsupported = error.code == .unsupportedFormat
-                self = ServiceError(.badRequest, unsupported ? .unsupportedFormat : .invalidAudio,
-                                    "\(field): \(unsupported ? "not a supported audio format" : error.reason)", field: field)
+                self = ServiceError(
+                    .badRequest, unsupported ? .unsupportedFormat : .invalidAudio,
+                    "\(field): \(unsupported ? "not a supported audio format" : error.reason)", field: field)
             case is CancellationError where context == .render:
                 self = .shuttingDown
             case let error as any HTTPResponseError:
                 self = Self.hummingbird(error)
             default:
-                self = ServiceError(.internalServerError, .internal,
-                                    context == .render ? "the render failed inside the service" : "the request failed inside the service")
+                self = ServiceError(
+                    .internalServerError, .internal,
+                    context == .render ? "the render failed inside the service" : "the request failed inside the service")
             }
         }
     }
@@ -75,8 +77,9 @@ extension ServiceError {
         if let error = error as? any HTTPResponseError, error.status == .notFound, !(error is ServiceError) {
             let allowed = routes.methods(for: path)
             if !allowed.isEmpty {
-                var notAllowed = ServiceError(.methodNotAllowed, .methodNotAllowed,
-                                              "\(method.rawValue.prefix(20)) is not allowed here; use \(allowed.joined(separator: ", "))")
+                var notAllowed = ServiceError(
+                    .methodNotAllowed, .methodNotAllowed,
+                    "\(method.rawValue.prefix(20)) is not allowed here; use \(allowed.joined(separator: ", "))")
                 notAllowed.headers[.allow] = allowed.joined(separator: ", ")
                 return notAllowed
             }
@@ -113,8 +116,9 @@ extension ServiceError {
     private static func sharedStorage(_ error: StorageError) -> ServiceError {
         switch error.kind {
         case .unavailable:
-            return ServiceError(.serviceUnavailable, .storageUnavailable, "the shared storage is unavailable (\(error.operation) failed); try again shortly",
-                                retryAfter: 5)
+            return ServiceError(
+                .serviceUnavailable, .storageUnavailable, "the shared storage is unavailable (\(error.operation) failed); try again shortly",
+                retryAfter: 5)
         case .notFound:
             return ServiceError(.notFound, .notFound, "the shared storage no longer has it (deleted or expired)")
         case .denied, .invalid:
@@ -127,8 +131,9 @@ extension ServiceError {
     private static func database(_ error: DatabaseError) -> ServiceError {
         switch error.kind {
         case .unavailable:
-            return ServiceError(.serviceUnavailable, .databaseUnavailable, "the database is unavailable (\(error.operation) failed); try again shortly",
-                                retryAfter: 5)
+            return ServiceError(
+                .serviceUnavailable, .databaseUnavailable, "the database is unavailable (\(error.operation) failed); try again shortly",
+                retryAfter: 5)
         case .failed:
             return ServiceError(.internalServerError, .databaseError, "the database refused \(error.operation)")
         }
@@ -151,9 +156,11 @@ extension ServiceError {
         default:
             return nil
         }
-        return ServiceError(HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage"), .insufficientStorage,
-                            noSpace ? "the service's storage is full; stored renders still play — try again later"
-                                    : "the service cannot write to its storage; stored renders still play — try again later",
-                            retryAfter: 60)
+        return ServiceError(
+            HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage"), .insufficientStorage,
+            noSpace
+                ? "the service's storage is full; stored renders still play — try again later"
+                : "the service cannot write to its storage; stored renders still play — try again later",
+            retryAfter: 60)
     }
 }

@@ -34,7 +34,9 @@ public struct ServiceError: HTTPResponseError, CustomStringConvertible {
 
     // MARK: The errors the routes use
 
-    static func badRequest(_ message: String, field: String? = nil) -> ServiceError { ServiceError(.badRequest, .invalidRequest, message, field: field) }
+    static func badRequest(_ message: String, field: String? = nil) -> ServiceError {
+        ServiceError(.badRequest, .invalidRequest, message, field: field)
+    }
     static func invalid(_ message: String, field: String? = nil, code: ErrorCode = .invalid) -> ServiceError {
         ServiceError(.unprocessableContent, code, message, field: field)
     }

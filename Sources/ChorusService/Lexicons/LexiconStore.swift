@@ -53,16 +53,19 @@ struct LexiconStore: Sendable {
     /// - Throws: 409 `too_many_lexicons` when the key has `maximumLexicons` others; database errors.
     func put(_ lexicon: Lexicon, name: String, caller: String, now: Double = Date().timeIntervalSince1970) async throws -> (Stored, created: Bool) {
         let body = JSONValue.object(lexicon.json).canonicalText
-        let stored = Stored(name: name, body: body, entryCount: lexicon.entries.count,
-                            digest: Hex.string(SHA256.hash(data: Data(body.utf8))), updatedAt: now)
+        let stored = Stored(
+            name: name, body: body, entryCount: lexicon.entries.count,
+            digest: Hex.string(SHA256.hash(data: Data(body.utf8))), updatedAt: now)
         let limit = Self.maximumLexicons
         let created: Bool?
         switch backing {
         case .local(let database):
             // The write and its limit in one statement (whether it is new is read before: only 200 or 201 depends on it).
-            let existed = try await database.rows("SELECT 1 AS found FROM lexicons WHERE caller = ? AND name = ?", [.text(caller), .text(name)],
-                                                  operation: "store a lexicon")
-            let rows = try await database.rows("""
+            let existed = try await database.rows(
+                "SELECT 1 AS found FROM lexicons WHERE caller = ? AND name = ?", [.text(caller), .text(name)],
+                operation: "store a lexicon")
+            let rows = try await database.rows(
+                """
                 INSERT INTO lexicons (caller, name, body, entries, digest, updated_at)
                 SELECT ?, ?, ?, ?, ?, ?
                 WHERE EXISTS (SELECT 1 FROM lexicons WHERE caller = ? AND name = ?)
@@ -70,8 +73,11 @@ struct LexiconStore: Sendable {
                 ON CONFLICT (caller, name) DO UPDATE SET body = excluded.body, entries = excluded.entries, digest = excluded.digest,
                     updated_at = excluded.updated_at
                 RETURNING name
-                """, [.text(caller), .text(name), .text(body), .integer(stored.entryCount), .text(stored.digest), .float(now),
-                      .text(caller), .text(name), .text(caller), .integer(limit)],
+                """,
+                [
+                    .text(caller), .text(name), .text(body), .integer(stored.entryCount), .text(stored.digest), .float(now),
+                    .text(caller), .text(name), .text(caller), .integer(limit),
+                ],
                 operation: "store a lexicon")
             created = rows.isEmpty ? nil : existed.isEmpty
         case .shared(let database):
@@ -79,15 +85,19 @@ struct LexiconStore: Sendable {
                 // The key's lexicons locked first, so two writes of one key at once cannot both pass the count.
                 try await client.withTransaction(logger: database.logger) { connection in
                     try await connection.query("SELECT pg_advisory_xact_lock(hashtext('chorus-lexicons:' || \(caller)))", logger: database.logger)
-                    var existing = 0, exists = false
-                    for try await (count, named) in try await connection.query("""
+                    var existing = 0
+                    var exists = false
+                    for try await (count, named) in try await connection.query(
+                        """
                         SELECT count(*)::int, count(*) FILTER (WHERE name = \(name))::int FROM chorus_lexicons WHERE caller = \(caller)
-                        """, logger: database.logger).decode((Int, Int).self) {
+                        """, logger: database.logger
+                    ).decode((Int, Int).self) {
                         existing = count
                         exists = named > 0
                     }
                     guard exists || existing < limit else { return nil }
-                    try await connection.query("""
+                    try await connection.query(
+                        """
                         INSERT INTO chorus_lexicons (caller, name, body, entries, digest, updated_at)
                         VALUES (\(caller), \(name), \(body), \(stored.entryCount), \(stored.digest), \(now))
                         ON CONFLICT (caller, name) DO UPDATE SET body = excluded.body, entries = excluded.entries,
@@ -98,8 +108,9 @@ struct LexiconStore: Sendable {
             }
         }
         guard let created else {
-            throw ServiceError(.conflict, .tooManyLexicons, "this key already has \(limit) lexicons: delete one (DELETE /v1/lexicons/{name}) first",
-                               field: "name")
+            throw ServiceError(
+                .conflict, .tooManyLexicons, "this key already has \(limit) lexicons: delete one (DELETE /v1/lexicons/{name}) first",
+                field: "name")
         }
         return (stored, created)
     }
@@ -108,15 +119,18 @@ struct LexiconStore: Sendable {
     func get(_ name: String, caller: String) async throws -> Stored? {
         switch backing {
         case .local(let database):
-            let rows = try await database.rows("SELECT name, body, entries, digest, updated_at FROM lexicons WHERE caller = ? AND name = ?",
-                                               [.text(caller), .text(name)], operation: "read a lexicon")
+            let rows = try await database.rows(
+                "SELECT name, body, entries, digest, updated_at FROM lexicons WHERE caller = ? AND name = ?",
+                [.text(caller), .text(name)], operation: "read a lexicon")
             return rows.first.flatMap(Self.stored)
         case .shared(let database):
             return try await database.run("read a lexicon") { client in
                 var found: Stored?
-                for try await row in try await client.query("""
+                for try await row in try await client.query(
+                    """
                     SELECT name, body, entries, digest, updated_at FROM chorus_lexicons WHERE caller = \(caller) AND name = \(name)
-                    """, logger: database.logger).decode((String, String, Int, String, Double).self) {
+                    """, logger: database.logger
+                ).decode((String, String, Int, String, Double).self) {
                     found = Stored(name: row.0, body: row.1, entryCount: row.2, digest: row.3, updatedAt: row.4)
                 }
                 return found
@@ -128,15 +142,18 @@ struct LexiconStore: Sendable {
     func list(caller: String) async throws -> [Stored] {
         switch backing {
         case .local(let database):
-            let rows = try await database.rows("SELECT name, '' AS body, entries, digest, updated_at FROM lexicons WHERE caller = ? ORDER BY name",
-                                               [.text(caller)], operation: "list lexicons")
+            let rows = try await database.rows(
+                "SELECT name, '' AS body, entries, digest, updated_at FROM lexicons WHERE caller = ? ORDER BY name",
+                [.text(caller)], operation: "list lexicons")
             return rows.compactMap(Self.stored)
         case .shared(let database):
             return try await database.run("list lexicons") { client in
                 var found: [Stored] = []
-                for try await row in try await client.query("""
+                for try await row in try await client.query(
+                    """
                     SELECT name, entries, digest, updated_at FROM chorus_lexicons WHERE caller = \(caller) ORDER BY name COLLATE "C"
-                    """, logger: database.logger).decode((String, Int, String, Double).self) {
+                    """, logger: database.logger
+                ).decode((String, Int, String, Double).self) {
                     found.append(Stored(name: row.0, body: "", entryCount: row.1, digest: row.2, updatedAt: row.3))
                 }
                 return found
@@ -148,13 +165,16 @@ struct LexiconStore: Sendable {
     func delete(_ name: String, caller: String) async throws -> Bool {
         switch backing {
         case .local(let database):
-            let rows = try await database.rows("DELETE FROM lexicons WHERE caller = ? AND name = ? RETURNING name", [.text(caller), .text(name)],
-                                               operation: "delete a lexicon")
+            let rows = try await database.rows(
+                "DELETE FROM lexicons WHERE caller = ? AND name = ? RETURNING name", [.text(caller), .text(name)],
+                operation: "delete a lexicon")
             return !rows.isEmpty
         case .shared(let database):
             return try await database.run("delete a lexicon") { client in
-                let rows = try await client.query("DELETE FROM chorus_lexicons WHERE caller = \(caller) AND name = \(name) RETURNING name",
-                                                  logger: database.logger).collect()
+                let rows = try await client.query(
+                    "DELETE FROM chorus_lexicons WHERE caller = \(caller) AND name = \(name) RETURNING name",
+                    logger: database.logger
+                ).collect()
                 return !rows.isEmpty
             }
         }
@@ -168,9 +188,11 @@ struct LexiconStore: Sendable {
         case .object?: return value
         case .string(let name)?:
             guard LexiconInfo.isValidName(name), let stored = try await get(name, caller: caller),
-                  case .object(let entries) = try JSONDecoder().decode(JSONValue.self, from: Data(stored.body.utf8)) else {
-                throw ServiceError.invalid("no lexicon \"\(name.prefix(64))\" is stored for this key (PUT /v1/lexicons/{name})", field: field,
-                                           code: .unknownLexicon)
+                case .object(let entries) = try JSONDecoder().decode(JSONValue.self, from: Data(stored.body.utf8))
+            else {
+                throw ServiceError.invalid(
+                    "no lexicon \"\(name.prefix(64))\" is stored for this key (PUT /v1/lexicons/{name})", field: field,
+                    code: .unknownLexicon)
             }
             return .object(entries)
         default:
@@ -180,7 +202,8 @@ struct LexiconStore: Sendable {
 
     private static func stored(_ row: SQLiteRow) -> Stored? {
         guard let name = row.column("name")?.string, let body = row.column("body")?.string, let entries = row.column("entries")?.integer,
-              let digest = row.column("digest")?.string, let updated = row.column("updated_at")?.double else { return nil }
+            let digest = row.column("digest")?.string, let updated = row.column("updated_at")?.double
+        else { return nil }
         return Stored(name: name, body: body, entryCount: entries, digest: digest, updatedAt: updated)
     }
 }

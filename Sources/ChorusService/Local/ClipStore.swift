@@ -1,5 +1,5 @@
-import ChorusOutbound
 import ChorusAudio
+import ChorusOutbound
 import ChorusWire
 import Crypto
 import Foundation
@@ -45,7 +45,8 @@ actor ClipStore {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] where name.hasSuffix(".json") {
             let file = folder.appendingPathComponent(name)
             if let id = DataDirectory.validID(String(name.dropLast(5)), length: Self.idLength), let data = try? Data(contentsOf: file),
-               let record = try? JSONDecoder().decode(Record.self, from: data) {
+                let record = try? JSONDecoder().decode(Record.self, from: data)
+            {
                 try await save(id, record)
             }
             try? FileManager.default.removeItem(at: file)
@@ -53,7 +54,8 @@ actor ClipStore {
     }
 
     private func save(_ id: String, _ record: Record) async throws {
-        try await database.rows("""
+        try await database.rows(
+            """
             INSERT INTO clips (id, record, expires_at) VALUES (?, ?, ?)
             ON CONFLICT (id) DO UPDATE SET record = excluded.record, expires_at = excluded.expires_at
             """, [.text(id), .text(String(decoding: try JSONEncoder().encode(record), as: UTF8.self)), .float(record.expiresAt)],
@@ -91,9 +93,11 @@ actor ClipStore {
                 let reader = try AudioFileReader(data: data, name: field)
                 let frames = try reader.readToEnd { _ in }
                 let rate = reader.outputFormat.sampleRate
-                return .success(ClipInfo(id: id, duration: AudioFormat(sampleRate: rate, channels: 1).roundedSeconds(frames: frames),
-                                         samples: frames, sampleRate: rate, channels: reader.outputFormat.channels,
-                                         codec: reader.info.codec, container: reader.info.container))
+                return .success(
+                    ClipInfo(
+                        id: id, duration: AudioFormat(sampleRate: rate, channels: 1).roundedSeconds(frames: frames),
+                        samples: frames, sampleRate: rate, channels: reader.outputFormat.channels,
+                        codec: reader.info.codec, container: reader.info.container))
             } catch let error as AudioError {
                 return .failure(error)
             }
@@ -101,12 +105,14 @@ actor ClipStore {
         switch result {
         case .failure(let error):
             let unsupported = error.code == .unsupportedFormat
-            throw ServiceError(unsupported ? .unsupportedMediaType : .unprocessableContent, unsupported ? .unsupportedMedia : .invalidAudio,
-                               "\(field): \(error.reason)" + (error.underlying.map { " (\($0))" } ?? ""), field: field)
+            throw ServiceError(
+                unsupported ? .unsupportedMediaType : .unprocessableContent, unsupported ? .unsupportedMedia : .invalidAudio,
+                "\(field): \(error.reason)" + (error.underlying.map { " (\($0))" } ?? ""), field: field)
         case .success(let info):
             guard info.duration <= maxSeconds else {
-                throw ServiceError.invalid("\(field): \(info.duration) s of audio; clips may be at most \(Int(maxSeconds)) s",
-                                           field: field, code: .clipTooLong)
+                throw ServiceError.invalid(
+                    "\(field): \(info.duration) s of audio; clips may be at most \(Int(maxSeconds)) s",
+                    field: field, code: .clipTooLong)
             }
             return info
         }
@@ -122,7 +128,8 @@ actor ClipStore {
         guard let id = DataDirectory.validID(id, length: Self.idLength) else { return nil }
         if let record = try await lookup(id, now: now) { return (audioURL(id), record.info) }
         guard let shared, let (audio, encoded) = try await shared.clip(id), let record = try? JSONDecoder().decode(Record.self, from: encoded),
-              record.expiresAt > now, Self.id(of: audio) == id else { return nil }
+            record.expiresAt > now, Self.id(of: audio) == id
+        else { return nil }
         writing.insert(id)
         defer { writing.remove(id) }
         try DataDirectory.write(audio, to: audioURL(id))
@@ -131,9 +138,11 @@ actor ClipStore {
     }
 
     private func lookup(_ id: String, now: Double) async throws -> Record? {
-        let rows = try await database.rows("SELECT record FROM clips WHERE id = ? AND expires_at > ?", [.text(id), .float(now)], operation: "look up a clip")
+        let rows = try await database.rows(
+            "SELECT record FROM clips WHERE id = ? AND expires_at > ?", [.text(id), .float(now)], operation: "look up a clip")
         guard let json = rows.first?.column("record")?.string, let record = try? JSONDecoder().decode(Record.self, from: Data(json.utf8)),
-              FileManager.default.fileExists(atPath: audioURL(id).path) else { return nil }
+            FileManager.default.fileExists(atPath: audioURL(id).path)
+        else { return nil }
         return record
     }
 
@@ -147,11 +156,14 @@ actor ClipStore {
     private let sweeps = SerialChanges()
 
     private func sweepNow(now: Double) async throws -> Int {
-        let expired = try await database.rows("DELETE FROM clips WHERE expires_at <= ? RETURNING id", [.float(now)], operation: "sweep clips",
-                                              background: true)
+        let expired = try await database.rows(
+            "DELETE FROM clips WHERE expires_at <= ? RETURNING id", [.float(now)], operation: "sweep clips",
+            background: true)
         var removed = 0
         for row in expired {
-            guard let id = row.column("id")?.string.flatMap({ DataDirectory.validID($0, length: Self.idLength) }), !writing.contains(id) else { continue }
+            guard let id = row.column("id")?.string.flatMap({ DataDirectory.validID($0, length: Self.idLength) }), !writing.contains(id) else {
+                continue
+            }
             try? FileManager.default.removeItem(at: audioURL(id))
             removed += 1
         }
@@ -160,8 +172,10 @@ actor ClipStore {
             let id = String(name.dropLast(6))
             // An orphan: its record never written (a crash between the two), or one an upload is about to write — so
             // only when it is older than a minute.
-            guard !recorded.contains(id), !writing.contains(id), let modified = (try? FileManager.default.attributesOfItem(atPath: audioURL(id).path))?[.modificationDate] as? Date,
-                  Date().timeIntervalSince(modified) > 60 else { continue }
+            guard !recorded.contains(id), !writing.contains(id),
+                let modified = (try? FileManager.default.attributesOfItem(atPath: audioURL(id).path))?[.modificationDate] as? Date,
+                Date().timeIntervalSince(modified) > 60
+            else { continue }
             try? FileManager.default.removeItem(at: audioURL(id))
             removed += 1
         }

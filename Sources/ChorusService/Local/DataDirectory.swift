@@ -32,7 +32,8 @@ struct DataDirectory: Sendable {
             do {
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             } catch {
-                throw ConfigurationError(setting: .dataDirectory, value: root.path, reason: "cannot create \(folder.lastPathComponent)/ (\(error.localizedDescription))")
+                throw ConfigurationError(
+                    setting: .dataDirectory, value: root.path, reason: "cannot create \(folder.lastPathComponent)/ (\(error.localizedDescription))")
             }
         }
         var removed = 0

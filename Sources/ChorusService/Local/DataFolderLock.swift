@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,7 +29,8 @@ final class DataFolderLock: @unchecked Sendable {
         }
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw ConfigurationError(setting: .dataDirectory, value: folder.path, reason: "cannot open \(Self.fileName) (\(String(cString: strerror(errno))))")
+            throw ConfigurationError(
+                setting: .dataDirectory, value: folder.path, reason: "cannot open \(Self.fileName) (\(String(cString: strerror(errno))))")
         }
         var lock = Self.wholeFile(F_WRLCK)
         if fcntl(descriptor, F_SETLK, &lock) == 0 {
@@ -43,8 +45,9 @@ final class DataFolderLock: @unchecked Sendable {
             var holder = Self.wholeFile(F_WRLCK)
             let pid = fcntl(descriptor, F_GETLK, &holder) == 0 && holder.l_type != Int16(F_UNLCK) ? " (pid \(holder.l_pid))" : ""
             close(descriptor)
-            throw ConfigurationError(setting: .dataDirectory, value: folder.path,
-                                     reason: "another chorus serve\(pid) is using this data folder; give each instance its own")
+            throw ConfigurationError(
+                setting: .dataDirectory, value: folder.path,
+                reason: "another chorus serve\(pid) is using this data folder; give each instance its own")
         }
         self.descriptor = descriptor
         // The holder's pid, for people looking (the lock, not the text, is what counts).

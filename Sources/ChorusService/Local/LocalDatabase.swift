@@ -46,7 +46,13 @@ final class LocalDatabase: Sendable {
     /// Closes the connection (checkpointing the WAL) and stops its thread; nothing may use the database afterwards.
     /// `chorus serve` does this last, when it stops (an instance that is only released does it on release).
     func close() async {
-        guard !closed.withLockedValue({ let was = $0; $0 = true; return was }) else { return }
+        guard
+            !closed.withLockedValue({
+                let was = $0
+                $0 = true
+                return was
+            })
+        else { return }
         try? await connection.close()
         try? await thread.shutdownGracefully()
     }
@@ -64,8 +70,9 @@ final class LocalDatabase: Sendable {
             thread.start()
             let connection: SQLiteConnection
             do {
-                connection = try await SQLiteConnection.open(storage: .file(path: path), threadPool: thread, logger: quiet,
-                                                             on: MultiThreadedEventLoopGroup.singleton.any())
+                connection = try await SQLiteConnection.open(
+                    storage: .file(path: path), threadPool: thread, logger: quiet,
+                    on: MultiThreadedEventLoopGroup.singleton.any())
             } catch {
                 try? await thread.shutdownGracefully()
                 throw error
@@ -116,8 +123,9 @@ final class LocalDatabase: Sendable {
     private func checkedVersion(_ rows: [SQLiteRow]) throws -> Int {
         let version = rows.first?.column("user_version")?.integer ?? 0
         guard version <= Self.schemaVersion else {
-            throw ConfigurationError(setting: .dataDirectory, value: path,
-                                     reason: "the state was written by a newer chorus (schema \(version), this one knows \(Self.schemaVersion))")
+            throw ConfigurationError(
+                setting: .dataDirectory, value: path,
+                reason: "the state was written by a newer chorus (schema \(version), this one knows \(Self.schemaVersion))")
         }
         return version
     }
@@ -156,7 +164,8 @@ final class LocalDatabase: Sendable {
         if version < 1 {
             // renders: finished renders (done or failed), the record as the routes serve it.
             // jobs (renamed accepted in schema 4): accepted renders not yet finished, with the request that runs them again after a restart.
-            statements += ["""
+            statements += [
+                """
                 CREATE TABLE renders (
                     id TEXT PRIMARY KEY,
                     status TEXT NOT NULL CHECK (status IN ('done', 'failed')),
@@ -164,7 +173,8 @@ final class LocalDatabase: Sendable {
                     created_at REAL NOT NULL,
                     expires_at REAL NOT NULL
                 ) WITHOUT ROWID
-                """, "CREATE INDEX renders_expiry ON renders (expires_at)", """
+                """, "CREATE INDEX renders_expiry ON renders (expires_at)",
+                """
                 CREATE TABLE jobs (
                     id TEXT PRIMARY KEY,
                     caller TEXT NOT NULL,
@@ -172,27 +182,32 @@ final class LocalDatabase: Sendable {
                     created_at REAL NOT NULL,
                     expires_at REAL NOT NULL
                 ) WITHOUT ROWID
-                """]
+                """,
+            ]
         }
         if version < 2 {
             // clips: uploaded clips (their audio is clips/<id>.audio), what each is and when it expires.
-            statements += ["""
+            statements += [
+                """
                 CREATE TABLE clips (
                     id TEXT PRIMARY KEY,
                     record TEXT NOT NULL,
                     expires_at REAL NOT NULL
                 ) WITHOUT ROWID
-                """, "CREATE INDEX clips_expiry ON clips (expires_at)"]
+                """, "CREATE INDEX clips_expiry ON clips (expires_at)",
+            ]
         }
         if version < 3 {
             // rate_limits: the request buckets of callers (key digests) not yet full again, kept across restarts.
-            statements += ["""
+            statements += [
+                """
                 CREATE TABLE rate_limits (
                     caller TEXT PRIMARY KEY,
                     tokens REAL NOT NULL,
                     updated_at REAL NOT NULL
                 ) WITHOUT ROWID
-                """]
+                """
+            ]
         }
         if version < 4 {
             // accepted: the table of accepted renders, named `jobs` up to schema 3 (a "job" is now only `--jobs`, work in parallel).
@@ -200,7 +215,8 @@ final class LocalDatabase: Sendable {
         }
         if version < 5 {
             // lexicons: pronunciation lexicons stored per key (`LexiconStore`), their entries as canonical JSON.
-            statements += ["""
+            statements += [
+                """
                 CREATE TABLE lexicons (
                     caller TEXT NOT NULL,
                     name TEXT NOT NULL,
@@ -210,7 +226,8 @@ final class LocalDatabase: Sendable {
                     updated_at REAL NOT NULL,
                     PRIMARY KEY (caller, name)
                 ) WITHOUT ROWID
-                """]
+                """
+            ]
         }
         return statements + ["PRAGMA user_version = \(schemaVersion)", "COMMIT"]
     }
@@ -236,7 +253,8 @@ final class LocalDatabase: Sendable {
         if background {
             return try await backgroundTurn.run {
                 if let locked = self.lockedAt.withLockedValue({ $0 }), Date().timeIntervalSince1970 - locked < Self.backgroundPause {
-                    throw DatabaseError(kind: .unavailable, operation: "\(operation) (\(Self.fileName))", reason: "locked by another process (left for later)")
+                    throw DatabaseError(
+                        kind: .unavailable, operation: "\(operation) (\(Self.fileName))", reason: "locked by another process (left for later)")
                 }
                 return try await self.rows(sql, binds, operation: operation)
             }

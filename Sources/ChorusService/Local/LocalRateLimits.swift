@@ -17,12 +17,14 @@ struct LocalRateLimits: Sendable {
     @discardableResult
     func load(now: Double = Date().timeIntervalSince1970) async throws -> Int {
         guard limiter.perMinute > 0 else { return 0 }
-        let rows = try await database.rows("SELECT caller, tokens, updated_at FROM rate_limits WHERE updated_at > ?",
-                                           [.float(now - Self.forgottenAfter)], operation: "read the request limits")
+        let rows = try await database.rows(
+            "SELECT caller, tokens, updated_at FROM rate_limits WHERE updated_at > ?",
+            [.float(now - Self.forgottenAfter)], operation: "read the request limits")
         var saved: [String: RateLimiter.Bucket] = [:]
         for row in rows {
             guard let caller = row.column("caller")?.string, let tokens = row.column("tokens")?.double,
-                  let updated = row.column("updated_at")?.double else { continue }
+                let updated = row.column("updated_at")?.double
+            else { continue }
             saved[caller] = RateLimiter.Bucket(tokens: tokens, updated: updated)
         }
         limiter.restore(saved, now: now)
@@ -39,7 +41,8 @@ struct LocalRateLimits: Sendable {
             let chunk = counting[start..<min(start + 1000, counting.count)]
             let values = Array(repeating: "(?, ?, ?)", count: chunk.count).joined(separator: ", ")
             let binds = chunk.flatMap { [SQLiteData.text($0.key), .float($0.value.tokens), .float($0.value.updated)] }
-            try await database.rows("""
+            try await database.rows(
+                """
                 INSERT INTO rate_limits (caller, tokens, updated_at) VALUES \(values)
                 ON CONFLICT (caller) DO UPDATE SET tokens = excluded.tokens, updated_at = excluded.updated_at
                 """, binds, operation: "keep the request limits", background: true)
@@ -49,7 +52,8 @@ struct LocalRateLimits: Sendable {
         // lower a bucket, and the row is from before them), so it may stay until it is old enough to be forgotten.
         // With a limit raised in between, such a row restores a bucket stricter than a fresh one for at most a minute:
         // on the safe side.
-        try await database.rows("DELETE FROM rate_limits WHERE updated_at <= ?", [.float(now - Self.forgottenAfter)],
-                                operation: "keep the request limits", background: true)
+        try await database.rows(
+            "DELETE FROM rate_limits WHERE updated_at <= ?", [.float(now - Self.forgottenAfter)],
+            operation: "keep the request limits", background: true)
     }
 }

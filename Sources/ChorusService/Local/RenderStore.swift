@@ -21,8 +21,10 @@ final class RenderStore: @unchecked Sendable {
         /// A row of `columns`; one missing a column is incomplete (forgotten when loading, never run again).
         init?(row: SQLiteRow) {
             guard let id = row.column("id")?.string, let request = row.column("request")?.string,
-                  let created = row.column("created_at")?.double, let expires = row.column("expires_at")?.double else { return nil }
-            self.init(id: id, caller: row.column("caller")?.string ?? "anonymous", request: Data(request.utf8), createdAt: created, expiresAt: expires)
+                let created = row.column("created_at")?.double, let expires = row.column("expires_at")?.double
+            else { return nil }
+            self.init(
+                id: id, caller: row.column("caller")?.string ?? "anonymous", request: Data(request.utf8), createdAt: created, expiresAt: expires)
         }
 
         init(id: String, caller: String, request: Data, createdAt: Double, expiresAt: Double) {
@@ -88,7 +90,8 @@ final class RenderStore: @unchecked Sendable {
         var loaded: [String: StoredRender] = [:]
         for row in try await database.rows("SELECT record FROM renders", operation: "read the render index") {
             guard let json = row.column("record")?.string, let stored = try? JSONDecoder().decode(StoredRender.self, from: Data(json.utf8)),
-                  DataDirectory.validID(stored.manifest.id, length: RenderIdentity.length) != nil else { continue }
+                DataDirectory.validID(stored.manifest.id, length: RenderIdentity.length) != nil
+            else { continue }
             loaded[stored.manifest.id] = stored
         }
         index { $0 = loaded }
@@ -97,13 +100,15 @@ final class RenderStore: @unchecked Sendable {
         for row in accepted {
             guard let id = row.column("id")?.string else { continue }
             guard let pending = Pending(row: row), DataDirectory.validID(id, length: RenderIdentity.length) != nil, loaded[id] == nil,
-                  pending.expiresAt > now else {
+                pending.expiresAt > now
+            else {
                 try await database.rows("DELETE FROM accepted WHERE id = ?", [.text(id)], operation: "forget an accepted render")
                 continue
             }
             if sharedQueue {
                 // Accepted while this data folder ran without `--database`: the shared queue never had it.
-                try await write(StoredRender.failure(id: id, format: nil, createdAt: now, expiresAt: now + retention, error: StoredRender.interrupted))
+                try await write(
+                    StoredRender.failure(id: id, format: nil, createdAt: now, expiresAt: now + retention, error: StoredRender.interrupted))
                 result.interrupted += 1
             } else {
                 result.pending.append(pending)
@@ -115,13 +120,16 @@ final class RenderStore: @unchecked Sendable {
             let folder = data.render(id).url
             let marked = files.fileExists(atPath: data.render(id).url(.runningMarker).path)
             if pendingIDs.contains(id) {
-                for file in (try? files.contentsOfDirectory(atPath: folder.path)) ?? [] { try? files.removeItem(at: folder.appendingPathComponent(file)) }
+                for file in (try? files.contentsOfDirectory(atPath: folder.path)) ?? [] {
+                    try? files.removeItem(at: folder.appendingPathComponent(file))
+                }
                 continue
             }
             // With a shared queue the render is not lost: another instance (or this one) takes it over. Otherwise the fact is
             // recorded before the marker goes.
             if marked && !sharedQueue {
-                try await write(StoredRender.failure(id: id, format: nil, createdAt: now, expiresAt: now + retention, error: StoredRender.interrupted))
+                try await write(
+                    StoredRender.failure(id: id, format: nil, createdAt: now, expiresAt: now + retention, error: StoredRender.interrupted))
                 result.interrupted += 1
             }
             try? files.removeItem(at: folder)
@@ -145,7 +153,8 @@ final class RenderStore: @unchecked Sendable {
     private func write(_ stored: StoredRender) async throws {
         let id = stored.manifest.id
         let json = String(decoding: try JSONEncoder().encode(stored), as: UTF8.self)
-        try await database.rows("""
+        try await database.rows(
+            """
             INSERT INTO renders (id, status, record, created_at, expires_at) VALUES (?, ?, ?, ?, ?)
             ON CONFLICT (id) DO UPDATE SET status = excluded.status, record = excluded.record, expires_at = excluded.expires_at
             """, [.text(id), .text(stored.isDone ? "done" : "failed"), .text(json), .float(stored.createdAt), .float(stored.expiresAt)],
@@ -175,9 +184,10 @@ final class RenderStore: @unchecked Sendable {
     /// runs it again.
     func accept(id: String, caller: String, request: Data, createdAt: Double, expiresAt: Double) async throws {
         try await changes.run {
-            try await self.database.rows("INSERT OR REPLACE INTO accepted (id, caller, request, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-                                         [.text(id), .text(caller), .text(String(decoding: request, as: UTF8.self)), .float(createdAt), .float(expiresAt)],
-                                         operation: "record an accepted render")
+            try await self.database.rows(
+                "INSERT OR REPLACE INTO accepted (id, caller, request, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+                [.text(id), .text(caller), .text(String(decoding: request, as: UTF8.self)), .float(createdAt), .float(expiresAt)],
+                operation: "record an accepted render")
         }
     }
 
@@ -194,17 +204,20 @@ final class RenderStore: @unchecked Sendable {
     func remove(_ id: String, madeAt createdAt: Double?, isActive: @escaping @Sendable (String) async -> Bool) async throws -> Bool {
         try await changes.run {
             guard let stored = self.index({ $0[id] }), createdAt.map({ abs($0 - stored.createdAt) < 0.001 }) ?? true,
-                  await !isActive(id) else { return false }
+                await !isActive(id)
+            else { return false }
             return try await self.removeSerially(id)
         }
     }
 
-    private func removeSerially(_ id: String, expiredBy now: Double? = nil, isActive: (@Sendable (String) async -> Bool)? = nil) async throws -> Bool {
+    private func removeSerially(_ id: String, expiredBy now: Double? = nil, isActive: (@Sendable (String) async -> Bool)? = nil) async throws -> Bool
+    {
         let existed = index { $0[id] } != nil
         let removed: [SQLiteRow]
         if let now {
-            removed = try await database.rows("DELETE FROM renders WHERE id = ? AND expires_at <= ? RETURNING id", [.text(id), .float(now)],
-                                              operation: "sweep", background: true)
+            removed = try await database.rows(
+                "DELETE FROM renders WHERE id = ? AND expires_at <= ? RETURNING id", [.text(id), .float(now)],
+                operation: "sweep", background: true)
         } else {
             removed = try await database.rows("DELETE FROM renders WHERE id = ? RETURNING id", [.text(id)], operation: "delete a render")
         }
@@ -229,7 +242,8 @@ final class RenderStore: @unchecked Sendable {
     /// Accepted renders with no record that `isActive` does not know: ones whose resumption at start failed for the
     /// service's reasons (disk, database), to be tried again.
     func unfinished(isActive: @Sendable (String) async -> Bool) async throws -> [Pending] {
-        let rows = try await database.rows("""
+        let rows = try await database.rows(
+            """
             SELECT \(Pending.columns) FROM accepted WHERE id NOT IN (SELECT id FROM renders) ORDER BY created_at
             """, operation: "read the accepted renders")
         var pending: [Pending] = []
@@ -254,7 +268,7 @@ actor SerialChanges {
     @discardableResult
     func run<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
         if busy {
-            await withCheckedContinuation { waiting.append($0) }   // handed over by the one before, still busy
+            await withCheckedContinuation { waiting.append($0) }  // handed over by the one before, still busy
         } else {
             busy = true
         }

@@ -9,8 +9,10 @@ final class RequestMetrics: @unchecked Sendable {
     private let lock = NSLock()
     private var counters: [String: Counter] = [:]
     private var histograms: [String: DurationHistogram] = [:]
-    private static let buckets: [Duration] = [.microseconds(500), .milliseconds(1), .milliseconds(5), .milliseconds(25), .milliseconds(100),
-                                              .milliseconds(250), .seconds(1), .seconds(5), .seconds(15), .seconds(60)]
+    private static let buckets: [Duration] = [
+        .microseconds(500), .milliseconds(1), .milliseconds(5), .milliseconds(25), .milliseconds(100),
+        .milliseconds(250), .seconds(1), .seconds(5), .seconds(15), .seconds(60),
+    ]
 
     init(registry: PrometheusCollectorRegistry) { self.registry = registry }
 
@@ -18,20 +20,26 @@ final class RequestMetrics: @unchecked Sendable {
         let counterKey = "\(method) \(route) \(status)"
         let histogramKey = "\(method) \(route)"
         lock.lock()
-        let counter = counters[counterKey] ?? {
-            let made = registry.makeCounter(
-                descriptor: MetricNameDescriptor(metricName: "chorus_http_requests", unitName: "total", helpText: "HTTP requests by method, route and status"),
-                labels: [("method", method), ("route", route), ("status", String(status))])
-            counters[counterKey] = made
-            return made
-        }()
-        let histogram = histograms[histogramKey] ?? {
-            let made = registry.makeDurationHistogram(
-                descriptor: MetricNameDescriptor(metricName: "chorus_http_request_duration", unitName: "seconds", helpText: "HTTP request latency by route"),
-                labels: [("method", method), ("route", route)], buckets: Self.buckets)
-            histograms[histogramKey] = made
-            return made
-        }()
+        let counter =
+            counters[counterKey]
+            ?? {
+                let made = registry.makeCounter(
+                    descriptor: MetricNameDescriptor(
+                        metricName: "chorus_http_requests", unitName: "total", helpText: "HTTP requests by method, route and status"),
+                    labels: [("method", method), ("route", route), ("status", String(status))])
+                counters[counterKey] = made
+                return made
+            }()
+        let histogram =
+            histograms[histogramKey]
+            ?? {
+                let made = registry.makeDurationHistogram(
+                    descriptor: MetricNameDescriptor(
+                        metricName: "chorus_http_request_duration", unitName: "seconds", helpText: "HTTP request latency by route"),
+                    labels: [("method", method), ("route", route)], buckets: Self.buckets)
+                histograms[histogramKey] = made
+                return made
+            }()
         lock.unlock()
         counter.increment()
         histogram.recordNanoseconds(Int64(seconds * 1e9))

@@ -9,8 +9,10 @@ struct ServiceMetrics: Sendable {
     static let registry: PrometheusCollectorRegistry = {
         let registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
-        factory.defaultDurationHistogramBuckets = [.milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(250),
-                                                   .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10), .seconds(30)]
+        factory.defaultDurationHistogramBuckets = [
+            .milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(250),
+            .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10), .seconds(30),
+        ]
         MetricsSystem.bootstrap(factory)
         return registry
     }()

@@ -42,8 +42,11 @@ struct RenderCatalog: Sendable {
         case .queued, .running:
             return .remote(job)
         case .failed:
-            return .stored(job.record ?? StoredRender.failure(id: id, format: job.format, createdAt: job.createdAt, expiresAt: job.expiresAt,
-                                                              error: StoredRender.interrupted))
+            return .stored(
+                job.record
+                    ?? StoredRender.failure(
+                        id: id, format: job.format, createdAt: job.createdAt, expiresAt: job.expiresAt,
+                        error: StoredRender.interrupted))
         case .done:
             // Recorded done but not (or no longer) in the shared storage: being deleted.
             return try await adopt(id).map { .stored($0) }
@@ -63,7 +66,7 @@ struct RenderCatalog: Sendable {
                     guard stored.isDone else { throw RenderResponses.failure(of: stored) }
                     return stored
                 case .active(let active) where active.isStopped:
-                    await signal.wait(timeout: 0.2)   // given up here, about to leave: another instance has it
+                    await signal.wait(timeout: 0.2)  // given up here, about to leave: another instance has it
                 case .active(let active):
                     return try await active.completion().get()
                 case .remote:
@@ -95,6 +98,26 @@ struct RenderCatalog: Sendable {
         return stored
     }
 
+    /// Deletes render `id` (its files here and in the shared storage, its record, its row in the shared queue).
+    /// - Throws: `ServiceError` 404 for no such render, 409 `not_ready` while it runs here or elsewhere, or once it is
+    ///   queued again elsewhere since this instance's copy was made; `DatabaseError`, `StorageError`.
+    func delete(_ id: String) async throws {
+        switch try await lookup(id) {
+        case .active, .remote: throw ServiceError(.conflict, .notReady, "the render is still running; delete it when it has finished")
+        case .stored(let stored):
+            // The row expires first, then the files go, then the row: a failure in between leaves an expired row
+            // (not found, replaced by a new request, finished by the sweep), never files that no row names.
+            if let queue, try await !queue.expire(stored.manifest.id) {
+                // Queued again (or running) elsewhere since this instance's copy was made: not ours to delete now.
+                throw ServiceError(.conflict, .notReady, "the render is being made again; delete it when it has finished")
+            }
+            try await shared?.remove(stored)
+            _ = try await queue?.delete(stored.manifest.id)
+            memory.forget(under: data.render(stored.manifest.id).url)
+            try await renders.remove(stored.manifest.id)
+        }
+    }
+
     /// Drops this instance's copy of render `id`, deleted on another instance (shared jobs): its record and files here,
     /// unless it is being made here again, or the copy is of a later render under the same id (`createdAt` differs).
     /// Returns whether it dropped it.
@@ -106,7 +129,10 @@ struct RenderCatalog: Sendable {
     /// `evict` without the state: what the job watcher calls on a notification. It holds the scheduler weakly (the
     /// scheduler holds the watcher: a strong reference would keep the whole service alive).
     func evicting() -> @Sendable (String, Double?) async -> Bool {
-        let renders = self.renders, memory = self.memory, data = self.data, logger = self.logger
+        let renders = self.renders
+        let memory = self.memory
+        let data = self.data
+        let logger = self.logger
         return { [weak scheduler] id, createdAt in
             guard let scheduler else { return false }
             do {
@@ -143,7 +169,9 @@ struct RenderCatalog: Sendable {
     }
 
     /// Whether this instance holds the render's audio itself (else it is in the shared storage).
-    func hasLocalAudio(_ stored: StoredRender) -> Bool { shared == nil || audioPath(stored).map { FileManager.default.fileExists(atPath: $0) } == true }
+    func hasLocalAudio(_ stored: StoredRender) -> Bool {
+        shared == nil || audioPath(stored).map { FileManager.default.fileExists(atPath: $0) } == true
+    }
 
     /// The local path of a stored render's audio, copied from the shared storage first if this instance does not
     /// have it (a render adopted from another instance), for work that needs the whole file.

@@ -1,5 +1,5 @@
-import ChorusOutbound
 import ChorusAudio
+import ChorusOutbound
 import ChorusVoices
 import ChorusWire
 import Crypto
@@ -22,10 +22,12 @@ enum RenderIdentity {
     static let engineVersion = 6
 
     /// - Parameter transcription: the model that hears the recorded messages (`nil`: none is heard).
-    static func id(conversation: Conversation, voices: [VoiceID?], clipHashes: [String?], options: RenderOptions,
-                   format: OutputFileFormat, fallbackVoice: VoiceID?, transcription: String?,
-                   bookends: (voices: (intro: VoiceID?, outro: VoiceID?), introClip: String?, outroClip: String?) = ((nil, nil), nil, nil),
-                   musicClip: String? = nil) -> String {
+    static func id(
+        conversation: Conversation, voices: [VoiceID?], clipHashes: [String?], options: RenderOptions,
+        format: OutputFileFormat, fallbackVoice: VoiceID?, transcription: String?,
+        bookends: (voices: (intro: VoiceID?, outro: VoiceID?), introClip: String?, outroClip: String?) = ((nil, nil), nil, nil),
+        musicClip: String? = nil
+    ) -> String {
         let messages: [JSONValue] = conversation.messages.indices.map { index in
             let message = conversation.messages[index]
             var entry: [String: JSONValue] = [
@@ -39,13 +41,17 @@ enum RenderIdentity {
         }
         var providers = Set((voices + [bookends.voices.intro, bookends.voices.outro]).compactMap { $0?.provider })
         if let fallbackVoice { providers.insert(fallbackVoice.provider) }
-        let settings = JSONValue.object(Dictionary(uniqueKeysWithValues: providers.sorted().map {
-            ($0, JSONValue.object(conversation.settings(for: $0)))
-        }))
+        let settings = JSONValue.object(
+            Dictionary(
+                uniqueKeysWithValues: providers.sorted().map {
+                    ($0, JSONValue.object(conversation.settings(for: $0)))
+                }))
         func bookend(_ message: Conversation.Message?, voice: VoiceID?, clip: String?) -> JSONValue? {
             message.map {
-                .object(["speaker": .string($0.speaker), "text": $0.text.map(JSONValue.string) ?? .null,
-                         "audio": clip.map(JSONValue.string) ?? .null, "voice": voice.map { .string($0.description) } ?? .null])
+                .object([
+                    "speaker": .string($0.speaker), "text": $0.text.map(JSONValue.string) ?? .null,
+                    "audio": clip.map(JSONValue.string) ?? .null, "voice": voice.map { .string($0.description) } ?? .null,
+                ])
             }
         }
         var description: [String: JSONValue] = [
@@ -61,7 +67,9 @@ enum RenderIdentity {
             description["normalize_text"] = .object(conversation.textNormalization.mapValues(JSONValue.bool))
         }
         if conversation.textReading != TextReading() {
-            description["reading"] = .object(["language": .string(conversation.textReading.language), "emoji": .string(conversation.textReading.emoji.rawValue)])
+            description["reading"] = .object([
+                "language": .string(conversation.textReading.language), "emoji": .string(conversation.textReading.emoji.rawValue),
+            ])
         }
         if let lexicon = conversation.lexicon {
             description["lexicon"] = .object(lexicon.json)
@@ -79,8 +87,10 @@ enum RenderIdentity {
 
     /// Every setting of a clean-up, for the id.
     static func description(of cleanup: VoiceCleanup) -> JSONValue {
-        .object(["highpass_hz": .number(Double(cleanup.highpassHz)), "noise_reduction_db": .number(cleanup.noiseReductionDB),
-                 "declick": .bool(cleanup.declick), "level": .bool(cleanup.level),
-                 "max_silence_ms": cleanup.maxSilenceMilliseconds.map { .number(Double($0)) } ?? .null])
+        .object([
+            "highpass_hz": .number(Double(cleanup.highpassHz)), "noise_reduction_db": .number(cleanup.noiseReductionDB),
+            "declick": .bool(cleanup.declick), "level": .bool(cleanup.level),
+            "max_silence_ms": cleanup.maxSilenceMilliseconds.map { .number(Double($0)) } ?? .null,
+        ])
     }
 }

@@ -19,7 +19,8 @@ struct RenderRequestResolver: Sendable {
         // conversation file is (`Conversation(request:…)`), with these as its audio.
         var found: [String: (audio: Conversation.Audio?, hash: String?)] = [:]
         for (index, message) in request.messages.enumerated() {
-            found["messages[\(index)]"] = try await clip(path: message.audio, id: message.clip, base64: message.audioBase64, field: "messages[\(index)]")
+            found["messages[\(index)]"] = try await clip(
+                path: message.audio, id: message.clip, base64: message.audioBase64, field: "messages[\(index)]")
         }
         for (bookend, field) in [(request.intro, "intro"), (request.outro, "outro")] {
             if let bookend { found[field] = try await clip(path: bookend.audio, id: bookend.clip, base64: bookend.audioBase64, field: field) }
@@ -27,16 +28,19 @@ struct RenderRequestResolver: Sendable {
         if let music = request.music { found["music"] = try await clip(path: music.audio, id: music.clip, base64: music.audioBase64, field: "music") }
         switch request.lexicon {
         case nil, .null?, .object?: break
-        default:   // a stored lexicon's name was given as its entries before (`LexiconStore.inlined`)
+        default:  // a stored lexicon's name was given as its entries before (`LexiconStore.inlined`)
             throw ServiceError.badRequest("lexicon: an object of entries", field: "lexicon")
         }
         var (options, format) = try outputOptions(request.output)
         let conversation = try ServiceError.fields {
-            try Conversation(request: request, name: "request", audioFields: #""clip" or "audio_base64""#,
-                             fallbackVoice: request.output?.fallbackVoice.map { ($0, "output.fallback_voice") }) { _, field, required in
+            try Conversation(
+                request: request, name: "request", audioFields: #""clip" or "audio_base64""#,
+                fallbackVoice: request.output?.fallbackVoice.map { ($0, "output.fallback_voice") }
+            ) { _, field, required in
                 guard let audio = found[field]?.audio else {
                     guard !required else {
-                        throw AudioError(.invalidConversation, subject: field, reason: #"send the bed as "clip" (an uploaded clip's id) or "audio_base64""#)
+                        throw AudioError(
+                            .invalidConversation, subject: field, reason: #"send the bed as "clip" (an uploaded clip's id) or "audio_base64""#)
                     }
                     return nil
                 }
@@ -50,21 +54,25 @@ struct RenderRequestResolver: Sendable {
             guard request.output?.normalize != false else {
                 throw ServiceError.invalid("loudness_preset with output.normalize false: a preset normalizes; give one", field: "loudness_preset")
             }
-            options.apply(preset)   // as the render will: the id carries the target and ceiling
+            options.apply(preset)  // as the render will: the id carries the target and ceiling
         }
         let clipHashes = request.messages.indices.map { found["messages[\($0)]"]?.hash }
         let voices = chorus.allVoices(for: conversation)
-        let assigned = voices.messages, bookendVoices = (intro: voices.intro, outro: voices.outro)
+        let assigned = voices.messages
+        let bookendVoices = (intro: voices.intro, outro: voices.outro)
         let fallback = conversation.fallbackVoice
-        for voice in Set(assigned.compactMap { $0 } + [fallback, bookendVoices.intro, bookendVoices.outro].compactMap { $0 }) where chorus.configuration.registry.providers[voice.provider] == nil {
-            throw ServiceError.invalid("unknown voice provider \"\(voice.provider)\" (known: \(chorus.configuration.registry.ids.joined(separator: ", ")))",
-                                       code: .unknownProvider)
+        for voice in Set(assigned.compactMap { $0 } + [fallback, bookendVoices.intro, bookendVoices.outro].compactMap { $0 })
+        where chorus.configuration.registry.providers[voice.provider] == nil {
+            throw ServiceError.invalid(
+                "unknown voice provider \"\(voice.provider)\" (known: \(chorus.configuration.registry.ids.joined(separator: ", ")))",
+                code: .unknownProvider)
         }
         // The model that gives recorded messages their words shapes the timeline; only such messages ask for it.
         let transcription = conversation.transcribe && clipHashes.contains { $0 != nil } ? configuration.transcriptionModel : nil
-        let id = RenderIdentity.id(conversation: conversation, voices: assigned, clipHashes: clipHashes, options: options, format: format,
-                                   fallbackVoice: fallback, transcription: transcription,
-                                   bookends: (bookendVoices, found["intro"]?.hash, found["outro"]?.hash), musicClip: found["music"]?.hash)
+        let id = RenderIdentity.id(
+            conversation: conversation, voices: assigned, clipHashes: clipHashes, options: options, format: format,
+            fallbackVoice: fallback, transcription: transcription,
+            bookends: (bookendVoices, found["intro"]?.hash, found["outro"]?.hash), musicClip: found["music"]?.hash)
         return ResolvedRender(id: id, conversation: conversation, options: options, format: format)
     }
 
@@ -72,8 +80,9 @@ struct RenderRequestResolver: Sendable {
     /// - Returns: the audio and its hash (the clip's id), or nothing for a spoken one.
     private func clip(path: String?, id: String?, base64: String?, field: String) async throws -> (Conversation.Audio?, String?) {
         if path != nil {
-            throw ServiceError.invalid("\(field).audio: the service never reads files by path; upload the clip (POST /v1/clips) and send its id as \"clip\", or send \"audio_base64\"",
-                                       field: "\(field).audio", code: .pathNotAllowed)
+            throw ServiceError.invalid(
+                "\(field).audio: the service never reads files by path; upload the clip (POST /v1/clips) and send its id as \"clip\", or send \"audio_base64\"",
+                field: "\(field).audio", code: .pathNotAllowed)
         }
         if id != nil && base64 != nil {
             throw ServiceError.invalid("\(field): send either \"clip\" or \"audio_base64\", not both", field: field)
@@ -82,8 +91,9 @@ struct RenderRequestResolver: Sendable {
         var hash: String?
         if let clip = id {
             guard let stored = try await clips.get(clip) else {
-                throw ServiceError.invalid("\(field).clip: no uploaded clip \(clip.prefix(80)) (clips expire with renders)",
-                                           field: "\(field).clip", code: .clipNotFound)
+                throw ServiceError.invalid(
+                    "\(field).clip: no uploaded clip \(clip.prefix(80)) (clips expire with renders)",
+                    field: "\(field).clip", code: .clipNotFound)
             }
             audio = .file(stored.url, label: "clip:\(clip)")
             hash = clip
@@ -104,17 +114,19 @@ struct RenderRequestResolver: Sendable {
         }
         var total = 0
         for (index, message) in request.messages.enumerated() {
-            let count = message.text?.unicodeScalars.count ?? 0   // as JSON Schema's maxLength counts
+            let count = message.text?.unicodeScalars.count ?? 0  // as JSON Schema's maxLength counts
             if count > configuration.maxMessageCharacters {
-                throw ServiceError.tooLarge("messages[\(index)].text: \(count) characters; the limit is \(configuration.maxMessageCharacters)",
-                                            field: "messages[\(index)].text")
+                throw ServiceError.tooLarge(
+                    "messages[\(index)].text: \(count) characters; the limit is \(configuration.maxMessageCharacters)",
+                    field: "messages[\(index)].text")
             }
             total += count
         }
         for (field, bookend) in [("intro", request.intro), ("outro", request.outro)] {
             let count = bookend?.text?.unicodeScalars.count ?? 0
             if count > configuration.maxMessageCharacters {
-                throw ServiceError.tooLarge("\(field).text: \(count) characters; the limit is \(configuration.maxMessageCharacters)", field: "\(field).text")
+                throw ServiceError.tooLarge(
+                    "\(field).text: \(count) characters; the limit is \(configuration.maxMessageCharacters)", field: "\(field).text")
             }
             total += count
         }
@@ -127,8 +139,9 @@ struct RenderRequestResolver: Sendable {
     func outputOptions(_ output: OutputSettings?) throws -> (RenderOptions, OutputFileFormat) {
         let name = output?.format?.lowercased() ?? OutputSettings.defaultFormat
         guard OutputSettings.formats.contains(name), let format = OutputFileFormat(rawValue: name) else {
-            throw ServiceError.invalid("output.format: \"\(name.prefix(20))\" is not one of \(OutputSettings.formats.joined(separator: ", "))",
-                                       field: "output.format")
+            throw ServiceError.invalid(
+                "output.format: \"\(name.prefix(20))\" is not one of \(OutputSettings.formats.joined(separator: ", "))",
+                field: "output.format")
         }
         var options = RenderOptions()
         options.sampleRate = output?.sampleRate

@@ -16,8 +16,15 @@ enum RenderResponses {
         manifest.captionsURL = ServicePaths.render(id, .captions)
         manifest.playerURL = ServicePaths.render(id, .player)
         if let json = try? Data(contentsOf: data.render(manifest.id).url(.timeline)),
-           var timeline = try? JSONDecoder().decode(Timeline.self, from: json) {
-            if !words { timeline.segments = timeline.segments.map { var segment = $0; segment.words = nil; return segment } }
+            var timeline = try? JSONDecoder().decode(Timeline.self, from: json)
+        {
+            if !words {
+                timeline.segments = timeline.segments.map {
+                    var segment = $0
+                    segment.words = nil
+                    return segment
+                }
+            }
             manifest.timeline = timeline
         }
         return manifest
@@ -43,14 +50,17 @@ enum RenderResponses {
 
     /// A failed render's error as the service reports it.
     static func failure(of stored: StoredRender) -> ServiceError {
-        ServiceError(.internalServerError, code: stored.manifest.error?.code ?? ErrorCode.internal.rawValue, stored.manifest.error?.message ?? "the render failed",
-                     field: stored.manifest.error?.field)
+        ServiceError(
+            .internalServerError, code: stored.manifest.error?.code ?? ErrorCode.internal.rawValue,
+            stored.manifest.error?.message ?? "the render failed",
+            field: stored.manifest.error?.field)
     }
 
     /// The manifest of a shared job another instance has queued or runs.
     static func manifest(_ job: SharedQueue.Entry) -> RenderManifest {
-        var manifest = RenderManifest(id: job.id, status: job.status == .running ? .running : .queued, createdAt: Timestamp.iso(job.createdAt),
-                                      expiresAt: Timestamp.iso(job.expiresAt))
+        var manifest = RenderManifest(
+            id: job.id, status: job.status == .running ? .running : .queued, createdAt: Timestamp.iso(job.createdAt),
+            expiresAt: Timestamp.iso(job.expiresAt))
         manifest.progress = job.progress
         manifest.format = job.format
         return manifest

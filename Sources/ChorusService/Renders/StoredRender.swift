@@ -1,5 +1,5 @@
-import ChorusOutbound
 import ChorusAudio
+import ChorusOutbound
 import ChorusWire
 import Foundation
 
@@ -39,10 +39,11 @@ struct StoredRender: Codable, Sendable {
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(manifest: try container.decode(RenderManifest.self, forKey: .manifest), etag: try container.decode(String.self, forKey: .etag),
-                  audioBytes: try container.decode(Int.self, forKey: .audioBytes), createdAt: try container.decode(Double.self, forKey: .createdAt),
-                  expiresAt: try container.decode(Double.self, forKey: .expiresAt),
-                  waveformBase: try container.decodeIfPresent(Int.self, forKey: .waveformBase))
+        self.init(
+            manifest: try container.decode(RenderManifest.self, forKey: .manifest), etag: try container.decode(String.self, forKey: .etag),
+            audioBytes: try container.decode(Int.self, forKey: .audioBytes), createdAt: try container.decode(Double.self, forKey: .createdAt),
+            expiresAt: try container.decode(Double.self, forKey: .expiresAt),
+            waveformBase: try container.decodeIfPresent(Int.self, forKey: .waveformBase))
     }
 
     /// Also writes `audioFile` (derived), which instances of earlier versions sharing the storage or the data folder
@@ -58,7 +59,8 @@ struct StoredRender: Codable, Sendable {
         try container.encodeIfPresent(waveformBase, forKey: .waveformBase)
     }
 
-    static let interrupted = ErrorBody.Detail(code: ErrorCode.interrupted.rawValue, message: "the service stopped before this render finished; send the request again")
+    static let interrupted = ErrorBody.Detail(
+        code: ErrorCode.interrupted.rawValue, message: "the service stopped before this render finished; send the request again")
 
     /// The record of a render that failed with `error` (no audio).
     static func failure(id: String, format: String?, createdAt: Double, expiresAt: Double, error: ErrorBody.Detail) -> StoredRender {

@@ -16,15 +16,19 @@ enum ByteRange: Equatable {
         let bytes = Array(header.utf8).filter { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }
         let prefix = Array("bytes=".utf8)
         guard bytes.count > prefix.count, zip(bytes, prefix).allSatisfy({ ($0 | 0x20) == $1 || $0 == $1 }),
-              !bytes.contains(UInt8(ascii: ",")), let dash = bytes[prefix.count...].firstIndex(of: UInt8(ascii: "-")) else {
-            self = .whole   // several ranges are answered with the whole body, which RFC 9110 allows
+            !bytes.contains(UInt8(ascii: ",")), let dash = bytes[prefix.count...].firstIndex(of: UInt8(ascii: "-"))
+        else {
+            self = .whole  // several ranges are answered with the whole body, which RFC 9110 allows
             return
         }
         let first = Self.number(bytes[prefix.count..<dash])
         let last = Self.number(bytes[(dash + 1)...])
         switch (first, last) {
         case (.none, .some(let suffix)):
-            guard suffix > 0, size > 0 else { self = .unsatisfiable; return }
+            guard suffix > 0, size > 0 else {
+                self = .unsatisfiable
+                return
+            }
             self = .part(max(0, size - suffix)...(size - 1))
         case (.some(let start), .none) where dash + 1 == bytes.count:
             self = start < size ? .part(start...(size - 1)) : .unsatisfiable

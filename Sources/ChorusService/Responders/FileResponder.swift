@@ -32,7 +32,9 @@ struct FileResponder: Sendable {
             .acceptRanges: "bytes", .eTag: etag, .lastModified: modifiedTexts.text(modified), .contentType: contentType,
             .cacheControl: cacheControl,
         ]
-        if let match = requestHeaders[.ifNoneMatch], match == "*" || match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
+        if let match = requestHeaders[.ifNoneMatch],
+            match == "*" || match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag })
+        {
             headers[.contentType] = nil
             return Plan(status: .notModified, headers: headers)
         }
@@ -66,8 +68,10 @@ struct FileResponder: Sendable {
         return body
     }
 
-    func respond(to request: Request, context: ChorusRequestContext, path: String, size: Int, contentType: String, etag: String,
-                 modified: Date) async throws -> Response {
+    func respond(
+        to request: Request, context: ChorusRequestContext, path: String, size: Int, contentType: String, etag: String,
+        modified: Date
+    ) async throws -> Response {
         let memory = memory
         return try await respond(to: request, size: size, contentType: contentType, etag: etag, modified: modified, chunkBytes: .max) { bytes in
             try Self.slice(try memory.buffer(path), bytes, size: size)
@@ -77,8 +81,10 @@ struct FileResponder: Sendable {
     /// The same, with the bytes from `read` (the shared storage, for audio this instance does not hold), asked for
     /// `chunkBytes` at a time and sent as they come, so a request holds at most one chunk in memory. The first chunk
     /// is read before the status is sent: an object that is gone is an error answer, not a 200 cut short.
-    func respond(to request: Request, size: Int, contentType: String, etag: String, modified: Date, chunkBytes: Int = 1_048_576,
-                 read: @escaping @Sendable (ClosedRange<Int>) async throws -> ByteBuffer) async throws -> Response {
+    func respond(
+        to request: Request, size: Int, contentType: String, etag: String, modified: Date, chunkBytes: Int = 1_048_576,
+        read: @escaping @Sendable (ClosedRange<Int>) async throws -> ByteBuffer
+    ) async throws -> Response {
         let plan = plan(method: request.method, requestHeaders: request.headers, size: size, contentType: contentType, etag: etag, modified: modified)
         guard let bytes = plan.bytes else {
             return Response(status: plan.status, headers: plan.headers, body: .init())
@@ -91,16 +97,18 @@ struct FileResponder: Sendable {
         }
         let first = try await chunk(from: bytes.lowerBound)
         guard first.readableBytes < bytes.count else { return Response(status: plan.status, headers: plan.headers, body: .init(byteBuffer: first)) }
-        return Response(status: plan.status, headers: plan.headers, body: ResponseBody { writer in
-            try await writer.write(first)
-            var next = bytes.lowerBound + first.readableBytes
-            while next <= bytes.upperBound {
-                let part = try await chunk(from: next)
-                try await writer.write(part)
-                next += part.readableBytes
-            }
-            try await writer.finish(nil)
-        })
+        return Response(
+            status: plan.status, headers: plan.headers,
+            body: ResponseBody { writer in
+                try await writer.write(first)
+                var next = bytes.lowerBound + first.readableBytes
+                while next <= bytes.upperBound {
+                    let part = try await chunk(from: next)
+                    try await writer.write(part)
+                    next += part.readableBytes
+                }
+                try await writer.finish(nil)
+            })
     }
 }
 

@@ -28,7 +28,8 @@ struct PictureResponder: Sendable {
             let picture = try WaveformPicture.make(audio: audio, timeline: timeline, options: chosen)
             return svg ? Data(picture.svg().utf8) : try picture.png()
         }
-        return HTTPSupport.bytes(data, contentType: svg ? "image/svg+xml" : "image/png",
-                                 headers: [.cacheControl: "public, max-age=\(Int(state.configuration.retentionSeconds)), immutable"])
+        return HTTPSupport.bytes(
+            data, contentType: svg ? "image/svg+xml" : "image/png",
+            headers: [.cacheControl: "public, max-age=\(Int(state.configuration.retentionSeconds)), immutable"])
     }
 }

@@ -20,7 +20,8 @@ struct PlayerResponder: Sendable {
             throw ServiceError.badRequest("sig: not a signature (64 hexadecimal digits)", field: "sig")
         }
         guard query["sig"] != nil,
-              state.signer.verify(path: path, expires: query["exp"].map(String.init), signature: query["sig"].map(String.init)) else {
+            state.signer.verify(path: path, expires: query["exp"].map(String.init), signature: query["sig"].map(String.init))
+        else {
             var headers = HTTPFields()
             headers[.location] = state.signer.sign(path)
             headers[.cacheControl] = "no-store"
@@ -29,16 +30,19 @@ struct PlayerResponder: Sendable {
         }
         let id = stored.manifest.id
         // A zoom derived from the stored peaks (a multiple of their base), near what the page wants.
-        let rate = stored.manifest.sampleRate ?? 44_100, stride = RenderExecutor.waveformBase
+        let rate = stored.manifest.sampleRate ?? 44_100
+        let stride = RenderExecutor.waveformBase
         let wanted = rate / PlayerPage.peaksPerSecond(duration: stored.manifest.duration ?? 0)
         let samplesPerPixel = max(stride, (wanted + stride - 1) / stride * stride)
-        let html = PlayerPage.html(audio: .url(state.signer.sign(ServicePaths.render(id, .audio))),
-                                   peaks: .url(state.signer.sign(ServicePaths.render(id, .waveform), query: "samples_per_pixel=\(samplesPerPixel)&bits=8")),
-                                   timeline: .url(state.signer.sign(ServicePaths.render(id, .timeline))),
-                                   title: "Chorus render \(stored.manifest.id.prefix(8))")
+        let html = PlayerPage.html(
+            audio: .url(state.signer.sign(ServicePaths.render(id, .audio))),
+            peaks: .url(state.signer.sign(ServicePaths.render(id, .waveform), query: "samples_per_pixel=\(samplesPerPixel)&bits=8")),
+            timeline: .url(state.signer.sign(ServicePaths.render(id, .timeline))),
+            title: "Chorus render \(stored.manifest.id.prefix(8))")
         var headers = HTTPFields()
         // The page reaches nothing but this service; signed URLs expire, so it is never cached or referred on.
-        headers[.contentSecurityPolicy] = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+        headers[.contentSecurityPolicy] =
+            "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
             + "connect-src 'self'; media-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
         headers[.cacheControl] = "no-store"
         headers[.init("Referrer-Policy")!] = "no-referrer"

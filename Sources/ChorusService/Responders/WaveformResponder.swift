@@ -17,7 +17,8 @@ struct WaveformResponder: Sendable {
         let bits = try HTTPSupport.integer(request, "bits") ?? WaveformOptions.defaultBits
         let format = HTTPSupport.query(request, "format")?.lowercased() ?? "json"
         guard format == "json" || format == "dat" else { throw ServiceError.badRequest("format: use json or dat", field: "format") }
-        let zoom: WaveformZoom = pixelsPerSecond.map { .pixelsPerSecond($0) }
+        let zoom: WaveformZoom =
+            pixelsPerSecond.map { .pixelsPerSecond($0) }
             ?? .samplesPerPixel(samplesPerPixel ?? WaveformOptions.defaultSamplesPerPixel)
         let rate = stored.manifest.sampleRate ?? 44_100
         let spp: Int
@@ -31,7 +32,8 @@ struct WaveformResponder: Sendable {
         let base = stored.waveformBase
         let derived = try await state.chorus.workerPool.run { () -> WaveformPeaks? in
             guard let base, spp % base == 0, let data = try? Data(contentsOf: waveformURL),
-                  let basePeaks = try? WaveformPeaks(datData: data), basePeaks.samplesPerPixel == base else { return nil }
+                let basePeaks = try? WaveformPeaks(datData: data), basePeaks.samplesPerPixel == base
+            else { return nil }
             return basePeaks.coarsened(by: spp / base)
         }
         let peaks: WaveformPeaks

@@ -139,7 +139,8 @@ extension SpeechRecognition {
     var transcriber: Transcriber {
         guard let name = modelName else { return .off }
         let folder = self.folder
-        return Transcriber(identity: { WhisperRecognizer.identity(ofModel: WhisperModel.model(for: $0, defaultModel: name, in: folder), in: folder) }) { [self] language in
+        return Transcriber(identity: { WhisperRecognizer.identity(ofModel: WhisperModel.model(for: $0, defaultModel: name, in: folder), in: folder) })
+        { [self] language in
             do {
                 return try await recognizer(named: WhisperModel.model(for: language, defaultModel: name, in: folder))
             } catch let error as ServiceError {

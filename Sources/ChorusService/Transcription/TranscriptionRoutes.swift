@@ -44,8 +44,9 @@ struct TranscriptionRoutes: Sendable {
             case .remote(let provider):
                 return provider.isConfigured
                     ? TranscriptionHealth(status: "ready", model: entry.route.description)
-                    : TranscriptionHealth(status: "unavailable", model: entry.route.description,
-                                          reason: "\(provider.id) has no API key configured on this service")
+                    : TranscriptionHealth(
+                        status: "unavailable", model: entry.route.description,
+                        reason: "\(provider.id) has no API key configured on this service")
             }
         }
     }

@@ -60,14 +60,17 @@ public final class SynthesisCache: Sendable {
         do {
             try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
         } catch {
-            throw AudioError(.writeFailed, subject: directory.path, reason: "cannot create the voice cache folder",
-                             underlying: error.localizedDescription)
+            throw AudioError(
+                .writeFailed, subject: directory.path, reason: "cannot create the voice cache folder",
+                underlying: error.localizedDescription)
         }
     }
 
     /// The cache key for one synthesis request.
-    public static func key(provider: String, voice: String, format: String, settings: [String: JSONValue], text: String,
-                           previousText: String? = nil, nextText: String? = nil) -> String {
+    public static func key(
+        provider: String, voice: String, format: String, settings: [String: JSONValue], text: String,
+        previousText: String? = nil, nextText: String? = nil
+    ) -> String {
         var description: [String: JSONValue] = [
             "cache_version": .number(Double(formatVersion)), "provider": .string(provider), "voice": .string(voice),
             "format": .string(format), "settings": .object(settings), "text": .string(text),
@@ -86,7 +89,8 @@ public final class SynthesisCache: Sendable {
     public func lookup(_ key: String) -> Entry? {
         let metadataURL = metadataURL(for: key)
         guard let data = try? Data(contentsOf: metadataURL),
-              let metadata = try? JSONDecoder().decode(Metadata.self, from: data) else { return nil }
+            let metadata = try? JSONDecoder().decode(Metadata.self, from: data)
+        else { return nil }
         let audio = folder(for: key).appendingPathComponent(metadata.audio)
         guard FileManager.default.fileExists(atPath: audio.path) else {
             remove(key)
@@ -143,8 +147,9 @@ public final class SynthesisCache: Sendable {
             frames = decoded.frameCount
             rate = decoded.format.sampleRate
         }
-        let metadata = Metadata(audio: name, voice: voice, words: speech.words, created: Date().timeIntervalSince1970,
-                                frames: frames, sample_rate: rate)
+        let metadata = Metadata(
+            audio: name, voice: voice, words: speech.words, created: Date().timeIntervalSince1970,
+            frames: frames, sample_rate: rate)
         let output = try AtomicOutput(destination: metadataURL(for: key))
         defer { output.discard() }
         try output.write(JSONEncoder().encode(metadata))
@@ -168,10 +173,11 @@ public final class SynthesisCache: Sendable {
     /// there is no tier, it does not have it, it cannot be reached, or what it holds is unusable.
     public func lookupShared(_ key: String) async -> Entry? {
         guard let shared, Hex.isLowercase(key, length: 64),
-              let metadataData = try? await shared.read(Self.sharedName(key + ".json")),
-              let metadata = try? JSONDecoder().decode(Metadata.self, from: metadataData), Self.isAudioName(metadata.audio, of: key),
-              metadata.frames != nil, metadata.sample_rate != nil,
-              let audio = try? await shared.read(Self.sharedName(metadata.audio)), !audio.isEmpty else { return nil }
+            let metadataData = try? await shared.read(Self.sharedName(key + ".json")),
+            let metadata = try? JSONDecoder().decode(Metadata.self, from: metadataData), Self.isAudioName(metadata.audio, of: key),
+            metadata.frames != nil, metadata.sample_rate != nil,
+            let audio = try? await shared.read(Self.sharedName(metadata.audio)), !audio.isEmpty
+        else { return nil }
         do {
             let folder = folder(for: key)
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -191,8 +197,9 @@ public final class SynthesisCache: Sendable {
     /// metadata without its audio. Best effort: a failure leaves the entry local only.
     public func publishShared(_ key: String) async {
         guard let shared, let metadataData = try? Data(contentsOf: metadataURL(for: key)),
-              let metadata = try? JSONDecoder().decode(Metadata.self, from: metadataData),
-              let audio = try? Data(contentsOf: folder(for: key).appendingPathComponent(metadata.audio)) else { return }
+            let metadata = try? JSONDecoder().decode(Metadata.self, from: metadataData),
+            let audio = try? Data(contentsOf: folder(for: key).appendingPathComponent(metadata.audio))
+        else { return }
         do {
             try await shared.write(Self.sharedName(metadata.audio), audio)
             try await shared.write(Self.sharedName(key + ".json"), metadataData)
@@ -204,7 +211,9 @@ public final class SynthesisCache: Sendable {
     /// Deletes least-recently-used entries until the cache holds at most `maxBytes`.
     public func evict() {
         let manager = FileManager.default
-        guard let enumerator = manager.enumerator(at: directory, includingPropertiesForKeys: [.contentModificationDateKey, .fileSizeKey]) else { return }
+        guard let enumerator = manager.enumerator(at: directory, includingPropertiesForKeys: [.contentModificationDateKey, .fileSizeKey]) else {
+            return
+        }
         var entries: [(metadata: URL, files: [URL], size: Int, used: Date)] = []
         var sizes: [String: Int] = [:]
         var metadataFiles: [URL] = []
@@ -219,7 +228,8 @@ public final class SynthesisCache: Sendable {
         for metadata in metadataFiles {
             let key = metadata.deletingPathExtension().lastPathComponent
             let used = (try? metadata.resourceValues(forKeys: [.contentModificationDateKey]).contentModificationDate) ?? .distantPast
-            let siblings = (try? manager.contentsOfDirectory(at: metadata.deletingLastPathComponent(), includingPropertiesForKeys: nil))?
+            let siblings =
+                (try? manager.contentsOfDirectory(at: metadata.deletingLastPathComponent(), includingPropertiesForKeys: nil))?
                 .filter { $0.deletingPathExtension().lastPathComponent == key } ?? [metadata]
             entries.append((metadata, siblings, sizes[key] ?? 0, used))
         }

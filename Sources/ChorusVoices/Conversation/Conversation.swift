@@ -142,9 +142,11 @@ public struct Conversation: Sendable {
     /// (`Chorus.Configuration.transcriber`).
     public var transcribe: Bool
 
-    public init(messages: [Message], gapMilliseconds: Int = RenderOptions.defaultGapMilliseconds, voices: [String: VoiceID] = [:],
-                voiceSettings: [String: [String: JSONValue]] = [:], fallbackVoice: VoiceID? = nil, name: String = "conversation",
-                transcribe: Bool = true) {
+    public init(
+        messages: [Message], gapMilliseconds: Int = RenderOptions.defaultGapMilliseconds, voices: [String: VoiceID] = [:],
+        voiceSettings: [String: [String: JSONValue]] = [:], fallbackVoice: VoiceID? = nil, name: String = "conversation",
+        transcribe: Bool = true
+    ) {
         self.messages = messages
         self.transcribe = transcribe
         self.fallbackVoice = fallbackVoice
@@ -186,7 +188,9 @@ public struct Conversation: Sendable {
                     throw AudioError(.invalidConversation, subject: field, reason: "a conversation file names its clips' files as \"audio\"")
                 }
                 guard let path = reference.audio else {
-                    guard !required else { throw AudioError(.invalidConversation, subject: "\(field).audio", reason: "missing required field (its audio file)") }
+                    guard !required else {
+                        throw AudioError(.invalidConversation, subject: "\(field).audio", reason: "missing required field (its audio file)")
+                    }
                     return nil
                 }
                 guard !path.trimmingCharacters(in: .whitespaces).isEmpty else {
@@ -217,19 +221,23 @@ public struct Conversation: Sendable {
     ///   - audio: the audio `reference` names (`field`: `messages[2]`, `intro`, `outro`, `music`), `nil` when it names
     ///     none; `required` (the bed's): it must name one, and the error says how the caller's format does.
     /// - Throws: `AudioError` whose `subject` is the field, or what `audio` throws.
-    public init(request: RenderRequest, name: String, audioFields: String, fallbackVoice: (text: String, field: String)? = nil,
-                audio: (_ reference: AudioReference, _ field: String, _ required: Bool) throws -> Audio?) throws {
+    public init(
+        request: RenderRequest, name: String, audioFields: String, fallbackVoice: (text: String, field: String)? = nil,
+        audio: (_ reference: AudioReference, _ field: String, _ required: Bool) throws -> Audio?
+    ) throws {
         let drafts = try request.messages.enumerated().map { index, message in
-            Draft(speaker: message.speaker, audio: try audio(message.reference, "messages[\(index)]", false), text: message.text, voice: message.voice,
-                  gapMilliseconds: message.gapMs, cleanup: message.cleanup)
+            Draft(
+                speaker: message.speaker, audio: try audio(message.reference, "messages[\(index)]", false), text: message.text, voice: message.voice,
+                gapMilliseconds: message.gapMs, cleanup: message.cleanup)
         }
         func bookend(_ bookend: RenderRequest.Bookend?, _ field: String) throws -> Draft? {
             try bookend.map { Draft(speaker: $0.speaker ?? "", audio: try audio($0.reference, field, false), text: $0.text, voice: $0.voice) }
         }
-        var conversation = try Self.validated(drafts, gapMilliseconds: request.gapMs, voices: request.voices ?? [:],
-                                              voiceSettings: request.voiceSettings ?? [:], fallbackVoice: fallbackVoice,
-                                              audioFields: audioFields, name: name,
-                                              intro: try bookend(request.intro, "intro"), outro: try bookend(request.outro, "outro"))
+        var conversation = try Self.validated(
+            drafts, gapMilliseconds: request.gapMs, voices: request.voices ?? [:],
+            voiceSettings: request.voiceSettings ?? [:], fallbackVoice: fallbackVoice,
+            audioFields: audioFields, name: name,
+            intro: try bookend(request.intro, "intro"), outro: try bookend(request.outro, "outro"))
         conversation.transcribe = request.transcribe ?? true
         conversation.cleanup = try request.cleanup?.settings(field: "cleanup")
         conversation.music = try request.music.map { music in
@@ -258,9 +266,10 @@ extension RenderRequest.Music {
     /// checked: the one reading of `music` for conversation files and the service's requests.
     /// - Throws: `AudioError.invalidArgument` naming the field (`music.level_lu`).
     public func bed(_ source: ClipSource, label: String) throws -> MusicBed {
-        let bed = MusicBed(source: source, label: label, levelLU: levelLU ?? MusicBed.defaultLevelLU, duckDB: duckDB ?? MusicBed.defaultDuckDB,
-                           fadeInMilliseconds: fadeInMs ?? MusicBed.defaultFadeInMilliseconds,
-                           fadeOutMilliseconds: fadeOutMs ?? MusicBed.defaultFadeOutMilliseconds, loop: loop ?? true)
+        let bed = MusicBed(
+            source: source, label: label, levelLU: levelLU ?? MusicBed.defaultLevelLU, duckDB: duckDB ?? MusicBed.defaultDuckDB,
+            fadeInMilliseconds: fadeInMs ?? MusicBed.defaultFadeInMilliseconds,
+            fadeOutMilliseconds: fadeOutMs ?? MusicBed.defaultFadeOutMilliseconds, loop: loop ?? true)
         try bed.validate(field: "music")
         return bed
     }
@@ -274,8 +283,9 @@ extension RenderRequest.Cleanup {
         switch self {
         case .on(let on): return try VoiceCleanup.requested(on: on, field: field)
         case .settings(let raw):
-            return try VoiceCleanup.requested(on: true, highpassHz: raw.highpassHz, noiseReductionDB: raw.noiseReductionDB,
-                                              declick: raw.declick, level: raw.level, maxSilenceMilliseconds: raw.maxSilenceMs, field: field)
+            return try VoiceCleanup.requested(
+                on: true, highpassHz: raw.highpassHz, noiseReductionDB: raw.noiseReductionDB,
+                declick: raw.declick, level: raw.level, maxSilenceMilliseconds: raw.maxSilenceMs, field: field)
         }
     }
 }

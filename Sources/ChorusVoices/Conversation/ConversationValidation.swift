@@ -14,8 +14,10 @@ extension Conversation {
         /// Whether its clip is cleaned up (`cleanup`; `nil`: as the conversation says).
         public var cleanup: Bool?
 
-        public init(speaker: String, audio: Audio? = nil, text: String? = nil, voice: String? = nil, gapMilliseconds: Int? = nil,
-                    cleanup: Bool? = nil) {
+        public init(
+            speaker: String, audio: Audio? = nil, text: String? = nil, voice: String? = nil, gapMilliseconds: Int? = nil,
+            cleanup: Bool? = nil
+        ) {
             self.speaker = speaker
             self.audio = audio
             self.text = text
@@ -49,9 +51,11 @@ extension Conversation {
     ///   - outro: the clip or spoken line after the last message, as `intro`.
     /// - Throws: `AudioError.invalidConversation` (or `.invalidArgument` for the gap) whose `subject` is the field
     ///   (`messages[2].speaker`, `voices.Sarah`, `voice_settings.openai`, `gap_ms`) and whose `reason` says why.
-    public static func validated(_ drafts: [Draft], gapMilliseconds: Int?, voices: [String: String] = [:],
-                                 voiceSettings: [String: JSONValue] = [:], fallbackVoice: (text: String, field: String)? = nil,
-                                 audioFields: String, name: String, intro: Draft? = nil, outro: Draft? = nil) throws -> Conversation {
+    public static func validated(
+        _ drafts: [Draft], gapMilliseconds: Int?, voices: [String: String] = [:],
+        voiceSettings: [String: JSONValue] = [:], fallbackVoice: (text: String, field: String)? = nil,
+        audioFields: String, name: String, intro: Draft? = nil, outro: Draft? = nil
+    ) throws -> Conversation {
         guard !drafts.isEmpty else { throw AudioError(.invalidConversation, subject: "messages", reason: "must not be empty") }
         let gap = gapMilliseconds ?? RenderOptions.defaultGapMilliseconds
         try RenderOptions.validate(gapMilliseconds: gap)
@@ -67,9 +71,10 @@ extension Conversation {
             }
             if let gap = draft.gapMilliseconds { try RenderOptions.validate(messageGapMilliseconds: gap, field: "\(field).gap_ms") }
             try Self.checkControls(text, recorded: draft.audio != nil, field: "\(field).text")
-            var message = Message(speaker: draft.speaker, audio: draft.audio, text: text,
-                                  voice: try draft.voice.map { try VoiceID(validating: $0, field: "\(field).voice") },
-                                  gapMilliseconds: draft.gapMilliseconds)
+            var message = Message(
+                speaker: draft.speaker, audio: draft.audio, text: text,
+                voice: try draft.voice.map { try VoiceID(validating: $0, field: "\(field).voice") },
+                gapMilliseconds: draft.gapMilliseconds)
             message.cleanup = draft.cleanup
             messages.append(message)
         }
@@ -87,17 +92,20 @@ extension Conversation {
             let text = draft.text?.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty == false ? draft.text : nil
             let speaker = draft.speaker.trimmingCharacters(in: .whitespacesAndNewlines)
             guard draft.audio != nil || text != nil else {
-                throw AudioError(.invalidConversation, subject: field, reason: "needs \(audioFields) or \"speaker\" and \"text\" (a line to synthesize)")
+                throw AudioError(
+                    .invalidConversation, subject: field, reason: "needs \(audioFields) or \"speaker\" and \"text\" (a line to synthesize)")
             }
             try Self.checkControls(text, recorded: draft.audio != nil, field: "\(field).text")
             if draft.audio == nil && speaker.isEmpty {
                 throw AudioError(.invalidConversation, subject: "\(field).speaker", reason: "a spoken \(field) needs the speaker who says it")
             }
-            return Message(speaker: draft.speaker, audio: draft.audio, text: text,
-                           voice: try draft.voice.map { try VoiceID(validating: $0, field: "\(field).voice") })
+            return Message(
+                speaker: draft.speaker, audio: draft.audio, text: text,
+                voice: try draft.voice.map { try VoiceID(validating: $0, field: "\(field).voice") })
         }
-        var conversation = Conversation(messages: messages, gapMilliseconds: gap, voices: voiceMap, voiceSettings: settings,
-                                        fallbackVoice: try fallbackVoice.map { try VoiceID(validating: $0.text, field: $0.field) }, name: name)
+        var conversation = Conversation(
+            messages: messages, gapMilliseconds: gap, voices: voiceMap, voiceSettings: settings,
+            fallbackVoice: try fallbackVoice.map { try VoiceID(validating: $0.text, field: $0.field) }, name: name)
         conversation.intro = try bookend(intro, "intro")
         conversation.outro = try bookend(outro, "outro")
         return conversation
@@ -108,8 +116,9 @@ extension Conversation {
     static func checkControls(_ text: String?, recorded: Bool, field: String) throws {
         guard let text, SpeechControls.contains(text) || SSML.isSSML(text) else { return }
         if recorded {
-            throw AudioError(.invalidConversation, subject: field,
-                             reason: "controls such as [pause:800ms] and SSML are for text to synthesize; this message is a recorded clip")
+            throw AudioError(
+                .invalidConversation, subject: field,
+                reason: "controls such as [pause:800ms] and SSML are for text to synthesize; this message is a recorded clip")
         }
         if SSML.isSSML(text) {
             guard try SSML.parts(of: text, field: field).contains(where: { if case .text = $0 { true } else { false } }) else {

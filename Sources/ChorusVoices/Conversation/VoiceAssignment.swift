@@ -54,7 +54,7 @@ public enum VoiceEngine: String, Sendable, CaseIterable {
         let piper = (registry.providers[BuiltInProvider.piper.rawValue] as? PiperProvider)?.folder
         let voices = defaultVoices(piperVoices: piper ?? URL(fileURLWithPath: "/nonexistent-piper-voices", isDirectory: true))
         let available = voices.filter { registry.providers[$0.provider] != nil }
-        return available.isEmpty ? voices : available   // none: the render names the missing provider
+        return available.isEmpty ? voices : available  // none: the render names the missing provider
     }
 
     /// The default voices with the Piper voices of `folder` (those that open; set-up's default first).

@@ -63,8 +63,9 @@ final class InferenceSession: @unchecked Sendable {
         try set(api.AddSessionConfigEntry(options, "session.intra_op.allow_spinning", "0"), "spinning")
         var session: OpaquePointer?
         try bytes.withUnsafeBytes { raw in
-            try runtime.check(api.CreateSessionFromArray(runtime.environment, raw.baseAddress, raw.count, options, &session),
-                              "\(file.path): ONNX Runtime \(runtime.version) cannot load it", kind: .configuration, provider: provider)
+            try runtime.check(
+                api.CreateSessionFromArray(runtime.environment, raw.baseAddress, raw.count, options, &session),
+                "\(file.path): ONNX Runtime \(runtime.version) cannot load it", kind: .configuration, provider: provider)
         }
         guard let session else { throw VoiceError(.configuration, provider: provider, message: "\(file.path): no session") }
         handle = session
@@ -84,12 +85,18 @@ final class InferenceSession: @unchecked Sendable {
     /// - Throws: `VoiceError` (`.configuration`) naming the file and what differs.
     func expect(inputs expectedInputs: [Port], outputs expectedOutputs: [Port]) throws {
         for (kind, found, expected) in [("inputs", inputs, expectedInputs), ("outputs", outputs, expectedOutputs)] {
-            let matches = found.count == expected.count && zip(found, expected).allSatisfy { port, wanted in
-                port.name == wanted.name && port.element == wanted.element && port.shape.count == wanted.shape.count
-                    && zip(port.shape, wanted.shape).allSatisfy { $1 < 0 || $0 < 0 || $0 == $1 }
-            }
+            let matches =
+                found.count == expected.count
+                && zip(found, expected).allSatisfy { port, wanted in
+                    port.name == wanted.name && port.element == wanted.element && port.shape.count == wanted.shape.count
+                        && zip(port.shape, wanted.shape).allSatisfy { $1 < 0 || $0 < 0 || $0 == $1 }
+                }
             guard matches else {
-                throw VoiceError(.configuration, provider: provider, message: "\(file.path): its \(kind) are \(found.map(\.description).joined(separator: ", ")); expected \(expected.map(\.description).joined(separator: ", "))")
+                throw VoiceError(
+                    .configuration, provider: provider,
+                    message:
+                        "\(file.path): its \(kind) are \(found.map(\.description).joined(separator: ", ")); expected \(expected.map(\.description).joined(separator: ", "))"
+                )
             }
         }
     }
@@ -111,8 +118,9 @@ final class InferenceSession: @unchecked Sendable {
                 outputNames.map { UnsafePointer($0) }.withUnsafeBufferPointer { outputNamePointers in
                     values.withUnsafeBufferPointer { valuePointers in
                         results.withUnsafeMutableBufferPointer { resultPointers in
-                            api.Run(handle, nil, inputNamePointers.baseAddress, valuePointers.baseAddress, feeds.count,
-                                    outputNamePointers.baseAddress, names.count, resultPointers.baseAddress)
+                            api.Run(
+                                handle, nil, inputNamePointers.baseAddress, valuePointers.baseAddress, feeds.count,
+                                outputNamePointers.baseAddress, names.count, resultPointers.baseAddress)
                         }
                     }
                 }
@@ -124,7 +132,9 @@ final class InferenceSession: @unchecked Sendable {
         }
         var outputs: [OutputTensor] = []
         for result in results {
-            guard let result else { throw VoiceError(.unavailable, provider: provider, message: "\(file.lastPathComponent): the network gave no output") }
+            guard let result else {
+                throw VoiceError(.unavailable, provider: provider, message: "\(file.lastPathComponent): the network gave no output")
+            }
             outputs.append(try OutputTensor(owning: result, runtime: runtime, provider: provider))
         }
         return outputs
@@ -139,21 +149,25 @@ final class InferenceSession: @unchecked Sendable {
         try check(inputs ? api.SessionGetInputCount(session, &count) : api.SessionGetOutputCount(session, &count), "counting ports")
         return try (0..<count).map { index in
             var name: UnsafeMutablePointer<CChar>?
-            try check(inputs ? api.SessionGetInputName(session, index, runtime.allocator, &name)
-                             : api.SessionGetOutputName(session, index, runtime.allocator, &name), "port \(index)'s name")
+            try check(
+                inputs
+                    ? api.SessionGetInputName(session, index, runtime.allocator, &name)
+                    : api.SessionGetOutputName(session, index, runtime.allocator, &name), "port \(index)'s name")
             let text = name.map { String(cString: $0) } ?? ""
             if let name { _ = api.AllocatorFree(runtime.allocator, name) }
             var info: OpaquePointer?
-            try check(inputs ? api.SessionGetInputTypeInfo(session, index, &info) : api.SessionGetOutputTypeInfo(session, index, &info),
-                      "\(text)'s type")
+            try check(
+                inputs ? api.SessionGetInputTypeInfo(session, index, &info) : api.SessionGetOutputTypeInfo(session, index, &info),
+                "\(text)'s type")
             defer { api.ReleaseTypeInfo(info) }
             var tensor: OpaquePointer?
             try check(api.CastTypeInfoToTensorInfo(info, &tensor), "\(text)'s tensor type")
             guard let tensor else {
                 throw VoiceError(.configuration, provider: provider, message: "\(file.path): \(text) is not a tensor")
             }
-            return Port(name: text, element: try TensorShape.element(of: tensor, runtime: runtime, provider: provider),
-                        shape: try TensorShape.dimensions(of: tensor, runtime: runtime, provider: provider))
+            return Port(
+                name: text, element: try TensorShape.element(of: tensor, runtime: runtime, provider: provider),
+                shape: try TensorShape.dimensions(of: tensor, runtime: runtime, provider: provider))
         }
     }
 }

@@ -40,7 +40,7 @@ struct ONNXModelFile: Sendable {
             var sawGraph = false
             while let (field, value) = try reader.next() {
                 switch (field, value) {
-                case (7, .bytes(let range)):          // graph
+                case (7, .bytes(let range)):  // graph
                     sawGraph = true
                     var graph = reader.nested(range)
                     while let (graphField, graphValue) = try graph.next() {
@@ -48,17 +48,19 @@ struct ONNXModelFile: Sendable {
                         let name = try reader.nested(info).string(field: 1) ?? ""
                         if graphField == 11 { inputs.append(name) } else { outputs.append(name) }
                     }
-                case (8, .bytes(let range)):          // opset_import: domain 1, version 2
+                case (8, .bytes(let range)):  // opset_import: domain 1, version 2
                     var opset = reader.nested(range)
-                    var domain = "", version: Int?
+                    var domain = ""
+                    var version: Int?
                     while let (opsetField, opsetValue) = try opset.next() {
                         if opsetField == 1, case .bytes(let text) = opsetValue { domain = reader.text(text) }
                         if opsetField == 2, case .varint(let number) = opsetValue { version = Int(truncatingIfNeeded: number) }
                     }
                     if domain.isEmpty || domain == "ai.onnx" { opsetVersion = version }
-                case (14, .bytes(let range)):         // metadata_props: key 1, value 2
+                case (14, .bytes(let range)):  // metadata_props: key 1, value 2
                     var entry = reader.nested(range)
-                    var key = "", text = ""
+                    var key = ""
+                    var text = ""
                     while let (entryField, entryValue) = try entry.next() {
                         guard case .bytes(let bytes) = entryValue else { continue }
                         if entryField == 1 { key = reader.text(bytes) } else if entryField == 2 { text = reader.text(bytes) }

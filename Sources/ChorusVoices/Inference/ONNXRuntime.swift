@@ -39,8 +39,9 @@ final class ONNXRuntime: @unchecked Sendable {
         version = base.pointee.GetVersionString().map { String(cString: $0) } ?? "unknown"
         apiVersion = Int(chorus_ort_api_version())
         guard let api = base.pointee.GetApi(UInt32(apiVersion)) else {
-            throw VoiceError(.configuration, provider: "onnxruntime",
-                             message: "ONNX Runtime \(version) does not serve API version \(apiVersion), which Chorus was built with (run scripts/setup.sh)")
+            throw VoiceError(
+                .configuration, provider: "onnxruntime",
+                message: "ONNX Runtime \(version) does not serve API version \(apiVersion), which Chorus was built with (run scripts/setup.sh)")
         }
         self.api = api
         // One pool of compute threads for the sessions that share it (`InferenceSession.Threads.shared`): a network run
@@ -52,11 +53,13 @@ final class ONNXRuntime: @unchecked Sendable {
         try Self.check(api, api.pointee.SetGlobalInterOpNumThreads(threading, 1), "shared threads", kind: .configuration)
         try Self.check(api, api.pointee.SetGlobalSpinControl(threading, 0), "shared threads", kind: .configuration)
         var environment: OpaquePointer?
-        try Self.check(api, api.pointee.CreateEnvWithGlobalThreadPools(ORT_LOGGING_LEVEL_ERROR, "chorus", threading, &environment),
-                       "starting ONNX Runtime", kind: .configuration)
+        try Self.check(
+            api, api.pointee.CreateEnvWithGlobalThreadPools(ORT_LOGGING_LEVEL_ERROR, "chorus", threading, &environment),
+            "starting ONNX Runtime", kind: .configuration)
         var memory: OpaquePointer?
         do {
-            try Self.check(api, api.pointee.CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &memory), "describing CPU memory", kind: .configuration)
+            try Self.check(
+                api, api.pointee.CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &memory), "describing CPU memory", kind: .configuration)
         } catch {
             api.pointee.ReleaseEnv(environment)
             throw error
@@ -78,13 +81,17 @@ final class ONNXRuntime: @unchecked Sendable {
 
     /// Throws when `status` is an error (and frees it): a `VoiceError` of `kind` for `provider` saying `what` failed
     /// and the runtime's reason. The one place the runtime's statuses are read.
-    func check(_ status: OpaquePointer?, _ what: @autoclosure () -> String, kind: VoiceError.Kind = .unavailable,
-               provider: String) throws {
+    func check(
+        _ status: OpaquePointer?, _ what: @autoclosure () -> String, kind: VoiceError.Kind = .unavailable,
+        provider: String
+    ) throws {
         try Self.check(api, status, what(), kind: kind, provider: provider)
     }
 
-    private static func check(_ api: UnsafePointer<OrtApi>, _ status: OpaquePointer?, _ what: @autoclosure () -> String,
-                              kind: VoiceError.Kind, provider: String = "onnxruntime") throws {
+    private static func check(
+        _ api: UnsafePointer<OrtApi>, _ status: OpaquePointer?, _ what: @autoclosure () -> String,
+        kind: VoiceError.Kind, provider: String = "onnxruntime"
+    ) throws {
         guard let status else { return }
         defer { api.pointee.ReleaseStatus(status) }
         let reason = api.pointee.GetErrorMessage(status).map { String(cString: $0) } ?? "no reason given"

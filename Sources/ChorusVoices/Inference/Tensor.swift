@@ -47,8 +47,9 @@ final class Tensor<Element: TensorElement>: TensorValue, @unchecked Sendable {
         var made: OpaquePointer?
         let dimensions = shape.map(Int64.init)
         let status = dimensions.withUnsafeBufferPointer { dims in
-            runtime.api.pointee.CreateTensorWithDataAsOrtValue(runtime.memory, elements.baseAddress, count * MemoryLayout<Element>.stride,
-                                                                dims.baseAddress, dims.count, Element.onnxType, &made)
+            runtime.api.pointee.CreateTensorWithDataAsOrtValue(
+                runtime.memory, elements.baseAddress, count * MemoryLayout<Element>.stride,
+                dims.baseAddress, dims.count, Element.onnxType, &made)
         }
         do {
             try runtime.check(status, "making a tensor of shape \(shape)", provider: "onnxruntime")
@@ -85,9 +86,10 @@ final class TensorItem<Element: TensorElement>: TensorValue, @unchecked Sendable
         var made: OpaquePointer?
         let dimensions = shape.map(Int64.init)
         let status = dimensions.withUnsafeBufferPointer { dims in
-            runtime.api.pointee.CreateTensorWithDataAsOrtValue(runtime.memory, whole.elements.baseAddress! + index * count,
-                                                                count * MemoryLayout<Element>.stride, dims.baseAddress, dims.count,
-                                                                Element.onnxType, &made)
+            runtime.api.pointee.CreateTensorWithDataAsOrtValue(
+                runtime.memory, whole.elements.baseAddress! + index * count,
+                count * MemoryLayout<Element>.stride, dims.baseAddress, dims.count,
+                Element.onnxType, &made)
         }
         try runtime.check(status, "making a view of shape \(shape)", provider: "onnxruntime")
         self.whole = whole
@@ -151,8 +153,9 @@ enum TensorShape {
         var rank = 0
         try runtime.check(api.GetDimensionsCount(info, &rank), "reading a tensor's rank", provider: provider)
         var dimensions = [Int64](repeating: 0, count: rank)
-        try runtime.check(dimensions.withUnsafeMutableBufferPointer { api.GetDimensions(info, $0.baseAddress, rank) },
-                          "reading a tensor's dimensions", provider: provider)
+        try runtime.check(
+            dimensions.withUnsafeMutableBufferPointer { api.GetDimensions(info, $0.baseAddress, rank) },
+            "reading a tensor's dimensions", provider: provider)
         return dimensions.map { Int($0) }
     }
 

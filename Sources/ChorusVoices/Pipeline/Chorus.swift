@@ -1,5 +1,5 @@
-public import ChorusOutbound
 public import ChorusAudio
+public import ChorusOutbound
 public import Foundation
 
 /// The one entry point from a conversation to its outputs: recorded clips and text alike.
@@ -45,10 +45,12 @@ public final class Chorus: Sendable {
         public static let defaultProviderConcurrency = 4
         public static let defaultCacheMaxBytes = SynthesisCache.defaultMaxBytes
 
-        public init(registry: VoiceRegistry = .standard(), cacheDirectory: URL = SynthesisCache.defaultDirectory(),
-                    cacheMaxBytes: Int = Configuration.defaultCacheMaxBytes,
-                    providerConcurrency: Int = Configuration.defaultProviderConcurrency,
-                    retry: RetryPolicy = RetryPolicy(), workerThreads: Int = ProcessInfo.processInfo.activeProcessorCount) {
+        public init(
+            registry: VoiceRegistry = .standard(), cacheDirectory: URL = SynthesisCache.defaultDirectory(),
+            cacheMaxBytes: Int = Configuration.defaultCacheMaxBytes,
+            providerConcurrency: Int = Configuration.defaultProviderConcurrency,
+            retry: RetryPolicy = RetryPolicy(), workerThreads: Int = ProcessInfo.processInfo.activeProcessorCount
+        ) {
             self.registry = registry
             self.cacheDirectory = cacheDirectory
             self.cacheMaxBytes = cacheMaxBytes
@@ -68,19 +70,23 @@ public final class Chorus: Sendable {
     ///   `CHORUS_PROVIDERS` file could not be used.
     public init(configuration: Configuration = Configuration()) throws {
         guard Configuration.concurrencyRange.contains(configuration.providerConcurrency) else {
-            throw AudioError.invalid("concurrency", configuration.providerConcurrency,
-                                     "must be between \(Configuration.concurrencyRange.lowerBound) and \(Configuration.concurrencyRange.upperBound)")
+            throw AudioError.invalid(
+                "concurrency", configuration.providerConcurrency,
+                "must be between \(Configuration.concurrencyRange.lowerBound) and \(Configuration.concurrencyRange.upperBound)")
         }
         if let error = configuration.registry.configurationError { throw error }
         self.configuration = configuration
         pool = WorkerPool(threads: configuration.workerThreads)
-        let cache = try SynthesisCache(directory: configuration.cacheDirectory, maxBytes: configuration.cacheMaxBytes, shared: configuration.sharedCache)
-        synthesizer = MessageSynthesizer(registry: configuration.registry, cache: cache, concurrency: configuration.providerConcurrency,
-                                         retry: configuration.retry, pool: pool)
+        let cache = try SynthesisCache(
+            directory: configuration.cacheDirectory, maxBytes: configuration.cacheMaxBytes, shared: configuration.sharedCache)
+        synthesizer = MessageSynthesizer(
+            registry: configuration.registry, cache: cache, concurrency: configuration.providerConcurrency,
+            retry: configuration.retry, pool: pool)
         // Transcripts beside the synthesized speech (also with `.off`: `transcribe(_:by:)` names a provider); without a
         // folder for them, recorded messages are heard every time.
-        listener = MessageListener(transcriber: configuration.transcriber, cache: try? TranscriptCache(directory: configuration.cacheDirectory),
-                                   pool: pool, retry: configuration.retry, gate: ConcurrencyGate(limit: configuration.providerConcurrency))
+        listener = MessageListener(
+            transcriber: configuration.transcriber, cache: try? TranscriptCache(directory: configuration.cacheDirectory),
+            pool: pool, retry: configuration.retry, gate: ConcurrencyGate(limit: configuration.providerConcurrency))
     }
 
     /// The transcript of `request` by `provider`, else the configured speech-to-text provider
@@ -96,7 +102,9 @@ public final class Chorus: Sendable {
     ///   - provider: Who hears it (`Transcriber.remote`, a recognizer), instead of the configured one.
     ///   - cached: Whether a transcript of the same audio by the same model may come from the cache.
     /// - Throws: `VoiceError` naming the provider and the reason (`.configuration` when there is none); `CancellationError`.
-    public func transcribe(_ request: SpeechToTextRequest, by provider: (any SpeechToTextProvider)? = nil, cached: Bool = true) async throws -> Transcript {
+    public func transcribe(_ request: SpeechToTextRequest, by provider: (any SpeechToTextProvider)? = nil, cached: Bool = true) async throws
+        -> Transcript
+    {
         guard !request.samples.isEmpty else { throw VoiceError(.badRequest, provider: "transcription", message: "no audio to transcribe") }
         return try await listener.transcript(of: request, options: ["sharpen"], cached: cached, by: provider)
     }

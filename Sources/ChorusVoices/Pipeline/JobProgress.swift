@@ -11,7 +11,11 @@ final class JobProgress: @unchecked Sendable {
         self.report = report
     }
 
-    var current: RenderProgress { lock.lock(); defer { lock.unlock() }; return progress }
+    var current: RenderProgress {
+        lock.lock()
+        defer { lock.unlock() }
+        return progress
+    }
 
     /// Applies `change`; reports the new counts when `announce` (requests alone are not worth an event).
     func update(announce: Bool = true, _ change: (inout RenderProgress) -> Void) {

@@ -33,11 +33,15 @@ struct MessageListener: Sendable {
     ///   - cached: Whether the answer may come from the cache (it is stored either way).
     ///   - provider: Who hears it instead of the configured provider.
     /// - Throws: `VoiceError` naming the provider (no provider: `.configuration`); `CancellationError`.
-    func transcript(of request: SpeechToTextRequest, options: [String], cached: Bool = true,
-                    by provider: (any SpeechToTextProvider)? = nil) async throws -> Transcript {
+    func transcript(
+        of request: SpeechToTextRequest, options: [String], cached: Bool = true,
+        by provider: (any SpeechToTextProvider)? = nil
+    ) async throws -> Transcript {
         func key(_ model: [String]) -> String { Self.key(request.samples, model: model, options: options, language: request.language) }
         // The cache first, before any model is loaded, when the model's identity can be told without loading it.
-        if cached, let cache, let identity = provider?.modelIdentity ?? transcriber.identity(request.language), let transcript = cache.lookup(key(identity)) {
+        if cached, let cache, let identity = provider?.modelIdentity ?? transcriber.identity(request.language),
+            let transcript = cache.lookup(key(identity))
+        {
             return transcript
         }
         let chosen: (any SpeechToTextProvider)? = if let provider { provider } else { try await transcriber.provide(request.language) }
@@ -47,9 +51,10 @@ struct MessageListener: Sendable {
         let key = key(provider.modelIdentity)
         if cached, let transcript = cache?.lookup(key) { return transcript }
         let gate = self.gate
-        let transcript = try await retry.run({ _ in
-            try await gate.run { try await provider.transcribe(request) }
-        }, classify: VoiceError.retryVerdict)
+        let transcript = try await retry.run(
+            { _ in
+                try await gate.run { try await provider.transcribe(request) }
+            }, classify: VoiceError.retryVerdict)
         cache?.store(key, transcript)
         return transcript
     }
@@ -95,7 +100,8 @@ struct MessageListener: Sendable {
     func known(_ speech: Speech, text: String?, language: String?) async throws -> Heard? {
         guard speech.samples.count >= WhisperRecognizer.sampleRate / 10 else { return .nothing }
         guard let cache, let identity = transcriber.identity(language),
-              let transcript = cache.lookup(Self.key(speech.samples, model: identity, language: language)) else { return nil }
+            let transcript = cache.lookup(Self.key(speech.samples, model: identity, language: language))
+        else { return nil }
         return try await heard(transcript, in: speech, text: text)
     }
 
@@ -126,7 +132,8 @@ struct MessageListener: Sendable {
             }
         }
         // Each different audio once (the same recording twice is heard once, and gets the same words).
-        var audios: [[Float]] = [], heardAs = [Int?](repeating: nil, count: messages.count)
+        var audios: [[Float]] = []
+        var heardAs = [Int?](repeating: nil, count: messages.count)
         for (index, message) in messages.enumerated() where message.speech.samples.count >= WhisperRecognizer.sampleRate / 10 {
             if let same = audios.firstIndex(of: message.speech.samples) {
                 heardAs[index] = same
@@ -137,10 +144,12 @@ struct MessageListener: Sendable {
         }
         let transcripts: [Transcript]
         do {
-            let gate = self.gate, audios = audios
-            transcripts = try await retry.run({ _ in
-                try await gate.run { try await recognizer.transcribe(together: audios, language: language) }
-            }, classify: VoiceError.retryVerdict)
+            let gate = self.gate
+            let audios = audios
+            transcripts = try await retry.run(
+                { _ in
+                    try await gate.run { try await recognizer.transcribe(together: audios, language: language) }
+                }, classify: VoiceError.retryVerdict)
         } catch let error where error is CancellationError || Task.isCancelled {
             throw CancellationError()
         } catch {
@@ -166,7 +175,8 @@ struct MessageListener: Sendable {
     /// What `transcript` of `speech` gives its message: `text` aligned to it when the message has text, else the words
     /// heard; in clip time.
     private func heard(_ transcript: Transcript, in speech: Speech, text: String?) async throws -> Heard {
-        let rate = WhisperRecognizer.sampleRate, samples = speech.samples
+        let rate = WhisperRecognizer.sampleRate
+        let samples = speech.samples
         let shift = speech.leadingTrimSeconds
         func inClipTime(_ words: [WordTiming]) -> [WordTiming] {
             words.map { WordTiming(word: $0.word, start: $0.start + shift, end: $0.end + shift) }

@@ -1,5 +1,5 @@
-import ChorusOutbound
 import ChorusAudio
+import ChorusOutbound
 import Foundation
 
 /// A message whose audio now exists, ready for the renderer.
@@ -66,19 +66,23 @@ final class MessageSynthesizer: Sendable {
     ///   - neighbors: the same voice's messages either side (context for providers that take it; not for the fallback voice).
     ///   - fresh: skip the cache (its entries failed to decode).
     /// - Throws: `SynthesisError` naming the message, voice and reason; `CancellationError`.
-    func synthesize(index: Int, message: Conversation.Message, voice: VoiceID, in conversation: Conversation,
-                    neighbors: Neighbors = Neighbors(), fresh: Bool, progress: JobProgress) async throws -> SourcedMessage {
+    func synthesize(
+        index: Int, message: Conversation.Message, voice: VoiceID, in conversation: Conversation,
+        neighbors: Neighbors = Neighbors(), fresh: Bool, progress: JobProgress
+    ) async throws -> SourcedMessage {
         let field = index >= 0 ? "messages[\(index)].text" : "text"
         do {
-            return try await speak(Utterance(message, field: field, voice: voice, in: conversation, neighbors: neighbors), fresh: fresh, progress: progress)
+            return try await speak(
+                Utterance(message, field: field, voice: voice, in: conversation, neighbors: neighbors), fresh: fresh, progress: progress)
         } catch let error as VoiceError {
             guard let fallbackVoice = conversation.fallbackVoice, fallbackVoice != voice else {
                 throw SynthesisError(index: index, speaker: message.speaker, voice: voice, underlying: error)
             }
             progress.update { $0.fallbacks += 1 }
             do {
-                return try await speak(Utterance(message, field: field, voice: fallbackVoice, in: conversation, fallback: true), fresh: fresh,
-                                       progress: progress)
+                return try await speak(
+                    Utterance(message, field: field, voice: fallbackVoice, in: conversation, fallback: true), fresh: fresh,
+                    progress: progress)
             } catch let second as VoiceError {
                 throw SynthesisError(index: index, speaker: message.speaker, voice: fallbackVoice, underlying: second)
             }
@@ -100,8 +104,10 @@ final class MessageSynthesizer: Sendable {
         let neighbors: Neighbors
         let fallback: Bool
 
-        init(_ message: Conversation.Message, field: String, voice: VoiceID, in conversation: Conversation, neighbors: Neighbors = Neighbors(),
-             fallback: Bool = false) {
+        init(
+            _ message: Conversation.Message, field: String, voice: VoiceID, in conversation: Conversation, neighbors: Neighbors = Neighbors(),
+            fallback: Bool = false
+        ) {
             text = message.text ?? ""
             self.field = field
             speaker = message.speaker
@@ -123,7 +129,9 @@ final class MessageSynthesizer: Sendable {
 
     /// `utterance` spoken: its segments' chunks obtained (from the cache or the provider), then put together.
     private func speak(_ utterance: Utterance, fresh: Bool, progress: JobProgress) async throws -> SourcedMessage {
-        let voice = utterance.voice, settings = utterance.settings, neighbors = utterance.neighbors
+        let voice = utterance.voice
+        let settings = utterance.settings
+        let neighbors = utterance.neighbors
         let provider = try registry.provider(for: voice)
         let segments = try Self.segments(of: utterance, provider: provider)
         let chunks = segments.flatMap { segment -> [(text: String, rate: Double?, pronunciations: [Pronunciation])] in
@@ -134,12 +142,15 @@ final class MessageSynthesizer: Sendable {
         let context = provider.supportsContext(settings: settings)
         var pieces: [Piece] = []
         for (position, chunk) in chunks.enumerated() {
-            let (voiceName, chunkSettings) = chunk.rate.map { provider.adjusting(rate: $0, voice: voice.voice, settings: settings) }
+            let (voiceName, chunkSettings) =
+                chunk.rate.map { provider.adjusting(rate: $0, voice: voice.voice, settings: settings) }
                 ?? (voice.voice, settings)
-            pieces.append(try await obtain(chunk.text, pronunciations: chunk.pronunciations, provider: provider, voice: voiceName, settings: chunkSettings,
-                                           previous: context ? (position > 0 ? chunks[position - 1].text : neighbors.previous) : nil,
-                                           next: context ? (position + 1 < chunks.count ? chunks[position + 1].text : neighbors.next) : nil,
-                                           fresh: fresh, progress: progress))
+            pieces.append(
+                try await obtain(
+                    chunk.text, pronunciations: chunk.pronunciations, provider: provider, voice: voiceName, settings: chunkSettings,
+                    previous: context ? (position > 0 ? chunks[position - 1].text : neighbors.previous) : nil,
+                    next: context ? (position + 1 < chunks.count ? chunks[position + 1].text : neighbors.next) : nil,
+                    fresh: fresh, progress: progress))
         }
         return Self.assembled(segments, pieces: pieces, utterance: utterance)
     }
@@ -148,10 +159,15 @@ final class MessageSynthesizer: Sendable {
     /// the provider accepts; a pause is exact silence between them. A text in SSML, or plain with `[pause:…]`
     /// controls: its parts, each said as people read it (lexicon, rules).
     private static func segments(of utterance: Utterance, provider: any VoiceProvider) throws -> [Segment] {
-        let settings = utterance.settings, field = utterance.field, text = utterance.text
+        let settings = utterance.settings
+        let field = utterance.field
+        let text = utterance.text
         let limit = provider.characterLimit(settings: settings)
-        let dictionary = provider.pronunciationDictionary(settings: settings), markup = provider.phonemeMarkup(voice: utterance.voice.voice)
-        let parts: [SSML.Part] = SSML.isSSML(text) ? try SSML.parts(of: text, field: field)
+        let dictionary = provider.pronunciationDictionary(settings: settings)
+        let markup = provider.phonemeMarkup(voice: utterance.voice.voice)
+        let parts: [SSML.Part] =
+            SSML.isSSML(text)
+            ? try SSML.parts(of: text, field: field)
             : try SpeechControls.parts(of: text, field: field).map { part in
                 switch part {
                 case .text(let written): return .text([SSML.Run(written: written, spoken: nil)], rate: nil)
@@ -162,8 +178,9 @@ final class MessageSynthesizer: Sendable {
             switch part {
             case .pause(let seconds): return .pause(seconds)
             case .text(let runs, let rate):
-                let form = TextNormalizer.spokenForm(of: runs, lexicon: utterance.lexicon, normalize: utterance.normalizing, reading: utterance.reading,
-                                                     phonemeMarkup: markup, dictionary: dictionary)
+                let form = TextNormalizer.spokenForm(
+                    of: runs, lexicon: utterance.lexicon, normalize: utterance.normalizing, reading: utterance.reading,
+                    phonemeMarkup: markup, dictionary: dictionary)
                 return .speech(form, chunks: TextChunker.chunks(form.spoken, limit: limit), rate: rate)
             }
         }
@@ -206,9 +223,10 @@ final class MessageSynthesizer: Sendable {
         } else {
             source = clipParts.count == 1 ? .file(pieces[0].entry.audio) : .parts(clipParts)
         }
-        let rendered = RenderMessage(speaker: utterance.speaker, source: source, label: voice.description, text: Conversation.Message.shown(utterance.text),
-                                     voice: voice.description, fallback: utterance.fallback, words: anyWords ? words : nil,
-                                     expectedSourceFrames: pieces.map(\.entry.frames).reduce(0, +))
+        let rendered = RenderMessage(
+            speaker: utterance.speaker, source: source, label: voice.description, text: Conversation.Message.shown(utterance.text),
+            voice: voice.description, fallback: utterance.fallback, words: anyWords ? words : nil,
+            expectedSourceFrames: pieces.map(\.entry.frames).reduce(0, +))
         return SourcedMessage(message: rendered, cacheKeys: pieces.filter(\.fromCache).map(\.key))
     }
 
@@ -221,20 +239,24 @@ final class MessageSynthesizer: Sendable {
     }
 
     /// One chunk: from the cache, else from the provider (trying its output formats in order).
-    private func obtain(_ text: String, pronunciations: [Pronunciation], provider: any VoiceProvider, voice: String, settings: [String: JSONValue],
-                        previous: String?, next: String?, fresh: Bool, progress: JobProgress) async throws -> Piece {
+    private func obtain(
+        _ text: String, pronunciations: [Pronunciation], provider: any VoiceProvider, voice: String, settings: [String: JSONValue],
+        previous: String?, next: String?, fresh: Bool, progress: JobProgress
+    ) async throws -> Piece {
         let formatsToTry = provider.outputFormats(settings: settings)
         var affecting = provider.audioAffectingSettings(settings, voice: voice)
         if !pronunciations.isEmpty {
             // What the dictionary says changes the audio: part of the key (sorted, so their order does not matter).
-            affecting["pronunciations"] = .array(pronunciations.map { "\($0.word)\u{1F}\($0.ipa)\u{1F}\($0.caseSensitive)" }.sorted().map(JSONValue.string))
+            affecting["pronunciations"] = .array(
+                pronunciations.map { "\($0.word)\u{1F}\($0.ipa)\u{1F}\($0.caseSensitive)" }.sorted().map(JSONValue.string))
         }
         if !pronunciations.isEmpty || text.contains(IPA.open) {
-            affecting["ipa_revision"] = .number(Double(IPA.revision))   // how IPA becomes each engine's phonemes
+            affecting["ipa_revision"] = .number(Double(IPA.revision))  // how IPA becomes each engine's phonemes
         }
         func key(_ format: String) -> String {
-            SynthesisCache.key(provider: provider.id, voice: voice, format: format, settings: affecting, text: text,
-                               previousText: previous, nextText: next)
+            SynthesisCache.key(
+                provider: provider.id, voice: voice, format: format, settings: affecting, text: text,
+                previousText: previous, nextText: next)
         }
         if !fresh {
             for format in formatsToTry {
@@ -258,19 +280,22 @@ final class MessageSynthesizer: Sendable {
         var formatIndex = min(await formats.start(for: provider.id), formatsToTry.count - 1)
         let gate = gates[provider.id] ?? ConcurrencyGate(limit: 1)
         while true {
-            let request = SynthesisRequest(voice: voice, text: text, settings: settings, previousText: previous,
-                                           nextText: next, outputFormat: formatsToTry[formatIndex], pronunciations: pronunciations)
+            let request = SynthesisRequest(
+                voice: voice, text: text, settings: settings, previousText: previous,
+                nextText: next, outputFormat: formatsToTry[formatIndex], pronunciations: pronunciations)
             do {
-                let speech = try await retry.run({ _ in
-                    try await gate.run {
-                        progress.update(announce: false) { $0.requests += 1 }
-                        ProviderMetrics.request(provider.id)
-                        return try await provider.synthesize(request)
-                    }
-                }, classify: VoiceError.retryVerdict, onRetry: { _, _, _ in
-                    progress.update { $0.retries += 1 }
-                    ProviderMetrics.retry(provider.id)
-                })
+                let speech = try await retry.run(
+                    { _ in
+                        try await gate.run {
+                            progress.update(announce: false) { $0.requests += 1 }
+                            ProviderMetrics.request(provider.id)
+                            return try await provider.synthesize(request)
+                        }
+                    }, classify: VoiceError.retryVerdict,
+                    onRetry: { _, _, _ in
+                        progress.update { $0.retries += 1 }
+                        ProviderMetrics.retry(provider.id)
+                    })
                 let stored = key(request.outputFormat)
                 do {
                     let entry = try await pool.run { [cache] in try cache.store(stored, speech: speech, voice: "\(provider.id):\(voice)") }

@@ -45,12 +45,13 @@ struct RenderPipeline: Sendable {
         func title(_ bookend: Conversation.Message?, _ name: String) -> String? {
             bookend.map { $0.text == nil || $0.speaker.isEmpty ? name : ChapterTitle.make(speaker: $0.speaker, text: $0.visibleText) }
         }
-        let session = try RenderSession(options: options, gapMilliseconds: conversation.gapMilliseconds,
-                                        messageGaps: messages.map(\.gapMilliseconds), outputs: outputs,
-                                        chapterTitles: messages.map { ChapterTitle.make(speaker: $0.speaker, text: $0.visibleText) },
-                                        bookends: (title(conversation.intro, "Intro"), title(conversation.outro, "Outro")),
-                                        music: conversation.music,
-                                        growingTitles: listening ? messages.filter { $0.audio != nil && $0.text == nil }.count : 0)
+        let session = try RenderSession(
+            options: options, gapMilliseconds: conversation.gapMilliseconds,
+            messageGaps: messages.map(\.gapMilliseconds), outputs: outputs,
+            chapterTitles: messages.map { ChapterTitle.make(speaker: $0.speaker, text: $0.visibleText) },
+            bookends: (title(conversation.intro, "Intro"), title(conversation.outro, "Outro")),
+            music: conversation.music,
+            growingTitles: listening ? messages.filter { $0.audio != nil && $0.text == nil }.count : 0)
         let synthesizer = chorus.synthesizer
         defer { synthesizer.cache.evict() }
         do {
@@ -72,8 +73,10 @@ struct RenderPipeline: Sendable {
     }
 
     /// The messages, sourced, processed, placed and heard as `RenderStitching` says, in one task group.
-    private func stitchAll(_ messages: [Conversation.Message], voices: [VoiceID?], session: RenderSession, progress: JobProgress,
-                           emit: @escaping @Sendable (RenderEvent) -> Void) async throws {
+    private func stitchAll(
+        _ messages: [Conversation.Message], voices: [VoiceID?], session: RenderSession, progress: JobProgress,
+        emit: @escaping @Sendable (RenderEvent) -> Void
+    ) async throws {
         let processingWindow = options.jobs + 1
         let language = conversation.textReading.language == TextReading.defaultLanguage ? nil : conversation.textReading.primaryLanguage
         let setting = RenderStitching.Setting(
@@ -92,16 +95,20 @@ struct RenderPipeline: Sendable {
 
     /// A message (or bookend) whose cached clip did not decode: its cache entries removed, and a warning that it is
     /// synthesized again (the caller then synthesizes it afresh).
-    static func discard(_ stale: SourcedMessage, subject: String, error: AudioError, synthesizer: MessageSynthesizer,
-                        emit: @Sendable (RenderEvent) -> Void) {
+    static func discard(
+        _ stale: SourcedMessage, subject: String, error: AudioError, synthesizer: MessageSynthesizer,
+        emit: @Sendable (RenderEvent) -> Void
+    ) {
         stale.cacheKeys.forEach(synthesizer.cache.remove)
         emit(.warning("\(subject): a cached clip did not decode (\(error)); synthesizing it again"))
     }
 
     /// The intro or outro (`role`) sourced and processed like a message: its clip, or its line spoken by `voice`
     /// (from the cache, synthesized again if a cached clip no longer decodes, as a message is). Errors name it by `role`.
-    private func bookend(_ bookend: Conversation.Message?, _ role: String, voice: VoiceID?, session: RenderSession, progress: JobProgress,
-                         emit: @escaping @Sendable (RenderEvent) -> Void) async throws -> (processed: ProcessedMessage, message: RenderMessage)? {
+    private func bookend(
+        _ bookend: Conversation.Message?, _ role: String, voice: VoiceID?, session: RenderSession, progress: JobProgress,
+        emit: @escaping @Sendable (RenderEvent) -> Void
+    ) async throws -> (processed: ProcessedMessage, message: RenderMessage)? {
         guard let bookend else { return nil }
         let processor = session.processor
         var fresh = false
@@ -109,8 +116,9 @@ struct RenderPipeline: Sendable {
             var sourced: SourcedMessage
             if let voice {
                 do {
-                    sourced = try await chorus.synthesizer.synthesize(index: -1, message: bookend, voice: voice, in: conversation,
-                                                                      fresh: fresh, progress: progress)
+                    sourced = try await chorus.synthesizer.synthesize(
+                        index: -1, message: bookend, voice: voice, in: conversation,
+                        fresh: fresh, progress: progress)
                 } catch var error as SynthesisError {
                     error.bookend = role
                     throw error

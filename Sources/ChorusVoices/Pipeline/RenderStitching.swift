@@ -62,9 +62,10 @@ struct RenderStitching {
 
     init(_ setting: Setting) {
         self.setting = setting
-        groups = ListeningGroups(voiced: setting.voices.map { $0 != nil },
-                                 limitSamples: Int(RenderPipeline.togetherSeconds) * WhisperRecognizer.sampleRate,
-                                 limitCount: RenderPipeline.mostTogether)
+        groups = ListeningGroups(
+            voiced: setting.voices.map { $0 != nil },
+            limitSamples: Int(RenderPipeline.togetherSeconds) * WhisperRecognizer.sampleRate,
+            limitCount: RenderPipeline.mostTogether)
     }
 
     /// Takes what a task ended with, places every message that is ready, announces what is final, and starts what
@@ -79,9 +80,12 @@ struct RenderStitching {
 
     /// Sources message `index`: its clip, or its text from the cache or its provider (`fresh`: not from the cache).
     private func source(_ index: Int, fresh: Bool, in group: inout Group) {
-        let messages = setting.messages, voices = setting.voices
-        let message = messages[index], conversation = setting.conversation
-        let synthesizer = setting.chorus.synthesizer, progress = setting.progress
+        let messages = setting.messages
+        let voices = setting.voices
+        let message = messages[index]
+        let conversation = setting.conversation
+        let synthesizer = setting.chorus.synthesizer
+        let progress = setting.progress
         // The text of the messages either side spoken by the same voice, for providers that carry prosody across.
         let neighbors = MessageSynthesizer.Neighbors(
             previous: index > 0 && voices[index - 1] == voices[index] ? messages[index - 1].visibleText : nil,
@@ -89,8 +93,9 @@ struct RenderStitching {
         let voice = voices[index]
         group.addTask {
             if let voice {
-                let result = try await synthesizer.synthesize(index: index, message: message, voice: voice, in: conversation,
-                                                              neighbors: neighbors, fresh: fresh, progress: progress)
+                let result = try await synthesizer.synthesize(
+                    index: index, message: message, voice: voice, in: conversation,
+                    neighbors: neighbors, fresh: fresh, progress: progress)
                 progress.update { $0.synthesized += 1 }
                 return .sourced(index, result)
             }
@@ -110,7 +115,8 @@ struct RenderStitching {
         for index in written..<min(count, written + setting.processingWindow) where !processing.contains(index) {
             guard let ready = sourced[index] else { continue }
             processing.insert(index)
-            let processor = setting.session.processor, pool = setting.chorus.pool
+            let processor = setting.session.processor
+            let pool = setting.chorus.pool
             group.addTask {
                 do {
                     return .processed(index, try await pool.run { try processor.process(ready.message, index: index) })
@@ -125,7 +131,9 @@ struct RenderStitching {
     /// Takes what a task ended with: a message sourced, processed (then its speech made, if it is heard), its speech
     /// ready to hear, heard, or its cached clip stale.
     private mutating func take(_ step: Step, in group: inout Group) throws {
-        let listener = setting.chorus.listener, pool = setting.chorus.pool, language = setting.language
+        let listener = setting.chorus.listener
+        let pool = setting.chorus.pool
+        let language = setting.language
         switch step {
         case .sourced(let index, let message):
             sourced[index] = message
@@ -184,7 +192,8 @@ struct RenderStitching {
             }
             // Heard later: placed now, its words given when they come.
             if listeningTo.contains(written) { unheard.insert(written) }
-            let heardMessage = message, session = setting.session
+            let heardMessage = message
+            let session = setting.session
             segments[written] = try await setting.chorus.pool.run { try session.append(ready, for: heardMessage) }
             written += 1
             for warning in ready.warnings { setting.emit(.warning(warning)) }
@@ -212,7 +221,8 @@ struct RenderStitching {
             segments.removeValue(forKey: announced)
             if let reason = unheardReasons.removeValue(forKey: announced), !warnedUnheard {
                 warnedUnheard = true
-                let warning = "\(RenderMessage.subject(index: announced, speaker: segment.speaker)): no speech recognition "
+                let warning =
+                    "\(RenderMessage.subject(index: announced, speaker: segment.speaker)): no speech recognition "
                     + "(\(reason)); recorded messages, and those of voices that give no word times, keep no words"
                 setting.session.warn(warning)
                 setting.emit(.warning(warning))
@@ -225,7 +235,8 @@ struct RenderStitching {
     /// Hears the groups of recordings that are complete.
     private mutating func hearGroups(in group: inout Group) {
         guard setting.together else { return }
-        let listener = setting.chorus.listener, language = setting.language
+        let listener = setting.chorus.listener
+        let language = setting.language
         for members in groups.ready() {
             let batch = members.map { (speech: $0.speech, text: sourced[$0.index]?.message.text ?? setting.messages[$0.index].text) }
             let indices = members.map(\.index)

@@ -60,8 +60,10 @@ public struct SynthesisRequest: Sendable, Equatable {
     /// (`VoiceProvider.pronunciationDictionary(settings:)`).
     public var pronunciations: [Pronunciation]
 
-    public init(voice: String, text: String, settings: [String: JSONValue] = [:], previousText: String? = nil,
-                nextText: String? = nil, outputFormat: String, pronunciations: [Pronunciation] = []) {
+    public init(
+        voice: String, text: String, settings: [String: JSONValue] = [:], previousText: String? = nil,
+        nextText: String? = nil, outputFormat: String, pronunciations: [Pronunciation] = []
+    ) {
         self.pronunciations = pronunciations
         self.voice = voice
         self.text = text

@@ -20,9 +20,11 @@ public struct VoiceRegistry: Sendable {
     /// Piper, Flite and espeak-ng (offline), ElevenLabs and OpenAI, configured from `environment`, and the
     /// OpenAI-compatible servers of the `CHORUS_PROVIDERS` file (`ProvidersFile`).
     public static func standard(environment: [String: String] = ProcessInfo.processInfo.environment) -> VoiceRegistry {
-        var providers: [any VoiceProvider] = [PiperProvider(folder: PiperVoice.voicesFolder(environment: environment)), FliteProvider(),
-                                              EspeakProvider(), ElevenLabsProvider(environment: environment),
-                                              OpenAIProvider(environment: environment)]
+        var providers: [any VoiceProvider] = [
+            PiperProvider(folder: PiperVoice.voicesFolder(environment: environment)), FliteProvider(),
+            EspeakProvider(), ElevenLabsProvider(environment: environment),
+            OpenAIProvider(environment: environment),
+        ]
         var error: VoiceError?
         do {
             providers += try ProvidersFile.load(environment: environment)?.providers(environment: environment) ?? []
@@ -42,8 +44,9 @@ public struct VoiceRegistry: Sendable {
     /// - Throws: `VoiceError.configuration` naming the unknown provider and the known ones.
     public func provider(for voice: VoiceID) throws -> any VoiceProvider {
         guard let provider = providers[voice.provider] else {
-            throw VoiceError(.configuration, provider: voice.provider,
-                             message: "unknown voice provider (known: \(ids.joined(separator: ", ")))")
+            throw VoiceError(
+                .configuration, provider: voice.provider,
+                message: "unknown voice provider (known: \(ids.joined(separator: ", ")))")
         }
         return provider
     }

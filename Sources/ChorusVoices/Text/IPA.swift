@@ -25,8 +25,9 @@ public enum IPA {
         }
         for (offset, scalar) in trimmed.unicodeScalars.enumerated() where !isIPA(scalar) {
             let shown = scalar.properties.isWhitespace ? "a space" : "\"\(scalar)\" (U+\(String(scalar.value, radix: 16, uppercase: true)))"
-            throw AudioError(.invalidConversation, subject: field,
-                             reason: "\(shown) at character \(offset + 1) is not IPA (one word in the International Phonetic Alphabet, e.g. \"ʃɪˈvɔːn\")")
+            throw AudioError(
+                .invalidConversation, subject: field,
+                reason: "\(shown) at character \(offset + 1) is not IPA (one word in the International Phonetic Alphabet, e.g. \"ʃɪˈvɔːn\")")
         }
         guard trimmed.unicodeScalars.contains(where: { vowels.contains($0) || consonants[String($0)] != nil }) else {
             throw AudioError(.invalidConversation, subject: field, reason: "no sounds in \"\(trimmed)\"")
@@ -125,7 +126,8 @@ public enum IPA {
     static let cmuVowels: [(ipa: String, value: [String])] = [
         ("eɪ", ["ey"]), ("aɪ", ["ay"]), ("ɔɪ", ["oy"]), ("oʊ", ["ow"]), ("əʊ", ["ow"]), ("aʊ", ["aw"]), ("ɪə", ["ih", "r"]),
         ("iə", ["ih", "r"]), ("eə", ["eh", "r"]), ("ɛə", ["eh", "r"]), ("ʊə", ["uh", "r"]),
-        ("iː", ["iy"]), ("uː", ["uw"]), ("ɑː", ["aa"]), ("ɔː", ["ao"]), ("ɜː", ["er"]), ("ɝː", ["er"]), ("aː", ["aa"]), ("eː", ["ey"]), ("oː", ["ow"]),
+        ("iː", ["iy"]), ("uː", ["uw"]), ("ɑː", ["aa"]), ("ɔː", ["ao"]), ("ɜː", ["er"]), ("ɝː", ["er"]), ("aː", ["aa"]), ("eː", ["ey"]),
+        ("oː", ["ow"]),
         ("i", ["iy"]), ("ɪ", ["ih"]), ("e", ["eh"]), ("ɛ", ["eh"]), ("æ", ["ae"]), ("a", ["aa"]), ("ɑ", ["aa"]), ("ɒ", ["aa"]), ("ɔ", ["ao"]),
         ("o", ["ow"]), ("ʊ", ["uh"]), ("u", ["uw"]), ("ʌ", ["ah"]), ("ə", ["ah"]), ("ɚ", ["er"]), ("ɝ", ["er"]), ("ɜ", ["er"]), ("ɐ", ["ah"]),
         ("ᵻ", ["ih"]), ("ɨ", ["ih"]), ("y", ["uw"]), ("ʏ", ["uh"]), ("ø", ["er"]), ("œ", ["er"]), ("ɘ", ["ah"]), ("ɵ", ["ah"]), ("ɤ", ["ah"]),
@@ -170,8 +172,11 @@ public enum IPA {
             var mapped = scalar
             if scalar == "g" { mapped = "ɡ" }
             if scalar == "r" && english { mapped = "ɹ" }
-            if scalar == "ɝ" && !known.contains("ɝ") { scalars += ["ɜ", "ː"]; continue }
-            if scalar == "." || scalar == "‿" || scalar == "͡" { continue }   // a syllable break is no pause (Piper's "." is a full stop)
+            if scalar == "ɝ" && !known.contains("ɝ") {
+                scalars += ["ɜ", "ː"]
+                continue
+            }
+            if scalar == "." || scalar == "‿" || scalar == "͡" { continue }  // a syllable break is no pause (Piper's "." is a full stop)
             if mapped == primaryStress || mapped == secondaryStress {
                 pendingStress = mapped
                 continue

@@ -56,13 +56,16 @@ public struct Lexicon: Sendable, Equatable {
         for (word, entry) in entries {
             let words = WordAligner.words(in: word)
             guard words.count == 1, words[0].word == word else {
-                throw AudioError(.invalidConversation, subject: "\(field).\(word)", reason: "an entry is one word as written, without spaces or surrounding punctuation")
+                throw AudioError(
+                    .invalidConversation, subject: "\(field).\(word)",
+                    reason: "an entry is one word as written, without spaces or surrounding punctuation")
             }
             guard word.count <= Self.maximumLength, (entry.alias?.count ?? 0) <= Self.maximumLength else {
                 throw AudioError(.invalidConversation, subject: "\(field).\(word)", reason: "at most \(Self.maximumLength) characters")
             }
             guard entry.alias != nil || entry.ipa != nil else {
-                throw AudioError(.invalidConversation, subject: "\(field).\(word)", reason: "give an \"alias\" (a respelling), an \"ipa\" pronunciation, or both")
+                throw AudioError(
+                    .invalidConversation, subject: "\(field).\(word)", reason: "give an \"alias\" (a respelling), an \"ipa\" pronunciation, or both")
             }
             if let alias = entry.alias {
                 guard !WordAligner.words(in: alias).isEmpty, !SpeechControls.contains(alias) else {
@@ -87,7 +90,8 @@ public struct Lexicon: Sendable, Equatable {
                 entries[word] = Entry(alias: alias)
             case .object(let object):
                 if let unknown = object.keys.sorted().first(where: { !["alias", "ipa", "case_sensitive"].contains($0) }) {
-                    throw AudioError(.invalidConversation, subject: "\(field).\(word).\(unknown)", reason: "unknown field (known: alias, ipa, case_sensitive)")
+                    throw AudioError(
+                        .invalidConversation, subject: "\(field).\(word).\(unknown)", reason: "unknown field (known: alias, ipa, case_sensitive)")
                 }
                 func text(_ key: String) throws -> String? {
                     guard let value = object[key] else { return nil }
@@ -105,7 +109,8 @@ public struct Lexicon: Sendable, Equatable {
                 }
                 entries[word] = Entry(alias: try text("alias"), ipa: try text("ipa"), caseSensitive: caseSensitive)
             default:
-                throw AudioError(.invalidConversation, subject: "\(field).\(word)", reason: "must be an alias (a string) or {\"alias\": …, \"ipa\": …}")
+                throw AudioError(
+                    .invalidConversation, subject: "\(field).\(word)", reason: "must be an alias (a string) or {\"alias\": …, \"ipa\": …}")
             }
         }
         try self.init(entries: entries, field: field)
@@ -181,7 +186,8 @@ public struct SpokenForm: Sendable, Equatable {
     public func pronunciations(in chunk: String) -> [Pronunciation] {
         guard !pronunciations.isEmpty else { return [] }
         let words = WordAligner.words(in: chunk).map(\.word)
-        let folded = Set(words.map { $0.lowercased() }), exact = Set(words)
+        let folded = Set(words.map { $0.lowercased() })
+        let exact = Set(words)
         return pronunciations.filter { $0.caseSensitive ? exact.contains($0.word) : folded.contains($0.word.lowercased()) }
     }
 
@@ -195,7 +201,7 @@ public struct SpokenForm: Sendable, Equatable {
         guard words.count == timed.count else { return timed }
         var result: [WordTiming] = []
         var index = 0
-        var next = 0   // the next replacement to meet, in order
+        var next = 0  // the next replacement to meet, in order
         while index < words.count {
             while next < replacements.count && replacements[next].range.upperBound <= words[index].range.lowerBound { next += 1 }
             if next < replacements.count, replacements[next].range.contains(words[index].range.lowerBound) {

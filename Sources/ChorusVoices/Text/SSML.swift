@@ -109,15 +109,23 @@ public enum SSML {
         /// `<name attr="value" …>` or `<name …/>`.
         mutating func openTag() throws -> (String, [String: String], Bool) {
             let start = position
-            position += 1   // <
+            position += 1  // <
             let name = readName()
             guard !name.isEmpty else { throw fail("a tag without a name", at: start) }
             var attributes: [String: String] = [:]
             while true {
                 skipSpace()
                 guard !atEnd else { throw fail("<\(name) is not closed", at: start) }
-                if peek("/>") { position += 2; elements += 1; return (name, attributes, true) }
-                if peek(">") { position += 1; elements += 1; return (name, attributes, false) }
+                if peek("/>") {
+                    position += 2
+                    elements += 1
+                    return (name, attributes, true)
+                }
+                if peek(">") {
+                    position += 1
+                    elements += 1
+                    return (name, attributes, false)
+                }
                 let attributeStart = position
                 let key = readName()
                 guard !key.isEmpty else { throw fail("unexpected \"\(scalars[position])\" in <\(name)>") }
@@ -133,7 +141,9 @@ public enum SSML {
                     if scalars[position] == "<" { throw fail("\"<\" inside attribute \(key)") }
                     value.append(scalars[position])
                     position += 1
-                    guard value.count <= maximumAttribute else { throw fail("attribute \(key) is over \(maximumAttribute) characters", at: attributeStart) }
+                    guard value.count <= maximumAttribute else {
+                        throw fail("attribute \(key) is over \(maximumAttribute) characters", at: attributeStart)
+                    }
                 }
                 guard !atEnd else { throw fail("attribute \(key)'s value is not closed", at: attributeStart) }
                 position += 1
@@ -144,8 +154,10 @@ public enum SSML {
 
         mutating func readName() -> String {
             var name = String.UnicodeScalarView()
-            while !atEnd, scalars[position].properties.isAlphabetic || scalars[position] == "-" || scalars[position] == ":" || scalars[position] == "_"
-                || ("0"..."9").contains(scalars[position]) {
+            while !atEnd,
+                scalars[position].properties.isAlphabetic || scalars[position] == "-" || scalars[position] == ":" || scalars[position] == "_"
+                    || ("0"..."9").contains(scalars[position])
+            {
                 name.append(scalars[position])
                 position += 1
             }
@@ -188,7 +200,11 @@ public enum SSML {
                     return collected
                 }
                 if peek("<!--") {
-                    guard let end = (position..<max(position, scalars.count - 2)).first(where: { scalars[$0] == "-" && scalars[$0 + 1] == "-" && scalars[$0 + 2] == ">" }) else {
+                    guard
+                        let end = (position..<max(position, scalars.count - 2)).first(where: {
+                            scalars[$0] == "-" && scalars[$0 + 1] == "-" && scalars[$0 + 2] == ">"
+                        })
+                    else {
                         throw fail("a comment is not closed")
                     }
                     position = end + 3
@@ -233,7 +249,11 @@ public enum SSML {
                 }
                 guard seconds > 0 else { return }
                 flush()
-                if case .pause(let before)? = parts.last { parts[parts.count - 1] = .pause(seconds: before + seconds) } else { parts.append(.pause(seconds: seconds)) }
+                if case .pause(let before)? = parts.last {
+                    parts[parts.count - 1] = .pause(seconds: before + seconds)
+                } else {
+                    parts.append(.pause(seconds: seconds))
+                }
             case "sub":
                 guard let alias = attributes["alias"], !alias.trimmingCharacters(in: .whitespaces).isEmpty else {
                     throw fail("<sub> needs alias=\"what to say\"", at: start)
@@ -243,7 +263,8 @@ public enum SSML {
                 let kind = attributes["interpret-as"] ?? ""
                 let written = try text()
                 guard let said = try Self.sayAs(kind, written) else {
-                    throw fail("say-as interpret-as=\"\(kind)\": characters, cardinal, ordinal, date, time or telephone, and text that is one", at: start)
+                    throw fail(
+                        "say-as interpret-as=\"\(kind)\": characters, cardinal, ordinal, date, time or telephone, and text that is one", at: start)
                 }
                 runs.append(Run(written: written, spoken: said))
             case "phoneme":
@@ -262,7 +283,9 @@ public enum SSML {
             case "prosody":
                 let saved = rate
                 if let value = attributes["rate"] {
-                    guard let parsed = Self.rate(value) else { throw fail("prosody rate \"\(value)\": x-slow … x-fast, a percentage (50%–200%) or a factor (0.5–2)", at: start) }
+                    guard let parsed = Self.rate(value) else {
+                        throw fail("prosody rate \"\(value)\": x-slow … x-fast, a percentage (50%–200%) or a factor (0.5–2)", at: start)
+                    }
                     flush()
                     rate = parsed
                 }
@@ -275,7 +298,9 @@ public enum SSML {
                 if !empty { try content(of: name, depth: depth) }
                 runs.append(Run(written: " ", spoken: nil))
             case "emphasis", "voice", "lang", "mark", "audio":
-                guard name == "emphasis" else { throw fail("<\(name)> is not supported (supported: break, sub, say-as, prosody, phoneme, p, s, emphasis)", at: start) }
+                guard name == "emphasis" else {
+                    throw fail("<\(name)> is not supported (supported: break, sub, say-as, prosody, phoneme, p, s, emphasis)", at: start)
+                }
                 if !empty { try content(of: name, depth: depth) }
             default:
                 throw fail("<\(name)> is not supported (supported: break, sub, say-as, prosody, phoneme, p, s, emphasis)", at: start)
@@ -285,7 +310,13 @@ public enum SSML {
         static func seconds(_ text: String) -> Double? {
             let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
             let value: Double?
-            if trimmed.hasSuffix("ms") { value = Double(trimmed.dropLast(2)).map { $0 / 1_000 } } else if trimmed.hasSuffix("s") { value = Double(trimmed.dropLast()) } else { value = nil }
+            if trimmed.hasSuffix("ms") {
+                value = Double(trimmed.dropLast(2)).map { $0 / 1_000 }
+            } else if trimmed.hasSuffix("s") {
+                value = Double(trimmed.dropLast())
+            } else {
+                value = nil
+            }
             guard let value, value >= 0, value <= SpeechControls.maximumPauseSeconds, value.isFinite else { return nil }
             return value
         }
@@ -305,7 +336,8 @@ public enum SSML {
             guard !trimmed.isEmpty else { return nil }
             switch kind {
             case "characters", "spell-out":
-                return trimmed.filter { !$0.isWhitespace }.map { $0.isNumber ? SpokenNumbers.digits(Substring(String($0))) : String($0) }.joined(separator: " ")
+                return trimmed.filter { !$0.isWhitespace }.map { $0.isNumber ? SpokenNumbers.digits(Substring(String($0))) : String($0) }.joined(
+                    separator: " ")
             case "cardinal", "number":
                 return Int(trimmed.replacingOccurrences(of: ",", with: "")).map(SpokenNumbers.cardinal)
             case "ordinal":

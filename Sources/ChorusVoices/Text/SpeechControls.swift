@@ -38,12 +38,14 @@ public enum SpeechControls {
         var found: [Found] = []
         var search = text.startIndex
         while search < text.endIndex,
-              let match = opening.firstMatch(in: text, range: NSRange(search..<text.endIndex, in: text)),
-              let open = Range(match.range, in: text) {
+            let match = opening.firstMatch(in: text, range: NSRange(search..<text.endIndex, in: text)),
+            let open = Range(match.range, in: text)
+        {
             let rest = String(text[open.lowerBound...])
             let nsRest = rest as NSString
             if let match = pausePattern.firstMatch(in: rest, range: NSRange(location: 0, length: nsRest.length)),
-               let end = Range(match.range, in: rest)?.upperBound {
+                let end = Range(match.range, in: rest)?.upperBound
+            {
                 let value = Double(nsRest.substring(with: match.range(at: 1))) ?? 0
                 let unit = nsRest.substring(with: match.range(at: 2)).lowercased()
                 let seconds = unit == "ms" ? value / 1_000 : value
@@ -59,9 +61,12 @@ public enum SpeechControls {
             } else {
                 let close = text[open.upperBound...].firstIndex(of: "]").map { text.index(after: $0) }
                 let upper = close ?? text.endIndex
-                found.append(Found(range: open.lowerBound..<upper, seconds: nil,
-                                   problem: close == nil ? "unterminated: a pause is [pause:800ms] or [pause:1.5s]"
-                                                         : "a pause is [pause:800ms] or [pause:1.5s] (milliseconds or seconds, more than 0, at most 60 s)"))
+                found.append(
+                    Found(
+                        range: open.lowerBound..<upper, seconds: nil,
+                        problem: close == nil
+                            ? "unterminated: a pause is [pause:800ms] or [pause:1.5s]"
+                            : "a pause is [pause:800ms] or [pause:1.5s] (milliseconds or seconds, more than 0, at most 60 s)"))
                 search = upper
             }
         }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Splits text that is too long for one request: at sentence boundaries, packing whole sentences
 /// into chunks within the limit; a sentence longer than the limit is split between words; a "word"
 /// longer than the limit is cut.
@@ -14,11 +16,14 @@ public enum TextChunker {
             if sentence.count <= limit {
                 pieces.append(sentence)
             } else {
-                pieces += pack(sentence.split(whereSeparator: \.isWhitespace).flatMap { word -> [String] in
-                    word.count <= limit ? [String(word)] : stride(from: 0, to: word.count, by: limit).map { start in
-                        String(word.dropFirst(start).prefix(limit))
-                    }
-                }, limit: limit)
+                pieces += pack(
+                    sentence.split(whereSeparator: \.isWhitespace).flatMap { word -> [String] in
+                        word.count <= limit
+                            ? [String(word)]
+                            : stride(from: 0, to: word.count, by: limit).map { start in
+                                String(word.dropFirst(start).prefix(limit))
+                            }
+                    }, limit: limit)
             }
         }
         return pack(pieces, limit: limit)
@@ -71,5 +76,3 @@ public enum TextChunker {
         return sentences
     }
 }
-
-import Foundation

@@ -31,7 +31,7 @@ public enum WordAligner {
         func isTrimmed(_ scalar: Unicode.Scalar) -> Bool {
             switch scalar.properties.generalCategory {
             case .connectorPunctuation, .dashPunctuation, .openPunctuation, .closePunctuation, .initialPunctuation, .finalPunctuation,
-                 .otherPunctuation, .mathSymbol, .currencySymbol, .modifierSymbol, .otherSymbol:
+                .otherPunctuation, .mathSymbol, .currencySymbol, .modifierSymbol, .otherSymbol:
                 return true
             default:
                 return scalar.value == 0x200D || (0xFE00...0xFE0F).contains(scalar.value)
@@ -80,7 +80,10 @@ public enum WordAligner {
         // Fill runs of words without anchors, sharing the time up to the next anchor (or pause) by length.
         var index = 0
         while index < words.count {
-            guard starts[index] == nil else { index += 1; continue }
+            guard starts[index] == nil else {
+                index += 1
+                continue
+            }
             let runStart = index
             while index < words.count && starts[index] == nil { index += 1 }
             let previous = runStart > 0 ? runStart - 1 : nil

@@ -28,13 +28,17 @@ public struct Transcriber: Sendable {
     ///     files: `WhisperRecognizer.identity(ofModel:in:)`); the cache is then read before anything is loaded.
     ///   - provide: Asked for the provider when a recorded message needs one (with the conversation's language, when it
     ///     says one); `nil` or an error means none for now (the render goes on without words and says why in a warning).
-    public init(identity: @escaping @Sendable (_ language: String?) -> [String]? = { _ in nil },
-                _ provide: @escaping @Sendable (_ language: String?) async throws -> (any SpeechToTextProvider)?) {
+    public init(
+        identity: @escaping @Sendable (_ language: String?) -> [String]? = { _ in nil },
+        _ provide: @escaping @Sendable (_ language: String?) async throws -> (any SpeechToTextProvider)?
+    ) {
         self.init(identity: identity, together: false, provide)
     }
 
-    init(identity: @escaping @Sendable (_ language: String?) -> [String]?, together: Bool,
-         _ provide: @escaping @Sendable (_ language: String?) async throws -> (any SpeechToTextProvider)?) {
+    init(
+        identity: @escaping @Sendable (_ language: String?) -> [String]?, together: Bool,
+        _ provide: @escaping @Sendable (_ language: String?) async throws -> (any SpeechToTextProvider)?
+    ) {
         self.provide = provide
         self.identity = identity
         hearsTogether = together
@@ -61,7 +65,8 @@ public struct Transcriber: Sendable {
 
     /// `model`, loaded when a render first needs it and shared like `automatic`'s.
     public static func model(_ model: WhisperModel) -> Transcriber {
-        let models = model.folder.deletingLastPathComponent(), name = model.name
+        let models = model.folder.deletingLastPathComponent()
+        let name = model.name
         return Transcriber(identity: { _ in WhisperRecognizer.identity(ofModel: name, in: models) }, together: true) { _ in
             try await WhisperModels.shared.recognizer(named: name, in: models)
         }
@@ -81,14 +86,17 @@ extension Transcriber {
     /// multilingual model for audio said to be in another language, `WhisperModel.model(for:)` —, `whisper-1`,
     /// `scribe_v1`), keys and base URLs from `environment` (`OPENAI_API_KEY`, `ELEVENLABS_API_KEY`, …).
     /// - Throws: `VoiceError` (`.configuration`) for an unknown name, or a Whisper model that is not installed.
-    public static func named(_ name: String, model: String? = nil,
-                             environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Transcriber {
+    public static func named(
+        _ name: String, model: String? = nil,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> Transcriber {
         switch name {
         case "whisper":
             let models = WhisperModel.modelsFolder(environment: environment)
             if let model { return .model(try WhisperModel.named(model, in: models)) }
-            _ = try WhisperModel.named(WhisperModel.defaultName, in: models)   // installed, and sound
-            return Transcriber(identity: { WhisperRecognizer.identity(ofModel: WhisperModel.model(for: $0, in: models), in: models) }, together: true) {
+            _ = try WhisperModel.named(WhisperModel.defaultName, in: models)  // installed, and sound
+            return Transcriber(identity: { WhisperRecognizer.identity(ofModel: WhisperModel.model(for: $0, in: models), in: models) }, together: true)
+            {
                 try await WhisperModels.shared.recognizer(named: WhisperModel.model(for: $0, in: models), in: models)
             }
         default:
@@ -99,16 +107,19 @@ extension Transcriber {
     /// The remote provider `name` names (`openai`, `elevenlabs`) with `model` (else its default), keys and base URLs
     /// from `environment`.
     /// - Throws: `VoiceError` (`.configuration`) for a name that is not a remote provider's.
-    public static func remote(_ name: String, model: String? = nil,
-                              environment: [String: String] = ProcessInfo.processInfo.environment) throws -> any SpeechToTextProvider {
+    public static func remote(
+        _ name: String, model: String? = nil,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> any SpeechToTextProvider {
         switch name {
         case "openai":
             return OpenAISpeechToText(environment: environment, model: model)
         case "elevenlabs":
             return ElevenLabsSpeechToText(environment: environment, model: model)
         default:
-            throw VoiceError(.configuration, provider: "transcription",
-                             message: "no speech-to-text provider \"\(name)\" (known: \(providerNames.joined(separator: ", ")))")
+            throw VoiceError(
+                .configuration, provider: "transcription",
+                message: "no speech-to-text provider \"\(name)\" (known: \(providerNames.joined(separator: ", ")))")
         }
     }
 }

@@ -29,9 +29,10 @@ extension Transcript {
     /// (whitespace runs made one space).
     public func alignment(of text: String, samples: [Float], rate: Int) -> Transcription {
         let words = SpeechOnsets.refine(aligned(to: text), samples: samples, rate: rate)
-        return Transcription(language: LanguageNames.name(of: language), duration: duration,
-                             text: text.split(whereSeparator: \.isWhitespace).joined(separator: " "),
-                             words: words, segments: Self.sentences(of: text, words: words))
+        return Transcription(
+            language: LanguageNames.name(of: language), duration: duration,
+            text: text.split(whereSeparator: \.isWhitespace).joined(separator: " "),
+            words: words, segments: Self.sentences(of: text, words: words))
     }
 
     /// The sentences of `text` as segments, timed by `words` (what `aligned(to:)` gave for the same text: one timing per
@@ -66,8 +67,10 @@ extension Transcript {
     /// substitutions only, in order. Memory is one byte per pair of words (a few MB for ten minutes of speech).
     static func matches(_ writtenWords: [String], _ heardWords: [String]) -> [(written: Int, heard: Int)] {
         // Each word's letters once, not once per pair of words.
-        let written = writtenWords.map { Array($0.unicodeScalars) }, heard = heardWords.map { Array($0.unicodeScalars) }
-        let n = written.count, m = heard.count
+        let written = writtenWords.map { Array($0.unicodeScalars) }
+        let heard = heardWords.map { Array($0.unicodeScalars) }
+        let n = written.count
+        let m = heard.count
         guard n > 0, m > 0 else { return [] }
         var rows = ([Int](), [Int]())
         // 0: diagonal (match or substitution), 1: skip a written word, 2: skip a heard word.
@@ -96,10 +99,14 @@ extension Transcript {
             swap(&previous, &current)
         }
         var pairs: [(Int, Int)] = []
-        var i = n, j = m
+        var i = n
+        var j = m
         while i > 0 && j > 0 {
             switch moves[i * (m + 1) + j] {
-            case 0: pairs.append((i - 1, j - 1)); i -= 1; j -= 1
+            case 0:
+                pairs.append((i - 1, j - 1))
+                i -= 1
+                j -= 1
             case 1: i -= 1
             default: j -= 1
             }

@@ -32,8 +32,10 @@ enum SpeechChunks {
     /// long as each is still `shortest` long), so that lanes hearing them side by side each hear as much (173 s on two
     /// lanes: eight pieces of 21.6 s, four each, not seven of 24.7 s, four on one lane and three on the other); each at
     /// most `limit` seconds, cut at the quietest 20 ms within `search` seconds of its even split point.
-    static func ranges(of samples: [Float], rate: Int, pieces wanted: Int = 1, lanes: Int = 1, limit: Double = longest,
-                       shortest: Double = 6, search: Double = 4) -> [Range<Int>] {
+    static func ranges(
+        of samples: [Float], rate: Int, pieces wanted: Int = 1, lanes: Int = 1, limit: Double = longest,
+        shortest: Double = 6, search: Double = 4
+    ) -> [Range<Int>] {
         let total = samples.count
         let most = max(1, Int(limit * Double(rate)))
         let needed = (total + most - 1) / most
@@ -43,7 +45,7 @@ enum SpeechChunks {
         let even = needed > 1 ? min((needed + lanes - 1) / lanes * lanes, fitting) : 1
         let count = max(1, needed, parallel, even)
         guard count > 1 else { return [0..<total] }
-        let window = max(1, rate / 50)   // 20 ms
+        let window = max(1, rate / 50)  // 20 ms
         let reach = Int(search * Double(rate))
         var cuts = [0]
         for index in 1..<count {
@@ -52,7 +54,8 @@ enum SpeechChunks {
             // No piece over `limit`: this one ends by previous + most, and the pieces left can still hold the rest.
             let earliest = max(previous + window, target - reach, total - (count - index) * most)
             let latest = min(previous + most, target + reach, total - window)
-            var best = min(previous + most, max(previous + 1, target)), quietest = Float.infinity
+            var best = min(previous + most, max(previous + 1, target))
+            var quietest = Float.infinity
             var position = earliest
             while position + window <= latest {
                 var energy: Float = 0
@@ -75,7 +78,7 @@ enum SpeechChunks {
     /// Whether `samples` (a piece at `rate`) is quiet throughout: no 20 ms of it reaches `silenceDB`.
     static func isSilent(_ samples: ArraySlice<Float>, rate: Int) -> Bool {
         let window = max(1, rate / 50)
-        let least = Float(window) * pow(10, silenceDB / 10)   // the sum of squares of a window at silenceDB
+        let least = Float(window) * pow(10, silenceDB / 10)  // the sum of squares of a window at silenceDB
         var start = samples.startIndex
         while start < samples.endIndex {
             let end = min(samples.endIndex, start + window)
@@ -91,8 +94,9 @@ enum SpeechChunks {
 extension Transcript {
     /// The transcript in the wire's shape (OpenAI's `verbose_json`): words, and segments made from them.
     public var transcription: Transcription {
-        Transcription(language: LanguageNames.name(of: language), duration: duration, text: text, words: words,
-                      segments: Transcription.segments(of: words))
+        Transcription(
+            language: LanguageNames.name(of: language), duration: duration, text: text, words: words,
+            segments: Transcription.segments(of: words))
     }
 }
 

@@ -20,7 +20,7 @@ extension TranscriptionFormat {
                 if self == .vtt || index > 0 { out += "\n" }
                 out += "\(index + 1)\n\(timestamp(segment.start)) --> \(timestamp(segment.end))\n"
                 let text = segment.text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
-                    .filter { !$0.isEmpty }.joined(separator: " ")   // a blank line would end the cue
+                    .filter { !$0.isEmpty }.joined(separator: " ")  // a blank line would end the cue
                 out += (self == .vtt ? MarkupText.escape(text, quotes: false) : text) + "\n"
             }
             return out

@@ -2,6 +2,7 @@ import ChorusFixtures
 import ChorusTestSupport
 import Foundation
 import Testing
+
 @testable import ChorusAudio
 
 @Suite("Waveform peaks (audiowaveform formats)")
@@ -27,8 +28,9 @@ struct WaveformTests {
         #expect(dat.dropFirst(20).map { Int(Int8(bitPattern: $0)) } == expected.map { $0 / 256 })
     }
 
-    @Test("the 16-bit read (no float round trip where the decoder gives 16-bit or mono float) equals the float read quantized",
-          arguments: [(ClipEncoding.wav16, 1), (.wav16, 2), (.mp3, 1), (.mp3, 2), (.m4a, 2), (.wav24, 1), (.wavFloat, 2)])
+    @Test(
+        "the 16-bit read (no float round trip where the decoder gives 16-bit or mono float) equals the float read quantized",
+        arguments: [(ClipEncoding.wav16, 1), (.wav16, 2), (.mp3, 1), (.mp3, 2), (.m4a, 2), (.wav24, 1), (.wavFloat, 2)])
     func sixteenBitRead(encoding: ClipEncoding, channels: Int) throws {
         let directory = try TemporaryDirectory()
         let format = AudioFormat(sampleRate: 44_100, channels: channels)
@@ -54,8 +56,12 @@ struct WaveformTests {
     func quantizeEdges() {
         for step in -65_540...65_540 {
             let scaled = Float(step) / 2
-            let expected: Int16 = scaled >= 32_766.5 ? 32_767 : scaled <= -32_767.5 ? -32_768
-                : Int16(scaled + (scaled < 0 ? -0.5 : 0.5))
+            let expected: Int16 =
+                scaled >= 32_766.5
+                ? 32_767
+                : scaled <= -32_767.5
+                    ? -32_768
+                    : Int16(scaled + (scaled < 0 ? -0.5 : 0.5))
             #expect(PCM16.quantize(scaled / 32_768) == expected, "\(scaled)")
         }
         #expect(PCM16.quantize(.nan) == 0 && PCM16.quantize(.infinity) == 32_767 && PCM16.quantize(-.infinity) == -32_768)

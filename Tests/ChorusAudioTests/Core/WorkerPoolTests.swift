@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ChorusAudio
 
 @Suite("Worker pool")
@@ -33,11 +34,22 @@ struct WorkerPoolTests {
         let release = DispatchSemaphore(value: 0)
         let order = ExecutionOrder()
         // The one thread is held until every job below is queued, in a known order (each queued before the next is sent).
-        let blocker = Task { try await pool.run { order.append(-1); release.wait() } }
-        while order.isEmpty { try await Task.sleep(nanoseconds: 1_000_000) }   // the blocker holds the thread
+        let blocker = Task {
+            try await pool.run {
+                order.append(-1)
+                release.wait()
+            }
+        }
+        while order.isEmpty { try await Task.sleep(nanoseconds: 1_000_000) }  // the blocker holds the thread
         var jobs: [Task<Int, any Error>] = []
         for index in 0..<200 {
-            jobs.append(Task { try await pool.run { order.append(index); return index * 2 } })
+            jobs.append(
+                Task {
+                    try await pool.run {
+                        order.append(index)
+                        return index * 2
+                    }
+                })
             while pool.waiting < index + 1 { try await Task.sleep(nanoseconds: 100_000) }
         }
         release.signal()

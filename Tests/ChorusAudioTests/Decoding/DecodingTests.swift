@@ -2,6 +2,7 @@ import ChorusFixtures
 import ChorusTestSupport
 import Foundation
 import Testing
+
 @testable import ChorusAudio
 
 @Suite("Decoding every format phones and providers produce")
@@ -152,8 +153,9 @@ struct ResamplingTests {
 
     @Test("stereo to mono averages the channels; mono to stereo copies")
     func channelMapping() throws {
-        let stereo = AudioBuffer(format: AudioFormat(sampleRate: 44_100, channels: 2),
-                                 samples: Array(repeating: [Float(0.6), Float(0.2)], count: 4_410).flatMap { $0 })
+        let stereo = AudioBuffer(
+            format: AudioFormat(sampleRate: 44_100, channels: 2),
+            samples: Array(repeating: [Float(0.6), Float(0.2)], count: 4_410).flatMap { $0 })
         let down = try Resampler(from: stereo.format, to: .speech)
         var mono: [Float] = []
         try stereo.samples.withUnsafeBufferPointer { try down.convert($0, into: &mono) }

@@ -2,13 +2,16 @@ import ChorusFixtures
 import ChorusTestSupport
 import Foundation
 import Testing
+
 @testable import ChorusAudio
 
 @Suite("Probe: exact durations")
 struct ProbeTests {
-    @Test("MP3 with a LAME/Xing tag reports exactly the samples encoded", arguments: [
-        (ClipEncoding.mp3, 44_100), (.mp3, 24_000), (.mp3, 22_050), (.mp3VBR, 44_100), (.mp3VBR, 16_000),
-    ])
+    @Test(
+        "MP3 with a LAME/Xing tag reports exactly the samples encoded",
+        arguments: [
+            (ClipEncoding.mp3, 44_100), (.mp3, 24_000), (.mp3, 22_050), (.mp3VBR, 44_100), (.mp3VBR, 16_000),
+        ])
     func gaplessMP3(encoding: ClipEncoding, rate: Int) throws {
         let directory = try TemporaryDirectory()
         let format = AudioFormat(sampleRate: rate, channels: 1)
@@ -43,7 +46,8 @@ struct ProbeTests {
     func json() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("tone.flac")
-        try ClipEncoding.flac.write(SignalGenerator.tone(frequency: 440, amplitude: 0.5, seconds: 1, format: AudioFormat(sampleRate: 16_000, channels: 2)), to: url)
+        try ClipEncoding.flac.write(
+            SignalGenerator.tone(frequency: 440, amplitude: 0.5, seconds: 1, format: AudioFormat(sampleRate: 16_000, channels: 2)), to: url)
         let object = try JSONSerialization.jsonObject(with: AudioProbe.probe(url).jsonData()) as! [String: Any]
         #expect(object["container"] as? String == "flac")
         #expect(object["sample_rate"] as? Int == 16_000)

@@ -1,6 +1,7 @@
 import ChorusFixtures
 import Foundation
 import Testing
+
 @testable import ChorusAudio
 
 @Suite("Atomic outputs and sinks")
@@ -47,7 +48,9 @@ struct AtomicOutputTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
     }
 
-    @Test("a destination that is a device (a link to /dev/null here) is written in place: the link and the device stay what they were, no temporary file is left")
+    @Test(
+        "a destination that is a device (a link to /dev/null here) is written in place: the link and the device stay what they were, no temporary file is left"
+    )
     func device() throws {
         let directory = try TemporaryDirectory()
         let link = directory.file("out.json")
@@ -76,18 +79,26 @@ struct AtomicOutputTests {
         }
     }
 
-    @Test("file, memory and stream receive the same encoded bytes; an MP3 stream lacks only the tag frame",
-          arguments: [(OutputFileFormat.mp3, 44_100, 1, 128_000), (.mp3, 24_000, 2, 64_000), (.mp3, 8_000, 1, 8_000),
-                      (.mp3, 11_025, 1, 32_000), (.mp3, 48_000, 2, 320_000), (.ogg, 48_000, 1, 64_000)])
+    @Test(
+        "file, memory and stream receive the same encoded bytes; an MP3 stream lacks only the tag frame",
+        arguments: [
+            (OutputFileFormat.mp3, 44_100, 1, 128_000), (.mp3, 24_000, 2, 64_000), (.mp3, 8_000, 1, 8_000),
+            (.mp3, 11_025, 1, 32_000), (.mp3, 48_000, 2, 320_000), (.ogg, 48_000, 1, 64_000),
+        ])
     func sinksAgree(format: OutputFileFormat, rate: Int, channels: Int, bitRate: Int) async throws {
         let directory = try TemporaryDirectory()
         let audio = AudioFormat(sampleRate: rate, channels: channels)
         let clip = SignalGenerator.speechLike(fundamental: 150, seconds: 2.5, format: audio, seed: 5)
         let stream = AudioChunkStream()
-        let collected = Task { var all = Data(); for try await chunk in stream { all.append(chunk) }; return all }
+        let collected = Task {
+            var all = Data()
+            for try await chunk in stream { all.append(chunk) }
+            return all
+        }
         let url = directory.file("out.\(format.rawValue)")
         let output = try EncodedOutput(file: url, memory: true, stream: stream, subject: url.path)
-        try AudioFileWriter.encode(clip, with: EncoderFactory.make(EncoderSettings(fileFormat: format, format: audio, bitRate: bitRate), output: output))
+        try AudioFileWriter.encode(
+            clip, with: EncoderFactory.make(EncoderSettings(fileFormat: format, format: audio, bitRate: bitRate), output: output))
         let memory = try #require(try output.finish())
         let streamed = try await collected.value
         let file = try Data(contentsOf: url)
@@ -121,7 +132,7 @@ enum MP3TagFrame {
     static func size(of data: Data) throws -> Int {
         let bytes = [UInt8](data.prefix(4))
         guard bytes.count == 4, bytes[0] == 0xFF, bytes[1] & 0xE0 == 0xE0 else { throw AudioError(.corrupt, subject: "mp3", reason: "no frame sync") }
-        let version = (bytes[1] >> 3) & 3          // 3: MPEG-1, 2: MPEG-2, 0: MPEG-2.5
+        let version = (bytes[1] >> 3) & 3  // 3: MPEG-1, 2: MPEG-2, 0: MPEG-2.5
         let bitrateIndex = Int(bytes[2] >> 4)
         let rateIndex = Int((bytes[2] >> 2) & 3)
         let padding = Int((bytes[2] >> 1) & 1)

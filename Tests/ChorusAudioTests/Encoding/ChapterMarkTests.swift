@@ -2,14 +2,16 @@ import ChorusFixtures
 import ChorusTestSupport
 import Foundation
 import Testing
+
 @testable import ChorusAudio
 
 @Suite("Chapter marks")
 struct ChapterMarkTests {
     @Test("titles: the speaker and the message's first words, cut at a word with an ellipsis; the speaker alone without text")
     func titles() {
-        #expect(ChapterTitle.make(speaker: "Maya", text: "Can someone pick me up after practice today at five?")
-            == "Maya: Can someone pick me up after practice today…")
+        #expect(
+            ChapterTitle.make(speaker: "Maya", text: "Can someone pick me up after practice today at five?")
+                == "Maya: Can someone pick me up after practice today…")
         #expect(ChapterTitle.make(speaker: "Mom", text: "  Dinner\nat   seven. ") == "Mom: Dinner at seven.")
         #expect(ChapterTitle.make(speaker: "Dad", text: nil) == "Dad")
         #expect(ChapterTitle.make(speaker: "Dad", text: " \n ") == "Dad")
@@ -24,7 +26,7 @@ struct ChapterMarkTests {
         #expect(marks.map(\.frames) == [0..<100, 100..<250, 250..<400])
         #expect(ChapterMark.contiguous(titles: ["a", "b"], starts: [0], total: 10).count == 1)
         #expect(ChapterMark.milliseconds(frames: 22_050, sampleRate: 44_100) == 500)
-        #expect(ChapterMark.milliseconds(frames: 66, sampleRate: 44_100) == 1)   // 1.497 ms
+        #expect(ChapterMark.milliseconds(frames: 66, sampleRate: 44_100) == 1)  // 1.497 ms
         #expect(WebVTT.timestamp(milliseconds: 3_723_004) == "01:02:03.004")
     }
 
@@ -38,7 +40,7 @@ struct ChapterMarkTests {
         let url = directory.file("many.mp3")
         let output = try EncodedOutput(file: url)
         let encoder = try MP3Encoder(output: output, format: format, bitRate: 64_000, chapterTitles: titles)
-        let frames = 600   // 25 ms each
+        let frames = 600  // 25 ms each
         let clip = SignalGenerator.tone(frequency: 440, amplitude: 0.3, seconds: Double(frames * count) / 24_000, format: format)
         try AudioFileWriter.encode(clip, with: encoder, finishing: false)
         try encoder.finish(chapters: (0..<count).map { ChapterMark(title: titles[$0], frames: ($0 * frames)..<(($0 + 1) * frames)) })
@@ -56,7 +58,9 @@ struct ChapterMarkTests {
         #expect(try AudioFileReader(url: url).readAll().frameCount == frames * count)
     }
 
-    @Test("ID3: titles that may grow get room in the tag's padding; the grown titles are read back, and ones too long for the room keep their first form")
+    @Test(
+        "ID3: titles that may grow get room in the tag's padding; the grown titles are read back, and ones too long for the room keep their first form"
+    )
     func growingTitles() async throws {
         try #require(Referee.available, "ffmpeg/ffprobe (the referee) is not installed")
         let directory = try TemporaryDirectory()
@@ -105,8 +109,10 @@ struct ChapterMarkTests {
             offset = end
         }
         #expect(pages >= 3)
-        try encoder.finish(chapters: [ChapterMark(title: "First", frames: 0..<48_000), ChapterMark(title: "Second", frames: 48_000..<96_000),
-                                      ChapterMark(title: "Third", frames: 96_000..<144_000)])
+        try encoder.finish(chapters: [
+            ChapterMark(title: "First", frames: 0..<48_000), ChapterMark(title: "Second", frames: 48_000..<96_000),
+            ChapterMark(title: "Third", frames: 96_000..<144_000),
+        ])
         let directory = try TemporaryDirectory()
         let url = directory.file("three.ogg")
         try #require(try output.finish()).write(to: url)

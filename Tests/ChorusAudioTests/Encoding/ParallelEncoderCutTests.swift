@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ChorusAudio
 
 /// A joiner double: a 100-sample grid, 50-sample margins, overlapped cuts warming 2 frames and running on 3, codecs
@@ -79,8 +80,9 @@ struct ParallelEncoderCutTests {
         }
     }
 
-    @Test("a cut on the grid nearest the middle of a long enough silence; none in one too short for two margins",
-          arguments: [1, 37, 4_096])
+    @Test(
+        "a cut on the grid nearest the middle of a long enough silence; none in one too short for two margins",
+        arguments: [1, 37, 4_096])
     func cutsAndPieces(chunk: Int) throws {
         // Silence 1000..<1400: grid points 50 samples inside it are 1100…1300, the middle 1200. Silence 2400..<2520:
         // no grid point is 50 from both ends (2500 is 20 from the sound after it).
@@ -91,8 +93,11 @@ struct ParallelEncoderCutTests {
         try encoder.finish()
         #expect(encoder.cuts == [1_200])
         #expect(joiner.made == [0, 1_200])
-        #expect(joiner.appended == [.init(span: .init(index: 0, encoderStart: 0, start: 0, end: 1_200), samples: 1_200),
-                                    .init(span: .init(index: 1, encoderStart: 1_200, start: 1_200, end: nil), samples: 2_320)])
+        #expect(
+            joiner.appended == [
+                .init(span: .init(index: 0, encoderStart: 0, start: 0, end: 1_200), samples: 1_200),
+                .init(span: .init(index: 1, encoderStart: 1_200, start: 1_200, end: nil), samples: 2_320),
+            ])
         #expect(joiner.finished == 3_520)
     }
 
@@ -114,8 +119,9 @@ struct ParallelEncoderCutTests {
     /// A ramp with no silence: sample `i` is `(i + 1) / 100_000`, so a codec's first and last samples say where it began and ended.
     static func ramp(_ count: Int) -> [Float] { (0..<count).map { Float($0 + 1) / 100_000 } }
 
-    @Test("overlapped cuts (no silence): every minimum piece on the grid, each encoder warmed by the frames before its cut, the piece before given frames past it",
-          arguments: [1, 37, 4_096])
+    @Test(
+        "overlapped cuts (no silence): every minimum piece on the grid, each encoder warmed by the frames before its cut, the piece before given frames past it",
+        arguments: [1, 37, 4_096])
     func overlappedCuts(chunk: Int) throws {
         let joiner = RecordingJoiner()
         // Pieces are at least 2 × (2 + 3) frames = 1,000 samples; 0.3 s at 8 kHz is 2,400.
@@ -124,16 +130,21 @@ struct ParallelEncoderCutTests {
         try encoder.finish()
         #expect(encoder.cuts == [2_400, 4_800])
         #expect(joiner.made == [0, 2_200, 4_600])
-        #expect(joiner.appended == [.init(span: .init(index: 0, encoderStart: 0, start: 0, end: 2_400), samples: 2_700),
-                                    .init(span: .init(index: 1, encoderStart: 2_200, start: 2_400, end: 4_800), samples: 2_900),
-                                    .init(span: .init(index: 2, encoderStart: 4_600, start: 4_800, end: nil), samples: 1_400)])
+        #expect(
+            joiner.appended == [
+                .init(span: .init(index: 0, encoderStart: 0, start: 0, end: 2_400), samples: 2_700),
+                .init(span: .init(index: 1, encoderStart: 2_200, start: 2_400, end: 4_800), samples: 2_900),
+                .init(span: .init(index: 2, encoderStart: 4_600, start: 4_800, end: nil), samples: 1_400),
+            ])
         // Each codec was given the stream's own samples from where it started to where it stopped.
         #expect(joiner.encoded.map(\.first) == [0, 2_200, 4_600].map { Float($0 + 1) / 100_000 })
         #expect(joiner.encoded.map(\.last) == [2_700, 5_100, 6_000].map { Float($0) / 100_000 })
         #expect(joiner.finished == 6_000)
     }
 
-    @Test("overlapped: a stream ending inside a cut's overlap leaves that cut out (the piece before it has every sample); one too short for a piece is one piece")
+    @Test(
+        "overlapped: a stream ending inside a cut's overlap leaves that cut out (the piece before it has every sample); one too short for a piece is one piece"
+    )
     func overlappedEndInsideOverlap() throws {
         for (length, cuts) in [(2_500, [Int]()), (2_000, []), (2_700, [2_400])] {
             let joiner = RecordingJoiner()

@@ -2,6 +2,7 @@ import ChorusFixtures
 import ChorusTestSupport
 import Foundation
 import Testing
+
 @testable import ChorusAudio
 
 /// Streams without digital silence (speech over a music bed) encoded in overlapping pieces, against one encoder.
@@ -18,7 +19,8 @@ struct ParallelEncoderOverlapTests {
             for channel in 0..<format.channels {
                 seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
                 let noise = Double(Int64(bitPattern: seed) >> 40) / Double(1 << 23) * 0.004
-                let bed = 0.08 * sin(2 * .pi * 220 * time) * (0.6 + 0.4 * sin(2 * .pi * 0.5 * time))
+                let bed =
+                    0.08 * sin(2 * .pi * 220 * time) * (0.6 + 0.4 * sin(2 * .pi * 0.5 * time))
                     + 0.05 * sin(2 * .pi * 330 * time + Double(channel)) + noise
                 audio.samples[frame * format.channels + channel] = Float(Double(audio.samples[frame * format.channels + channel]) * 0.8 + bed)
             }
@@ -38,8 +40,9 @@ struct ParallelEncoderOverlapTests {
         let bitRate = ParallelEncoderTests.bitRate(audio.format)
         var result = Encoded(cuts: [], splices: [])
         if url.pathExtension == "mp3" {
-            let joiner = try MP3Joiner(output: output, format: audio.format, bitRate: bitRate, quality: RenderOptions.defaultMP3Quality,
-                                       chapterTitles: [], spliceRule: spliceRule)
+            let joiner = try MP3Joiner(
+                output: output, format: audio.format, bitRate: bitRate, quality: RenderOptions.defaultMP3Quality,
+                chapterTitles: [], spliceRule: spliceRule)
             let encoder = try ParallelEncoder(joiner: joiner, format: audio.format, jobs: jobs, cutting: .overlapped, minimumPieceSeconds: 0)
             try AudioFileWriter.encode(audio, with: encoder)
             result = Encoded(cuts: encoder.cuts, splices: joiner.splices)
@@ -66,23 +69,26 @@ struct ParallelEncoderOverlapTests {
         let frames = input.count / channels
         return splices.map { frame in
             let window = max(0, (frame - 3) * frameSize)..<min(frames, (frame + 1) * frameSize)
-            return SpliceNoise(frame: frame, pieces: ParallelEncoderTests.difference(decoded, input, frames: window, channels: channels).rms,
-                               serial: ParallelEncoderTests.difference(serial, input, frames: window, channels: channels).rms)
+            return SpliceNoise(
+                frame: frame, pieces: ParallelEncoderTests.difference(decoded, input, frames: window, channels: channels).rms,
+                serial: ParallelEncoderTests.difference(serial, input, frames: window, channels: channels).rms)
         }
     }
 
     /// Every MP3 rate, mono and stereo alternating: each MPEG version (1, 2, 2.5: their frame and reservoir sizes)
     /// in both of its side-information layouts.
-    @Test("MP3 in overlapped pieces: exact length, splices carrying the bit reservoir, noise at every splice at one encoder's level",
-          arguments: [(8_000, 1), (11_025, 2), (12_000, 1), (16_000, 2), (22_050, 1), (24_000, 2), (32_000, 1), (44_100, 2), (48_000, 1)])
+    @Test(
+        "MP3 in overlapped pieces: exact length, splices carrying the bit reservoir, noise at every splice at one encoder's level",
+        arguments: [(8_000, 1), (11_025, 2), (12_000, 1), (16_000, 2), (22_050, 1), (24_000, 2), (32_000, 1), (44_100, 2), (48_000, 1)])
     func mp3(rate: Int, channels: Int) throws {
         try Self.check("mp3", AudioFormat(sampleRate: rate, channels: channels), frameSize: MP3Stream.samplesPerFrame(sampleRate: rate))
     }
 
     /// Only the length: FFmpeg's AAC rate control leaves fresh pieces noisier than one encoder (`AACJoiner.overlap`),
     /// which is why renders with a bed keep one AAC encoder.
-    @Test("AAC in overlapped pieces: exact length (renders keep one AAC encoder under a bed: its rate control)",
-          arguments: [(8_000, 1), (44_100, 2), (96_000, 1)])
+    @Test(
+        "AAC in overlapped pieces: exact length (renders keep one AAC encoder under a bed: its rate control)",
+        arguments: [(8_000, 1), (44_100, 2), (96_000, 1)])
     func aac(rate: Int, channels: Int) throws {
         try Self.check("m4a", AudioFormat(sampleRate: rate, channels: channels), frameSize: 1024)
     }
@@ -108,8 +114,9 @@ struct ParallelEncoderOverlapTests {
         let whole = ParallelEncoderTests.difference(decoded, input, frames: 0..<audio.frameCount, channels: channels)
         let serialWhole = ParallelEncoderTests.difference(serial, input, frames: 0..<audio.frameCount, channels: channels)
         #expect(whole.rms <= serialWhole.rms * 1.1 + 1e-4, "\(label): \(whole.rms) RMS against the input, one encoder \(serialWhole.rms)")
-        let noise = Self.spliceNoise(decoded: decoded, serial: serial, input: input, splices: encoded.splices.map(\.frame),
-                                     frameSize: frameSize, channels: channels)
+        let noise = Self.spliceNoise(
+            decoded: decoded, serial: serial, input: input, splices: encoded.splices.map(\.frame),
+            frameSize: frameSize, channels: channels)
         for splice in noise {
             #expect(splice.pieces <= splice.serial * 1.5 + 2e-4, "\(label): splice at \(splice); all \(noise)")
         }
@@ -128,14 +135,16 @@ struct ParallelEncoderOverlapTests {
         let encoded = try Self.encode(audio, jobs: 2, spliceRule: .withoutBorrowedData, to: directory.file("broken.mp3"))
         let decoded = try Referee.decodeS16Exact(directory.file("broken.mp3"), channels: 2)
         #expect(decoded.count == input.count)
-        let noise = Self.spliceNoise(decoded: decoded, serial: serial, input: input, splices: encoded.splices.filter { $0.borrowed > 0 }.map(\.frame),
-                                     frameSize: 1152, channels: 2)
+        let noise = Self.spliceNoise(
+            decoded: decoded, serial: serial, input: input, splices: encoded.splices.filter { $0.borrowed > 0 }.map(\.frame),
+            frameSize: 1152, channels: 2)
         try #require(!noise.isEmpty)
         #expect(noise.contains { $0.pieces > $0.serial * 1.5 + 2e-4 }, "\(noise)")
     }
 
-    @Test("MP3 splices at the cut with the frame before widened (the fallback when the reservoir does not fit): still exact in length, within the codec's noise",
-          arguments: [(44_100, 2), (22_050, 1)])
+    @Test(
+        "MP3 splices at the cut with the frame before widened (the fallback when the reservoir does not fit): still exact in length, within the codec's noise",
+        arguments: [(44_100, 2), (22_050, 1)])
     func mp3Widened(rate: Int, channels: Int) throws {
         let format = AudioFormat(sampleRate: rate, channels: channels)
         let frameSize = MP3Stream.samplesPerFrame(sampleRate: rate)
@@ -149,8 +158,10 @@ struct ParallelEncoderOverlapTests {
         #expect(encoded.splices.allSatisfy { $0.widened }, "\(encoded.splices)")
         let decoded = try Referee.decodeS16Exact(directory.file("widened.mp3"), channels: channels)
         try #require(decoded.count == input.count)
-        for splice in Self.spliceNoise(decoded: decoded, serial: serial, input: input, splices: encoded.splices.map(\.frame),
-                                       frameSize: frameSize, channels: channels) {
+        for splice in Self.spliceNoise(
+            decoded: decoded, serial: serial, input: input, splices: encoded.splices.map(\.frame),
+            frameSize: frameSize, channels: channels)
+        {
             #expect(splice.pieces <= splice.serial * 1.5 + 2e-4, "\(splice)")
         }
     }

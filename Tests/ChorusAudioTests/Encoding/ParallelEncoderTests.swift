@@ -2,6 +2,7 @@ import ChorusFixtures
 import ChorusTestSupport
 import Foundation
 import Testing
+
 @testable import ChorusAudio
 
 @Suite("Parallel MP3 and AAC encoding", .enabled(if: Referee.available, "needs ffmpeg as the referee decoder"))
@@ -17,11 +18,13 @@ struct ParallelEncoderTests {
                 gaps.append((samples.count / format.channels)..<(samples.count / format.channels + gap))
                 samples += [Float](repeating: 0, count: gap * format.channels)
             }
-            var message = SignalGenerator.speechLike(fundamental: 110 + 35 * Double(index % 5), seconds: 0.7 + 0.15 * Double(index % 4),
-                                                     format: format, seed: UInt64(index + 1), amplitude: 0.6)
+            var message = SignalGenerator.speechLike(
+                fundamental: 110 + 35 * Double(index % 5), seconds: 0.7 + 0.15 * Double(index % 4),
+                format: format, seed: UInt64(index + 1), amplitude: 0.6)
             for frame in 0..<message.frameCount {
                 for channel in 0..<format.channels {
-                    message.samples[frame * format.channels + channel] = message.samples[frame * format.channels + channel]
+                    message.samples[frame * format.channels + channel] =
+                        message.samples[frame * format.channels + channel]
                         * (channel == 0 ? 1 : 0.7) + Float(0.002 * sin(Double(frame) * 0.05 + Double(channel)))
                 }
             }
@@ -33,8 +36,10 @@ struct ParallelEncoderTests {
 
     /// Encodes `audio` (fed 65,536 frames at a time, as the stitcher does) into `url` (MP3 or M4A, by its extension) with
     /// one encoder (`jobs == nil`) or in pieces; returns the cuts.
-    static func encode(_ audio: AudioBuffer, jobs: Int?, minimumPieceSeconds: Double = 0, aacMargin: Int = AACJoiner.defaultMargin,
-                       chapters: [ChapterMark] = [], to url: URL) throws -> [Int] {
+    static func encode(
+        _ audio: AudioBuffer, jobs: Int?, minimumPieceSeconds: Double = 0, aacMargin: Int = AACJoiner.defaultMargin,
+        chapters: [ChapterMark] = [], to url: URL
+    ) throws -> [Int] {
         let titles = chapters.map(\.title)
         let output = try EncodedOutput(file: url)
         let bitRate = Self.bitRate(audio.format)
@@ -44,16 +49,20 @@ struct ParallelEncoderTests {
         case ("mp3", nil):
             encoder = try MP3Encoder(output: output, format: audio.format, bitRate: bitRate, chapterTitles: titles)
         case ("mp3", let jobs?):
-            let parallel = try ParallelEncoder(joiner: MP3Joiner(output: output, format: audio.format, bitRate: bitRate,
-                                                                 quality: RenderOptions.defaultMP3Quality, chapterTitles: titles),
-                                               format: audio.format, jobs: jobs, minimumPieceSeconds: minimumPieceSeconds)
+            let parallel = try ParallelEncoder(
+                joiner: MP3Joiner(
+                    output: output, format: audio.format, bitRate: bitRate,
+                    quality: RenderOptions.defaultMP3Quality, chapterTitles: titles),
+                format: audio.format, jobs: jobs, minimumPieceSeconds: minimumPieceSeconds)
             (encoder, cuts) = (parallel, { parallel.cuts })
         case (_, nil):
             encoder = try CodecEncoder(output: output, format: audio.format, codec: .aacInM4A, bitRate: bitRate, chapterTitles: titles)
         case (_, let jobs?):
-            let parallel = try ParallelEncoder(joiner: AACJoiner(output: output, format: audio.format, bitRate: bitRate, chapterTitles: titles,
-                                                                 margin: aacMargin),
-                                               format: audio.format, jobs: jobs, minimumPieceSeconds: minimumPieceSeconds)
+            let parallel = try ParallelEncoder(
+                joiner: AACJoiner(
+                    output: output, format: audio.format, bitRate: bitRate, chapterTitles: titles,
+                    margin: aacMargin),
+                format: audio.format, jobs: jobs, minimumPieceSeconds: minimumPieceSeconds)
             (encoder, cuts) = (parallel, { parallel.cuts })
         }
         try AudioFileWriter.encode(audio, with: encoder, finishing: false)
@@ -78,17 +87,22 @@ struct ParallelEncoderTests {
 
     /// Every rate, mono and stereo alternating: each MPEG version (1, 2, 2.5: their frame sizes) in both of its
     /// side-information layouts (each rate in both was twice the time under the sanitizers for nothing the joiner reads).
-    @Test("MP3 pieces join into one stream: exact length, exact gaps, digital silence at every splice, codec-level difference",
-          arguments: [(8_000, 1), (11_025, 2), (12_000, 1), (16_000, 2), (22_050, 1), (24_000, 2), (32_000, 1), (44_100, 2), (48_000, 1)])
+    @Test(
+        "MP3 pieces join into one stream: exact length, exact gaps, digital silence at every splice, codec-level difference",
+        arguments: [(8_000, 1), (11_025, 2), (12_000, 1), (16_000, 2), (22_050, 1), (24_000, 2), (32_000, 1), (44_100, 2), (48_000, 1)])
     func mp3ExactAtEveryRate(rate: Int, channels: Int) throws {
-        try Self.checkPieces("mp3", AudioFormat(sampleRate: rate, channels: channels), frameSize: MP3Stream.samplesPerFrame(sampleRate: rate),
-                             margin: MP3Joiner.defaultMargin)
+        try Self.checkPieces(
+            "mp3", AudioFormat(sampleRate: rate, channels: channels), frameSize: MP3Stream.samplesPerFrame(sampleRate: rate),
+            margin: MP3Joiner.defaultMargin)
     }
 
     /// Every rate AAC has, mono and stereo alternating.
-    @Test("AAC pieces join into one M4A stream: exact length, exact gaps, digital silence at every splice, codec-level difference",
-          arguments: [(8_000, 1), (11_025, 2), (12_000, 1), (16_000, 2), (22_050, 1), (24_000, 2), (32_000, 1), (44_100, 2),
-                      (48_000, 1), (64_000, 2), (88_200, 1), (96_000, 2)])
+    @Test(
+        "AAC pieces join into one M4A stream: exact length, exact gaps, digital silence at every splice, codec-level difference",
+        arguments: [
+            (8_000, 1), (11_025, 2), (12_000, 1), (16_000, 2), (22_050, 1), (24_000, 2), (32_000, 1), (44_100, 2),
+            (48_000, 1), (64_000, 2), (88_200, 1), (96_000, 2),
+        ])
     func aacExactAtEveryRate(rate: Int, channels: Int) throws {
         try Self.checkPieces("m4a", AudioFormat(sampleRate: rate, channels: channels), frameSize: 1024, margin: AACJoiner.defaultMargin)
     }
@@ -125,14 +139,20 @@ struct ParallelEncoderTests {
                 guard let gap = gaps.first(where: { $0.contains(cut) }) else { continue }
                 let splice = max(cut - 576, gap.lowerBound + margin) * channels..<min(cut + 576, gap.upperBound - margin) * channels
                 let loud = splice.filter { decoded[$0] != 0 }
-                #expect(loud.isEmpty, "\(label): not silent around the cut at \(cut): \(loud.count) samples from \(loud.first.map { $0 / channels - cut } ?? 0) past it, \(loud.prefix(4).map { decoded[$0] }); one encoder there \(loud.prefix(4).map { serial[$0] }); gap \(gaps.first { $0.contains(cut) }.map { "\($0.lowerBound - cut)..<\($0.upperBound - cut)" } ?? "")")
+                #expect(
+                    loud.isEmpty,
+                    "\(label): not silent around the cut at \(cut): \(loud.count) samples from \(loud.first.map { $0 / channels - cut } ?? 0) past it, \(loud.prefix(4).map { decoded[$0] }); one encoder there \(loud.prefix(4).map { serial[$0] }); gap \(gaps.first { $0.contains(cut) }.map { "\($0.lowerBound - cut)..<\($0.upperBound - cut)" } ?? "")"
+                )
             }
             // The codec rings past a sound's edge, and that ringing depends on the encoder's state, which a fresh piece's
             // encoder does not share: what must be exactly 0 is the gap `margin` samples away from sound, where cuts are.
             for gap in gaps where gap.count > 2 * margin {
                 let middle = (gap.lowerBound + margin) * channels..<(gap.upperBound - margin) * channels
                 let loud = middle.filter { decoded[$0] != 0 }
-                #expect(loud.isEmpty, "\(label): gap \(gap) not silent in the middle: \(loud.count) samples, first at \(loud.first.map { $0 / channels } ?? 0) \(loud.prefix(3).map { decoded[$0] }); serial there \(loud.prefix(3).map { serial[$0] })")
+                #expect(
+                    loud.isEmpty,
+                    "\(label): gap \(gap) not silent in the middle: \(loud.count) samples, first at \(loud.first.map { $0 / channels } ?? 0) \(loud.prefix(3).map { decoded[$0] }); serial there \(loud.prefix(3).map { serial[$0] })"
+                )
             }
             // Within the codec's own noise: no worse against the input than one encoder, give or take.
             let noise = Self.difference(decoded, input, frames: 0..<audio.frameCount, channels: channels)
@@ -150,7 +170,7 @@ struct ParallelEncoderTests {
         let cuts = try Self.encode(audio, jobs: 2, aacMargin: margin, to: url)
         #expect(cuts.count == 3)
         let decoded = try Referee.decodeS16Exact(url, channels: 2)
-        #expect(decoded.count == audio.samples.count)   // the length is right all the same
+        #expect(decoded.count == audio.samples.count)  // the length is right all the same
         let loudest = cuts.map { cut in decoded[((cut - 512) * 2)..<((cut + 512) * 2)].map { abs(Int($0)) }.max() ?? 0 }.max() ?? 0
         #expect(loudest > 0, "every splice silent even with a 256-sample margin: the default margin's measurement needs redoing")
     }
@@ -173,8 +193,9 @@ struct ParallelEncoderTests {
         }
     }
 
-    @Test("silence too short to cut in leaves one piece, still exact (MP3: 20 ms gaps at 44.1 kHz; M4A: 300 ms at 8 kHz)",
-          arguments: [("mp3", 44_100, 20), ("m4a", 8_000, 300)])
+    @Test(
+        "silence too short to cut in leaves one piece, still exact (MP3: 20 ms gaps at 44.1 kHz; M4A: 300 ms at 8 kHz)",
+        arguments: [("mp3", 44_100, 20), ("m4a", 8_000, 300)])
     func shortGapsNoCut(fileExtension: String, rate: Int, gapMilliseconds: Int) throws {
         let format = AudioFormat(sampleRate: rate, channels: 1)
         let (audio, _) = Self.conversation(format, messages: 6, gapMilliseconds: gapMilliseconds)
@@ -199,17 +220,19 @@ struct ParallelEncoderTests {
             let crc = bytes.withUnsafeBufferPointer { MP3Stream.crc16(0, UnsafeBufferPointer(rebasing: $0[first...])) }
             let start = try #require(lame.firstRange(of: Array("Info".utf8))).lowerBound
             // Our CRC is LAME's: its tag CRC covers the frame up to the CRC field.
-            #expect(lame.withUnsafeBufferPointer { MP3Stream.crc16(0, UnsafeBufferPointer(rebasing: $0[0..<(start + 154)])) }
+            #expect(
+                lame.withUnsafeBufferPointer { MP3Stream.crc16(0, UnsafeBufferPointer(rebasing: $0[0..<(start + 154)])) }
                     == UInt16(lame[start + 154]) << 8 | UInt16(lame[start + 155]))
             // Spoil every field the rewrite owns (counts, seek table, padding, music length and CRC, tag CRC).
             var template = lame
             for index in Array((start + 8)..<(start + 116)) + Array((start + 148)..<(start + 156)) { template[index] = 0x5A }
             template[start + 142] &= 0xF0
             template[start + 143] = 0
-            let rebuilt = try MP3Stream.lameTag(template: template, frameOffsets: audioFrames.map { $0.lowerBound - first },
-                                                audioBytes: bytes.count - first,
-                                                samplesPerFrame: MP3Stream.samplesPerFrame(sampleRate: format.sampleRate),
-                                                samples: audio.frameCount, musicCRC: crc, subject: "test")
+            let rebuilt = try MP3Stream.lameTag(
+                template: template, frameOffsets: audioFrames.map { $0.lowerBound - first },
+                audioBytes: bytes.count - first,
+                samplesPerFrame: MP3Stream.samplesPerFrame(sampleRate: format.sampleRate),
+                samples: audio.frameCount, musicCRC: crc, subject: "test")
             // TOC entries may differ by a few 256ths (LAME estimates positions from bit rates; the rewrite counts bytes); everything else is identical.
             for index in 0..<lame.count where !((start + 16)..<(start + 116)).contains(index) && index != start + 154 && index != start + 155 {
                 #expect(rebuilt[index] == lame[index], "\(format): byte \(index - start) of the tag: \(rebuilt[index]) vs LAME's \(lame[index])")
@@ -221,4 +244,3 @@ struct ParallelEncoderTests {
         }
     }
 }
-

@@ -1,6 +1,7 @@
 import ChorusFixtures
 import Foundation
 import Testing
+
 @testable import ChorusAudio
 
 @Suite("Fader")

@@ -2,12 +2,14 @@ import ChorusFixtures
 import ChorusTestSupport
 import Foundation
 import Testing
+
 @testable import ChorusAudio
 
 @Suite("Loudness normalization")
 struct LoudnessTests {
-    @Test("clips at very different levels all land within ±1 LU of the target with true peak ≤ −1 dBTP",
-          arguments: [0.01, 0.05, 0.2, 0.6, 0.95])
+    @Test(
+        "clips at very different levels all land within ±1 LU of the target with true peak ≤ −1 dBTP",
+        arguments: [0.01, 0.05, 0.2, 0.6, 0.95])
     func reachesTarget(amplitude: Double) throws {
         var clip = SignalGenerator.speechLike(fundamental: 150, seconds: 3, format: .speech, seed: 3, amplitude: amplitude)
         let result = try LoudnessNormalizer(targetLUFS: -16).normalize(&clip)
@@ -31,8 +33,9 @@ struct LoudnessTests {
         #expect(abs(measured.integrated! - -16) <= 0.1, "\(measured.integrated!) LUFS")
     }
 
-    @Test("heavily limited voices land on the target within 0.1 LU (libebur128), true peak under the ceiling",
-          arguments: [(44_100, 1, UInt64(1)), (44_100, 2, 2), (24_000, 1, 3), (48_000, 2, 4)])
+    @Test(
+        "heavily limited voices land on the target within 0.1 LU (libebur128), true peak under the ceiling",
+        arguments: [(44_100, 1, UInt64(1)), (44_100, 2, 2), (24_000, 1, 3), (48_000, 2, 4)])
     func limitedOnTarget(rate: Int, channels: Int, seed: UInt64) throws {
         // A peaky voice (crest factor like espeak-ng's) that needs 5–10 dB of limiting to reach −14 LUFS.
         let format = AudioFormat(sampleRate: rate, channels: channels)
@@ -78,7 +81,8 @@ struct LoudnessTests {
     /// The true peak by the definition `TruePeak` implements, computed plainly in Double: every interval, every
     /// phase (4×, or 2× from 96 kHz), the 12-tap Hann-windowed sinc, silence outside the clip. dBTP.
     static func plainTruePeak(_ clip: AudioBuffer) -> Double {
-        let channels = clip.format.channels, frames = clip.frameCount
+        let channels = clip.format.channels
+        let frames = clip.frameCount
         let factor = clip.format.sampleRate >= 96_000 ? 2 : 4
         func weight(_ distance: Double) -> Double {
             let sinc = distance == 0 ? 1 : sin(.pi * distance) / (.pi * distance)
@@ -98,7 +102,9 @@ struct LoudnessTests {
         return 20 * log10(highest)
     }
 
-    @Test("the true-peak estimate equals the plain computation (Double, every interval and phase), skipping or not: mono, stereo, 2x at 96 kHz, limited, every length near the block sizes")
+    @Test(
+        "the true-peak estimate equals the plain computation (Double, every interval and phase), skipping or not: mono, stereo, 2x at 96 kHz, limited, every length near the block sizes"
+    )
     func truePeakExact() throws {
         for (rate, channels) in [(44_100, 1), (48_000, 2), (96_000, 1)] {
             let format = AudioFormat(sampleRate: rate, channels: channels)
@@ -112,11 +118,13 @@ struct LoudnessTests {
             }
             // Smooth, loud and one-sided (a low tone on a negative offset): the blocks near the top are skipped by the
             // range of their samples, not by their magnitude; the highest interval must still be found.
-            var smooth = AudioBuffer(format: format, samples: (0..<4_000 * channels).map { index -> Float in
-                let tone: Double = 0.5 * sin(Double(index / channels) * 0.013)
-                let ripple: Double = 0.02 * sin(Double(index) * 2.6)
-                return Float(-0.45 + tone + ripple)
-            })
+            var smooth = AudioBuffer(
+                format: format,
+                samples: (0..<4_000 * channels).map { index -> Float in
+                    let tone: Double = 0.5 * sin(Double(index / channels) * 0.013)
+                    let ripple: Double = 0.02 * sin(Double(index) * 2.6)
+                    return Float(-0.45 + tone + ripple)
+                })
             smooth.samples[1_234 * channels] = -0.97
             #expect(TruePeak.estimate(smooth) == TruePeak.estimate(smooth, skipQuiet: false), "\(rate) Hz, smooth")
             #expect(abs(TruePeak.estimate(smooth) - Self.plainTruePeak(smooth)) < 1e-4, "\(rate) Hz, smooth")
@@ -168,11 +176,13 @@ struct LoudnessTests {
         var voices: [AudioBuffer] = []
         for channel in 0..<channels {
             let level = 0.6 / Double(channel + 1)
-            let loud = SignalGenerator.speechLike(fundamental: 110 + 60 * Double(channel), seconds: seconds / 2, format: mono,
-                                                  seed: UInt64(channel + 1), amplitude: level)
-            let hum = SignalGenerator.tone(frequency: 40, amplitude: 0.002, seconds: seconds / 4, format: mono)   // far below the relative gate
-            let quiet = SignalGenerator.speechLike(fundamental: 90 + 70 * Double(channel), seconds: seconds / 4, format: mono,
-                                                   seed: UInt64(channel + 7), amplitude: 0.2)
+            let loud = SignalGenerator.speechLike(
+                fundamental: 110 + 60 * Double(channel), seconds: seconds / 2, format: mono,
+                seed: UInt64(channel + 1), amplitude: level)
+            let hum = SignalGenerator.tone(frequency: 40, amplitude: 0.002, seconds: seconds / 4, format: mono)  // far below the relative gate
+            let quiet = SignalGenerator.speechLike(
+                fundamental: 90 + 70 * Double(channel), seconds: seconds / 4, format: mono,
+                seed: UInt64(channel + 7), amplitude: 0.2)
             voices.append(SignalGenerator.concatenate([loud, hum, quiet]))
         }
         let frames = voices.map { $0.frameCount }.min()!
@@ -181,8 +191,9 @@ struct LoudnessTests {
         return AudioBuffer(format: AudioFormat(sampleRate: rate, channels: channels), samples: samples)
     }
 
-    @Test("integrated loudness agrees with libebur128 to 0.001 LU at every rate, mono to 5.1, fed in odd chunks",
-          arguments: [8_000, 11_025, 16_000, 22_050, 24_000, 32_000, 44_100, 48_000, 96_000])
+    @Test(
+        "integrated loudness agrees with libebur128 to 0.001 LU at every rate, mono to 5.1, fed in odd chunks",
+        arguments: [8_000, 11_025, 16_000, 22_050, 24_000, 32_000, 44_100, 48_000, 96_000])
     func integratedAgreesWithLibebur128(rate: Int) throws {
         for channels in [1, 2, 4, 5, 6] {
             let clip = multiVoice(rate: rate, channels: channels, seconds: 4.3)
@@ -213,9 +224,11 @@ struct LoudnessTests {
 
     @Test("integrated loudness is nil, like libebur128's, for silence and for less than 400 ms")
     func integratedGates() throws {
-        for clip in [SignalGenerator.silence(seconds: 2, format: .speech),
-                     SignalGenerator.tone(frequency: 1_000, amplitude: 0.5, seconds: 0.39, format: .speech),
-                     SignalGenerator.tone(frequency: 1_000, amplitude: 0.00001, seconds: 2, format: .speech)] {
+        for clip in [
+            SignalGenerator.silence(seconds: 2, format: .speech),
+            SignalGenerator.tone(frequency: 1_000, amplitude: 0.5, seconds: 0.39, format: .speech),
+            SignalGenerator.tone(frequency: 1_000, amplitude: 0.00001, seconds: 2, format: .speech),
+        ] {
             var meter = IntegratedLoudness(format: clip.format)
             clip.samples.withUnsafeBufferPointer { meter.add($0) }
             let reference = try LoudnessMeter(format: clip.format, truePeak: false)

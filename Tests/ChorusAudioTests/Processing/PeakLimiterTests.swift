@@ -1,6 +1,7 @@
 import ChorusFixtures
 import Foundation
 import Testing
+
 @testable import ChorusAudio
 
 @Suite("Peak limiter")
@@ -10,7 +11,7 @@ struct PeakLimiterTests {
         let format = AudioFormat(sampleRate: 44_100, channels: channels)
         var random = SplitMix(seed: 42)
         var samples = (0..<(44_100 * channels)).map { _ in Float(random.next() * 3 - 1.5) }
-        for spike in stride(from: 1_000, to: 44_000, by: 3_001) { samples[spike * channels] = 8 }   // isolated spikes
+        for spike in stride(from: 1_000, to: 44_000, by: 3_001) { samples[spike * channels] = 8 }  // isolated spikes
         let ceiling: Float = 0.7
         let reduction = samples.withUnsafeMutableBufferPointer { PeakLimiter(format: format, ceiling: ceiling).process($0) }
         #expect(samples.allSatisfy { abs($0) <= ceiling * 1.000_001 })
@@ -22,7 +23,7 @@ struct PeakLimiterTests {
         let format = AudioFormat(sampleRate: 48_000, channels: 2)
         var samples: [Float] = []
         for frame in 0..<48_000 {
-            let level: Float = frame >= 20_000 && frame < 20_050 ? 2.0 : 0.5   // a 50-frame burst
+            let level: Float = frame >= 20_000 && frame < 20_050 ? 2.0 : 0.5  // a 50-frame burst
             let tone = sin(Float(frame) * 0.05)
             samples += [level * tone, level * tone * 0.5]
         }
@@ -70,7 +71,7 @@ struct PeakLimiterTests {
         ]).samples
         let loudest = signal.map { abs($0) }.max()!
         for index in signal.indices { signal[index] *= 1.4 / loudest }
-        for spike in [10, 44_100 + 300, signal.count / channels - 1] { signal[spike * channels] = 2 }   // at both ends too
+        for spike in [10, 44_100 + 300, signal.count / channels - 1] { signal[spike * channels] = 2 }  // at both ends too
         let limiter = PeakLimiter(format: format, ceiling: 0.8)
         var fast = signal
         let fastReduction = fast.withUnsafeMutableBufferPointer { limiter.process($0) }
@@ -83,8 +84,9 @@ struct PeakLimiterTests {
         #expect(fast.allSatisfy { abs($0) <= 0.8 * 1.000_001 })
     }
 
-    @Test("limiting `source × scale` into another buffer equals scaling first and limiting in place, to the bit, and the plain computation",
-          arguments: [1, 2])
+    @Test(
+        "limiting `source × scale` into another buffer equals scaling first and limiting in place, to the bit, and the plain computation",
+        arguments: [1, 2])
     func scaledIntoEqualsScaleThenLimit(channels: Int) {
         let format = AudioFormat(sampleRate: 24_000, channels: channels)
         // Not a whole number of 64-frame blocks; a burst, 1.2 s of silence (the release decays fully, so frames after
@@ -103,7 +105,7 @@ struct PeakLimiterTests {
         #expect(peaks.count == (frames + 63) / 64)
         let loudest = signal.map { abs($0) }.max()!
         #expect(loudest * 0.5 < 0.6 && loudest * 1.9 > 0.6)
-        for scale: Float in [0.5, 1, 1.9, 3.3] {   // under the ceiling, then more and more limited
+        for scale: Float in [0.5, 1, 1.9, 3.3] {  // under the ceiling, then more and more limited
             let scaled = signal.map { $0 * scale }
             var inPlace = scaled
             let inPlaceReduction = inPlace.withUnsafeMutableBufferPointer { limiter.process($0) }
@@ -132,11 +134,13 @@ struct PeakLimiterTests {
         }
         // The minimum of `needed` over the window ahead.
         var ahead = [Float](repeating: 1, count: frames)
-        for frame in 0..<frames { for later in frame..<min(frames, frame + window) where needed[later] < ahead[frame] { ahead[frame] = needed[later] } }
+        for frame in 0..<frames {
+            for later in frame..<min(frames, frame + window) where needed[later] < ahead[frame] { ahead[frame] = needed[later] }
+        }
         let release = Float(exp(-1.0 / (Double(limiter.format.sampleRate) * Double(limiter.releaseMilliseconds) / 1000)))
-        var deficit: Float = 0   // 1 − gain
+        var deficit: Float = 0  // 1 − gain
         var deepest: Float = 1
-        var sum = Double(window)   // of `ahead` over the last `window` frames, 1 before the clip
+        var sum = Double(window)  // of `ahead` over the last `window` frames, 1 before the clip
         for frame in 0..<frames {
             sum += Double(ahead[frame]) - (frame >= window ? Double(ahead[frame - window]) : 1)
             deficit = max(1 - Float(sum / Double(window)), deficit * release, 1 - needed[frame])

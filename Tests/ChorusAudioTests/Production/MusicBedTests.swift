@@ -2,6 +2,7 @@ import ChorusFixtures
 import ChorusTestSupport
 import Foundation
 import Testing
+
 @testable import ChorusAudio
 
 @Suite("Music bed")
@@ -23,8 +24,10 @@ struct MusicBedTests {
     /// The messages stitched `gapFrames` apart, with and without `bed`: the samples of each, where the messages
     /// landed (which must not move), and what the bed added (the difference, over the program without the bed).
     static func stitched(_ messages: [AudioBuffer], gapFrames: Int, bed: MusicBed) throws
-        -> (placed: [Range<Int>], plain: [Float], produced: [Float], added: [Float], mixer: BedMixer) {
-        let plainEncoder = RecordingEncoder(format: format), producedEncoder = RecordingEncoder(format: format)
+        -> (placed: [Range<Int>], plain: [Float], produced: [Float], added: [Float], mixer: BedMixer)
+    {
+        let plainEncoder = RecordingEncoder(format: format)
+        let producedEncoder = RecordingEncoder(format: format)
         let plain = Stitcher(encoder: plainEncoder, waveform: nil, gapFrames: gapFrames)
         let mixer = try BedMixer(bed: bed, format: format, targetLoudness: target)
         let produced = Stitcher(encoder: producedEncoder, waveform: nil, gapFrames: gapFrames, bed: mixer)
@@ -54,14 +57,17 @@ struct MusicBedTests {
     @Test("the bed sits level_lu under the target between messages (libebur128), duck_db lower under them, dips before speech starts")
     func duckingDepthAndLookAhead() throws {
         let gap = Self.frames(milliseconds: 3_000)
-        let bed = MusicBed(source: .pcm(Self.noise(seconds: 1.3)), label: "noise", levelLU: -20, duckDB: 12, fadeInMilliseconds: 0,
-                           fadeOutMilliseconds: 1_000)
+        let bed = MusicBed(
+            source: .pcm(Self.noise(seconds: 1.3)), label: "noise", levelLU: -20, duckDB: 12, fadeInMilliseconds: 0,
+            fadeOutMilliseconds: 1_000)
         let result = try Self.stitched([Self.tone(seconds: 3), Self.tone(seconds: 3), Self.tone(seconds: 3)], gapFrames: gap, bed: bed)
         let (placed, added) = (result.placed, result.added)
         #expect(placed == [0..<48_000, 96_000..<144_000, 192_000..<240_000])
         // The tail after the last message is the fade-out; the bed is under all of it.
         #expect(result.produced.count == result.plain.count + Self.frames(milliseconds: 1_000))
-        let attack = Self.frames(milliseconds: 250), hold = Self.frames(milliseconds: 200), release = Self.frames(milliseconds: 800)
+        let attack = Self.frames(milliseconds: 250)
+        let hold = Self.frames(milliseconds: 200)
+        let release = Self.frames(milliseconds: 800)
         let margin = Self.frames(milliseconds: 100)
         for index in 0..<2 {
             // Between messages, once released and before the next dip: the bed's own level.
@@ -119,9 +125,12 @@ struct MusicBedTests {
     func sameWhateverTheChunks() throws {
         // A steady level (no fades, no speech), so every frame's gain is the same: the bed's samples must not depend
         // on where one write ends and the next begins.
-        for bed in [MusicBed(source: .pcm(Self.noise(seconds: 0.5)), label: "short", levelLU: -10, fadeInMilliseconds: 0, fadeOutMilliseconds: 0),
-                    MusicBed(source: .encoded(try ClipEncoding.wavFloat.data(Self.noise(seconds: 61))), label: "long", levelLU: -10,
-                             fadeInMilliseconds: 0, fadeOutMilliseconds: 0)] {
+        for bed in [
+            MusicBed(source: .pcm(Self.noise(seconds: 0.5)), label: "short", levelLU: -10, fadeInMilliseconds: 0, fadeOutMilliseconds: 0),
+            MusicBed(
+                source: .encoded(try ClipEncoding.wavFloat.data(Self.noise(seconds: 61))), label: "long", levelLU: -10,
+                fadeInMilliseconds: 0, fadeOutMilliseconds: 0),
+        ] {
             let frames = bed.label == "short" ? 48_000 : 2_000_000
             let whole = try BedMixer(bed: bed, format: Self.format, targetLoudness: Self.target)
             var one = [Float](repeating: 0, count: frames)
@@ -171,9 +180,11 @@ struct MusicBedTests {
             try mixer(MusicBed(source: .pcm(AudioBuffer(format: Self.format)), label: "nothing"))
         }
         let sound = MusicBed(source: .pcm(Self.noise(seconds: 1)), label: "noise")
-        for (change, field) in [({ (bed: inout MusicBed) in bed.levelLU = 3 }, "music.level_lu"), ({ $0.levelLU = .nan }, "music.level_lu"),
-                                ({ $0.duckDB = -1 }, "music.duck_db"), ({ $0.fadeInMilliseconds = -5 }, "music.fade_in_ms"),
-                                ({ $0.fadeOutMilliseconds = 600_000 }, "music.fade_out_ms")] {
+        for (change, field) in [
+            ({ (bed: inout MusicBed) in bed.levelLU = 3 }, "music.level_lu"), ({ $0.levelLU = .nan }, "music.level_lu"),
+            ({ $0.duckDB = -1 }, "music.duck_db"), ({ $0.fadeInMilliseconds = -5 }, "music.fade_in_ms"),
+            ({ $0.fadeOutMilliseconds = 600_000 }, "music.fade_out_ms"),
+        ] {
             var bed = sound
             change(&bed)
             await expectAudioError(.invalidArgument, mentioning: [field]) { try mixer(bed) }

@@ -2,6 +2,7 @@ import ChorusFixtures
 import ChorusTestSupport
 import Foundation
 import Testing
+
 @testable import ChorusAudio
 
 @Suite("Voice-note clean-up")
@@ -60,7 +61,9 @@ struct VoiceCleanupTests {
             let levels = Self.windowLevels(samples)
             return levels[levels.count * 9 / 10] - levels[levels.count / 10]
         }
-        #expect(spread(cleaned.samples) - spread(recording.samples) > 6, "voice-to-floor \(spread(recording.samples)) dB before, \(spread(cleaned.samples)) dB after")
+        #expect(
+            spread(cleaned.samples) - spread(recording.samples) > 6,
+            "voice-to-floor \(spread(recording.samples)) dB before, \(spread(cleaned.samples)) dB after")
         // The clicks (in the first stretch, where nothing moved): no jump near them as large as the click.
         for click in clicks.prefix(2) {
             let around = (click - 40)..<(click + 40)
@@ -78,11 +81,14 @@ struct VoiceCleanupTests {
         #expect(try keepPauses.apply(to: recording, subject: "x").frameCount == recording.frameCount)
         let off = VoiceCleanup(highpassHz: 0, noiseReductionDB: 0, declick: false, level: false, maxSilenceMilliseconds: nil)
         #expect(try off.apply(to: recording, subject: "x").samples == recording.samples)
-        let stereo = AudioBuffer(format: AudioFormat(sampleRate: 48_000, channels: 2),
-                                 samples: SignalGenerator.tone(frequency: 300, amplitude: 0.3, seconds: 1, format: AudioFormat(sampleRate: 48_000, channels: 2)).samples)
+        let stereo = AudioBuffer(
+            format: AudioFormat(sampleRate: 48_000, channels: 2),
+            samples: SignalGenerator.tone(frequency: 300, amplitude: 0.3, seconds: 1, format: AudioFormat(sampleRate: 48_000, channels: 2)).samples)
         #expect(try VoiceCleanup().apply(to: stereo, subject: "x").format.channels == 2)
-        for (cleanup, field) in [(VoiceCleanup(highpassHz: 500), "cleanup.highpass_hz"), (VoiceCleanup(noiseReductionDB: -1), "cleanup.noise_reduction_db"),
-                                 (VoiceCleanup(maxSilenceMilliseconds: 50), "cleanup.max_silence_ms")] {
+        for (cleanup, field) in [
+            (VoiceCleanup(highpassHz: 500), "cleanup.highpass_hz"), (VoiceCleanup(noiseReductionDB: -1), "cleanup.noise_reduction_db"),
+            (VoiceCleanup(maxSilenceMilliseconds: 50), "cleanup.max_silence_ms"),
+        ] {
             await expectAudioError(.invalidArgument, mentioning: [field]) { try cleanup.validate() }
         }
         #expect(try VoiceCleanup.requested(on: nil) == nil && VoiceCleanup.requested(on: false) == nil)

@@ -1,6 +1,7 @@
-import Foundation
 import ChorusFixtures
+import Foundation
 import Testing
+
 @testable import ChorusAudio
 
 @Suite("Stitcher")
@@ -79,7 +80,8 @@ struct StitcherTests {
             let step = 2 * Double.pi * frequency / 48_000
             return AudioBuffer(format: mono, samples: (0..<48_000).map { (index: Int) -> Float in Float(0.8 * sin(step * Double(index))) })
         }
-        let a = tone(440), b = tone(443)
+        let a = tone(440)
+        let b = tone(443)
         _ = try stitcher.append(a, gapFrames: 0, holdBack: 24_000)
         let placed = try stitcher.append(b, gapFrames: -24_000, holdBack: 0).placed
         _ = try stitcher.finish()
@@ -99,9 +101,10 @@ struct StitcherTests {
     @Test("waveform peaks see the stitched signal, gaps included")
     func waveformFollows() throws {
         let mono = AudioFormat(sampleRate: 8_000, channels: 1)
-        let stitcher = Stitcher(encoder: RecordingEncoder(format: mono),
-                                waveform: try WaveformGenerator(sampleRate: 8_000, channels: 1, zoom: .samplesPerPixel(100)),
-                                gapFrames: 200)
+        let stitcher = Stitcher(
+            encoder: RecordingEncoder(format: mono),
+            waveform: try WaveformGenerator(sampleRate: 8_000, channels: 1, zoom: .samplesPerPixel(100)),
+            gapFrames: 200)
         _ = try stitcher.append(AudioBuffer(format: mono, samples: [Float](repeating: 0.5, count: 100)))
         _ = try stitcher.append(AudioBuffer(format: mono, samples: [Float](repeating: -0.5, count: 100)))
         let peaks = try #require(try stitcher.finish())

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ChorusAudio
 
 @Suite("WebVTT captions")
@@ -6,9 +7,10 @@ struct WebVTTTests {
     func timeline(_ texts: [String?], speakers: [String]? = nil) -> Timeline {
         let format = AudioFormat.speech
         let segments = texts.enumerated().map { index, text in
-            Timeline.Segment(index: index, speaker: speakers?[index] ?? "S\(index)", start: format.roundedSeconds(frames: index * 44_100),
-                             end: format.roundedSeconds(frames: index * 44_100 + 22_050), startSample: index * 44_100,
-                             endSample: index * 44_100 + 22_050, text: text, source: "x", gainDB: 0, voice: nil, fallback: nil, words: nil)
+            Timeline.Segment(
+                index: index, speaker: speakers?[index] ?? "S\(index)", start: format.roundedSeconds(frames: index * 44_100),
+                end: format.roundedSeconds(frames: index * 44_100 + 22_050), startSample: index * 44_100,
+                endSample: index * 44_100 + 22_050, text: text, source: "x", gainDB: 0, voice: nil, fallback: nil, words: nil)
         }
         return Timeline(format: format, samples: texts.count * 44_100, gapMs: 300, segments: segments)
     }

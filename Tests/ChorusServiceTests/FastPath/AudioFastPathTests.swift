@@ -1,8 +1,7 @@
 import AsyncHTTPClient
 import ChorusFixtures
-@testable import ChorusService
-import ChorusWire
 import ChorusTestSupport
+import ChorusWire
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -10,13 +9,16 @@ import HummingbirdTesting
 import NIOCore
 import Testing
 
+@testable import ChorusService
+
 /// The audio fast path (`AudioFastPath`): which requests it takes (the plain ones) and which it leaves to the
 /// router (everything with an error or a detour to explain), and, over a real socket, that a connection served by
 /// it keeps Hummingbird's keep-alive, idle timeout and pipelining behaviour.
 @Suite("Service: the audio fast path")
 struct AudioFastPathTests {
     /// A service with one finished render whose audio has been read once (so it is in memory).
-    static func prepared(_ edit: @escaping (inout ServiceConfiguration) -> Void = { _ in }) async throws -> (TestService, ChorusServer, StoredRender) {
+    static func prepared(_ edit: @escaping (inout ServiceConfiguration) -> Void = { _ in }) async throws -> (TestService, ChorusServer, StoredRender)
+    {
         let service = try TestService(edit: edit)
         let server = try await service.server()
         let stored = try await server.application.test(.router) { client in
@@ -45,12 +47,16 @@ struct AudioFastPathTests {
         let (service, server, stored) = try await Self.prepared()
         let fastPath = AudioFastPath(state: server.state, authenticator: server.state.authenticator, limiter: server.state.limiter)
         let path = "/v1/renders/\(stored.manifest.id)/audio"
-        let audio = try Data(contentsOf: service.configuration.dataDirectory.appendingPathComponent("renders/\(stored.manifest.id)/\(try #require(stored.audioName))"))
+        let audio = try Data(
+            contentsOf: service.configuration.dataDirectory.appendingPathComponent("renders/\(stored.manifest.id)/\(try #require(stored.audioName))"))
 
         let (ranged, body) = try #require(fastPath.answer(Self.request(path, headers: [.range: "bytes=10-19"]), started: 0))
         #expect(ranged.status == .partialContent && ranged.headerFields[.contentRange] == "bytes 10-19/\(audio.count)")
         #expect(ranged.headerFields[.init("X-Request-Id")!] != nil)
-        guard case .file(let handle, let bytes)? = body else { Issue.record("no file in the answer"); return }
+        guard case .file(let handle, let bytes)? = body else {
+            Issue.record("no file in the answer")
+            return
+        }
         #expect(bytes == 10...19)
         try handle.close()
         let (head, headBody) = try #require(fastPath.answer(Self.request(path, method: .head), started: 0))
@@ -89,8 +95,9 @@ struct AudioFastPathTests {
             var allowed = 0
             var refusal: (at: Date, retryAfter: Double)?
             while refusal == nil && allowed <= 3 {
-                let sent = Date()   // the refusal counts from before the request: a token cannot have come since
-                let response = try await HTTPClient.shared.execute(LiveServiceTests.request(port, path, headers: [("Range", "bytes=0-9")]), timeout: .seconds(10))
+                let sent = Date()  // the refusal counts from before the request: a token cannot have come since
+                let response = try await HTTPClient.shared.execute(
+                    LiveServiceTests.request(port, path, headers: [("Range", "bytes=0-9")]), timeout: .seconds(10))
                 if response.status == .partialContent {
                     allowed += 1
                 } else {
@@ -102,13 +109,16 @@ struct AudioFastPathTests {
             #expect(allowed <= 3, "a bucket of 3 let \(allowed) through")
             let (at, retryAfter) = try #require(refusal)
             for _ in 0..<2 {
-                let response = try await HTTPClient.shared.execute(LiveServiceTests.request(port, path, headers: [("Range", "bytes=0-9")]), timeout: .seconds(10))
+                let response = try await HTTPClient.shared.execute(
+                    LiveServiceTests.request(port, path, headers: [("Range", "bytes=0-9")]), timeout: .seconds(10))
                 if Date().timeIntervalSince(at) < retryAfter - 1 { #expect(response.status == .tooManyRequests) }
             }
         }
     }
 
-    @Test("a connection served by the fast path keeps alive past the idle timeout while busy, closes when idle, and answers pipelined requests in order")
+    @Test(
+        "a connection served by the fast path keeps alive past the idle timeout while busy, closes when idle, and answers pipelined requests in order"
+    )
     func connection() async throws {
         let (_, server, stored) = try await Self.prepared { $0.idleTimeoutSeconds = 1 }
         let path = "/v1/renders/\(stored.manifest.id)/audio"
@@ -118,7 +128,7 @@ struct AudioFastPathTests {
             let results = try await offCooperativeThreads { () -> (answers: [Bool], pipelined: String, closedWhenIdle: Bool, closed: String) in
                 let connection = try RawConnection(port: port, timeoutSeconds: 5)
                 var answers: [Bool] = []
-                for _ in 0..<8 {   // 3.2 s on one connection, idle timeout 1 s
+                for _ in 0..<8 {  // 3.2 s on one connection, idle timeout 1 s
                     connection.send(head)
                     answers.append(connection.read(until: "\r\n\r\n").hasPrefix("HTTP/1.1 200"))
                     Thread.sleep(forTimeInterval: 0.4)
@@ -126,9 +136,9 @@ struct AudioFastPathTests {
                 connection.send(head + "GET /health HTTP/1.1\r\nHost: x\r\n\r\n" + head)
                 let pipelined = connection.read(until: "HTTP/1.1 ", count: 3)
                 Thread.sleep(forTimeInterval: 0.3)
-                _ = connection.read(until: "\r\n\r\n", count: 3)   // the rest of the last answers, if any
+                _ = connection.read(until: "\r\n\r\n", count: 3)  // the rest of the last answers, if any
                 let before = Date()
-                let after = connection.read()   // the server closes an idle connection
+                let after = connection.read()  // the server closes an idle connection
                 let closedWhenIdle = after.isEmpty && Date().timeIntervalSince(before) < 4
                 let closingStarted = Date()
                 let closing = try RawConnection.exchange(port: port, head.replacingOccurrences(of: "\r\n\r\n", with: "\r\nConnection: close\r\n\r\n"))
@@ -153,9 +163,12 @@ struct AudioFastPathTests {
         let manifest = try await server.application.test(.router) { client in
             // A minute of audio as WAV (~5 MB): more than the kernel's socket buffers hold, so the sending takes as long as the reading.
             let clip = try await client.call(.post, "/v1/clips", body: try await ClipAndVoiceRouteTests.voiceNote(seconds: 60)).decode(ClipInfo.self)
-            return try await client.call(.post, "/v1/renders", json: #"""
-                {"messages": [{"speaker": "Mom", "clip": "\#(clip.id)"}], "output": {"format": "wav"}}
-                """#).decode(RenderManifest.self)
+            return try await client.call(
+                .post, "/v1/renders",
+                json: #"""
+                    {"messages": [{"speaker": "Mom", "clip": "\#(clip.id)"}], "output": {"format": "wav"}}
+                    """#
+            ).decode(RenderManifest.self)
         }
         let size = try #require(server.state.renders.get(manifest.id)).audioBytes
         #expect(size > 4_000_000)
@@ -165,7 +178,7 @@ struct AudioFastPathTests {
                 let connection = try RawConnection(port: port, timeoutSeconds: 10, receiveBuffer: 4_096)
                 connection.send("GET \(manifest.audioURL!) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(serviceKey)\r\n\r\n")
                 var total = 0
-                while true {   // at most ~2.5 MB a second: the answer takes two idle timeouts or more to read
+                while true {  // at most ~2.5 MB a second: the answer takes two idle timeouts or more to read
                     let part = connection.read(bytes: 262_144)
                     if part.isEmpty { break }
                     total += part.count

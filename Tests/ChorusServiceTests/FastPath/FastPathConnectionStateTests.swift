@@ -1,5 +1,6 @@
-@testable import ChorusService
 import Testing
+
+@testable import ChorusService
 
 /// The audio fast path's decisions on a connection (`FastPathConnectionState`), driven part by part: what goes to the
 /// router, what it answers, what waits, and when the socket is read.
@@ -29,7 +30,8 @@ struct FastPathConnectionStateTests {
         let first = Self.feed(&state, [("audio1.head", .head), ("audio1.body", .body), ("audio1.end", .end)])
         #expect(first == ["drop", "drop", "send answer:audio1"])
         #expect(state.routerPending == 0)
-        #expect(Self.feed(&state, [("post.head", .head), ("post.body", .body), ("post.end", .end)])
+        #expect(
+            Self.feed(&state, [("post.head", .head), ("post.body", .body), ("post.end", .end)])
                 == ["forward post.head", "forward post.body", "forward post.end"])
         #expect(state.routerPending == 1)
     }
@@ -63,7 +65,7 @@ struct FastPathConnectionStateTests {
         var handled: [String] = []
         while let action = state.nextWaiting(answer: Self.answer) {
             handled.append(Self.describe(action))
-            if case .send = action { state.bodyStarted() }   // the second answer has a body too
+            if case .send = action { state.bodyStarted() }  // the second answer has a body too
         }
         #expect(handled == ["drop", "send answer:audio2"], "the head after the second answer waits for its bytes")
         let dueWhileSending = state.heldReadDue()
@@ -73,7 +75,8 @@ struct FastPathConnectionStateTests {
         #expect(post.map(Self.describe) == "forward post.head")
         let none = state.nextWaiting(answer: Self.answer)
         #expect(none == nil)
-        let due = state.heldReadDue(), dueAgain = state.heldReadDue()
+        let due = state.heldReadDue()
+        let dueAgain = state.heldReadDue()
         #expect(due)
         #expect(!dueAgain, "a held read happens once")
         let readLater = state.readRequested()
@@ -91,7 +94,8 @@ struct FastPathConnectionStateTests {
         #expect(state.waiting.isEmpty && afterFailure == nil)
         let fed5 = Self.feed(&state, [("audio3.head", .head)])
         #expect(fed5 == ["drop"])
-        let held = state.removed(), heldAgain = state.removed()
+        let held = state.removed()
+        let heldAgain = state.removed()
         #expect(held == "answer:audio3")
         #expect(heldAgain == nil)
     }

@@ -1,7 +1,6 @@
 import AsyncHTTPClient
 import ChorusAudio
 import ChorusFixtures
-@testable import ChorusService
 import ChorusWire
 import Foundation
 import Hummingbird
@@ -10,11 +9,15 @@ import NIOCore
 import NIOHTTP1
 import Testing
 
+@testable import ChorusService
+
 /// Streaming, server-sent events and byte ranges over a real socket.
 @Suite("Service over HTTP: streaming, events, ranges")
 struct LiveServiceTests {
-    static func request(_ port: Int, _ path: String, method: HTTPMethod = .GET, json: String? = nil,
-                        headers: [(String, String)] = []) -> HTTPClientRequest {
+    static func request(
+        _ port: Int, _ path: String, method: HTTPMethod = .GET, json: String? = nil,
+        headers: [(String, String)] = []
+    ) -> HTTPClientRequest {
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
         request.method = method
         request.headers.add(name: "Authorization", value: "Bearer \(serviceKey)")
@@ -35,7 +38,9 @@ struct LiveServiceTests {
             let port = try #require(client.port)
             let started = Date()
             let response = try await HTTPClient.shared.execute(
-                Self.request(port, "/v1/renders?stream=true", method: .POST, json: textRequest(["One.", "Two.", "Three.", "Four.", "Five."], voice: "openai:nova")),
+                Self.request(
+                    port, "/v1/renders?stream=true", method: .POST,
+                    json: textRequest(["One.", "Two.", "Three.", "Four.", "Five."], voice: "openai:nova")),
                 timeout: .seconds(60))
             #expect(response.status == .ok && response.headers.first(name: "content-type") == "audio/mpeg")
             let id = try #require(response.headers.first(name: "x-render-id"))
@@ -63,8 +68,9 @@ struct LiveServiceTests {
         try await service.test(.live) { client in
             let port = try #require(client.port)
             let accepted = try await HTTPClient.shared.execute(
-                Self.request(port, "/v1/renders", method: .POST, json: textRequest(["A.", "B.", "C.", "D."], voice: "openai:nova"),
-                             headers: [("Prefer", "respond-async")]), timeout: .seconds(30))
+                Self.request(
+                    port, "/v1/renders", method: .POST, json: textRequest(["A.", "B.", "C.", "D."], voice: "openai:nova"),
+                    headers: [("Prefer", "respond-async")]), timeout: .seconds(30))
             #expect(accepted.status == .accepted)
             let id = try JSONDecoder().decode(RenderManifest.self, from: Data((try await accepted.body.collect(upTo: 1 << 20)).readableBytesView)).id
             let live = try await HTTPClient.shared.execute(Self.request(port, "/v1/renders/\(id)/events"), timeout: .seconds(30))
@@ -93,18 +99,23 @@ struct LiveServiceTests {
         let service = try TestService()
         try await service.test(.live) { client in
             let port = try #require(client.port)
-            let created = try await HTTPClient.shared.execute(Self.request(port, "/v1/renders", method: .POST, json: textRequest(["Seek in me.", "Please."])),
-                                                              timeout: .seconds(60))
-            let manifest = try JSONDecoder().decode(RenderManifest.self, from: Data((try await created.body.collect(upTo: 1 << 22)).readableBytesView))
+            let created = try await HTTPClient.shared.execute(
+                Self.request(port, "/v1/renders", method: .POST, json: textRequest(["Seek in me.", "Please."])),
+                timeout: .seconds(60))
+            let manifest = try JSONDecoder().decode(
+                RenderManifest.self, from: Data((try await created.body.collect(upTo: 1 << 22)).readableBytesView))
             let path = manifest.audioURL!
             let whole = try await HTTPClient.shared.execute(Self.request(port, path), timeout: .seconds(10))
             let file = Data((try await whole.body.collect(upTo: 1 << 24)).readableBytesView)
             let size = file.count
-            #expect(whole.headers.first(name: "accept-ranges") == "bytes" && whole.headers.first(name: "cache-control")?.contains("immutable") == true)
+            #expect(
+                whole.headers.first(name: "accept-ranges") == "bytes" && whole.headers.first(name: "cache-control")?.contains("immutable") == true)
             let etag = try #require(whole.headers.first(name: "etag"))
             #expect(etag.hasPrefix("\"") && whole.headers.first(name: "last-modified") != nil)
-            for (range, expected) in [("bytes=0-1", 0...1), ("bytes=2-", 2...(size - 1)), ("bytes=-500", (size - 500)...(size - 1)),
-                                      ("bytes=100-199", 100...199), ("bytes=\(size - 10)-\(size + 1000)", (size - 10)...(size - 1))] {
+            for (range, expected) in [
+                ("bytes=0-1", 0...1), ("bytes=2-", 2...(size - 1)), ("bytes=-500", (size - 500)...(size - 1)),
+                ("bytes=100-199", 100...199), ("bytes=\(size - 10)-\(size + 1000)", (size - 10)...(size - 1)),
+            ] {
                 let response = try await HTTPClient.shared.execute(Self.request(port, path, headers: [("Range", range)]), timeout: .seconds(10))
                 #expect(response.status == .partialContent, "\(range)")
                 #expect(response.headers.first(name: "content-range") == "bytes \(expected.lowerBound)-\(expected.upperBound)/\(size)", "\(range)")
@@ -121,7 +132,8 @@ struct LiveServiceTests {
             #expect(cached.status == .notModified)
             let head = try await HTTPClient.shared.execute(Self.request(port, path, method: .HEAD), timeout: .seconds(10))
             #expect(head.status == .ok && head.headers.first(name: "content-length") == String(size))
-            let stale = try await HTTPClient.shared.execute(Self.request(port, path, headers: [("Range", "bytes=0-1"), ("If-Range", "\"other\"")]), timeout: .seconds(10))
+            let stale = try await HTTPClient.shared.execute(
+                Self.request(port, path, headers: [("Range", "bytes=0-1"), ("If-Range", "\"other\"")]), timeout: .seconds(10))
             #expect(stale.status == .ok, "If-Range with another ETag gets the whole file")
         }
     }

@@ -1,11 +1,12 @@
 import ChorusAudio
 import ChorusFixtures
-@testable import ChorusService
 import ChorusWire
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Testing
+
+@testable import ChorusService
 
 @Suite("Service: queue, per-key limits, restarts")
 struct ServiceLoadTests {
@@ -16,14 +17,15 @@ struct ServiceLoadTests {
             configuration.workers = 1
             configuration.queueLimit = 1
             configuration.rendersPerKey = 100
-            configuration.rateLimitPerMinute = 0   // the polling below must not meet the rate limit on a slow (sanitized) build
+            configuration.rateLimitPerMinute = 0  // the polling below must not meet the rate limit on a slow (sanitized) build
         }
         try await service.test { client in
             var statuses: [Int] = []
             var accepted: [String] = []
             for index in 0..<4 {
-                let response = try await client.call(.post, "/v1/renders", json: textRequest(["Message \(index)."], voice: "openai:nova"),
-                                                     headers: [.init("Prefer")!: "respond-async"])
+                let response = try await client.call(
+                    .post, "/v1/renders", json: textRequest(["Message \(index)."], voice: "openai:nova"),
+                    headers: [.init("Prefer")!: "respond-async"])
                 statuses.append(Int(response.status.code))
                 if response.status == .accepted { accepted.append(try response.decode(RenderManifest.self).id) }
                 if response.status == .serviceUnavailable {
@@ -52,8 +54,9 @@ struct ServiceLoadTests {
             #expect(first.status == .accepted)
             let same = try await client.call(.post, "/v1/renders", json: body, headers: [.init("Prefer")!: "respond-async"])
             #expect(try same.status == .accepted && (try same.decode(RenderManifest.self)).id == (try first.decode(RenderManifest.self)).id)
-            let other = try await client.call(.post, "/v1/renders", json: textRequest(["Another one."], voice: "openai:nova"),
-                                              headers: [.init("Prefer")!: "respond-async"])
+            let other = try await client.call(
+                .post, "/v1/renders", json: textRequest(["Another one."], voice: "openai:nova"),
+                headers: [.init("Prefer")!: "respond-async"])
             #expect(other.status == .tooManyRequests && other.errorCode == "too_many_renders" && other.headers[.retryAfter] != nil)
         }
         #expect(stub.requests.count == 1, "the joined render was synthesized once")
@@ -94,8 +97,9 @@ struct ServiceLoadTests {
         let ids = try await server.application.test(.router) { client -> [String] in
             var ids: [String] = []
             for text in texts {
-                let response = try await client.call(.post, "/v1/renders", json: textRequest([text], voice: "openai:nova"),
-                                                     headers: [.init("Prefer")!: "respond-async"])
+                let response = try await client.call(
+                    .post, "/v1/renders", json: textRequest([text], voice: "openai:nova"),
+                    headers: [.init("Prefer")!: "respond-async"])
                 #expect(response.status == .accepted, "\(response.text)")
                 ids.append(try response.decode(RenderManifest.self).id)
             }
@@ -107,7 +111,10 @@ struct ServiceLoadTests {
         #expect(finished.isEmpty, "finished before the shutdown: \(finished)")
 
         let fast = try StubSpeech.openAIServer(latency: 0)
-        let restarted = try TestService(stub: fast) { $0.workers = 1; $0.dataDirectory = service.configuration.dataDirectory }
+        let restarted = try TestService(stub: fast) {
+            $0.workers = 1
+            $0.dataDirectory = service.configuration.dataDirectory
+        }
         try await restarted.test { client in
             for id in ids {
                 var manifest = try await client.call(.get, "/v1/renders/\(id)").decode(RenderManifest.self)
@@ -136,14 +143,18 @@ struct ServiceLoadTests {
             try await Task.sleep(nanoseconds: 1_200_000_000)
             await RetentionSweeper(state: server.state).sweep()
             #expect(try await client.call(.get, "/v1/renders/\(manifest.id)").status == .notFound)
-            let folders = try FileManager.default.contentsOfDirectory(atPath: service.configuration.dataDirectory.appendingPathComponent("renders").path)
+            let folders = try FileManager.default.contentsOfDirectory(
+                atPath: service.configuration.dataDirectory.appendingPathComponent("renders").path)
             #expect(folders.isEmpty)
             let clips = try FileManager.default.contentsOfDirectory(atPath: service.configuration.dataDirectory.appendingPathComponent("clips").path)
             // The service sweeps on its own as well (every second here): two sweeps at once must not leave audio behind.
             let recorded = try await server.state.local.rows("SELECT id, expires_at FROM clips").map {
                 "\($0.column("id")?.string ?? "?") expires \($0.column("expires_at")?.double ?? 0)"
             }
-            #expect(!clips.contains { $0.hasPrefix(clip.id) }, "\(clips); records \(recorded); now \(Date().timeIntervalSince1970); lock waits \(server.state.local.lockWaits); log: \(service.logs.text.suffix(1_500))")
+            #expect(
+                !clips.contains { $0.hasPrefix(clip.id) },
+                "\(clips); records \(recorded); now \(Date().timeIntervalSince1970); lock waits \(server.state.local.lockWaits); log: \(service.logs.text.suffix(1_500))"
+            )
         }
     }
 }

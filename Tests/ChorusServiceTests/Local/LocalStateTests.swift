@@ -1,16 +1,18 @@
 import ChorusAudio
-@testable import ChorusService
 import ChorusFixtures
 import ChorusTestSupport
 import ChorusWire
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import Hummingbird
 import HummingbirdTesting
 import Logging
 import Testing
+
+@testable import ChorusService
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The embedded state (no `--database`): SQLite in the data folder.
 @Suite("Service: embedded state (SQLite in the data folder)")
@@ -69,7 +71,10 @@ struct LocalStateTests {
         try Data(record.utf8).write(to: data.appendingPathComponent("renders/\(id)/render.json"))
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(at: data.appendingPathComponent(LocalDatabase.fileName + suffix)) }
         let (status, audio) = try await service.test { client in
-            (try await client.call(.get, "/v1/renders/\(id)").decode(RenderManifest.self).status, try await client.call(.get, "/v1/renders/\(id)/audio").status)
+            (
+                try await client.call(.get, "/v1/renders/\(id)").decode(RenderManifest.self).status,
+                try await client.call(.get, "/v1/renders/\(id)/audio").status
+            )
         }
         #expect(status == .done && audio == .ok)
         #expect(try await Self.sql(data, "SELECT status FROM renders WHERE id = '\(id)'") == "done")
@@ -98,12 +103,13 @@ struct LocalStateTests {
         try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-120)], ofItemAtPath: orphan.path)
         let server = try await service.server()
         try await server.application.test(.router) { client in
-            let render = try await client.call(.post, "/v1/renders", json: #"{"messages": [{"speaker": "Mom", "clip": "\#(id)"}], "output": {"format": "wav"}}"#)
+            let render = try await client.call(
+                .post, "/v1/renders", json: #"{"messages": [{"speaker": "Mom", "clip": "\#(id)"}], "output": {"format": "wav"}}"#)
             #expect(render.status == .created, "\(render.text)")
         }
         #expect(try await Self.sql(data, "SELECT count(*) FROM clips WHERE id = '\(id)'") == "1")
         #expect(!FileManager.default.fileExists(atPath: data.appendingPathComponent("clips/\(id).json").path))
-        _ = try await server.state.clips.sweep()   // (the service's own sweep at start may have been first)
+        _ = try await server.state.clips.sweep()  // (the service's own sweep at start may have been first)
         #expect(!FileManager.default.fileExists(atPath: orphan.path))
         #expect(FileManager.default.fileExists(atPath: data.appendingPathComponent("clips/\(id).audio").path))
         // Expired: record and audio go.
@@ -116,11 +122,13 @@ struct LocalStateTests {
     func migratesEarlierSchema() async throws {
         let directory = try TemporaryDirectory(prefix: "chorus-sqlite")
         // Schema 1 as the earlier build wrote it, with one row.
-        _ = try await Self.sql(directory.url, "SELECT 1")   // creates the file
-        for statement in ["CREATE TABLE renders (id TEXT PRIMARY KEY, status TEXT NOT NULL CHECK (status IN ('done', 'failed')), record TEXT NOT NULL, created_at REAL NOT NULL, expires_at REAL NOT NULL) WITHOUT ROWID",
-                          "CREATE TABLE jobs (id TEXT PRIMARY KEY, caller TEXT NOT NULL, request TEXT NOT NULL, created_at REAL NOT NULL, expires_at REAL NOT NULL) WITHOUT ROWID",
-                          "INSERT INTO renders VALUES ('r', 'failed', '{}', 1, 2)", "INSERT INTO jobs VALUES ('j', 'c', '{}', 1, 2)",
-                          "PRAGMA user_version = 1"] {
+        _ = try await Self.sql(directory.url, "SELECT 1")  // creates the file
+        for statement in [
+            "CREATE TABLE renders (id TEXT PRIMARY KEY, status TEXT NOT NULL CHECK (status IN ('done', 'failed')), record TEXT NOT NULL, created_at REAL NOT NULL, expires_at REAL NOT NULL) WITHOUT ROWID",
+            "CREATE TABLE jobs (id TEXT PRIMARY KEY, caller TEXT NOT NULL, request TEXT NOT NULL, created_at REAL NOT NULL, expires_at REAL NOT NULL) WITHOUT ROWID",
+            "INSERT INTO renders VALUES ('r', 'failed', '{}', 1, 2)", "INSERT INTO jobs VALUES ('j', 'c', '{}', 1, 2)",
+            "PRAGMA user_version = 1",
+        ] {
             _ = try await Self.sql(directory.url, statement)
         }
         let database = try await LocalDatabase.open(in: directory.url, logger: Self.logger)
@@ -137,9 +145,9 @@ struct LocalStateTests {
         let first = try await LocalDatabase.open(in: directory.url, logger: Self.logger)
         let before = RateLimiter(perMinute: 3)
         for _ in 0..<3 { #expect(before.take(for: "caller-spent", now: now) == nil) }
-        #expect(before.take(for: "caller-spent", now: now) == 20)   // one token a 20 s
+        #expect(before.take(for: "caller-spent", now: now) == 20)  // one token a 20 s
         #expect(before.take(for: "caller-one", now: now) == nil)
-        #expect(before.take(for: "caller-full", now: now - 100) == nil)   // refilled by `now`
+        #expect(before.take(for: "caller-full", now: now - 100) == nil)  // refilled by `now`
         try await LocalRateLimits(database: first, limiter: before).save(now: now)
         await first.close()
         #expect(try await Self.sql(directory.url, "SELECT caller, tokens FROM rate_limits ORDER BY caller") == "caller-one|2.0|caller-spent|0.0")
@@ -178,7 +186,9 @@ struct LocalStateTests {
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(versions == Array(repeating: LocalDatabase.schemaVersion, count: 4))
-        #expect(try await Self.sql(folder, "SELECT group_concat(name) FROM (SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name)") == "accepted,clips,lexicons,rate_limits,renders")
+        #expect(
+            try await Self.sql(folder, "SELECT group_concat(name) FROM (SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name)")
+                == "accepted,clips,lexicons,rate_limits,renders")
         #expect(try await Self.sql(folder, "PRAGMA journal_mode") == "wal")
     }
 
@@ -197,7 +207,9 @@ struct LocalStateTests {
         #expect(try await second.rows("PRAGMA user_version").first?.column("user_version")?.integer == LocalDatabase.schemaVersion)
         gate.open()
         _ = try await first.value
-        #expect(try await SQLiteReferee.query(folder.appendingPathComponent(LocalDatabase.fileName), "PRAGMA user_version") == "\(LocalDatabase.schemaVersion)")
+        #expect(
+            try await SQLiteReferee.query(folder.appendingPathComponent(LocalDatabase.fileName), "PRAGMA user_version")
+                == "\(LocalDatabase.schemaVersion)")
     }
 
     @Test("a state file that is not a database, or is newer than this build, stops the start naming the file")
@@ -229,8 +241,11 @@ struct LocalStateTests {
     static func holdLock(in folder: URL) async throws -> Process {
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        holder.arguments = ["python3", "-c", "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('BEGIN EXCLUSIVE'); print('locked', flush=True); time.sleep(600)",
-                            folder.appendingPathComponent(LocalDatabase.fileName).path]
+        holder.arguments = [
+            "python3", "-c",
+            "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('BEGIN EXCLUSIVE'); print('locked', flush=True); time.sleep(600)",
+            folder.appendingPathComponent(LocalDatabase.fileName).path,
+        ]
         let output = Pipe()
         holder.standardOutput = output
         holder.standardError = FileHandle.nullDevice
@@ -256,7 +271,9 @@ struct LocalStateTests {
         _ = holder.waitForEnd()
     }
 
-    @Test("the database locked by another process: background writes queued ahead of a request's give up at once after the first wait, so the request waits behind at most one")
+    @Test(
+        "the database locked by another process: background writes queued ahead of a request's give up at once after the first wait, so the request waits behind at most one"
+    )
     func backgroundGivesWay() async throws {
         let directory = try TemporaryDirectory(prefix: "chorus-sqlite")
         let database = try await LocalDatabase.open(in: directory.url, logger: Self.logger)
@@ -292,8 +309,9 @@ struct LocalStateTests {
         defer { Self.release(holder) }
         let started = Date()
         try await server.application.test(.router) { client in
-            let response = try await client.call(.post, "/v1/renders", json: textRequest(["Blocked by a lock."], voice: "espeak:en"),
-                                                 headers: [.init("Prefer")!: "respond-async"])
+            let response = try await client.call(
+                .post, "/v1/renders", json: textRequest(["Blocked by a lock."], voice: "espeak:en"),
+                headers: [.init("Prefer")!: "respond-async"])
             #expect(response.status == .serviceUnavailable && response.errorCode == "database_unavailable", "\(response.status) \(response.text)")
             #expect(response.text.contains(LocalDatabase.fileName), "\(response.text)")
             #expect(response.headers[.retryAfter] != nil)

@@ -1,8 +1,9 @@
 import ChorusAudio
-@testable import ChorusService
 import ChorusVoices
 import Foundation
 import Testing
+
+@testable import ChorusService
 
 /// A full or failing disk is the server's condition: `507 insufficient_storage` with `Retry-After`, never a
 /// `422` blaming the request or a `500`, and never a server path. (The whole path on a real full tmpfs:

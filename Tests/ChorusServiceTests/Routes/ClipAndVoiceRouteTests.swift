@@ -1,12 +1,13 @@
 import ChorusAudio
 import ChorusFixtures
-@testable import ChorusService
-import ChorusWire
 import ChorusTestSupport
+import ChorusWire
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Testing
+
+@testable import ChorusService
 
 @Suite("Service: clips, voices, cloning")
 struct ClipAndVoiceRouteTests {
@@ -31,10 +32,12 @@ struct ClipAndVoiceRouteTests {
             #expect(abs(info.duration - 2) < 0.001 && info.samples == 88_200)
             let again = try await client.call(.post, "/v1/clips", body: note)
             #expect(try again.status == .ok && (try again.decode(ClipInfo.self)) == info)
-            let render = try await client.call(.post, "/v1/renders", json: #"""
-                {"messages": [{"speaker": "Mom", "clip": "\#(info.id)", "text": "On my way."}, {"speaker": "Kid", "text": "Okay."},
-                              {"speaker": "Mom", "audio_base64": "\#(note.base64EncodedString())"}], "output": {"format": "wav"}}
-                """#)
+            let render = try await client.call(
+                .post, "/v1/renders",
+                json: #"""
+                    {"messages": [{"speaker": "Mom", "clip": "\#(info.id)", "text": "On my way."}, {"speaker": "Kid", "text": "Okay."},
+                                  {"speaker": "Mom", "audio_base64": "\#(note.base64EncodedString())"}], "output": {"format": "wav"}}
+                    """#)
             #expect(render.status == .created, "\(render.text)")
             let segments = try render.decode(RenderManifest.self).timeline!.segments
             #expect(segments.map(\.speaker) == ["Mom", "Kid", "Mom"] && segments[0].source == "clip:\(info.id)")
@@ -54,7 +57,8 @@ struct ClipAndVoiceRouteTests {
             #expect(render.status == .created, "\(render.text)")
             let manifest = try render.decode(RenderManifest.self)
             let timeline = try #require(manifest.timeline)
-            let intro = try #require(timeline.intro), outro = try #require(timeline.outro)
+            let intro = try #require(timeline.intro)
+            let outro = try #require(timeline.outro)
             #expect(intro.startSample == 0 && intro.source == "intro.audio_base64" && intro.speaker == nil)
             #expect(timeline.segments[0].startSample == intro.endSample + 22_050)
             #expect(outro.startSample == timeline.segments[0].endSample + 22_050 && outro.endSample == timeline.samples)
@@ -62,10 +66,13 @@ struct ClipAndVoiceRouteTests {
             let audio = try await client.call(.get, manifest.audioURL!)
             #expect(try AudioFileReader(data: audio.data, name: "audio").readAll().frameCount == timeline.samples)
             // Without the outro, another render.
-            let shorter = try await client.call(.post, "/v1/renders", json: body.replacingOccurrences(of: #", "outro": {"speaker": "Host", "text": "Bye now."}"#, with: ""))
+            let shorter = try await client.call(
+                .post, "/v1/renders", json: body.replacingOccurrences(of: #", "outro": {"speaker": "Host", "text": "Bye now."}"#, with: ""))
             #expect(try shorter.decode(RenderManifest.self).id != manifest.id)
-            for (json, field, code) in [(#"{"intro": {"audio": "/etc/passwd"}, "messages": [{"speaker": "A", "text": "x"}]}"#, "intro.audio", "path_not_allowed"),
-                                        (#"{"outro": {"text": "x"}, "messages": [{"speaker": "A", "text": "x"}]}"#, "outro.speaker", "invalid")] {
+            for (json, field, code) in [
+                (#"{"intro": {"audio": "/etc/passwd"}, "messages": [{"speaker": "A", "text": "x"}]}"#, "intro.audio", "path_not_allowed"),
+                (#"{"outro": {"text": "x"}, "messages": [{"speaker": "A", "text": "x"}]}"#, "outro.speaker", "invalid"),
+            ] {
                 let refused = try await client.call(.post, "/v1/renders", json: json)
                 let error = try refused.decode(ErrorBody.self).error
                 #expect(refused.status == .unprocessableContent && error.field == field && error.code == code, "\(error)")
@@ -96,9 +103,11 @@ struct ClipAndVoiceRouteTests {
             // Another level, another render.
             let quieter = try await client.call(.post, "/v1/renders", json: body.replacingOccurrences(of: "-24", with: "-30"))
             #expect(try quieter.decode(RenderManifest.self).id != manifest.id)
-            for (json, field, code) in [(#"{"music": {"audio": "/srv/bed.mp3"}, "messages": [{"speaker": "A", "text": "x"}]}"#, "music.audio", "path_not_allowed"),
-                                        (#"{"music": {"level_lu": -20}, "messages": [{"speaker": "A", "text": "x"}]}"#, "music", "invalid"),
-                                        (#"{"music": {"clip": "\#(clip.id)", "duck_db": 41}, "messages": [{"speaker": "A", "text": "x"}]}"#, "music.duck_db", "invalid")] {
+            for (json, field, code) in [
+                (#"{"music": {"audio": "/srv/bed.mp3"}, "messages": [{"speaker": "A", "text": "x"}]}"#, "music.audio", "path_not_allowed"),
+                (#"{"music": {"level_lu": -20}, "messages": [{"speaker": "A", "text": "x"}]}"#, "music", "invalid"),
+                (#"{"music": {"clip": "\#(clip.id)", "duck_db": 41}, "messages": [{"speaker": "A", "text": "x"}]}"#, "music.duck_db", "invalid"),
+            ] {
                 let refused = try await client.call(.post, "/v1/renders", json: json)
                 let error = try refused.decode(ErrorBody.self).error
                 #expect(refused.status == .unprocessableContent && error.field == field && error.code == code, "\(error)")
@@ -157,18 +166,25 @@ struct ClipAndVoiceRouteTests {
             let short = try await client.call(.post, "/v1/clips", body: try await Self.voiceNote(seconds: 4)).decode(ClipInfo.self)
             let tooLittle = try await client.call(.post, "/v1/voices/clone", json: #"{"name": "Mom", "clips": ["\#(short.id)"]}"#)
             #expect(tooLittle.status == .unprocessableContent && tooLittle.errorCode == "clip_length")
-            let unknown = try await client.call(.post, "/v1/voices/clone", json: #"{"name": "Mom", "clips": ["\#(String(repeating: "c", count: 64))"]}"#)
+            let unknown = try await client.call(
+                .post, "/v1/voices/clone", json: #"{"name": "Mom", "clips": ["\#(String(repeating: "c", count: 64))"]}"#)
             #expect(unknown.status == .unprocessableContent && unknown.errorCode == "clip_not_found")
-            let many = try await client.call(.post, "/v1/voices/clone", json: #"{"name": "Mom", "clips": [\#(Array(repeating: "\"\(short.id)\"", count: 26).joined(separator: ","))]}"#)
+            let many = try await client.call(
+                .post, "/v1/voices/clone",
+                json: #"{"name": "Mom", "clips": [\#(Array(repeating: "\"\(short.id)\"", count: 26).joined(separator: ","))]}"#)
             #expect(many.status == .unprocessableContent)
             #expect(stub.requests.isEmpty, "nothing was sent to ElevenLabs")
             let second = try await client.call(.post, "/v1/clips", body: try await Self.voiceNote(seconds: 7, seed: 3)).decode(ClipInfo.self)
-            let cloned = try await client.call(.post, "/v1/voices/clone",
-                                               json: #"{"name": "Mom", "clips": ["\#(short.id)", "\#(second.id)"], "description": "warm", "remove_background_noise": true}"#)
+            let cloned = try await client.call(
+                .post, "/v1/voices/clone",
+                json: #"{"name": "Mom", "clips": ["\#(short.id)", "\#(second.id)"], "description": "warm", "remove_background_noise": true}"#)
             #expect(cloned.status == .created, "\(cloned.text)")
-            #expect(try cloned.decode(VoiceCloneResponse.self) == VoiceCloneResponse(id: "elevenlabs:c38kUX8pkfYO2kHyqfFy", name: "Mom", requiresVerification: false))
+            #expect(
+                try cloned.decode(VoiceCloneResponse.self)
+                    == VoiceCloneResponse(id: "elevenlabs:c38kUX8pkfYO2kHyqfFy", name: "Mom", requiresVerification: false))
             let request = try #require(stub.requests.first)
-            #expect(request.headers["xi-api-key"] == providerKey && request.headers["content-type"]?.hasPrefix("multipart/form-data; boundary=") == true)
+            #expect(
+                request.headers["xi-api-key"] == providerKey && request.headers["content-type"]?.hasPrefix("multipart/form-data; boundary=") == true)
             let body = String(decoding: request.body, as: UTF8.self)
             #expect(body.contains("name=\"name\"\r\n\r\nMom\r\n") && body.contains("name=\"remove_background_noise\"\r\n\r\ntrue"))
             #expect(body.components(separatedBy: "name=\"files\"; filename=").count == 3, "two files")

@@ -1,11 +1,13 @@
 import ChorusFixtures
-@testable import ChorusService
-import ChorusWire
 import ChorusTestSupport
+import ChorusWire
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Testing
+
+@testable import ChorusService
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,7 +32,10 @@ final class RawConnection: @unchecked Sendable {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { close(socket); throw POSIXError(.ECONNREFUSED) }
+        guard connected == 0 else {
+            close(socket)
+            throw POSIXError(.ECONNREFUSED)
+        }
     }
 
     deinit { close(socket) }
@@ -94,7 +99,9 @@ struct HostileRequestTests {
     }
 
     static func post(_ path: String, body: [UInt8], contentType: String = "application/json") -> [UInt8] {
-        Array("POST \(path) HTTP/1.1\r\nHost: x\r\n\(auth)Content-Type: \(contentType)\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n".utf8) + body
+        Array(
+            "POST \(path) HTTP/1.1\r\nHost: x\r\n\(auth)Content-Type: \(contentType)\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+                .utf8) + body
     }
 
     @Test("the JSON budget counts messages exactly, ignores brackets and commas inside strings, and bounds depth and containers")
@@ -115,9 +122,13 @@ struct HostileRequestTests {
         #expect(throws: RequestBodyError.self) { try budget.check(Data(#"{"messages": [1, [2], {"a": [1, 2, 3]}, "4",]}"#.utf8)) }
         try JSONBudget(arrayKey: "messages", maxArrayElements: 0).check(Data(#"{"messages": [ ]}"#.utf8))
         try budget.check(Data(#"{"inner": {"messages": [1, 2, 3, 4, 5]}}"#.utf8))
-        #expect(throws: RequestBodyError.self) { try JSONBudget(maxDepth: 10).check(Data((String(repeating: "[", count: 11) + String(repeating: "]", count: 11)).utf8)) }
+        #expect(throws: RequestBodyError.self) {
+            try JSONBudget(maxDepth: 10).check(Data((String(repeating: "[", count: 11) + String(repeating: "]", count: 11)).utf8))
+        }
         try JSONBudget(maxDepth: 10).check(Data((String(repeating: "[", count: 10) + String(repeating: "]", count: 10)).utf8))
-        #expect(throws: RequestBodyError.self) { try JSONBudget(maxContainers: 100).check(Data(("[" + Array(repeating: "{}", count: 100).joined(separator: ",") + "]").utf8)) }
+        #expect(throws: RequestBodyError.self) {
+            try JSONBudget(maxContainers: 100).check(Data(("[" + Array(repeating: "{}", count: 100).joined(separator: ",") + "]").utf8))
+        }
     }
 
     @Test("malformed bodies: invalid UTF-8, deep nesting, a million tiny messages, oversized (declared, streamed fast, trickled), truncated chunked")
@@ -133,12 +144,16 @@ struct HostileRequestTests {
                 }
             }
             // Invalid UTF-8 inside a JSON string.
-            let invalid = try await exchange(Self.post("/v1/renders", body: Array(#"{"messages": [{"speaker": "A", "text": ""#.utf8) + [0xC3, 0x28, 0xFF] + Array(#""}]}"#.utf8)))
+            let invalid = try await exchange(
+                Self.post("/v1/renders", body: Array(#"{"messages": [{"speaker": "A", "text": ""#.utf8) + [0xC3, 0x28, 0xFF] + Array(#""}]}"#.utf8)))
             #expect(Self.status(invalid) == 400, "\(invalid.prefix(300))")
             // 100,000 levels of nesting: refused, not a stack overflow.
-            let deep = try await exchange(Self.post("/v1/renders", body: Array((String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)).utf8)))
+            let deep = try await exchange(
+                Self.post("/v1/renders", body: Array((String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)).utf8)))
             #expect(Self.status(deep) == 400, "\(deep.prefix(300))")
-            let nestedField = #"{"messages": [{"speaker": "A", "text": "x", "voice_settings": "# + String(repeating: "{\"a\":", count: 50_000) + "1" + String(repeating: "}", count: 50_000) + "}]}"
+            let nestedField =
+                #"{"messages": [{"speaker": "A", "text": "x", "voice_settings": "# + String(repeating: "{\"a\":", count: 50_000) + "1"
+                + String(repeating: "}", count: 50_000) + "}]}"
             #expect(Self.status(try await exchange(Self.post("/v1/renders", body: Array(nestedField.utf8)))) == 400)
             // A million tiny messages (16 MB, under the 25 MB body cap): 413 naming the message limit (the
             // budget scan counts them before anything is decoded; how fast is the benchmarks' business).
@@ -148,7 +163,8 @@ struct HostileRequestTests {
             // Declared larger than the cap: 413 before the body is read.
             let early = try await offCooperativeThreads {
                 let declared = try RawConnection(port: port)
-                declared.send("POST /v1/clips HTTP/1.1\r\nHost: x\r\n\(Self.auth)Content-Type: application/octet-stream\r\nContent-Length: 999999999\r\n\r\n")
+                declared.send(
+                    "POST /v1/clips HTTP/1.1\r\nHost: x\r\n\(Self.auth)Content-Type: application/octet-stream\r\nContent-Length: 999999999\r\n\r\n")
                 return declared.read(until: "\r\n\r\n")
             }
             #expect(Self.status(early) == 413, "\(early.prefix(300))")
@@ -156,7 +172,9 @@ struct HostileRequestTests {
             for trickle in [false, true] {
                 let response = try await offCooperativeThreads {
                     let connection = try RawConnection(port: port)
-                    connection.send("POST /v1/clips HTTP/1.1\r\nHost: x\r\n\(Self.auth)Content-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+                    connection.send(
+                        "POST /v1/clips HTTP/1.1\r\nHost: x\r\n\(Self.auth)Content-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    )
                     let chunk = [UInt8](repeating: 0x41, count: 1_048_576)
                     for index in 0..<30 {
                         guard connection.send(Array("100000\r\n".utf8) + chunk + Array("\r\n".utf8)) else { break }
@@ -168,13 +186,17 @@ struct HostileRequestTests {
             }
             // A chunked body cut off mid-way: the client is gone; nothing is stored, nothing breaks.
             let cut = try await offCooperativeThreads { try RawConnection(port: port) }
-            cut.send("POST /v1/renders HTTP/1.1\r\nHost: x\r\n\(Self.auth)Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n20\r\n{\"messages\": [{\"speaker\": \"A\", \"t")
+            cut.send(
+                "POST /v1/renders HTTP/1.1\r\nHost: x\r\n\(Self.auth)Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n20\r\n{\"messages\": [{\"speaker\": \"A\", \"t"
+            )
         }
         // The service still answers, and no render or clip came of any of it.
         let health = try await service.test(.live) { client in try await client.call(.get, "/health", key: nil).status }
         #expect(health == .ok)
-        let renders = (try? FileManager.default.contentsOfDirectory(atPath: service.configuration.dataDirectory.appendingPathComponent("renders").path)) ?? []
-        let clips = (try? FileManager.default.contentsOfDirectory(atPath: service.configuration.dataDirectory.appendingPathComponent("clips").path)) ?? []
+        let renders =
+            (try? FileManager.default.contentsOfDirectory(atPath: service.configuration.dataDirectory.appendingPathComponent("renders").path)) ?? []
+        let clips =
+            (try? FileManager.default.contentsOfDirectory(atPath: service.configuration.dataDirectory.appendingPathComponent("clips").path)) ?? []
         #expect(renders.isEmpty && clips.isEmpty, "renders \(renders), clips \(clips)")
     }
 
@@ -186,27 +208,41 @@ struct HostileRequestTests {
             let manifest = try await PlayerTests.render(client, textRequest(["Range me."], voice: "espeak:en-us"))
             let audio = "/v1/renders/\(manifest.id)/audio"
             // Path traversal in every id parameter: 404 (or 400), never a file from elsewhere.
-            for path in ["/v1/renders/..%2F..%2F..%2Fetc%2Fpasswd/audio", "/v1/renders/../../etc/passwd", "/v1/renders/%2e%2e/timeline",
-                         "/v1/voices/..%2F..%2Fsigning.key", "/v1/renders/\(manifest.id)%2F..%2F..%2Fsigning.key/audio"] {
-                let response = try await offCooperativeThreads { try RawConnection.exchange(port: port, "GET \(path) HTTP/1.1\r\nHost: x\r\n\(Self.auth)Connection: close\r\n\r\n") }
+            for path in [
+                "/v1/renders/..%2F..%2F..%2Fetc%2Fpasswd/audio", "/v1/renders/../../etc/passwd", "/v1/renders/%2e%2e/timeline",
+                "/v1/voices/..%2F..%2Fsigning.key", "/v1/renders/\(manifest.id)%2F..%2F..%2Fsigning.key/audio",
+            ] {
+                let response = try await offCooperativeThreads {
+                    try RawConnection.exchange(port: port, "GET \(path) HTTP/1.1\r\nHost: x\r\n\(Self.auth)Connection: close\r\n\r\n")
+                }
                 let status = Self.status(response) ?? 0
                 #expect([400, 404, 405].contains(status), "\(path): \(response.prefix(200))")
                 #expect(!response.contains("root:") && !response.contains(serviceKey))
             }
             // bytes=5-2 → the whole file; a thousand ranges → one answer at once (the service serves single ranges only).
-            let reversed = try await offCooperativeThreads { try RawConnection.exchange(port: port, "GET \(audio) HTTP/1.1\r\nHost: x\r\n\(Self.auth)Range: bytes=5-2\r\nConnection: close\r\n\r\n") }
+            let reversed = try await offCooperativeThreads {
+                try RawConnection.exchange(
+                    port: port, "GET \(audio) HTTP/1.1\r\nHost: x\r\n\(Self.auth)Range: bytes=5-2\r\nConnection: close\r\n\r\n")
+            }
             #expect(Self.status(reversed) == 200, "an invalid range is ignored (RFC 9110 §14.2)")
             let flood = (0..<1000).map { "\($0)-\($0)" }.joined(separator: ",")
             let started = Date()
-            let many = try await offCooperativeThreads { try RawConnection.exchange(port: port, "GET \(audio) HTTP/1.1\r\nHost: x\r\n\(Self.auth)Range: bytes=\(flood)\r\nConnection: close\r\n\r\n") }
+            let many = try await offCooperativeThreads {
+                try RawConnection.exchange(
+                    port: port, "GET \(audio) HTTP/1.1\r\nHost: x\r\n\(Self.auth)Range: bytes=\(flood)\r\nConnection: close\r\n\r\n")
+            }
             #expect([200, 206, 416].contains(Self.status(many) ?? 0), "\(many.prefix(200))")
             #expect(Date().timeIntervalSince(started) < 5)
             // 5,000 headers: refused or answered, the connection ends, the service stays up.
             let headers = (0..<5_000).map { "X-Flood-\($0): \($0)\r\n" }.joined()
-            let flooded = try await offCooperativeThreads { try RawConnection.exchange(port: port, "GET /health HTTP/1.1\r\nHost: x\r\n\(headers)Connection: close\r\n\r\n") }
+            let flooded = try await offCooperativeThreads {
+                try RawConnection.exchange(port: port, "GET /health HTTP/1.1\r\nHost: x\r\n\(headers)Connection: close\r\n\r\n")
+            }
             #expect((Self.status(flooded) ?? 400) < 500, "\(flooded.prefix(200))")
             // A method the route does not take: 405 with Allow.
-            let trace = try await offCooperativeThreads { try RawConnection.exchange(port: port, "TRACE \(audio) HTTP/1.1\r\nHost: x\r\n\(Self.auth)Connection: close\r\n\r\n") }
+            let trace = try await offCooperativeThreads {
+                try RawConnection.exchange(port: port, "TRACE \(audio) HTTP/1.1\r\nHost: x\r\n\(Self.auth)Connection: close\r\n\r\n")
+            }
             #expect(Self.status(trace) == 405 && trace.lowercased().contains("allow: get"), "\(trace.prefix(300))")
             // Malformed query values are named, not guessed at.
             let badFlag = try await client.call(.post, "/v1/renders?stream=maybe", json: textRequest(["Hi."], voice: "espeak:en-us"))
@@ -218,7 +254,9 @@ struct HostileRequestTests {
             // Three pipelined requests in one write: three answers, in order.
             let answers = try await offCooperativeThreads {
                 let pipelined = try RawConnection(port: port)
-                pipelined.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET \(audio) HTTP/1.1\r\nHost: x\r\n\(Self.auth)Range: bytes=0-3\r\n\r\nGET /nowhere HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                pipelined.send(
+                    "GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET \(audio) HTTP/1.1\r\nHost: x\r\n\(Self.auth)Range: bytes=0-3\r\n\r\nGET /nowhere HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+                )
                 return pipelined.read()
             }
             let statuses = answers.components(separatedBy: "HTTP/1.1 ").dropFirst().compactMap { Int($0.prefix(3)) }

@@ -1,12 +1,13 @@
 import ChorusAudio
 import ChorusFixtures
-@testable import ChorusService
 import ChorusVoices
 import ChorusWire
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Testing
+
+@testable import ChorusService
 
 @Suite("Service: pronunciation lexicons stored per key and used by name")
 struct LexiconRouteTests {
@@ -16,7 +17,8 @@ struct LexiconRouteTests {
     func storedPerKey() async throws {
         let service = try TestService { $0.apiKeys = [serviceKey, Self.otherKey] }
         try await service.test { client in
-            let family = #"{"entries": {"Nguyen": "win", "Siobhan": {"ipa": "ʃɪˈvɔːn", "alias": "shiv awn"}, "Reading": {"alias": "Redding", "case_sensitive": true}}}"#
+            let family =
+                #"{"entries": {"Nguyen": "win", "Siobhan": {"ipa": "ʃɪˈvɔːn", "alias": "shiv awn"}, "Reading": {"alias": "Redding", "case_sensitive": true}}}"#
             let created = try await client.call(.put, "/v1/lexicons/family", json: family)
             #expect(created.status == .created, "\(created.text)")
             let info = try created.decode(LexiconInfo.self)
@@ -29,7 +31,9 @@ struct LexiconRouteTests {
             #expect(try again.status == .ok && (try again.decode(LexiconInfo.self)).digest == info.digest)
             let changed = try await client.call(.put, "/v1/lexicons/family", json: #"{"entries": {"Nguyen": "gwen"}}"#)
             #expect(try changed.status == .ok && (try changed.decode(LexiconInfo.self)).digest != info.digest)
-            #expect(try await client.call(.put, "/v1/lexicons/church", json: #"{"entries": {"Nebuchadnezzar": {"ipa": "ˌnɛbjʊkədˈnɛzəɹ"}}}"#).status == .created)
+            #expect(
+                try await client.call(.put, "/v1/lexicons/church", json: #"{"entries": {"Nebuchadnezzar": {"ipa": "ˌnɛbjʊkədˈnɛzəɹ"}}}"#).status
+                    == .created)
             let list = try await client.call(.get, "/v1/lexicons").decode(LexiconList.self)
             #expect(list.lexicons.map(\.name) == ["church", "family"] && list.lexicons.allSatisfy { $0.entries == nil })
             #expect(list.lexicons.map(\.entryCount) == [1, 1])
@@ -109,17 +113,22 @@ struct LexiconRouteTests {
             // /v1/speech and the OpenAI-compatible route (OpenAI's SDKs send it as extra_body).
             let speech = try await client.call(.post, "/v1/speech", json: #"{"text": "Hello Nguyen.", "voice": "openai:nova", "lexicon": "family"}"#)
             #expect(speech.status == .created && stub.requests.last?.json?["input"] as? String == "Hello gwen.", "\(speech.text)")
-            let openAI = try await client.call(.post, "/v1/audio/speech",
-                                               json: #"{"model": "tts-1", "input": "Hi Nguyen.", "voice": "openai:nova", "lexicon": "family"}"#)
+            let openAI = try await client.call(
+                .post, "/v1/audio/speech",
+                json: #"{"model": "tts-1", "input": "Hi Nguyen.", "voice": "openai:nova", "lexicon": "family"}"#)
             #expect(openAI.status == .ok && stub.requests.last?.json?["input"] as? String == "Hi gwen.", "\(openAI.text.prefix(300))")
             // Unknown names and other values are refused naming the field; nothing is asked of the provider.
             let count = stub.requests.count
             let unknown = try await client.call(.post, "/v1/renders", json: render.replacingOccurrences(of: "\"family\"", with: "\"nobody\""))
-            #expect(try unknown.status.code == 422 && unknown.errorCode == "unknown_lexicon" && (try unknown.decode(ErrorBody.self)).error.field == "lexicon")
+            #expect(
+                try unknown.status.code == 422 && unknown.errorCode == "unknown_lexicon"
+                    && (try unknown.decode(ErrorBody.self)).error.field == "lexicon")
             let wrong = try await client.call(.post, "/v1/speech", json: #"{"text": "Hi.", "voice": "openai:nova", "lexicon": 3}"#)
             #expect(try wrong.status == .badRequest && (try wrong.decode(ErrorBody.self)).error.field == "lexicon")
-            let badInline = try await client.call(.post, "/v1/renders", json: render.replacingOccurrences(of: "\"family\"", with: #"{"Nguyen": {"ipa": "x y"}}"#))
-            #expect(try badInline.status.code == 422 && (try badInline.decode(ErrorBody.self)).error.field == "lexicon.Nguyen.ipa", "\(badInline.text)")
+            let badInline = try await client.call(
+                .post, "/v1/renders", json: render.replacingOccurrences(of: "\"family\"", with: #"{"Nguyen": {"ipa": "x y"}}"#))
+            #expect(
+                try badInline.status.code == 422 && (try badInline.decode(ErrorBody.self)).error.field == "lexicon.Nguyen.ipa", "\(badInline.text)")
             #expect(stub.requests.count == count)
         }
     }
@@ -131,7 +140,8 @@ struct LexiconRouteTests {
             #expect(try await client.call(.put, "/v1/lexicons/days", json: #"{"entries": {"Bob": {"ipa": "ˌnɛbjʊkədˈnɛzəɹ"}}}"#).status == .created)
             var seconds: [Double] = []
             for (text, lexicon) in [("See you Bob.", #", "lexicon": "days""#), ("See you Nebuchadnezzar.", ""), ("See you Bob.", "")] {
-                let response = try await client.call(.post, "/v1/speech", json: #"{"text": "\#(text)", "voice": "espeak:en-us", "format": "wav"\#(lexicon)}"#)
+                let response = try await client.call(
+                    .post, "/v1/speech", json: #"{"text": "\#(text)", "voice": "espeak:en-us", "format": "wav"\#(lexicon)}"#)
                 #expect(response.status == .created, "\(response.text)")
                 let segment = try #require(try response.decode(RenderManifest.self).timeline?.segments.first)
                 #expect(segment.words?.map(\.word) == WordAligner.words(in: text).map(\.word))

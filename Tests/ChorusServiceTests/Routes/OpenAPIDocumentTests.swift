@@ -1,10 +1,11 @@
 import ChorusAudio
 import ChorusTestSupport
 import ChorusVoices
-@testable import ChorusService
 import ChorusWire
 import Foundation
 import Testing
+
+@testable import ChorusService
 
 /// The OpenAPI document states the service's rules as the code has them: a default or a range changed in one place
 /// and not in the other fails here.
@@ -34,7 +35,9 @@ struct OpenAPIDocumentTests {
         #expect(try Self.property(output, "bitrate")["default"] as? Int == RenderOptions.defaultBitRate)
         let loudness = try Self.property(output, "loudness")
         #expect(loudness["default"] as? Double == RenderOptions.defaultLoudness)
-        #expect(loudness["minimum"] as? Double == RenderOptions.loudnessRange.lowerBound && loudness["maximum"] as? Double == RenderOptions.loudnessRange.upperBound)
+        #expect(
+            loudness["minimum"] as? Double == RenderOptions.loudnessRange.lowerBound
+                && loudness["maximum"] as? Double == RenderOptions.loudnessRange.upperBound)
     }
 
     @Test("render requests: the gap's range and default, and the message limit, are the code's")
@@ -99,8 +102,9 @@ struct OpenAPIDocumentTests {
             guard cells.count > 2 else { continue }
             for code in cells[2].split(separator: "`").enumerated() where code.offset % 2 == 1 { documented.insert(String(code.element)) }
         }
-        #expect(documented == codes.union(["http_<status>"]),
-                "documented, not a code: \(documented.subtracting(codes).sorted()); a code not documented: \(codes.subtracting(documented).sorted())")
+        #expect(
+            documented == codes.union(["http_<status>"]),
+            "documented, not a code: \(documented.subtracting(codes).sorted()); a code not documented: \(codes.subtracting(documented).sorted())")
     }
 
     @Test("OpenAI's speech route: the speed's range is the provider's")

@@ -1,12 +1,13 @@
 import ChorusAudio
 import ChorusFixtures
-@testable import ChorusService
 import ChorusTestSupport
 import ChorusWire
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Testing
+
+@testable import ChorusService
 
 /// `GET /v1/renders/{id}/player`: signed links, and the page itself in a real browser.
 @Suite("The player page")
@@ -60,7 +61,9 @@ struct PlayerTests {
             #expect(page.headers[.contentSecurityPolicy]?.contains("default-src 'none'") == true)
             #expect(!page.text.contains(serviceKey))
             let urls = try Self.pageConfiguration(page.text)
-            let audio = try #require(urls["audio"]), timeline = try #require(urls["timelineURL"]), peaks = try #require(urls["peaksURL"])
+            let audio = try #require(urls["audio"])
+            let timeline = try #require(urls["timelineURL"])
+            let peaks = try #require(urls["peaksURL"])
             #expect(audio.hasPrefix("/v1/renders/\(manifest.id)/audio?exp=") && timeline.hasPrefix("/v1/renders/\(manifest.id)/timeline?exp="))
             #expect(peaks.hasPrefix("/v1/renders/\(manifest.id)/waveform?samples_per_pixel=") && peaks.contains("&sig="))
 
@@ -88,7 +91,9 @@ struct PlayerTests {
         // Links outlive a restart: the secret is kept in the data folder (readable by its owner only).
         let reopened = try await service.test { client in try await client.call(.get, id.1, key: nil).status }
         #expect(reopened == .ok)
-        let mode = try FileManager.default.attributesOfItem(atPath: service.configuration.dataDirectory.appendingPathComponent("signing.key").path)[.posixPermissions] as? Int
+        let mode =
+            try FileManager.default.attributesOfItem(atPath: service.configuration.dataDirectory.appendingPathComponent("signing.key").path)[
+                .posixPermissions] as? Int
         #expect(mode == 0o600)
     }
 
@@ -97,8 +102,10 @@ struct PlayerTests {
         let stub = try StubSpeech.openAIServer(latency: 1.5)
         let service = try TestService(stub: stub)
         try await service.test { client in
-            let accepted = try await client.call(.post, "/v1/renders", json: textRequest(["Wait for it."], voice: "openai:nova"),
-                                                 headers: [.init("Prefer")!: "respond-async"]).decode(RenderManifest.self)
+            let accepted = try await client.call(
+                .post, "/v1/renders", json: textRequest(["Wait for it."], voice: "openai:nova"),
+                headers: [.init("Prefer")!: "respond-async"]
+            ).decode(RenderManifest.self)
             let running = try await client.call(.get, "/v1/renders/\(accepted.id)/player")
             #expect(running.status == .conflict && running.errorCode == "not_ready")
             #expect(try await client.call(.get, "/v1/renders/\(String(repeating: "a", count: RenderIdentity.length))/player").status == .notFound)
@@ -109,16 +116,19 @@ struct PlayerTests {
     func browser() async throws {
         let service = try TestService {
             $0.workers = 2
-            $0.rateLimitPerMinute = 0   // polling a 50-message render on a slow (sanitized) build must not meet the limit
+            $0.rateLimitPerMinute = 0  // polling a 50-message render on a slow (sanitized) build must not meet the limit
         }
         let samples = Repository.file("samples")
         let familyChat = try String(contentsOf: samples.appendingPathComponent("family-chat.json"), encoding: .utf8)
         // Fifty messages among four speakers: the size the family-chat app plays.
-        let lines = ["Are we still on for dinner tonight?", "Yes, seven o'clock at Grandma's.", "Can someone pick up bread on the way?",
-                     "I will, the bakery is next to my office.", "Do not forget the candles for the cake!"]
+        let lines = [
+            "Are we still on for dinner tonight?", "Yes, seven o'clock at Grandma's.", "Can someone pick up bread on the way?",
+            "I will, the bakery is next to my office.", "Do not forget the candles for the cake!",
+        ]
         let speakers = ["Mom", "Dad", "Grandma", "Maya"]
         let fifty = (0..<50).map { #"{"speaker": "\#(speakers[$0 % 4])", "text": "\#(lines[$0 % lines.count])"}"# }
-        let screenshot = ProcessInfo.processInfo.environment["CHORUS_PLAYER_SCREENSHOT"].map { URL(fileURLWithPath: $0) }
+        let screenshot =
+            ProcessInfo.processInfo.environment["CHORUS_PLAYER_SCREENSHOT"].map { URL(fileURLWithPath: $0) }
             ?? service.directory.file("player.png")
         try await service.test(.live) { client in
             let port = try #require(client.port)
@@ -126,13 +136,16 @@ struct PlayerTests {
                 let manifest = try await Self.render(client, body)
                 let timeline = service.directory.file("\(name).timeline.json")
                 try JSONEncoder().encode(try #require(manifest.timeline)).write(to: timeline)
-                let report = try await BrowserReferee.check(url: "http://127.0.0.1:\(port)/v1/renders/\(manifest.id)/player?key=\(serviceKey)",
-                                                      timeline: timeline, screenshot: name == "family-chat" ? screenshot : nil,
-                                                      secrets: [serviceKey], signed: true)
+                let report = try await BrowserReferee.check(
+                    url: "http://127.0.0.1:\(port)/v1/renders/\(manifest.id)/player?key=\(serviceKey)",
+                    timeline: timeline, screenshot: name == "family-chat" ? screenshot : nil,
+                    secrets: [serviceKey], signed: true)
                 #expect(report.speakersSeen.count >= 2 && report.wordsSeen > 0 && report.played[1] > report.played[0])
                 #expect(abs(report.duration - (manifest.duration ?? 0)) < 0.1)
-                print("player \(name) (\(manifest.timeline?.segments.count ?? 0) messages, \(String(format: "%.1f", manifest.duration ?? 0)) s): "
-                    + "interactive \(report.interactiveMs) ms, audio ready \(report.audioReadyMs) ms, waveform \(report.peaksMs) ms after navigation start")
+                print(
+                    "player \(name) (\(manifest.timeline?.segments.count ?? 0) messages, \(String(format: "%.1f", manifest.duration ?? 0)) s): "
+                        + "interactive \(report.interactiveMs) ms, audio ready \(report.audioReadyMs) ms, waveform \(report.peaksMs) ms after navigation start"
+                )
             }
             #expect(FileManager.default.fileExists(atPath: screenshot.path))
             #expect(!service.logs.text.contains(serviceKey))

@@ -1,12 +1,13 @@
 import ChorusAudio
 import ChorusFixtures
 import ChorusVoices
-@testable import ChorusService
 import ChorusWire
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Testing
+
+@testable import ChorusService
 
 /// A provider misbehaving, driven through the service (`POST /v1/renders` → engine → provider over HTTP):
 /// 429 storms with and without `Retry-After`, 5xx, a connection reset mid-body, a hang, a body that is not
@@ -22,8 +23,9 @@ struct ProviderFaultTests {
         func response(for text: String) -> StubServer.Response {
             switch self {
             case .rateLimited:
-                return .json(429, ["error": ["message": "Rate limit reached for tts-1", "type": "requests", "code": "rate_limit_exceeded"]],
-                             headers: ["Retry-After": "0"])
+                return .json(
+                    429, ["error": ["message": "Rate limit reached for tts-1", "type": "requests", "code": "rate_limit_exceeded"]],
+                    headers: ["Retry-After": "0"])
             case .rateLimitedWithoutRetryAfter:
                 return .json(429, ["error": ["message": "Rate limit reached for tts-1", "type": "requests", "code": "rate_limit_exceeded"]])
             case .serverError:
@@ -34,8 +36,9 @@ struct ProviderFaultTests {
             case .hang:
                 return StubServer.Response(status: 200, headers: ["Content-Type": "audio/pcm"], body: StubSpeech.pcm16(for: text), delay: 30)
             case .notAudio:
-                return StubServer.Response(status: 200, headers: ["Content-Type": "text/html"],
-                                           body: Data("<html><body>Service maintenance</body></html>".utf8))
+                return StubServer.Response(
+                    status: 200, headers: ["Content-Type": "text/html"],
+                    body: Data("<html><body>Service maintenance</body></html>".utf8))
             }
         }
 
@@ -51,13 +54,15 @@ struct ProviderFaultTests {
         let calls = FaultCounter()
         return try StubServer { request in
             let text = request.json?["input"] as? String ?? ""
-            return calls.next() <= faults ? fault.response(for: text)
+            return calls.next() <= faults
+                ? fault.response(for: text)
                 : StubServer.Response(status: 200, headers: ["Content-Type": "audio/pcm"], body: StubSpeech.pcm16(for: text))
         }
     }
 
-    @Test("a transient fault (three times in a row) is retried: the render succeeds, the retries are counted, nothing half-cached",
-          arguments: Fault.allCases.filter(\.isTransient))
+    @Test(
+        "a transient fault (three times in a row) is retried: the render succeeds, the retries are counted, nothing half-cached",
+        arguments: Fault.allCases.filter(\.isTransient))
     func transient(_ fault: Fault) async throws {
         let stub = try Self.provider(fault, faults: 3)
         let service = try TestService(stub: stub, providerTimeout: fault.providerTimeout)
@@ -78,8 +83,9 @@ struct ProviderFaultTests {
         try await Self.checkNoLeaks(service, audioEntries: 1)
     }
 
-    @Test("a fault for good: 502 naming the provider and the message within the retry budget; with a fallback voice the render succeeds",
-          arguments: Fault.allCases)
+    @Test(
+        "a fault for good: 502 naming the provider and the message within the retry budget; with a fallback voice the render succeeds",
+        arguments: Fault.allCases)
     func forGood(_ fault: Fault) async throws {
         let stub = try Self.provider(fault, faults: .max)
         let service = try TestService(stub: stub, providerTimeout: fault.providerTimeout)
@@ -90,14 +96,16 @@ struct ProviderFaultTests {
             #expect(error.code == "provider_error" && error.message.contains("openai") && error.message.contains("messages[0]"), "\(error.message)")
             #expect(!failed.text.contains("SECRET"))
             #expect(stub.requests.count == (fault.isTransient ? RetryPolicy().maxAttempts : 1), "\(fault): \(stub.requests.count) requests")
-            let rescued = try await client.call(.post, "/v1/renders",
-                                                json: textRequest(["Hello again from \(fault.rawValue)."], voice: "openai:nova",
-                                                                  extra: #", "output": {"fallback_voice": "espeak:en-us"}"#))
+            let rescued = try await client.call(
+                .post, "/v1/renders",
+                json: textRequest(
+                    ["Hello again from \(fault.rawValue)."], voice: "openai:nova",
+                    extra: #", "output": {"fallback_voice": "espeak:en-us"}"#))
             #expect(rescued.status == .created, "\(fault): \(rescued.text)")
             let segment = try rescued.decode(RenderManifest.self).timeline?.segments.first
             #expect(segment?.fallback == true && segment?.voice == "espeak:en-us")
         }
-        try await Self.checkNoLeaks(service, audioEntries: 1)   // the fallback's espeak speech; nothing from the failing provider
+        try await Self.checkNoLeaks(service, audioEntries: 1)  // the fallback's espeak speech; nothing from the failing provider
     }
 
     @Test("a provider that is down for the whole render (connection refused): 502 after the retries, or the fallback voice")
@@ -111,8 +119,9 @@ struct ProviderFaultTests {
             #expect(failed.status == .badGateway && failed.errorCode == "provider_error", "\(failed.text)")
             // About 7 s of backoff; generous for a busy machine (before, each attempt waited out the connect timeout).
             #expect(Date().timeIntervalSince(started) < 120, "bounded by the retry policy")
-            let rescued = try await client.call(.post, "/v1/renders",
-                                                json: textRequest(["Nobody home."], voice: "openai:nova", extra: #", "output": {"fallback_voice": "espeak:en-us"}"#))
+            let rescued = try await client.call(
+                .post, "/v1/renders",
+                json: textRequest(["Nobody home."], voice: "openai:nova", extra: #", "output": {"fallback_voice": "espeak:en-us"}"#))
             #expect(rescued.status == .created, "\(rescued.text)")
             #expect(try rescued.decode(RenderManifest.self).timeline?.segments.first?.fallback == true)
         }
@@ -155,5 +164,10 @@ struct ProviderFaultTests {
 final class FaultCounter: @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0
-    func next() -> Int { lock.lock(); defer { lock.unlock() }; count += 1; return count }
+    func next() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        count += 1
+        return count
+    }
 }

@@ -1,10 +1,11 @@
 import ChorusAudio
 import ChorusFixtures
-@testable import ChorusService
 import ChorusVoices
 import ChorusWire
 import Foundation
 import Testing
+
+@testable import ChorusService
 
 /// The render id is listed by hand (`RenderIdentity`); this holds it to the request: every field of `RenderRequest`
 /// is set in one of the sample requests (a field added to the request and not here fails), and changing any value of
@@ -28,44 +29,51 @@ struct RenderIdentityFieldTests {
     ]
 
     static func samples(clips: [String], inline: [String]) -> [String] {
-        [#"""
-        {"messages": [{"speaker": "Mom", "text": "Dinner at seven.", "voice": "flite:slt", "gap_ms": 400},
-                      {"speaker": "Dad", "clip": "\#(clips[0])", "cleanup": false, "gap_ms": -200},
-                      {"speaker": "Kid", "audio_base64": "\#(inline[0])"},
-                      {"speaker": "Gran", "text": "Hello, all of you."},
-                      {"speaker": "Ana", "text": "Me too.", "voice": "openai:nova"}],
-         "intro": {"speaker": "Host", "text": "Welcome.", "voice": "espeak:en-us"},
-         "outro": {"clip": "\#(clips[1])"},
-         "voices": {"Gran": "espeak:en-us+f3"}, "voice_settings": {"openai": {"speed": 1.2}}, "gap_ms": 300,
-         "output": {"format": "mp3", "sample_rate": 44100, "channels": 2, "bitrate": 128000, "loudness": -18,
-                    "normalize": true, "trim": false, "chapters": false, "fallback_voice": "espeak:en-us"},
-         "transcribe": false,
-         "music": {"clip": "\#(clips[2])", "level_lu": -20, "duck_db": 12, "fade_in_ms": 500, "fade_out_ms": 800, "loop": true},
-         "cleanup": {"highpass_hz": 100, "noise_reduction_db": 10, "declick": true, "level": true, "max_silence_ms": 800},
-         "normalize_text": {"openai": true, "espeak": false}, "lexicon": {"Nguyen": "win"}, "language": "en-gb", "emoji": "name"}
-        """#, #"""
-        {"messages": [{"speaker": "Mom", "text": "Dinner at seven."}, {"speaker": "Dad", "clip": "\#(clips[3])"}],
-         "intro": {"audio_base64": "\#(inline[1])"}, "loudness_preset": "podcast", "normalize_text": true, "cleanup": true,
-         "music": {"audio_base64": "\#(inline[2])"}}
-        """#]
+        [
+            #"""
+            {"messages": [{"speaker": "Mom", "text": "Dinner at seven.", "voice": "flite:slt", "gap_ms": 400},
+                          {"speaker": "Dad", "clip": "\#(clips[0])", "cleanup": false, "gap_ms": -200},
+                          {"speaker": "Kid", "audio_base64": "\#(inline[0])"},
+                          {"speaker": "Gran", "text": "Hello, all of you."},
+                          {"speaker": "Ana", "text": "Me too.", "voice": "openai:nova"}],
+             "intro": {"speaker": "Host", "text": "Welcome.", "voice": "espeak:en-us"},
+             "outro": {"clip": "\#(clips[1])"},
+             "voices": {"Gran": "espeak:en-us+f3"}, "voice_settings": {"openai": {"speed": 1.2}}, "gap_ms": 300,
+             "output": {"format": "mp3", "sample_rate": 44100, "channels": 2, "bitrate": 128000, "loudness": -18,
+                        "normalize": true, "trim": false, "chapters": false, "fallback_voice": "espeak:en-us"},
+             "transcribe": false,
+             "music": {"clip": "\#(clips[2])", "level_lu": -20, "duck_db": 12, "fade_in_ms": 500, "fade_out_ms": 800, "loop": true},
+             "cleanup": {"highpass_hz": 100, "noise_reduction_db": 10, "declick": true, "level": true, "max_silence_ms": 800},
+             "normalize_text": {"openai": true, "espeak": false}, "lexicon": {"Nguyen": "win"}, "language": "en-gb", "emoji": "name"}
+            """#,
+            #"""
+            {"messages": [{"speaker": "Mom", "text": "Dinner at seven."}, {"speaker": "Dad", "clip": "\#(clips[3])"}],
+             "intro": {"audio_base64": "\#(inline[1])"}, "loudness_preset": "podcast", "normalize_text": true, "cleanup": true,
+             "music": {"audio_base64": "\#(inline[2])"}}
+            """#,
+        ]
     }
 
     @Test("every field of a render request is set by a sample, and changing any of its values changes the render id")
     func everyFieldShapesTheId() async throws {
-        let service = try TestService { $0.transcriptionModel = "whisper-tiny.en" }   // (not loaded: the resolver names it)
+        let service = try TestService { $0.transcriptionModel = "whisper-tiny.en" }  // (not loaded: the resolver names it)
         let server = try await service.server()
         func wav(_ frequency: Double) throws -> Data {
-            try ClipEncoding.wav16.data(SignalGenerator.tone(frequency: frequency, amplitude: 0.3, seconds: 0.5, format: AudioFormat(sampleRate: 16_000, channels: 1)))
+            try ClipEncoding.wav16.data(
+                SignalGenerator.tone(frequency: frequency, amplitude: 0.3, seconds: 0.5, format: AudioFormat(sampleRate: 16_000, channels: 1)))
         }
         var clips: [String] = []
         for frequency in [300.0, 400, 500, 600] { clips.append(try await server.state.clips.add(try wav(frequency)).info.id) }
         let inline = try [700.0, 800, 900, 1_000].map { try wav($0).base64EncodedString() }
 
         // Every field is set somewhere (by type and name, over every instance of the type in the samples).
-        var set = Set<String>(), all = Set<String>()
+        var set = Set<String>()
+        var all = Set<String>()
         let samples = try Self.samples(clips: clips, inline: inline).map { try JSONDecoder().decode(RenderRequest.self, from: Data($0.utf8)) }
         for sample in samples { Self.walk(sample, set: &set, all: &all) }
-        #expect(all.count >= 50 && all.contains("OutputSettings.bitrate") && all.contains("Settings.declick"), "the walk missed the request's types: \(all.sorted())")
+        #expect(
+            all.count >= 50 && all.contains("OutputSettings.bitrate") && all.contains("Settings.declick"),
+            "the walk missed the request's types: \(all.sorted())")
         for field in all.subtracting(set).sorted() where Self.unset[field] == nil {
             Issue.record("no sample sets \(field): add it to a sample (or to `unset`, saying why)")
         }
@@ -90,7 +98,10 @@ struct RenderIdentityFieldTests {
     }
 
     /// A path in a JSON value: object keys and array indexes.
-    enum Step: Equatable { case key(String), index(Int) }
+    enum Step: Equatable {
+        case key(String)
+        case index(Int)
+    }
 
     static func name(_ path: [Step]) -> String {
         path.enumerated().map { offset, step in
@@ -154,7 +165,7 @@ extension RenderIdentityFieldTests {
         switch mirror.displayStyle {
         case .collection?:
             for child in mirror.children { walk(child.value, set: &set, all: &all) }
-        case .enum? where String(reflecting: type(of: value)).hasPrefix("ChorusWire."):   // one of its forms (`Cleanup.settings`)
+        case .enum? where String(reflecting: type(of: value)).hasPrefix("ChorusWire."):  // one of its forms (`Cleanup.settings`)
             for child in mirror.children { walk(child.value, set: &set, all: &all) }
         case .struct? where String(reflecting: type(of: value)).hasPrefix("ChorusWire."):
             let typeName = String(describing: type(of: value))

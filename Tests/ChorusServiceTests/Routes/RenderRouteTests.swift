@@ -1,6 +1,5 @@
 import ChorusAudio
 import ChorusFixtures
-@testable import ChorusService
 import ChorusTestSupport
 import ChorusVoices
 import ChorusWire
@@ -8,6 +7,8 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Testing
+
+@testable import ChorusService
 
 @Suite("Service: renders")
 struct RenderRouteTests {
@@ -36,7 +37,9 @@ struct RenderRouteTests {
         }
     }
 
-    @Test("normalize_text: the offline voice reads the reference as people do unless told not to; the written tokens stay; part of the id; a bad value names the field")
+    @Test(
+        "normalize_text: the offline voice reads the reference as people do unless told not to; the written tokens stay; part of the id; a bad value names the field"
+    )
     func normalizeText() async throws {
         let service = try TestService()
         try await service.test { client in
@@ -60,14 +63,17 @@ struct RenderRouteTests {
         }
     }
 
-    @Test("language and emoji: a language without rules reads as written, emoji said by name only when asked; the words stay the written ones; part of the id; bad values name the field")
+    @Test(
+        "language and emoji: a language without rules reads as written, emoji said by name only when asked; the words stay the written ones; part of the id; bad values name the field"
+    )
     func textReading() async throws {
         let service = try TestService()
         try await service.test { client in
             func body(_ extra: String) -> String {
                 #"{"messages": [{"speaker": "A", "text": "Meet at 4:30 🎉 👍", "voice": "espeak:en-us"}]\#(extra)}"#
             }
-            var ids: [String] = [], lengths: [Int] = []
+            var ids: [String] = []
+            var lengths: [Int] = []
             for extra in ["", #", "emoji": "name""#, #", "language": "de""#, #", "language": "en-GB""#] {
                 let response = try await client.call(.post, "/v1/renders", json: body(extra))
                 #expect(response.status == .created, "\(extra): \(response.text)")
@@ -104,7 +110,8 @@ struct RenderRouteTests {
             let other = try plain.decode(RenderManifest.self)
             #expect(other.id != manifest.id)
             // A loudness preset is part of the id, and the stored audio meets it.
-            let broadcast = try await client.call(.post, "/v1/renders", json: body("").replacingOccurrences(of: #""output""#, with: #""loudness_preset": "broadcast", "output""#))
+            let broadcast = try await client.call(
+                .post, "/v1/renders", json: body("").replacingOccurrences(of: #""output""#, with: #""loudness_preset": "broadcast", "output""#))
             let quiet = try broadcast.decode(RenderManifest.self)
             #expect(quiet.id != other.id, "\(broadcast.text)")
             let audio = try await client.call(.get, quiet.audioURL!)
@@ -121,9 +128,10 @@ struct RenderRouteTests {
         func id(speed: Double) -> String {
             var settings = conversation
             settings.voiceSettings = ["openai": ["speed": .number(speed)]]
-            return RenderIdentity.id(conversation: settings, voices: [nil], clipHashes: ["abc"], options: RenderOptions(), format: .mp3,
-                                     fallbackVoice: nil, transcription: nil,
-                                     bookends: ((nil, VoiceID("openai:alloy")), nil, nil))
+            return RenderIdentity.id(
+                conversation: settings, voices: [nil], clipHashes: ["abc"], options: RenderOptions(), format: .mp3,
+                fallbackVoice: nil, transcription: nil,
+                bookends: ((nil, VoiceID("openai:alloy")), nil, nil))
         }
         #expect(id(speed: 1) != id(speed: 1.5))
         #expect(id(speed: 1) == id(speed: 1))
@@ -131,14 +139,18 @@ struct RenderRouteTests {
 
     @Test("the render id carries a recorded message's clean-up settings, and ignores clean-up of a spoken one")
     func cleanupInIdentity() throws {
-        var conversation = Conversation(messages: [Conversation.Message(speaker: "Mom", audio: .data(Data([1]), label: "clip")),
-                                                   Conversation.Message(speaker: "Dad", text: "Hi.")])
+        var conversation = Conversation(messages: [
+            Conversation.Message(speaker: "Mom", audio: .data(Data([1]), label: "clip")),
+            Conversation.Message(speaker: "Dad", text: "Hi."),
+        ])
         func id(_ cleanup: VoiceCleanup?) -> String {
             conversation.cleanup = cleanup
-            return RenderIdentity.id(conversation: conversation, voices: [nil, VoiceID("espeak:en-us")], clipHashes: ["abc", nil],
-                                     options: RenderOptions(), format: .mp3, fallbackVoice: nil, transcription: nil)
+            return RenderIdentity.id(
+                conversation: conversation, voices: [nil, VoiceID("espeak:en-us")], clipHashes: ["abc", nil],
+                options: RenderOptions(), format: .mp3, fallbackVoice: nil, transcription: nil)
         }
-        let plain = id(nil), cleaned = id(VoiceCleanup())
+        let plain = id(nil)
+        let cleaned = id(VoiceCleanup())
         #expect(plain != cleaned && cleaned != id(VoiceCleanup(maxSilenceMilliseconds: 1_000)) && cleaned == id(VoiceCleanup()))
         conversation.messages[0].cleanup = false
         #expect(id(VoiceCleanup()) == plain, "the one recorded message opted out")
@@ -147,10 +159,11 @@ struct RenderRouteTests {
     @Test("Prefer: respond-async answers 202 with Location; the manifest then goes queued/running → done")
     func asynchronous() async throws {
         let stub = try StubSpeech.openAIServer(latency: 0.3)
-        let service = try TestService(stub: stub) { $0.rateLimitPerMinute = 0 }   // polling a slow (sanitized) build
+        let service = try TestService(stub: stub) { $0.rateLimitPerMinute = 0 }  // polling a slow (sanitized) build
         try await service.test { client in
-            let response = try await client.call(.post, "/v1/renders", json: textRequest(["One.", "Two.", "Three."], voice: "openai:nova"),
-                                                 headers: [.init("Prefer")!: "respond-async"])
+            let response = try await client.call(
+                .post, "/v1/renders", json: textRequest(["One.", "Two.", "Three."], voice: "openai:nova"),
+                headers: [.init("Prefer")!: "respond-async"])
             #expect(response.status == .accepted)
             let accepted = try response.decode(RenderManifest.self)
             #expect([.queued, .running].contains(accepted.status) && accepted.progress?.total == 3)
@@ -161,8 +174,9 @@ struct RenderRouteTests {
                 manifest = try await client.call(.get, "/v1/renders/\(accepted.id)").decode(RenderManifest.self)
             }
             #expect(manifest.status == .done && manifest.timeline?.segments.count == 3)
-            let notReady = try await client.call(.post, "/v1/renders", json: textRequest(["Four."], voice: "openai:nova"),
-                                                 headers: [.init("Prefer")!: "respond-async"])
+            let notReady = try await client.call(
+                .post, "/v1/renders", json: textRequest(["Four."], voice: "openai:nova"),
+                headers: [.init("Prefer")!: "respond-async"])
             let id = try notReady.decode(RenderManifest.self).id
             let early = try await client.call(.get, "/v1/renders/\(id)/audio")
             #expect(early.status == .conflict && early.errorCode == "not_ready")
@@ -176,7 +190,8 @@ struct RenderRouteTests {
         try await service.test { client in
             for (format, chapters) in [("mp3", nil), ("m4a", nil), ("ogg", nil), ("mp3", false)] as [(String, Bool?)] {
                 let extra = chapters.map { #", "output": {"format": "\#(format)", "chapters": \#($0)}"# } ?? #", "output": {"format": "\#(format)"}"#
-                let created = try await client.call(.post, "/v1/renders", json: textRequest(["Practice moved to half past four.", "See you there."], extra: extra))
+                let created = try await client.call(
+                    .post, "/v1/renders", json: textRequest(["Practice moved to half past four.", "See you there."], extra: extra))
                 #expect(created.status == .created, "\(created.text.prefix(300))")
                 let manifest = try created.decode(RenderManifest.self)
                 let audio = try await client.call(.get, "/v1/renders/\(manifest.id)/audio")
@@ -192,7 +207,8 @@ struct RenderRouteTests {
                 }
             }
             // Speech is one utterance: no chapter.
-            let speech = try await client.call(.post, "/v1/audio/speech", json: #"{"model": "tts-1", "input": "One utterance.", "voice": "espeak:en-us"}"#)
+            let speech = try await client.call(
+                .post, "/v1/audio/speech", json: #"{"model": "tts-1", "input": "One utterance.", "voice": "espeak:en-us"}"#)
             let file = service.directory.file("speech.mp3")
             try speech.data.write(to: file)
             let speechChapters = try await Referee.chapters(file)
@@ -212,8 +228,10 @@ struct RenderRouteTests {
             let captions = try await client.call(.get, base + "/captions.vtt")
             #expect(captions.headers[.contentType]?.hasPrefix("text/vtt") == true && captions.text.hasPrefix("WEBVTT"))
             let stored = service.configuration.dataDirectory.appendingPathComponent("renders/\(manifest.id)/audio.mp3")
-            for (query, spp, bits) in [("", 256, 16), ("?samples_per_pixel=512&bits=8", 512, 8), ("?pixels_per_second=100", 441, 16),
-                                       ("?samples_per_pixel=96", 96, 16)] {
+            for (query, spp, bits) in [
+                ("", 256, 16), ("?samples_per_pixel=512&bits=8", 512, 8), ("?pixels_per_second=100", 441, 16),
+                ("?samples_per_pixel=96", 96, 16),
+            ] {
                 let response = try await client.call(.get, base + "/waveform" + query)
                 #expect(response.status == .ok, "\(query): \(response.text)")
                 let expected = try WaveformPeaks.compute(fileAt: stored, zoom: .samplesPerPixel(spp))
@@ -221,8 +239,10 @@ struct RenderRouteTests {
             }
             let dat = try await client.call(.get, base + "/waveform?format=dat&bits=8&samples_per_pixel=1024")
             #expect(dat.data == (try WaveformPeaks.compute(fileAt: stored, zoom: .samplesPerPixel(1024))).datData(bits: 8))
-            for bad in ["?bits=12", "?samples_per_pixel=1", "?pixels_per_second=40000", "?format=png", "?samples_per_pixel=x",
-                        "?samples_per_pixel=300&pixels_per_second=10"] {
+            for bad in [
+                "?bits=12", "?samples_per_pixel=1", "?pixels_per_second=40000", "?format=png", "?samples_per_pixel=x",
+                "?samples_per_pixel=300&pixels_per_second=10",
+            ] {
                 #expect(try await client.call(.get, base + "/waveform" + bad).status == .badRequest, "\(bad)")
             }
             let png = try await client.call(.get, base + "/waveform.png?width=400&height=100&theme=dark")
@@ -239,31 +259,42 @@ struct RenderRouteTests {
         }
     }
 
-    @Test("bad requests name the field: paths refused, limits, unknown clips, bad JSON, bad settings", arguments: [
-        (#"{"messages": [{"speaker": "A", "audio": "/etc/passwd"}]}"#, 422, "path_not_allowed", "messages[0].audio"),
-        (#"{"messages": [{"speaker": "A", "text": "x"}], "cleanup": {"highpass_hz": 999}}"#, 422, "invalid", "cleanup.highpass_hz"),
-        (#"{"messages": [{"speaker": "A", "text": "x"}], "cleanup": {"max_silence_ms": 50}}"#, 422, "invalid", "cleanup.max_silence_ms"),
-        (#"{"messages": [{"speaker": "A", "clip": "\#(String(repeating: "ab", count: 32))"}]}"#, 422, "clip_not_found", "messages[0].clip"),
-        (#"{"messages": [{"speaker": "A", "clip": "../../etc/passwd"}]}"#, 422, "clip_not_found", "messages[0].clip"),
-        (#"{"messages": [{"speaker": "A", "audio_base64": "bm90IGF1ZGlv"}]}"#, 415, "unsupported_media", "messages[0].audio_base64"),
-        (#"{"messages": [{"speaker": "A", "text": "x"}], "output": {"sample_rate": 7}}"#, 422, "invalid", "output.sample_rate"),
-        (#"{"messages": [{"speaker": "A", "text": "x"}], "output": {"format": "aiff"}}"#, 422, "invalid", "output.format"),
-        (#"{"messages": [{"speaker": "A", "text": "x"}], "output": {"loudness": 3}}"#, 422, "invalid", "output.loudness"),
-        (#"{"messages": [{"speaker": "A", "text": "x"}], "gap_ms": -1}"#, 422, "invalid", "gap_ms"),
-        (#"{"messages": [{"speaker": "A", "text": "x"}, {"speaker": "B", "text": "y", "gap_ms": -60001}]}"#, 422, "invalid", "messages[1].gap_ms"),
-        (#"{"messages": [{"speaker": "A", "text": "x"}], "loudness_preset": "loud"}"#, 422, "invalid", "loudness_preset"),
-        (#"{"messages": [{"speaker": "A", "text": "x"}], "loudness_preset": "podcast", "output": {"loudness": -20}}"#, 422, "invalid", "loudness_preset"),
-        (#"{"messages": [{"speaker": "A", "text": "x"}], "loudness_preset": "podcast", "output": {"normalize": false}}"#, 422, "invalid", "loudness_preset"),
-        (#"{"messages": [{"speaker": "A", "text": "x", "voice": "nova"}]}"#, 422, "invalid", "messages[0].voice"),
-        (#"{"messages": [{"speaker": "A", "text": "x", "voice": "acme:v"}]}"#, 422, "unknown_provider", nil),
-        (#"{"messages": [{"speaker": "", "text": "x"}]}"#, 422, "invalid", "messages[0].speaker"),
-        (#"{"messages": [{"speaker": "A"}]}"#, 422, "invalid", "messages[0]"),
-        (#"{"messages": []}"#, 422, "invalid", "messages"),
-        (#"{"messages": [{"text": "x"}]}"#, 400, "invalid_request", "messages[0].speaker"),
-        (#"{"messages": [{"speaker": 3, "text": "x"}]}"#, 400, "invalid_request", "messages[0].speaker"),
-        (#"{"messages": "#, 400, "invalid_request", nil),
-        ("", 400, "invalid_request", nil),
-    ] as [(String, Int, String, String?)])
+    @Test(
+        "bad requests name the field: paths refused, limits, unknown clips, bad JSON, bad settings",
+        arguments: [
+            (#"{"messages": [{"speaker": "A", "audio": "/etc/passwd"}]}"#, 422, "path_not_allowed", "messages[0].audio"),
+            (#"{"messages": [{"speaker": "A", "text": "x"}], "cleanup": {"highpass_hz": 999}}"#, 422, "invalid", "cleanup.highpass_hz"),
+            (#"{"messages": [{"speaker": "A", "text": "x"}], "cleanup": {"max_silence_ms": 50}}"#, 422, "invalid", "cleanup.max_silence_ms"),
+            (#"{"messages": [{"speaker": "A", "clip": "\#(String(repeating: "ab", count: 32))"}]}"#, 422, "clip_not_found", "messages[0].clip"),
+            (#"{"messages": [{"speaker": "A", "clip": "../../etc/passwd"}]}"#, 422, "clip_not_found", "messages[0].clip"),
+            (#"{"messages": [{"speaker": "A", "audio_base64": "bm90IGF1ZGlv"}]}"#, 415, "unsupported_media", "messages[0].audio_base64"),
+            (#"{"messages": [{"speaker": "A", "text": "x"}], "output": {"sample_rate": 7}}"#, 422, "invalid", "output.sample_rate"),
+            (#"{"messages": [{"speaker": "A", "text": "x"}], "output": {"format": "aiff"}}"#, 422, "invalid", "output.format"),
+            (#"{"messages": [{"speaker": "A", "text": "x"}], "output": {"loudness": 3}}"#, 422, "invalid", "output.loudness"),
+            (#"{"messages": [{"speaker": "A", "text": "x"}], "gap_ms": -1}"#, 422, "invalid", "gap_ms"),
+            (
+                #"{"messages": [{"speaker": "A", "text": "x"}, {"speaker": "B", "text": "y", "gap_ms": -60001}]}"#, 422, "invalid",
+                "messages[1].gap_ms"
+            ),
+            (#"{"messages": [{"speaker": "A", "text": "x"}], "loudness_preset": "loud"}"#, 422, "invalid", "loudness_preset"),
+            (
+                #"{"messages": [{"speaker": "A", "text": "x"}], "loudness_preset": "podcast", "output": {"loudness": -20}}"#, 422, "invalid",
+                "loudness_preset"
+            ),
+            (
+                #"{"messages": [{"speaker": "A", "text": "x"}], "loudness_preset": "podcast", "output": {"normalize": false}}"#, 422, "invalid",
+                "loudness_preset"
+            ),
+            (#"{"messages": [{"speaker": "A", "text": "x", "voice": "nova"}]}"#, 422, "invalid", "messages[0].voice"),
+            (#"{"messages": [{"speaker": "A", "text": "x", "voice": "acme:v"}]}"#, 422, "unknown_provider", nil),
+            (#"{"messages": [{"speaker": "", "text": "x"}]}"#, 422, "invalid", "messages[0].speaker"),
+            (#"{"messages": [{"speaker": "A"}]}"#, 422, "invalid", "messages[0]"),
+            (#"{"messages": []}"#, 422, "invalid", "messages"),
+            (#"{"messages": [{"text": "x"}]}"#, 400, "invalid_request", "messages[0].speaker"),
+            (#"{"messages": [{"speaker": 3, "text": "x"}]}"#, 400, "invalid_request", "messages[0].speaker"),
+            (#"{"messages": "#, 400, "invalid_request", nil),
+            ("", 400, "invalid_request", nil),
+        ] as [(String, Int, String, String?)])
     func badRequests(json: String, status: Int, code: String, field: String?) async throws {
         let service = try TestService()
         try await service.test { client in
@@ -285,8 +316,10 @@ struct RenderRouteTests {
             configuration.maxBodyBytes = 4_096
         }
         try await service.test { client in
-            for (json, limit) in [(textRequest(["a", "b", "c", "d"]), "limit is 3"), (textRequest([String(repeating: "x", count: 21)]), "limit is 20"),
-                                  (textRequest([String(repeating: "x", count: 16), String(repeating: "y", count: 16)]), "limit is 30")] {
+            for (json, limit) in [
+                (textRequest(["a", "b", "c", "d"]), "limit is 3"), (textRequest([String(repeating: "x", count: 21)]), "limit is 20"),
+                (textRequest([String(repeating: "x", count: 16), String(repeating: "y", count: 16)]), "limit is 30"),
+            ] {
                 let response = try await client.call(.post, "/v1/renders", json: json)
                 #expect(response.status == .contentTooLarge && response.errorCode == "too_large" && response.text.contains(limit), "\(response.text)")
             }
@@ -295,7 +328,9 @@ struct RenderRouteTests {
         }
     }
 
-    @Test("a voice that does not exist → 422 unknown_voice, also when streaming (the status waits for the first audio); a provider without its key → 409")
+    @Test(
+        "a voice that does not exist → 422 unknown_voice, also when streaming (the status waits for the first audio); a provider without its key → 409"
+    )
     func unknownVoice() async throws {
         let service = try TestService()
         try await service.test(.live) { client in
@@ -311,7 +346,8 @@ struct RenderRouteTests {
             let unconfigured = try await client.call(.post, "/v1/renders", json: textRequest(["Hello."], voice: "openai:nova"))
             #expect(unconfigured.status == .conflict && unconfigured.errorCode == "provider_not_configured", "\(unconfigured.text.prefix(300))")
             // A good voice still streams: 200 and audio that decodes.
-            let streamed = try await client.call(.post, "/v1/speech?stream=true", json: #"{"text": "Streaming still works.", "voice": "espeak:en-us"}"#)
+            let streamed = try await client.call(
+                .post, "/v1/speech?stream=true", json: #"{"text": "Streaming still works.", "voice": "espeak:en-us"}"#)
             #expect(streamed.status == .ok && streamed.data.count > 1_000)
             #expect(try AudioFileReader(data: streamed.data, name: "streamed speech").readAll().frameCount > 10_000)
         }
@@ -320,7 +356,8 @@ struct RenderRouteTests {
     @Test("a provider that fails for good → 502 provider_error naming the provider and message, never a key")
     func providerFailure() async throws {
         let stub = try StubServer { _ in
-            .json(401, ["error": ["message": "Incorrect API key provided: \(providerKey)", "type": "invalid_request_error", "code": "invalid_api_key"]])
+            .json(
+                401, ["error": ["message": "Incorrect API key provided: \(providerKey)", "type": "invalid_request_error", "code": "invalid_api_key"]])
         }
         let service = try TestService(stub: stub)
         try await service.test { client in

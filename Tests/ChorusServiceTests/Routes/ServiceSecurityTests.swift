@@ -1,10 +1,11 @@
 import ChorusFixtures
-@testable import ChorusService
 import ChorusWire
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Testing
+
+@testable import ChorusService
 
 @Suite("Service: keys, limits and the open routes")
 struct ServiceSecurityTests {
@@ -76,8 +77,10 @@ struct ServiceSecurityTests {
         try configuration.validate()
         configuration.apiKeys = ["short"]
         #expect(throws: ConfigurationError.self) { try configuration.validate() }
-        let fromEnvironment = try ServiceConfiguration(environment: ["CHORUS_API_KEYS": "first-key-0123456789,second-key-0123456789",
-                                                                     "CHORUS_RETENTION": "90m", "CHORUS_RATE_LIMIT": "0"])
+        let fromEnvironment = try ServiceConfiguration(environment: [
+            "CHORUS_API_KEYS": "first-key-0123456789,second-key-0123456789",
+            "CHORUS_RETENTION": "90m", "CHORUS_RATE_LIMIT": "0",
+        ])
         #expect(fromEnvironment.apiKeys == ["first-key-0123456789", "second-key-0123456789"])
         #expect(fromEnvironment.retentionSeconds == 5_400 && fromEnvironment.rateLimitPerMinute == 0)
         #expect(throws: ConfigurationError.self) { _ = try ServiceConfiguration(environment: ["CHORUS_PORT": "eighty"]) }
@@ -112,8 +115,10 @@ struct SecretDescriptionTests {
         let service = try TestService(stub: stub)
         var dumped = ""
         dump(service.configuration, to: &dumped)
-        let texts = [String(describing: service.configuration), String(reflecting: service.configuration), dumped,
-                     String(describing: service.configuration.registry!), String(reflecting: service.configuration.registry!)]
+        let texts = [
+            String(describing: service.configuration), String(reflecting: service.configuration), dumped,
+            String(describing: service.configuration.registry!), String(reflecting: service.configuration.registry!),
+        ]
         for text in texts {
             #expect(!text.contains(serviceKey) && !text.contains(providerKey) && !text.contains("SECRET"), "\(text.prefix(300))")
         }

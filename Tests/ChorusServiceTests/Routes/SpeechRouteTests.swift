@@ -1,12 +1,13 @@
 import ChorusAudio
-import ChorusVoices
 import ChorusFixtures
-@testable import ChorusService
+import ChorusVoices
 import ChorusWire
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Testing
+
+@testable import ChorusService
 
 @Suite("Service: speech and the OpenAI-compatible route")
 struct SpeechRouteTests {
@@ -14,13 +15,15 @@ struct SpeechRouteTests {
     func speech() async throws {
         let service = try TestService()
         try await service.test { client in
-            let response = try await client.call(.post, "/v1/speech", json: #"{"text": "Blessed are the meek.", "voice": "espeak:en-us", "format": "ogg"}"#)
+            let response = try await client.call(
+                .post, "/v1/speech", json: #"{"text": "Blessed are the meek.", "voice": "espeak:en-us", "format": "ogg"}"#)
             #expect(response.status == .created, "\(response.text)")
             let manifest = try response.decode(RenderManifest.self)
             #expect(manifest.format == "ogg" && manifest.timeline?.segments.count == 1)
             let words = try #require(manifest.timeline?.segments[0].words)
             #expect(words.map(\.word) == ["Blessed", "are", "the", "meek"])
-            let plain = try await client.call(.post, "/v1/speech", json: #"{"text": "Blessed are the meek.", "voice": "espeak:en-us", "format": "ogg", "words": false}"#)
+            let plain = try await client.call(
+                .post, "/v1/speech", json: #"{"text": "Blessed are the meek.", "voice": "espeak:en-us", "format": "ogg", "words": false}"#)
             #expect(try plain.status == .ok && (try plain.decode(RenderManifest.self)).timeline?.segments[0].words == nil)
         }
     }
@@ -51,14 +54,17 @@ struct SpeechRouteTests {
         let service = try TestService()
         try await service.test { client in
             // What openai-python's client.audio.speech.create(model=…, voice="coral", input=…) posts.
-            let sdk = #"{"input":"Today is a wonderful day to build something people love!","model":"gpt-4o-mini-tts","voice":"coral","instructions":"Speak in a cheerful and positive tone.","response_format":"mp3"}"#
+            let sdk =
+                #"{"input":"Today is a wonderful day to build something people love!","model":"gpt-4o-mini-tts","voice":"coral","instructions":"Speak in a cheerful and positive tone.","response_format":"mp3"}"#
             let mp3 = try await client.call(.post, "/v1/audio/speech", json: sdk)
             #expect(mp3.status == .ok && mp3.headers[.contentType] == "audio/mpeg", "\(mp3.text.prefix(300))")
             let decoded = try AudioFileReader(data: mp3.data, name: "mp3").readAll()
             #expect(decoded.format.sampleRate == 24_000 && decoded.duration > 2)
-            let pcm = try await client.call(.post, "/v1/audio/speech", json: #"{"model":"tts-1","input":"Hello there.","voice":"alloy","response_format":"pcm"}"#)
+            let pcm = try await client.call(
+                .post, "/v1/audio/speech", json: #"{"model":"tts-1","input":"Hello there.","voice":"alloy","response_format":"pcm"}"#)
             #expect(pcm.status == .ok && pcm.headers[.contentType] == "audio/pcm" && pcm.data.count % 2 == 0 && pcm.data.count > 24_000)
-            let wav = try await client.call(.post, "/v1/audio/speech", json: #"{"model":"tts-1","input":"Hello there.","voice":"alloy","response_format":"wav"}"#)
+            let wav = try await client.call(
+                .post, "/v1/audio/speech", json: #"{"model":"tts-1","input":"Hello there.","voice":"alloy","response_format":"wav"}"#)
             #expect(wav.data.suffix(pcm.data.count) == pcm.data, "pcm is the WAV's samples")
             let bad = try await client.call(.post, "/v1/audio/speech", json: #"{"model":"tts-1","input":"Hi","voice":"nobody"}"#)
             #expect(try bad.status == .badRequest && (try bad.decode(ErrorBody.self)).error.field == "voice")
@@ -79,8 +85,9 @@ struct SpeechRouteTests {
         let stub = try StubSpeech.openAIServer(latency: 0)
         let service = try TestService(stub: stub)
         try await service.test { client in
-            let response = try await client.call(.post, "/v1/audio/speech",
-                                                 json: #"{"model":"gpt-4o-mini-tts","input":"Forwarded.","voice":"nova","speed":1.25,"instructions":"Calm."}"#)
+            let response = try await client.call(
+                .post, "/v1/audio/speech",
+                json: #"{"model":"gpt-4o-mini-tts","input":"Forwarded.","voice":"nova","speed":1.25,"instructions":"Calm."}"#)
             #expect(response.status == .ok)
             let sent = try #require(stub.requests.first?.json)
             #expect(sent["voice"] as? String == "nova" && sent["model"] as? String == "gpt-4o-mini-tts")
@@ -96,13 +103,18 @@ struct SpeechRouteTests {
         try await service.test { client in
             let voices = try await client.call(.get, "/v1/voices")
             #expect(voices.text.contains("piper:en_US-joe-medium"), "\(voices.text.prefix(300))")
-            let response = try await client.call(.post, "/v1/speech", json: #"{"text": "Blessed are the meek.", "voice": "piper:en_US-joe-medium", "format": "wav"}"#)
+            let response = try await client.call(
+                .post, "/v1/speech", json: #"{"text": "Blessed are the meek.", "voice": "piper:en_US-joe-medium", "format": "wav"}"#)
             #expect(response.status == .created, "\(response.text)")
             let words = try #require(try response.decode(RenderManifest.self).timeline?.segments[0].words)
             #expect(words.map(\.word) == ["Blessed", "are", "the", "meek"])
-            let onyx = try await client.call(.post, "/v1/audio/speech", json: #"{"model":"tts-1","input":"Hello there.","voice":"onyx","response_format":"wav"}"#)
-            let joe = try await client.call(.post, "/v1/audio/speech", json: #"{"model":"tts-1","input":"Hello there.","voice":"piper:en_US-joe-medium","response_format":"wav"}"#)
-            let alloy = try await client.call(.post, "/v1/audio/speech", json: #"{"model":"tts-1","input":"Hello there.","voice":"alloy","response_format":"wav"}"#)
+            let onyx = try await client.call(
+                .post, "/v1/audio/speech", json: #"{"model":"tts-1","input":"Hello there.","voice":"onyx","response_format":"wav"}"#)
+            let joe = try await client.call(
+                .post, "/v1/audio/speech", json: #"{"model":"tts-1","input":"Hello there.","voice":"piper:en_US-joe-medium","response_format":"wav"}"#
+            )
+            let alloy = try await client.call(
+                .post, "/v1/audio/speech", json: #"{"model":"tts-1","input":"Hello there.","voice":"alloy","response_format":"wav"}"#)
             #expect(onyx.status == .ok && onyx.data.count > 24_000 && onyx.data == joe.data, "onyx is the natural voice, sample for sample")
             #expect(alloy.data != joe.data, "alloy keeps its espeak-ng stand-in")
         }

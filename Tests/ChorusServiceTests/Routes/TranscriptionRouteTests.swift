@@ -1,13 +1,14 @@
 import ChorusAudio
 import ChorusFixtures
 import ChorusTestSupport
-@testable import ChorusService
 import ChorusVoices
 import ChorusWire
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Testing
+
+@testable import ChorusService
 
 /// `POST /v1/audio/transcriptions` and `/v1/audio/alignments` with the offline model set-up installs, on the
 /// repository's recorded sample clips (espeak-ng speech in phone formats, their texts in scripts/make-samples.sh).
@@ -17,7 +18,9 @@ struct TranscriptionRouteTests {
     static let marcusText = "I can get her. I'm leaving work at four anyway."
 
     /// A service that transcribes with the set-up model (from `folder`, by default the models folder set-up filled).
-    static func service(folder: URL = WhisperModel.modelsFolder(), edit: @escaping (inout ServiceConfiguration) -> Void = { _ in }) throws -> TestService {
+    static func service(folder: URL = WhisperModel.modelsFolder(), edit: @escaping (inout ServiceConfiguration) -> Void = { _ in }) throws
+        -> TestService
+    {
         try TestService { configuration in
             configuration.transcriptionModel = WhisperModel.defaultName
             configuration.environment["CHORUS_MODELS_DIR"] = folder.path
@@ -25,7 +28,9 @@ struct TranscriptionRouteTests {
         }
     }
 
-    static func post(_ client: some TestClientProtocol, _ request: TranscriptionRequest, to path: String = "/v1/audio/transcriptions") async throws -> TestResponse {
+    static func post(_ client: some TestClientProtocol, _ request: TranscriptionRequest, to path: String = "/v1/audio/transcriptions") async throws
+        -> TestResponse
+    {
         let (body, type) = request.form()
         return try await client.call(.post, path, body: body, headers: [.contentType: type])
     }
@@ -43,17 +48,21 @@ struct TranscriptionRouteTests {
             #expect(json.status == .ok && json.headers[.contentType] == "application/json", "\(json.text)")
             let text = try #require(try JSONSerialization.jsonObject(with: json.data) as? [String: String])["text"] ?? ""
             #expect(Self.words(text).starts(with: ["i", "can", "get", "her"]), "\(text)")
-            #expect(Self.words(text).starts(with: ["i", "can", "get", "her", "i'm", "leaving"]), "\(text)")   // tiny.en: "…leaving where kept for a minute"
+            // tiny.en: "…leaving where kept for a minute"
+            #expect(Self.words(text).starts(with: ["i", "can", "get", "her", "i'm", "leaving"]), "\(text)")
 
             let plain = try await Self.post(client, TranscriptionRequest(audio: .file(audio, filename: nil), format: .text))
             #expect(plain.text == text + "\n" && plain.headers[.contentType] == "text/plain; charset=utf-8")
 
-            let words = try await Self.post(client, TranscriptionRequest(audio: .file(audio, filename: nil), format: .verboseJSON, granularities: [.word]))
+            let words = try await Self.post(
+                client, TranscriptionRequest(audio: .file(audio, filename: nil), format: .verboseJSON, granularities: [.word]))
             let verbose = try words.decode(Transcription.self)
             #expect(verbose.text == text && verbose.language == "english" && abs(verbose.duration - duration) < 0.01)
             #expect(verbose.segments == nil)
             let timed = try #require(verbose.words)
-            #expect(timed.count >= 8 && timed.map(\.start) == timed.map(\.start).sorted() && timed.allSatisfy { $0.start >= 0 && $0.end <= duration + 0.05 })
+            #expect(
+                timed.count >= 8 && timed.map(\.start) == timed.map(\.start).sorted()
+                    && timed.allSatisfy { $0.start >= 0 && $0.end <= duration + 0.05 })
             let segments = try await Self.post(client, TranscriptionRequest(audio: .file(audio, filename: nil), format: .verboseJSON))
             #expect(try segments.decode(Transcription.self).words == nil && (try segments.decode(Transcription.self)).segments?.isEmpty == false)
 
@@ -79,8 +88,9 @@ struct TranscriptionRouteTests {
             let first = try await Self.post(client, TranscriptionRequest(audio: .file(audio, filename: nil)))
             #expect(first.status == .ok)
             let folder = service.configuration.dataDirectory.appendingPathComponent("cache/transcripts/v1")
-            let stored = try #require(FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?.allObjects
-                .compactMap { $0 as? URL }.filter { $0.pathExtension == "json" }.first, "no transcript stored")
+            let stored = try #require(
+                FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?.allObjects
+                    .compactMap { $0 as? URL }.filter { $0.pathExtension == "json" }.first, "no transcript stored")
             // A stored transcript altered on disk is what the next request gets: it came from the cache, not the model.
             var transcript = try JSONDecoder().decode(Transcript.self, from: Data(contentsOf: stored))
             transcript.text = "From the cache."
@@ -88,12 +98,16 @@ struct TranscriptionRouteTests {
             let again = try await Self.post(client, TranscriptionRequest(audio: .file(audio, filename: nil)))
             #expect(again.text == #"{"text":"From the cache."}"# + "\n", "\(again.text)")
             let (body, type) = TranscriptionRequest(audio: .file(audio, filename: nil)).form()
-            let fresh = try await client.call(.post, "/v1/audio/transcriptions", body: body, headers: [.contentType: type, .cacheControl: "no-cache"])
+            let fresh = try await client.call(
+                .post, "/v1/audio/transcriptions", body: body, headers: [.contentType: type, .cacheControl: "no-cache"])
             #expect(fresh.text == first.text)
             // Other bytes (the same speech in another container) are another entry.
-            let other = try await Self.post(client, TranscriptionRequest(audio: .file(try Data(contentsOf: Repository.file("samples/clips/dad-1.ogg")), filename: nil)))
+            let other = try await Self.post(
+                client, TranscriptionRequest(audio: .file(try Data(contentsOf: Repository.file("samples/clips/dad-1.ogg")), filename: nil)))
             #expect(other.status == .ok && other.text != first.text)
-            let count = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?.allObjects.compactMap { $0 as? URL }.filter { $0.pathExtension == "json" }.count
+            let count = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?.allObjects.compactMap { $0 as? URL }.filter {
+                $0.pathExtension == "json"
+            }.count
             #expect(count == 2)
         }
     }
@@ -103,8 +117,11 @@ struct TranscriptionRouteTests {
         let audio = try Data(contentsOf: Self.marcus)
         let duration = try AudioProbe.probe(Self.marcus).duration
         try await Self.service().test { client in
-            let response = try await Self.post(client, TranscriptionRequest(audio: .file(audio, filename: nil), format: .verboseJSON, granularities: [.word, .segment],
-                                                                                text: Self.marcusText), to: "/v1/audio/alignments")
+            let response = try await Self.post(
+                client,
+                TranscriptionRequest(
+                    audio: .file(audio, filename: nil), format: .verboseJSON, granularities: [.word, .segment],
+                    text: Self.marcusText), to: "/v1/audio/alignments")
             #expect(response.status == .ok, "\(response.text)")
             let aligned = try response.decode(Transcription.self)
             let words = try #require(aligned.words)
@@ -120,44 +137,66 @@ struct TranscriptionRouteTests {
     @Test("bad requests are 400 naming the part, too long or too large 413, an unknown clip 422; nothing crashes")
     func refused() async throws {
         let audio = try Data(contentsOf: Self.marcus)
-        try await Self.service(edit: { $0.maxClipSeconds = 2; $0.maxBodyBytes = 64 * 1024 }).test { client in
+        try await Self.service(edit: {
+            $0.maxClipSeconds = 2
+            $0.maxBodyBytes = 64 * 1024
+        }).test { client in
             func refused(_ response: TestResponse, _ status: HTTPResponse.Status, field: String?, _ fragment: String) {
                 let error = try? response.decode(ErrorBody.self)
-                #expect(response.status == status && error?.error.field == field && error?.error.message.contains(fragment) == true,
-                        "\(response.status): \(response.text)")
+                #expect(
+                    response.status == status && error?.error.field == field && error?.error.message.contains(fragment) == true,
+                    "\(response.status): \(response.text)")
             }
             let file = TranscriptionRequest.Audio.file(audio, filename: "note.m4a")
-            refused(try await client.call(.post, "/v1/audio/transcriptions", json: #"{"file": "x"}"#), .badRequest, field: "body", "not multipart/form-data")
+            refused(
+                try await client.call(.post, "/v1/audio/transcriptions", json: #"{"file": "x"}"#), .badRequest, field: "body",
+                "not multipart/form-data")
             var writer = MultipartForm.Writer(boundary: "b")
             writer.add("model", "whisper-1")
-            refused(try await client.call(.post, "/v1/audio/transcriptions", body: writer.finished(), headers: [.contentType: "multipart/form-data; boundary=b"]),
-                    .badRequest, field: "file", "no audio")
-            refused(try await client.call(.post, "/v1/audio/transcriptions", body: Data("--b\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\nabc".utf8),
-                                          headers: [.contentType: "multipart/form-data; boundary=b"]), .badRequest, field: "body", "truncated")
-            refused(try await Self.post(client, TranscriptionRequest(audio: .file(Data("not audio, a text file\n".utf8), filename: "a.m4a"))),
-                    .badRequest, field: "file", "file:")
-            refused(try await Self.post(client, TranscriptionRequest(audio: file, model: "whisper-large-v9")), .badRequest, field: "model", "whisper-1")
-            refused(try await Self.post(client, TranscriptionRequest(audio: file, model: WhisperModel.defaultName, language: "fr")), .badRequest,
-                    field: "language", "English-only")
-            refused(try await Self.post(client, TranscriptionRequest(audio: file, model: "whisper-base", language: "xx")), .badRequest, field: "language",
-                    "does not transcribe \"xx\"")
-            for (name, value, fragment) in [("response_format", "mp3", "is not one of"), ("timestamp_granularities[]", "word", "only with response_format verbose_json"),
-                                            ("temperature", "hot", "not a number"), ("language", "english!", "ISO-639-1")] {
+            refused(
+                try await client.call(
+                    .post, "/v1/audio/transcriptions", body: writer.finished(), headers: [.contentType: "multipart/form-data; boundary=b"]),
+                .badRequest, field: "file", "no audio")
+            refused(
+                try await client.call(
+                    .post, "/v1/audio/transcriptions", body: Data("--b\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\nabc".utf8),
+                    headers: [.contentType: "multipart/form-data; boundary=b"]), .badRequest, field: "body", "truncated")
+            refused(
+                try await Self.post(client, TranscriptionRequest(audio: .file(Data("not audio, a text file\n".utf8), filename: "a.m4a"))),
+                .badRequest, field: "file", "file:")
+            refused(
+                try await Self.post(client, TranscriptionRequest(audio: file, model: "whisper-large-v9")), .badRequest, field: "model", "whisper-1")
+            refused(
+                try await Self.post(client, TranscriptionRequest(audio: file, model: WhisperModel.defaultName, language: "fr")), .badRequest,
+                field: "language", "English-only")
+            refused(
+                try await Self.post(client, TranscriptionRequest(audio: file, model: "whisper-base", language: "xx")), .badRequest, field: "language",
+                "does not transcribe \"xx\"")
+            for (name, value, fragment) in [
+                ("response_format", "mp3", "is not one of"), ("timestamp_granularities[]", "word", "only with response_format verbose_json"),
+                ("temperature", "hot", "not a number"), ("language", "english!", "ISO-639-1"),
+            ] {
                 var form = MultipartForm.Writer(boundary: "c")
                 form.add("file", data: audio, filename: "a.m4a", contentType: "audio/mp4")
                 form.add("model", "whisper-1")
                 form.add(name, value)
-                refused(try await client.call(.post, "/v1/audio/transcriptions", body: form.finished(), headers: [.contentType: "multipart/form-data; boundary=c"]),
-                        .badRequest, field: name, fragment)
+                refused(
+                    try await client.call(
+                        .post, "/v1/audio/transcriptions", body: form.finished(), headers: [.contentType: "multipart/form-data; boundary=c"]),
+                    .badRequest, field: name, fragment)
             }
-            refused(try await Self.post(client, TranscriptionRequest(audio: .clip("0123456789abcdef0123456789abcdef"))), .unprocessableContent, field: "clip", "no uploaded clip")
+            refused(
+                try await Self.post(client, TranscriptionRequest(audio: .clip("0123456789abcdef0123456789abcdef"))), .unprocessableContent,
+                field: "clip", "no uploaded clip")
             refused(try await Self.post(client, TranscriptionRequest(audio: file)), .contentTooLarge, field: "file", "longer than 2 s")
             let big = TranscriptionRequest(audio: .file(Data(repeating: 7, count: 70 * 1024), filename: nil))
             refused(try await Self.post(client, big), .contentTooLarge, field: nil, "limit")
         }
     }
 
-    @Test("no model, or a model file deleted while the service runs: transcription is 503 naming the file (never a server path), /health says why, the rest serves")
+    @Test(
+        "no model, or a model file deleted while the service runs: transcription is 503 naming the file (never a server path), /health says why, the rest serves"
+    )
     func unavailable() async throws {
         let audio = try Data(contentsOf: Self.marcus)
         let empty = try TemporaryDirectory(prefix: "chorus-models")
@@ -172,8 +211,10 @@ struct TranscriptionRouteTests {
             #expect(response.headers[.retryAfter] != nil && !response.text.contains(empty.url.path), "\(response.text)")
             let health = try await client.call(.get, "/health").decode(HealthResponse.self)
             #expect(health.status == "ok" && health.transcription?.status == "unavailable", "\(health)")
-            #expect(health.transcription?.reason?.contains(WhisperModel.defaultName) == true && health.transcription?.reason?.contains(empty.url.path) == false,
-                    "\(health)")
+            #expect(
+                health.transcription?.reason?.contains(WhisperModel.defaultName) == true
+                    && health.transcription?.reason?.contains(empty.url.path) == false,
+                "\(health)")
             #expect(try await client.call(.get, "/v1/voices").status == .ok)
         }
 
@@ -196,7 +237,8 @@ struct TranscriptionRouteTests {
             #expect(try await Self.post(client, TranscriptionRequest(audio: .file(audio, filename: nil))).status == .ok)
             try FileManager.default.removeItem(at: tokens)
             let broken = try await Self.post(client, TranscriptionRequest(audio: .file(audio, filename: nil)))
-            #expect(broken.status == .serviceUnavailable && broken.text.contains("tokens") && !broken.text.contains(models.url.path), "\(broken.text)")
+            #expect(
+                broken.status == .serviceUnavailable && broken.text.contains("tokens") && !broken.text.contains(models.url.path), "\(broken.text)")
             #expect(try await client.call(.get, "/health").decode(HealthResponse.self).transcription?.status == "unavailable")
             try table.write(to: tokens)
             let mended = try await Self.post(client, TranscriptionRequest(audio: .file(audio, filename: nil)))
@@ -210,8 +252,11 @@ struct TranscriptionRouteTests {
         let french = try #require(try HumanSpeech.clips(language: "fr").first)
         try await Self.service().test { client in
             func verbose(_ clip: HumanSpeech.Clip, model: String, language: String?) async throws -> (Transcription, TestResponse) {
-                let response = try await Self.post(client, TranscriptionRequest(audio: .file(try Data(contentsOf: clip.url), filename: nil), model: model,
-                                                                                language: language, format: .verboseJSON))
+                let response = try await Self.post(
+                    client,
+                    TranscriptionRequest(
+                        audio: .file(try Data(contentsOf: clip.url), filename: nil), model: model,
+                        language: language, format: .verboseJSON))
                 #expect(response.status == .ok, "\(response.text)")
                 return (try response.decode(Transcription.self), response)
             }
@@ -219,24 +264,34 @@ struct TranscriptionRouteTests {
             #expect(said.language == "spanish" && HumanSpeech.errors(said.text, spanish.text).wrong <= 2, "\(said.text)")
             let (detected, _) = try await verbose(french, model: "whisper-base", language: nil)
             #expect(detected.language == "french" && HumanSpeech.errors(detected.text, french.text).wrong <= 2, "\(detected.text)")
-            let (english, _) = try await verbose(try #require(try HumanSpeech.clips(language: "en").first { $0.id.contains("jfk") }), model: "whisper-1", language: nil)
+            let (english, _) = try await verbose(
+                try #require(try HumanSpeech.clips(language: "en").first { $0.id.contains("jfk") }), model: "whisper-1", language: nil)
             #expect(english.language == "english" && english.text.lowercased().contains("ask not"), "\(english.text)")
             let health = try await client.call(.get, "/health").decode(HealthResponse.self)
             #expect(health.transcription?.status == "ready" && health.transcription?.model == WhisperModel.defaultName)
         }
-        #expect(WhisperModel.model(for: nil) == WhisperModel.defaultName && WhisperModel.model(for: "en") == WhisperModel.defaultName
+        #expect(
+            WhisperModel.model(for: nil) == WhisperModel.defaultName && WhisperModel.model(for: "en") == WhisperModel.defaultName
                 && WhisperModel.model(for: "English") == WhisperModel.defaultName)
         #expect(WhisperModel.model(for: "es") == "whisper-base" && WhisperModel.model(for: "spanish") == "whisper-base")
-        #expect(WhisperModel.model(for: "es", defaultModel: "whisper-base") == "whisper-base" && WhisperModel.model(for: "fr", defaultModel: "my-model") == "my-model")
+        #expect(
+            WhisperModel.model(for: "es", defaultModel: "whisper-base") == "whisper-base"
+                && WhisperModel.model(for: "fr", defaultModel: "my-model") == "my-model")
     }
 
     @Test("at most the queue's limit of transcriptions wait or run; the next is 503 with Retry-After, and the queue frees as they end")
     func bounded() async throws {
-        let recognition = SpeechRecognition(folder: URL(fileURLWithPath: "/nonexistent"), modelName: nil, threads: 1, limit: 2,
-                                            logger: .init(label: "test"))
+        let recognition = SpeechRecognition(
+            folder: URL(fileURLWithPath: "/nonexistent"), modelName: nil, threads: 1, limit: 2,
+            logger: .init(label: "test"))
         let gates = (0..<2).map { _ in AsyncStream<Void>.makeStream() }
         let running = gates.map { gate in
-            Task { try await recognition.admitted { for await _ in gate.stream { break }; return 1 } }
+            Task {
+                try await recognition.admitted {
+                    for await _ in gate.stream { break }
+                    return 1
+                }
+            }
         }
         // Both admitted before a third arrives: wait until the queue is full.
         var refused: ServiceError?
@@ -254,12 +309,16 @@ struct TranscriptionRouteTests {
         #expect(try await recognition.admitted { 3 } == 3)
     }
 
-    @Test("the official OpenAI Python SDK, pointed at Chorus, transcribes in json, verbose_json with words and vtt, reads 400s, and speaks (with a lexicon in extra_body)")
+    @Test(
+        "the official OpenAI Python SDK, pointed at Chorus, transcribes in json, verbose_json with words and vtt, reads 400s, and speaks (with a lexicon in extra_body)"
+    )
     func openAISDK() async throws {
         try await Self.service().test(.live) { client in
             let port = try #require(client.port)
-            let run = try await ToolRun.run(["python3", Repository.supportScript("openai_sdk_check.py").path, "http://127.0.0.1:\(port)/v1", serviceKey,
-                                             Self.marcus.path])
+            let run = try await ToolRun.run([
+                "python3", Repository.supportScript("openai_sdk_check.py").path, "http://127.0.0.1:\(port)/v1", serviceKey,
+                Self.marcus.path,
+            ])
             try #require(run.status == 0, "the SDK check failed (scripts/setup.sh --test installs the SDK): \(run.errors.suffix(1500))")
             let result = try #require(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any])
             let text = result["json"] as? String ?? ""
@@ -273,19 +332,24 @@ struct TranscriptionRouteTests {
             #expect(refused["status"] as? Int == 400 && (refused["message"] as? String)?.contains("file") == true, "\(refused)")
             #expect(result["speech_bytes"] as? Int ?? 0 > 24_000)
             // extra_body's lexicon reaches the voice: over 0.3 s longer (16-bit at 24 kHz).
-            let plain = result["bob_plain"] as? Int ?? 0, withLexicon = result["bob_lexicon"] as? Int ?? 0
+            let plain = result["bob_plain"] as? Int ?? 0
+            let withLexicon = result["bob_lexicon"] as? Int ?? 0
             #expect(plain > 0 && withLexicon - plain > 14_400, "\(plain) vs \(withLexicon) bytes")
         }
     }
 
-    @Test("renders: a recorded clip without text gets the words the service hears, one with text its text aligned; \"transcribe\": false neither (another render)")
+    @Test(
+        "renders: a recorded clip without text gets the words the service hears, one with text its text aligned; \"transcribe\": false neither (another render)"
+    )
     func renders() async throws {
         let audio = try Data(contentsOf: Self.marcus).base64EncodedString()
         try await Self.service().test { client in
-            let heard = try await client.call(.post, "/v1/renders", json: #"""
-                {"messages": [{"speaker": "Marcus", "audio_base64": "\#(audio)"}, {"speaker": "Marcus", "audio_base64": "\#(audio)", "text": "\#(Self.marcusText)"}],
-                 "output": {"format": "wav"}}
-                """#)
+            let heard = try await client.call(
+                .post, "/v1/renders",
+                json: #"""
+                    {"messages": [{"speaker": "Marcus", "audio_base64": "\#(audio)"}, {"speaker": "Marcus", "audio_base64": "\#(audio)", "text": "\#(Self.marcusText)"}],
+                     "output": {"format": "wav"}}
+                    """#)
             #expect(heard.status == .created, "\(heard.text)")
             let manifest = try heard.decode(RenderManifest.self)
             let segments = try #require(manifest.timeline?.segments)
@@ -293,16 +357,19 @@ struct TranscriptionRouteTests {
             let words = try #require(segments[0].words)
             #expect(words.count >= 8 && words.allSatisfy { $0.start >= segments[0].start && $0.end <= segments[0].end })
             #expect(segments[1].transcribed == nil && segments[1].text == Self.marcusText)
-            #expect(segments[1].words?.map(\.word) == ["I", "can", "get", "her", "I'm", "leaving", "work", "at", "four", "anyway"],
-                    "\(segments[1].words ?? [])")
+            #expect(
+                segments[1].words?.map(\.word) == ["I", "can", "get", "her", "I'm", "leaving", "work", "at", "four", "anyway"],
+                "\(segments[1].words ?? [])")
             // The captions the service stores say what was heard.
             let captions = try await client.call(.get, "/v1/renders/\(manifest.id)/captions.vtt")
             #expect(captions.status == .ok && captions.text.contains(segments[0].text ?? "?"), "\(captions.text)")
 
-            let declined = try await client.call(.post, "/v1/renders", json: #"""
-                {"transcribe": false, "messages": [{"speaker": "Marcus", "audio_base64": "\#(audio)"}, {"speaker": "Marcus", "audio_base64": "\#(audio)", "text": "\#(Self.marcusText)"}],
-                 "output": {"format": "wav"}}
-                """#)
+            let declined = try await client.call(
+                .post, "/v1/renders",
+                json: #"""
+                    {"transcribe": false, "messages": [{"speaker": "Marcus", "audio_base64": "\#(audio)"}, {"speaker": "Marcus", "audio_base64": "\#(audio)", "text": "\#(Self.marcusText)"}],
+                     "output": {"format": "wav"}}
+                    """#)
             #expect(declined.status == .created, "\(declined.text)")
             let plain = try declined.decode(RenderManifest.self)
             #expect(plain.id != manifest.id, "what is heard is part of a render's identity")
@@ -311,13 +378,21 @@ struct TranscriptionRouteTests {
         }
     }
 
-    @Test("model names go to providers by configuration: whisper-1 set to OpenAI asks its wire (a stub) through the policies and the cache; a provider without its key is 409; /health lists each name")
+    @Test(
+        "model names go to providers by configuration: whisper-1 set to OpenAI asks its wire (a stub) through the policies and the cache; a provider without its key is 409; /health lists each name"
+    )
     func routedToProviders() async throws {
         let stub = try StubServer { request in
             guard request.headers["authorization"] == "Bearer \(providerKey)" else { return .json(401, ["error": ["message": "Incorrect API key"]]) }
-            return .json(200, ["task": "transcribe", "language": "english", "duration": 2.6, "text": " I can get her. ",
-                               "words": [["word": "I", "start": 0.3, "end": 0.4], ["word": "can", "start": 0.45, "end": 0.7],
-                                         ["word": "get", "start": 0.75, "end": 0.95], ["word": "her", "start": 1.0, "end": 1.3]]])
+            return .json(
+                200,
+                [
+                    "task": "transcribe", "language": "english", "duration": 2.6, "text": " I can get her. ",
+                    "words": [
+                        ["word": "I", "start": 0.3, "end": 0.4], ["word": "can", "start": 0.45, "end": 0.7],
+                        ["word": "get", "start": 0.75, "end": 0.95], ["word": "her", "start": 1.0, "end": 1.3],
+                    ],
+                ])
         }
         let audio = try Data(contentsOf: Self.marcus)
         // The offline model is off: what answers whisper-1 here is OpenAI alone.
@@ -327,8 +402,11 @@ struct TranscriptionRouteTests {
             configuration.transcriptionModels["scribe"] = .init(provider: "elevenlabs", model: "scribe_v1")
         }
         try await service.test { client in
-            let answer = try await Self.post(client, TranscriptionRequest(audio: .file(audio, filename: "note.m4a"), language: "en",
-                                                                          format: .verboseJSON, granularities: [.word]))
+            let answer = try await Self.post(
+                client,
+                TranscriptionRequest(
+                    audio: .file(audio, filename: "note.m4a"), language: "en",
+                    format: .verboseJSON, granularities: [.word]))
             #expect(answer.status == .ok, "\(answer.text)")
             let heard = try answer.decode(Transcription.self)
             #expect(heard.text == "I can get her." && heard.words?.map(\.word) == ["I", "can", "get", "her"])
@@ -341,11 +419,14 @@ struct TranscriptionRouteTests {
             _ = try await Self.post(client, TranscriptionRequest(audio: .file(audio, filename: nil), language: "en"))
             #expect(stub.requests.count == 1)
             let (body, type2) = TranscriptionRequest(audio: .file(audio, filename: nil), language: "en").form()
-            let fresh = try await client.call(.post, "/v1/audio/transcriptions", body: body, headers: [.contentType: type2, .cacheControl: "no-cache"])
+            let fresh = try await client.call(
+                .post, "/v1/audio/transcriptions", body: body, headers: [.contentType: type2, .cacheControl: "no-cache"])
             #expect(fresh.status == .ok && stub.requests.count == 2)
 
             let unkeyed = try await Self.post(client, TranscriptionRequest(audio: .file(audio, filename: nil), model: "scribe"))
-            #expect(unkeyed.status == .conflict && unkeyed.text.contains("provider_not_configured") && unkeyed.text.contains("elevenlabs"), "\(unkeyed.text)")
+            #expect(
+                unkeyed.status == .conflict && unkeyed.text.contains("provider_not_configured") && unkeyed.text.contains("elevenlabs"),
+                "\(unkeyed.text)")
             #expect(!unkeyed.text.contains(providerKey))
             let unknown = try await Self.post(client, TranscriptionRequest(audio: .file(audio, filename: nil), model: "whisper-9"))
             #expect(unknown.status == .badRequest && unknown.text.contains("gpt-4o-transcribe") && unknown.text.contains("scribe"), "\(unknown.text)")
@@ -361,11 +442,18 @@ struct TranscriptionRouteTests {
         }
     }
 
-    @Test("CHORUS_TRANSCRIPTION_MODELS: NAME=PROVIDER[:MODEL] over the defaults, NAME=off takes one away; unknown providers and bad entries are refused")
+    @Test(
+        "CHORUS_TRANSCRIPTION_MODELS: NAME=PROVIDER[:MODEL] over the defaults, NAME=off takes one away; unknown providers and bad entries are refused"
+    )
     func routesConfiguration() throws {
-        let configuration = try ServiceConfiguration(environment: ["CHORUS_TRANSCRIPTION_MODELS": "whisper-1=openai, scribe=elevenlabs:scribe_v1,gpt-4o-mini-transcribe=off"])
-        #expect(configuration.transcriptionModels == ["whisper-1": .init(provider: "openai"), "scribe": .init(provider: "elevenlabs", model: "scribe_v1"),
-                                                      "gpt-4o-transcribe": .offline])
+        let configuration = try ServiceConfiguration(environment: [
+            "CHORUS_TRANSCRIPTION_MODELS": "whisper-1=openai, scribe=elevenlabs:scribe_v1,gpt-4o-mini-transcribe=off"
+        ])
+        #expect(
+            configuration.transcriptionModels == [
+                "whisper-1": .init(provider: "openai"), "scribe": .init(provider: "elevenlabs", model: "scribe_v1"),
+                "gpt-4o-transcribe": .offline,
+            ])
         try configuration.validate()
         for bad in ["whisper-1", "=openai", "a=openai:", "a b=openai"] {
             #expect(throws: ConfigurationError.self, "\(bad)") { try ServiceConfiguration(environment: ["CHORUS_TRANSCRIPTION_MODELS": bad]) }

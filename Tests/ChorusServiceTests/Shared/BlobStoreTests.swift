@@ -1,12 +1,13 @@
-import ChorusS3
 import AsyncHTTPClient
-@testable import ChorusService
 import ChorusFixtures
+import ChorusS3
 import ChorusTestSupport
 import Crypto
 import Foundation
 import NIOCore
 import Testing
+
+@testable import ChorusService
 
 /// Both blob stores through one contract: the local folder, and an S3 bucket on a real S3-compatible server
 /// (moto's server mode, `S3TestServer`).
@@ -16,14 +17,17 @@ struct BlobStoreTests {
 
     /// A store on a fresh folder or a fresh bucket; the folder lives as long as the returned value.
     static func store(_ backend: Backend, partSize: Int = 5 * 1_048_576, server: S3TestServer.Mode = .checked)
-        async throws -> (any BlobStore, TemporaryDirectory) {
+        async throws -> (any BlobStore, TemporaryDirectory)
+    {
         let directory = try TemporaryDirectory()
         switch backend {
         case .folder:
             return (FolderBlobStore(root: directory.url), directory)
         case .s3:
-            var client = S3Client(location: try S3Location(url: "s3://\(S3TestServer.uniqueBucket("blobs"))/chorus/test",
-                                                           environment: try await S3TestServer.running(server).environment))
+            var client = S3Client(
+                location: try S3Location(
+                    url: "s3://\(S3TestServer.uniqueBucket("blobs"))/chorus/test",
+                    environment: try await S3TestServer.running(server).environment))
             client.partSize = partSize
             try await client.createBucket()
             return (S3BlobStore(client: client), directory)
@@ -38,7 +42,9 @@ struct BlobStoreTests {
                 var state = seed | 1
                 var bytes = [UInt8](repeating: 0, count: count)
                 for index in 0..<count {
-                    state ^= state << 13; state ^= state >> 7; state ^= state << 17
+                    state ^= state << 13
+                    state ^= state >> 7
+                    state ^= state << 17
                     bytes[index] = UInt8(truncatingIfNeeded: state)
                 }
                 continuation.resume(returning: Data(bytes))
@@ -64,7 +70,7 @@ struct BlobStoreTests {
         try await store.delete("renders/abc/audio.mp3")
         #expect(try await store.read("renders/abc/audio.mp3") == nil)
         #expect(try await store.size("renders/abc/audio.mp3") == nil)
-        try await store.delete("renders/abc/audio.mp3")   // twice: no error
+        try await store.delete("renders/abc/audio.mp3")  // twice: no error
     }
 
     /// On the `open` server: moto's signature check rejects a `/` in a query value (boto3's own listing with such a
@@ -83,7 +89,7 @@ struct BlobStoreTests {
     @Test("a finished file is stored whole, in parts beyond the part size, and the local file stays", arguments: Backend.allCases)
     func storeFile(backend: Backend) async throws {
         let (store, directory) = try await Self.store(backend)
-        let data = await Self.bytes(11 * 1_048_576 + 3, seed: 9)   // three parts of 5 MiB at most
+        let data = await Self.bytes(11 * 1_048_576 + 3, seed: 9)  // three parts of 5 MiB at most
         let file = directory.file("render.partial")
         try data.write(to: file)
         try await store.upload(file: file, name: "renders/big/audio.mp3", contentType: "audio/mpeg")
@@ -124,7 +130,7 @@ struct BlobStoreTests {
 
     @Test("an unreachable store fails as unavailable, naming the endpoint, after its retries")
     func unreachable() async throws {
-        let refusing = try RefusingPort()   // connections refused, and the port kept from other tests' servers
+        let refusing = try RefusingPort()  // connections refused, and the port kept from other tests' servers
         let port = refusing.port
         defer { _ = refusing }
         var environment = try await S3TestServer.running().environment
@@ -134,7 +140,8 @@ struct BlobStoreTests {
             try await store.put(Data("x".utf8), name: "a", contentType: "text/plain")
         } throws: { error in
             guard let error = error as? StorageError else { return false }
-            return error.isUnavailable && error.description.contains("127.0.0.1:\(port)") && !error.description.contains(environment["AWS_SECRET_ACCESS_KEY"]!)
+            return error.isUnavailable && error.description.contains("127.0.0.1:\(port)")
+                && !error.description.contains(environment["AWS_SECRET_ACCESS_KEY"]!)
         }
     }
 }

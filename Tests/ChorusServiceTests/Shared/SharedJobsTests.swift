@@ -1,5 +1,4 @@
 import ChorusFixtures
-@testable import ChorusService
 import ChorusTestSupport
 import ChorusWire
 import Foundation
@@ -9,15 +8,21 @@ import Logging
 import NIOCore
 import Testing
 
+@testable import ChorusService
+
 /// Two service instances sharing one PostgreSQL (a real server: a throwaway cluster the tests start) and one storage
 /// folder: the job queue, the render index, limits across instances, and the database going away.
-@Suite("Service: shared jobs on PostgreSQL", .serialized, .enabled("needs PostgreSQL (apt-get install postgresql)") { await PostgresTestServer.shouldRun })
+@Suite(
+    "Service: shared jobs on PostgreSQL", .serialized,
+    .enabled("needs PostgreSQL (apt-get install postgresql)") { await PostgresTestServer.shouldRun })
 struct SharedJobsTests {
     static func server() async throws -> PostgresTestServer { try await PostgresTestServer.shared() }
 
     /// An instance on `database` and the shared folder, with the stub provider.
-    static func instance(_ database: String, shared folder: TemporaryDirectory, stub: StubServer? = nil, workers: Int = 1,
-                         edit: (inout ServiceConfiguration) -> Void = { _ in }) throws -> TestService {
+    static func instance(
+        _ database: String, shared folder: TemporaryDirectory, stub: StubServer? = nil, workers: Int = 1,
+        edit: (inout ServiceConfiguration) -> Void = { _ in }
+    ) throws -> TestService {
         try TestService(stub: stub) { configuration in
             configuration.database = database
             configuration.storage = folder.file("shared").path
@@ -37,7 +42,8 @@ struct SharedJobsTests {
         while true {
             let answer = try await client.call(.get, "/v1/renders/\(id)")
             if answer.status == .serviceUnavailable || answer.status == .tooManyRequests, Date() < deadline,
-               let retryAfter = answer.headers[.retryAfter].flatMap(Double.init) {
+                let retryAfter = answer.headers[.retryAfter].flatMap(Double.init)
+            {
                 try await Task.sleep(nanoseconds: UInt64(max(0.2, min(retryAfter, 5)) * 1e9))
                 continue
             }
@@ -53,11 +59,13 @@ struct SharedJobsTests {
             let server = try await Self.server()
             let url = try await server.database("migrate")
             let folder = try TemporaryDirectory()
-            let a = try Self.instance(url, shared: folder), b = try Self.instance(url, shared: folder)
+            let a = try Self.instance(url, shared: folder)
+            let b = try Self.instance(url, shared: folder)
             async let first = a.server()
             async let second = b.server()
             _ = try await (first, second)
-            #expect(try await server.psql(url, "SELECT string_agg(version::text, ',' ORDER BY version) FROM chorus_schema")
+            #expect(
+                try await server.psql(url, "SELECT string_agg(version::text, ',' ORDER BY version) FROM chorus_schema")
                     == PostgresDatabase.migrations.map { String($0.version) }.joined(separator: ","))
             #expect(try await server.psql(url, "SELECT count(*) FROM chorus_renders") == "0")
             // Started again: nothing to apply.
@@ -73,14 +81,16 @@ struct SharedJobsTests {
             let url = try await server.database("lexicons")
             let folder = try TemporaryDirectory()
             let stub = try StubSpeech.openAIServer(latency: 0.3)
-            let a = try Self.instance(url, shared: folder, stub: stub), b = try Self.instance(url, shared: folder, stub: stub)
+            let a = try Self.instance(url, shared: folder, stub: stub)
+            let b = try Self.instance(url, shared: folder, stub: stub)
             try await a.test { clientA in
                 try await b.test { clientB in
                     #expect(try await clientA.call(.put, "/v1/lexicons/family", json: #"{"entries": {"Nguyen": "win"}}"#).status == .created)
                     #expect(try await clientB.call(.get, "/v1/lexicons").decode(LexiconList.self).lexicons.map(\.name) == ["family"])
                     #expect(try await clientB.call(.put, "/v1/lexicons/family", json: #"{"entries": {"Nguyen": "win"}}"#).status == .ok)
-                    let busy = try await clientA.call(.post, "/v1/renders", json: textRequest((1...4).map { "Busy render, message \($0)." }, voice: "openai:nova"),
-                                                      headers: [.init("Prefer")!: "respond-async"])
+                    let busy = try await clientA.call(
+                        .post, "/v1/renders", json: textRequest((1...4).map { "Busy render, message \($0)." }, voice: "openai:nova"),
+                        headers: [.init("Prefer")!: "respond-async"])
                     #expect(busy.status == .accepted, "\(busy.text)")
                     let named = #"{"messages": [{"speaker": "A", "text": "Ask Mrs Nguyen.", "voice": "openai:nova"}], "lexicon": "family"}"#
                     let queued = try await clientA.call(.post, "/v1/renders", json: named, headers: [.init("Prefer")!: "respond-async"])
@@ -105,7 +115,8 @@ struct SharedJobsTests {
             let url = try await server.database("queue")
             let folder = try TemporaryDirectory()
             let stub = try StubSpeech.openAIServer(latency: 0.4)
-            let a = try Self.instance(url, shared: folder, stub: stub), b = try Self.instance(url, shared: folder, stub: stub)
+            let a = try Self.instance(url, shared: folder, stub: stub)
+            let b = try Self.instance(url, shared: folder, stub: stub)
             let first = textRequest((1...6).map { "First render, message \($0)." }, voice: "openai:nova")
             let second = textRequest((1...6).map { "Second render, message \($0)." }, voice: "openai:nova")
             try await a.test { clientA in
@@ -114,7 +125,8 @@ struct SharedJobsTests {
                     #expect(busy.status == .accepted, "\(busy.text)")
                     let queued = try await clientA.call(.post, "/v1/renders", json: second, headers: [.init("Prefer")!: "respond-async"])
                     #expect(queued.status == .accepted, "\(queued.text)")
-                    let firstID = try Self.manifest(busy).id, secondID = try Self.manifest(queued).id
+                    let firstID = try Self.manifest(busy).id
+                    let secondID = try Self.manifest(queued).id
                     // The second is B's (A's one worker is busy): two different owners while both run.
                     var owners = ""
                     for _ in 0..<100 {
@@ -130,9 +142,11 @@ struct SharedJobsTests {
                     #expect(names.filter { $0 == "segment" }.count == 6)
                     #expect(names.filter { $0 == "progress" }.count >= 2, "progress from B while it ran, then the final one: \(names)")
                     for id in [firstID, secondID] {
-                        let doneA = try await Self.waitDone(clientA, id), doneB = try await Self.waitDone(clientB, id)
+                        let doneA = try await Self.waitDone(clientA, id)
+                        let doneB = try await Self.waitDone(clientB, id)
                         #expect(doneA.status == .done && doneB.status == .done && doneA.duration == doneB.duration && doneA.samples == doneB.samples)
-                        let audioA = try await clientA.call(.get, "/v1/renders/\(id)/audio"), audioB = try await clientB.call(.get, "/v1/renders/\(id)/audio")
+                        let audioA = try await clientA.call(.get, "/v1/renders/\(id)/audio")
+                        let audioB = try await clientB.call(.get, "/v1/renders/\(id)/audio")
                         #expect(audioA.status == .ok && audioA.data.count > 10_000 && audioA.data == audioB.data)
                     }
                     #expect(try await server.psql(url, "SELECT string_agg(status || ':' || attempts, ',') FROM chorus_renders") == "done:1,done:1")
@@ -155,7 +169,8 @@ struct SharedJobsTests {
             let url = try await server.database("dedupe")
             let folder = try TemporaryDirectory()
             let stub = try StubSpeech.openAIServer(latency: 0.3)
-            let a = try Self.instance(url, shared: folder, stub: stub), b = try Self.instance(url, shared: folder, stub: stub)
+            let a = try Self.instance(url, shared: folder, stub: stub)
+            let b = try Self.instance(url, shared: folder, stub: stub)
             let request = textRequest(["Both of you asked.", "Only one renders it."], voice: "openai:nova")
             try await a.test { clientA in
                 try await b.test { clientB in
@@ -163,8 +178,11 @@ struct SharedJobsTests {
                     async let fromB = clientB.call(.post, "/v1/renders", json: request)
                     let (answerA, answerB) = try await (fromA, fromB)
                     #expect([answerA.status, answerB.status].allSatisfy { $0 == .created || $0 == .ok }, "\(answerA.text) \(answerB.text)")
-                    let manifestA = try Self.manifest(answerA), manifestB = try Self.manifest(answerB)
-                    #expect(manifestA.id == manifestB.id && manifestA.status == .done && manifestB.status == .done && manifestA.samples == manifestB.samples)
+                    let manifestA = try Self.manifest(answerA)
+                    let manifestB = try Self.manifest(answerB)
+                    #expect(
+                        manifestA.id == manifestB.id && manifestA.status == .done && manifestB.status == .done
+                            && manifestA.samples == manifestB.samples)
                 }
             }
             #expect(stub.requests.count == 2)
@@ -174,13 +192,16 @@ struct SharedJobsTests {
         }
     }
 
-    @Test("a render deleted through A is gone through B at once (B drops its copy on the notification); a copy whose notification was missed goes at B's sweep")
+    @Test(
+        "a render deleted through A is gone through B at once (B drops its copy on the notification); a copy whose notification was missed goes at B's sweep"
+    )
     func deleteAcrossInstances() async throws {
         try await withinTimeLimit(180, "deleteAcrossInstances") {
             let server = try await Self.server()
             let url = try await server.database("delete")
             let folder = try TemporaryDirectory()
-            let a = try Self.instance(url, shared: folder), b = try Self.instance(url, shared: folder)
+            let a = try Self.instance(url, shared: folder)
+            let b = try Self.instance(url, shared: folder)
             let instanceB = try await b.server()
             let copies = b.configuration.dataDirectory.appendingPathComponent("renders")
             try await a.test { clientA in
@@ -202,7 +223,8 @@ struct SharedJobsTests {
                     var gone = false
                     for _ in 0..<100 where !gone {
                         try await Task.sleep(nanoseconds: 100_000_000)
-                        gone = try await clientB.call(.get, "/v1/renders/\(ids[0])").status == .notFound
+                        gone =
+                            try await clientB.call(.get, "/v1/renders/\(ids[0])").status == .notFound
                             && !FileManager.default.fileExists(atPath: copies.appendingPathComponent(ids[0]).path)
                     }
                     #expect(gone, "B still has the deleted render")
@@ -231,15 +253,18 @@ struct SharedJobsTests {
             let b = try Self.instance(url, shared: folder, stub: stub) { $0.rendersPerKey = 1 }
             try await a.test { clientA in
                 try await b.test { clientB in
-                    let running = try await clientA.call(.post, "/v1/renders", json: textRequest(["One.", "Two."], voice: "openai:nova"),
-                                                         headers: [.init("Prefer")!: "respond-async"])
+                    let running = try await clientA.call(
+                        .post, "/v1/renders", json: textRequest(["One.", "Two."], voice: "openai:nova"),
+                        headers: [.init("Prefer")!: "respond-async"])
                     #expect(running.status == .accepted)
-                    let refused = try await clientB.call(.post, "/v1/renders", json: textRequest(["Three.", "Four."], voice: "openai:nova"),
-                                                         headers: [.init("Prefer")!: "respond-async"])
+                    let refused = try await clientB.call(
+                        .post, "/v1/renders", json: textRequest(["Three.", "Four."], voice: "openai:nova"),
+                        headers: [.init("Prefer")!: "respond-async"])
                     #expect(refused.status == .tooManyRequests && refused.errorCode == "too_many_renders" && refused.headers[.retryAfter] != nil)
                     _ = try await Self.waitDone(clientA, try Self.manifest(running).id)
-                    let later = try await clientB.call(.post, "/v1/renders", json: textRequest(["Three.", "Four."], voice: "openai:nova"),
-                                                       headers: [.init("Prefer")!: "respond-async"])
+                    let later = try await clientB.call(
+                        .post, "/v1/renders", json: textRequest(["Three.", "Four."], voice: "openai:nova"),
+                        headers: [.init("Prefer")!: "respond-async"])
                     #expect(later.status == .accepted)
                     _ = try await Self.waitDone(clientB, try Self.manifest(later).id)
                 }
@@ -275,7 +300,9 @@ struct SharedJobsTests {
         }
     }
 
-    @Test("the database unreachable (packets dropped): 503 with Retry-After within seconds, finished renders still served, a running render still recorded, recovery on its own")
+    @Test(
+        "the database unreachable (packets dropped): 503 with Retry-After within seconds, finished renders still served, a running render still recorded, recovery on its own"
+    )
     func databaseGoesAway() async throws {
         try await withinTimeLimit(180, "databaseGoesAway") {
             let server = try await Self.server()
@@ -293,17 +320,19 @@ struct SharedJobsTests {
                 #expect(made.status == .created)
                 let madeID = try Self.manifest(made).id
                 // A render running when the database goes away for two seconds is still recorded done when it returns.
-                let running = try await client.call(.post, "/v1/renders", json: textRequest(["Running", "through", "the", "outage."], voice: "openai:nova"),
-                                                    headers: [.init("Prefer")!: "respond-async"])
+                let running = try await client.call(
+                    .post, "/v1/renders", json: textRequest(["Running", "through", "the", "outage."], voice: "openai:nova"),
+                    headers: [.init("Prefer")!: "respond-async"])
                 #expect(running.status == .accepted)
                 let runningID = try Self.manifest(running).id
-                try await proxy.hang()   // nothing passes and nothing is closed: only the service's own deadlines end the wait
+                try await proxy.hang()  // nothing passes and nothing is closed: only the service's own deadlines end the wait
                 let started = Date()
                 let refused = try await client.call(.post, "/v1/renders", json: textRequest(["Sent during the outage."], voice: "openai:nova"))
                 let waited = Date().timeIntervalSince(started)
-                #expect(refused.status == .serviceUnavailable && refused.errorCode == "database_unavailable" && refused.headers[.retryAfter] == "5",
-                        "\(refused.status) \(refused.text)")
-                #expect(waited < 12, "answered after \(waited) s")   // the request limit's deadline (3 s), then the database's (5 s)
+                #expect(
+                    refused.status == .serviceUnavailable && refused.errorCode == "database_unavailable" && refused.headers[.retryAfter] == "5",
+                    "\(refused.status) \(refused.text)")
+                #expect(waited < 12, "answered after \(waited) s")  // the request limit's deadline (3 s), then the database's (5 s)
                 // What this instance finished is still served.
                 #expect(try await client.call(.get, "/v1/renders/\(madeID)").status == .ok)
                 #expect(try await client.call(.get, "/v1/renders/\(madeID)/audio").status == .ok)
@@ -321,8 +350,9 @@ struct SharedJobsTests {
                 #expect(recovered != nil, "no recovery within 20 s")
                 let finished = try await Self.waitDone(client, runningID)
                 let row = try await server.psql(url, "SELECT status || ':' || attempts FROM chorus_renders WHERE id = '\(runningID)'")
-                #expect(finished.status == .done && row == "done:1",
-                        "\(finished.status) \(row)\n\(a.logs.lines.filter { !$0.contains("request") }.suffix(40).joined(separator: "\n"))")
+                #expect(
+                    finished.status == .done && row == "done:1",
+                    "\(finished.status) \(row)\n\(a.logs.lines.filter { !$0.contains("request") }.suffix(40).joined(separator: "\n"))")
             }
             #expect(!a.logs.text.contains(server.password))
         }
@@ -344,8 +374,9 @@ struct SharedJobsTests {
                 let now = Date().timeIntervalSince1970
                 for index in 0..<40 {
                     let id = String(format: "%032x", index)
-                    _ = try await jobs[index % 2].enqueue(id: id, caller: "caller-\(index)", request: Data("{}".utf8), format: "mp3", createdAt: now,
-                                                          expiresAt: now + 60, perCaller: 10, queueLimit: 1_000)
+                    _ = try await jobs[index % 2].enqueue(
+                        id: id, caller: "caller-\(index)", request: Data("{}".utf8), format: "mp3", createdAt: now,
+                        expiresAt: now + 60, perCaller: 10, queueLimit: 1_000)
                 }
                 let claimed = try await withThrowingTaskGroup(of: [String].self) { claimers in
                     for claimer in 0..<4 {
@@ -353,8 +384,9 @@ struct SharedJobsTests {
                             var mine: [String] = []
                             while let claim = try await jobs[claimer % 2].claim() {
                                 mine.append(claim.job.id)
-                                let record = StoredRender.failure(id: claim.job.id, format: "mp3", createdAt: now, expiresAt: now + 60,
-                                                                  error: .init(code: "test", message: "done by the test"))
+                                let record = StoredRender.failure(
+                                    id: claim.job.id, format: "mp3", createdAt: now, expiresAt: now + 60,
+                                    error: .init(code: "test", message: "done by the test"))
                                 #expect(try await jobs[claimer % 2].complete(claim.job.id, record: record))
                             }
                             return mine
@@ -379,13 +411,15 @@ struct SharedJobsTests {
                 group.addTask { await database.client.run() }
                 defer { group.cancelAll() }
                 try await database.migrate()
-                let first = SharedQueue(database: database, instance: "first", lease: 2), second = SharedQueue(database: database, instance: "second", lease: 2)
+                let first = SharedQueue(database: database, instance: "first", lease: 2)
+                let second = SharedQueue(database: database, instance: "second", lease: 2)
                 let now = Date().timeIntervalSince1970
                 let id = String(repeating: "ab", count: 16)
-                _ = try await first.enqueue(id: id, caller: "c", request: Data("{}".utf8), format: "mp3", createdAt: now, expiresAt: now + 60, perCaller: 1,
-                                            queueLimit: 10)
+                _ = try await first.enqueue(
+                    id: id, caller: "c", request: Data("{}".utf8), format: "mp3", createdAt: now, expiresAt: now + 60, perCaller: 1,
+                    queueLimit: 10)
                 #expect(try await first.claim()?.job.id == id)
-                #expect(try await second.claim() == nil)   // leased
+                #expect(try await second.claim() == nil)  // leased
                 try await Task.sleep(nanoseconds: 2_300_000_000)
                 let taken = try await second.claim()
                 #expect(taken?.job.id == id && taken?.job.attempts == 2)
@@ -395,8 +429,9 @@ struct SharedJobsTests {
                 #expect(try await second.complete(id, record: record) == true)
                 // A job whose instances keep dying is failed after three claims, not tried forever.
                 let poison = String(repeating: "cd", count: 16)
-                _ = try await first.enqueue(id: poison, caller: "c", request: Data("{}".utf8), format: "mp3", createdAt: now, expiresAt: now + 60, perCaller: 5,
-                                            queueLimit: 10)
+                _ = try await first.enqueue(
+                    id: poison, caller: "c", request: Data("{}".utf8), format: "mp3", createdAt: now, expiresAt: now + 60, perCaller: 5,
+                    queueLimit: 10)
                 for _ in 0..<SharedQueue.maxAttempts {
                     #expect(try await first.claim()?.job.id == poison)
                     try await Task.sleep(nanoseconds: 2_300_000_000)
@@ -420,8 +455,10 @@ struct DatabaseLocationTests {
         for mode in DatabaseLocation.sslModes {
             _ = try DatabaseLocation(url: "postgres://u:pw@h/d?sslmode=\(mode)").configuration(connectTimeout: 5, maximumConnections: 4)
         }
-        for bad in ["mysql://u:SECRET@h/d", "postgres://u:SECRET@h", "postgres://:SECRET@h/d", "postgres://u:SECRET@h/d?sslmode=maybe",
-                    "postgres://u:SECRET@h:99999/d", "not a url SECRET"] {
+        for bad in [
+            "mysql://u:SECRET@h/d", "postgres://u:SECRET@h", "postgres://:SECRET@h/d", "postgres://u:SECRET@h/d?sslmode=maybe",
+            "postgres://u:SECRET@h:99999/d", "not a url SECRET",
+        ] {
             #expect {
                 try DatabaseLocation(url: bad)
             } throws: { error in
@@ -429,7 +466,8 @@ struct DatabaseLocationTests {
                 return text.hasPrefix("database ") && !text.contains("SECRET")
             }
         }
-        #expect(DatabaseLocation.masked("postgres://u:SECRET@h/d?password=SECRET2") == "postgres://u:%E2%80%A6@h/d?password=%E2%80%A6"
+        #expect(
+            DatabaseLocation.masked("postgres://u:SECRET@h/d?password=SECRET2") == "postgres://u:%E2%80%A6@h/d?password=%E2%80%A6"
                 || !DatabaseLocation.masked("postgres://u:SECRET@h/d?password=SECRET2").contains("SECRET"))
     }
 

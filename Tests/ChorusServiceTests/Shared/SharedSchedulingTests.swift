@@ -1,10 +1,11 @@
 import ChorusAudio
-@testable import ChorusService
 import ChorusVoices
 import ChorusWire
 import Foundation
 import Logging
 import Testing
+
+@testable import ChorusService
 
 /// The scheduler's shared-queue half (`RenderScheduler+SharedQueue`) on its own: an in-memory queue stands for
 /// PostgreSQL and a recording runner for the executor, so claims, leases, completions and give-backs are checked
@@ -50,7 +51,8 @@ struct SharedSchedulingTests {
             } else {
                 var manifest = RenderManifest(id: active.id, status: .done, createdAt: "", expiresAt: "")
                 manifest.format = "mp3"
-                result = .success(StoredRender(manifest: manifest, etag: "\"e\"", audioBytes: 1, createdAt: active.createdAt, expiresAt: active.expiresAt))
+                result = .success(
+                    StoredRender(manifest: manifest, etag: "\"e\"", audioBytes: 1, createdAt: active.createdAt, expiresAt: active.expiresAt))
             }
             await record(result)
             active.finish(result)
@@ -84,8 +86,10 @@ struct SharedSchedulingTests {
         func add(_ id: String, request: Data = Data(#"{"messages": [{"speaker": "A", "text": "Hi."}]}"#.utf8)) { queued.append((id, request)) }
         func refuseRenewals() { renewalsHold = false }
 
-        func enqueue(id: String, caller: String, request: Data, format: String, createdAt: Double, expiresAt: Double, perCaller: Int,
-                     queueLimit: Int) async throws -> SharedQueue.Enqueued {
+        func enqueue(
+            id: String, caller: String, request: Data, format: String, createdAt: Double, expiresAt: Double, perCaller: Int,
+            queueLimit: Int
+        ) async throws -> SharedQueue.Enqueued {
             queued.append((id, request))
             return .queued
         }
@@ -97,8 +101,9 @@ struct SharedSchedulingTests {
             }
             guard let index = queued.firstIndex(where: { id == nil || $0.id == id }) else { return nil }
             let (claimed, request) = queued.remove(at: index)
-            let entry = SharedQueue.Entry(id: claimed, status: .running, caller: "caller", createdAt: 1, expiresAt: 1e10, attempts: 1, request: request,
-                                          format: "mp3")
+            let entry = SharedQueue.Entry(
+                id: claimed, status: .running, caller: "caller", createdAt: 1, expiresAt: 1e10, attempts: 1, request: request,
+                format: "mp3")
             return SharedQueue.Claim(job: entry, request: request, waited: 0)
         }
 
@@ -137,9 +142,12 @@ struct SharedSchedulingTests {
 
     }
 
-    static func scheduler(workers: Int, queue: MemoryQueue, runner: RecordingRunner,
-                          resolve: @escaping @Sendable (RenderRequest) async throws -> ResolvedRender = { _ in throw ServiceError.invalid("unused") })
-        -> RenderScheduler {
+    static func scheduler(
+        workers: Int, queue: MemoryQueue, runner: RecordingRunner,
+        resolve: @escaping @Sendable (RenderRequest) async throws -> ResolvedRender = { _ in throw ServiceError.invalid("unused") }
+    )
+        -> RenderScheduler
+    {
         let shared = RenderScheduler.SharedQueueAccess(queue: queue, watcher: QueueWatcher(), resolve: resolve, logger: Logger(label: "test"))
         return RenderScheduler(workers: workers, queueLimit: 8, perCaller: 8, executor: runner, shared: shared)
     }
@@ -166,7 +174,8 @@ struct SharedSchedulingTests {
 
     @Test("a claim whose answer was lost and that lands late (the network held it up) is given back by the claims after it, for a lease")
     func lateLostClaim() async throws {
-        let queue = MemoryQueue(lease: 15), runner = RecordingRunner()
+        let queue = MemoryQueue(lease: 15)
+        let runner = RecordingRunner()
         let scheduler = Self.scheduler(workers: 1, queue: queue, runner: runner, resolve: Self.resolve)
         let late = Self.id("c")
         await queue.add(late)
@@ -183,10 +192,10 @@ struct SharedSchedulingTests {
         await queue.add(later)
         await queue.loseNextClaim()
         await #expect(throws: DatabaseError.self) { try await scheduler.claimNext() }
-        #expect(try await scheduler.claimNext() == true)        // claims and runs it…
+        #expect(try await scheduler.claimNext() == true)  // claims and runs it…
         try await Self.runToEnd(later, runner: runner, queue: queue, scheduler: scheduler)
         let third = Self.id("e")
-        await queue.land(third)                                  // …and a lost claim of another render lands after that
+        await queue.land(third)  // …and a lost claim of another render lands after that
         _ = try await scheduler.claimNext()
         #expect(await queue.givenBack == [late, third])
         try await Self.runToEnd(third, runner: runner, queue: queue, scheduler: scheduler)
@@ -194,7 +203,8 @@ struct SharedSchedulingTests {
 
     @Test("a queued render is claimed when a worker is free, run once, and its end recorded in the queue before anyone hears it")
     func claimRunComplete() async throws {
-        let queue = MemoryQueue(lease: 15), runner = RecordingRunner()
+        let queue = MemoryQueue(lease: 15)
+        let runner = RecordingRunner()
         let scheduler = Self.scheduler(workers: 1, queue: queue, runner: runner, resolve: Self.resolve)
         let first = Self.id("a")
         await queue.add(first)
@@ -209,7 +219,8 @@ struct SharedSchedulingTests {
 
     @Test("with every worker busy nothing is claimed; a worker set free claims the next")
     func busyWorkers() async throws {
-        let queue = MemoryQueue(lease: 15), runner = RecordingRunner()
+        let queue = MemoryQueue(lease: 15)
+        let runner = RecordingRunner()
         let scheduler = Self.scheduler(workers: 1, queue: queue, runner: runner, resolve: Self.resolve)
         let (first, second) = (Self.id("a"), Self.id("b"))
         await queue.add(first)
@@ -226,7 +237,8 @@ struct SharedSchedulingTests {
 
     @Test("a claimed request that cannot be resolved here is completed as failed, saying why, and nothing runs")
     func unresolvable() async throws {
-        let queue = MemoryQueue(lease: 15), runner = RecordingRunner()
+        let queue = MemoryQueue(lease: 15)
+        let runner = RecordingRunner()
         let scheduler = Self.scheduler(workers: 1, queue: queue, runner: runner) { _ in
             throw ServiceError.invalid("messages[0].clip: no uploaded clip", field: "messages[0].clip", code: .clipNotFound)
         }
@@ -240,7 +252,8 @@ struct SharedSchedulingTests {
 
     @Test("a lease the queue says is another instance's stops the render here: its end is not recorded, and the entry is given back")
     func takenOver() async throws {
-        let queue = MemoryQueue(lease: 0.6), runner = RecordingRunner()
+        let queue = MemoryQueue(lease: 0.6)
+        let runner = RecordingRunner()
         let scheduler = Self.scheduler(workers: 1, queue: queue, runner: runner, resolve: Self.resolve)
         let id = Self.id("d")
         await queue.add(id)
@@ -256,7 +269,8 @@ struct SharedSchedulingTests {
 
     @Test("at shutdown a running shared render goes back to the queue, not failed; a renewing lease keeps it meanwhile")
     func shutdownGivesBack() async throws {
-        let queue = MemoryQueue(lease: 0.6), runner = RecordingRunner()
+        let queue = MemoryQueue(lease: 0.6)
+        let runner = RecordingRunner()
         let scheduler = Self.scheduler(workers: 1, queue: queue, runner: runner, resolve: Self.resolve)
         let id = Self.id("e")
         await queue.add(id)

@@ -1,7 +1,6 @@
-import ChorusS3
 import AsyncHTTPClient
 import ChorusFixtures
-@testable import ChorusService
+import ChorusS3
 import ChorusTestSupport
 import ChorusWire
 import Foundation
@@ -9,6 +8,8 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import Testing
+
+@testable import ChorusService
 
 /// Two service instances, each with its own data folder, sharing one storage (`--storage`): a folder both mount,
 /// or a bucket on a real S3-compatible server (moto, checking every request's signature).
@@ -18,7 +19,8 @@ struct SharedStorageTests {
 
     /// A shared storage setting and the environment it needs, fresh for each test.
     static func storage(_ backend: Backend, shared folder: TemporaryDirectory, server: S3TestServer.Mode = .checked)
-        async throws -> (setting: String, environment: [String: String]) {
+        async throws -> (setting: String, environment: [String: String])
+    {
         switch backend {
         case .folder:
             return (folder.file("shared").path, [:])
@@ -42,7 +44,8 @@ struct SharedStorageTests {
     func renderAcrossInstances(backend: Backend) async throws {
         let folder = try TemporaryDirectory()
         let (setting, environment) = try await Self.storage(backend, shared: folder)
-        let a = try Self.instance(setting, environment), b = try Self.instance(setting, environment)
+        let a = try Self.instance(setting, environment)
+        let b = try Self.instance(setting, environment)
         let request = textRequest(["Dinner is at seven tonight.", "I will bring the salad."])
         let made = try await a.test { client in
             let created = try await client.call(.post, "/v1/renders", json: request)
@@ -93,7 +96,8 @@ struct SharedStorageTests {
     func clipAcrossInstances(backend: Backend) async throws {
         let folder = try TemporaryDirectory()
         let (setting, environment) = try await Self.storage(backend, shared: folder)
-        let a = try Self.instance(setting, environment), b = try Self.instance(setting, environment)
+        let a = try Self.instance(setting, environment)
+        let b = try Self.instance(setting, environment)
         let note = try await ClipAndVoiceRouteTests.voiceNote(seconds: 1.5)
         let info = try await a.test { client in
             let uploaded = try await client.call(.post, "/v1/clips", body: note)
@@ -101,9 +105,11 @@ struct SharedStorageTests {
             return try uploaded.decode(ClipInfo.self)
         }
         try await b.test { client in
-            let render = try await client.call(.post, "/v1/renders", json: #"""
-                {"messages": [{"speaker": "Mom", "clip": "\#(info.id)"}, {"speaker": "Kid", "text": "Okay."}], "output": {"format": "wav"}}
-                """#)
+            let render = try await client.call(
+                .post, "/v1/renders",
+                json: #"""
+                    {"messages": [{"speaker": "Mom", "clip": "\#(info.id)"}, {"speaker": "Kid", "text": "Okay."}], "output": {"format": "wav"}}
+                    """#)
             #expect(render.status == .created, "\(render.text)")
             let segments = try render.decode(RenderManifest.self).timeline!.segments
             #expect(segments.first?.source == "clip:\(info.id)" && abs(segments[0].end - segments[0].start - 1.5) < 0.01)
@@ -123,25 +129,33 @@ struct SharedStorageTests {
             let answer = try await client.call(.get, "/v1/renders/\(manifest.id)/audio")
             #expect(answer.status == .found)
             let location = try #require(answer.headers[.location])
-            #expect(location.contains("X-Amz-Signature=") && location.contains("X-Amz-Expires=3600") && !location.contains(environment["AWS_SECRET_ACCESS_KEY"]!))
+            #expect(
+                location.contains("X-Amz-Signature=") && location.contains("X-Amz-Expires=3600")
+                    && !location.contains(environment["AWS_SECRET_ACCESS_KEY"]!))
             let fetched = try await HTTPClient.shared.execute(HTTPClientRequest(url: location), timeout: .seconds(10))
             #expect(fetched.status == .ok)
             let bytes = Data(buffer: try await fetched.body.collect(upTo: 10 << 20))
-            let local = try Data(contentsOf: service.configuration.dataDirectory.appendingPathComponent("renders/\(manifest.id)/\(manifest.format == "mp3" ? "audio.mp3" : "audio.\(manifest.format!)")"))
+            let local = try Data(
+                contentsOf: service.configuration.dataDirectory.appendingPathComponent(
+                    "renders/\(manifest.id)/\(manifest.format == "mp3" ? "audio.mp3" : "audio.\(manifest.format!)")"))
             #expect(bytes == local)
         }
     }
 
     @Test("shared storage that cannot be reached: 503 storage_unavailable with Retry-After, nothing left behind, no secret told")
     func unavailable() async throws {
-        let refusing = try RefusingPort()   // connections refused, and the port kept from other tests' servers
+        let refusing = try RefusingPort()  // connections refused, and the port kept from other tests' servers
         let port = refusing.port
         defer { _ = refusing }
-        let environment = ["AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "unreachable-secret-77", "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:\(port)"]
+        let environment = [
+            "AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "unreachable-secret-77", "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:\(port)",
+        ]
         let service = try Self.instance("s3://down-bucket/chorus", environment)
         try await service.test { client in
             let render = try await client.call(.post, "/v1/renders", json: textRequest(["Nobody will hear this."]))
-            #expect(render.status == .serviceUnavailable && render.errorCode == "storage_unavailable" && render.headers[.retryAfter] != nil, "\(render.text)")
+            #expect(
+                render.status == .serviceUnavailable && render.errorCode == "storage_unavailable" && render.headers[.retryAfter] != nil,
+                "\(render.text)")
             #expect(!render.text.contains("127.0.0.1") && !render.text.contains("unreachable-secret"))
             let clip = try await client.call(.post, "/v1/clips", body: try await ClipAndVoiceRouteTests.voiceNote(seconds: 1))
             #expect(clip.status == .serviceUnavailable && clip.errorCode == "storage_unavailable")
@@ -175,8 +189,11 @@ struct SharedStorageTests {
         try await shared.blobs.put(Data("orphan".utf8), name: "renders/\(orphan)/audio.mp3", contentType: "audio/mpeg")
         let removed = try await shared.sweep(now: now)
         #expect(removed.renders == 1 && removed.clips == 1)
-        #expect(try await shared.blobs.list(prefix: "") == ["clips/\(youngClip).audio", "clips/\(youngClip).json", "renders/\(young)/audio.mp3",
-                                                            "renders/\(young)/render.json", "renders/\(orphan)/audio.mp3"])
+        #expect(
+            try await shared.blobs.list(prefix: "") == [
+                "clips/\(youngClip).audio", "clips/\(youngClip).json", "renders/\(young)/audio.mp3",
+                "renders/\(young)/render.json", "renders/\(orphan)/audio.mp3",
+            ])
     }
 
     @Test("unusable storage settings are refused at start, naming the setting")
@@ -195,8 +212,10 @@ struct SharedStorageTests {
     static func id(_ digit: Character) -> String { String(repeating: digit, count: RenderIdentity.length) }
 
     /// A render record and its audio, as an instance publishes them.
-    static func publish(_ id: String, in shared: SharedStorage, expiresAt: Double, now: Double, format: String = "mp3",
-                        recordID: String? = nil) async throws {
+    static func publish(
+        _ id: String, in shared: SharedStorage, expiresAt: Double, now: Double, format: String = "mp3",
+        recordID: String? = nil
+    ) async throws {
         var manifest = RenderManifest(id: recordID ?? id, status: .done, createdAt: "", expiresAt: "")
         manifest.format = format
         let stored = StoredRender(manifest: manifest, etag: "\"x\"", audioBytes: 1, createdAt: now - 10, expiresAt: expiresAt)
@@ -204,7 +223,9 @@ struct SharedStorageTests {
         try await shared.blobs.put(try JSONEncoder().encode(stored), name: "renders/\(id)/render.json", contentType: "application/json")
     }
 
-    @Test("records in the shared storage are not trusted as paths: a forged format (the audio's name follows from it) or id, or missing audio, is no render")
+    @Test(
+        "records in the shared storage are not trusted as paths: a forged format (the audio's name follows from it) or id, or missing audio, is no render"
+    )
     func forgedRecords() async throws {
         let folder = try TemporaryDirectory()
         let (setting, environment) = try await Self.storage(.folder, shared: folder)
@@ -235,12 +256,16 @@ struct SharedStorageTests {
     func largeAcrossInstances(backend: Backend) async throws {
         let folder = try TemporaryDirectory()
         let (setting, environment) = try await Self.storage(backend, shared: folder)
-        let a = try Self.instance(setting, environment), b = try Self.instance(setting, environment)
+        let a = try Self.instance(setting, environment)
+        let b = try Self.instance(setting, environment)
         let (id, audio) = try await a.test { client in
             let clip = try await client.call(.post, "/v1/clips", body: try await ClipAndVoiceRouteTests.voiceNote(seconds: 40)).decode(ClipInfo.self)
-            let manifest = try await client.call(.post, "/v1/renders", json: #"""
-                {"messages": [{"speaker": "Mom", "clip": "\#(clip.id)"}], "output": {"format": "wav"}}
-                """#).decode(RenderManifest.self)
+            let manifest = try await client.call(
+                .post, "/v1/renders",
+                json: #"""
+                    {"messages": [{"speaker": "Mom", "clip": "\#(clip.id)"}], "output": {"format": "wav"}}
+                    """#
+            ).decode(RenderManifest.self)
             return (manifest.id, try await client.call(.get, "/v1/renders/\(manifest.id)/audio").data)
         }
         #expect(audio.count > 3 * 1_048_576)
@@ -258,11 +283,14 @@ struct SharedStorageTests {
         // The open server: the test lists the bucket (moto's signature check refuses a `/` in a listing's prefix).
         let (setting, environment) = try await Self.storage(backend, shared: folder, server: .open)
         let stub = try StubSpeech.openAIServer(latency: 0)
-        let instance = { try TestService(stub: stub) { configuration in
-            configuration.storage = setting
-            configuration.environment = environment
-        } }
-        let a = try instance(), b = try instance()
+        let instance = {
+            try TestService(stub: stub) { configuration in
+                configuration.storage = setting
+                configuration.environment = environment
+            }
+        }
+        let a = try instance()
+        let b = try instance()
         let texts = ["The cache is shared.", "Between the instances.", "Through the storage."]
         let madeOnA = try await a.test { client in
             try await client.call(.post, "/v1/renders", json: textRequest(texts, voice: "openai:nova"))
@@ -275,8 +303,10 @@ struct SharedStorageTests {
         }
         #expect(madeOnB.status == .created, "\(madeOnB.text)")
         #expect(stub.requests.count == 3, "B asked the provider again")
-        let manifestA = try madeOnA.decode(RenderManifest.self), manifestB = try madeOnB.decode(RenderManifest.self)
-        #expect(manifestA.id != manifestB.id && manifestA.duration != nil && manifestB.duration != nil
+        let manifestA = try madeOnA.decode(RenderManifest.self)
+        let manifestB = try madeOnB.decode(RenderManifest.self)
+        #expect(
+            manifestA.id != manifestB.id && manifestA.duration != nil && manifestB.duration != nil
                 && abs(manifestA.duration! - manifestB.duration!) < 0.05)
         // Nothing in the shared tier holds the provider key.
         let store = try SharedStorage.make(setting, redirectAudio: false, environment: environment)

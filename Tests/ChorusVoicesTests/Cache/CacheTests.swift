@@ -1,16 +1,18 @@
 import ChorusAudio
 import ChorusFixtures
-@testable import ChorusVoices
 import ChorusTestSupport
 import Foundation
 import Testing
+
+@testable import ChorusVoices
 
 @Suite("Synthesis cache")
 struct CacheTests {
     static let voice = "JBFqnCBsd6RMkjVDRZzb"
 
     func chat(_ directory: TemporaryDirectory, stability: Double = 0.5) throws -> Conversation {
-        try conversation(#"""
+        try conversation(
+            #"""
             {"voices": {"A": "elevenlabs:\#(Self.voice)", "B": "openai:nova"},
              "voice_settings": {"elevenlabs": {"stability": \#(stability)}},
              "messages": [{"speaker": "A", "text": "First."}, {"speaker": "B", "text": "Second."}, {"speaker": "C", "text": "Third, offline."}]}
@@ -45,11 +47,18 @@ struct CacheTests {
     @Test("changing a voice setting changes the key; the key never depends on the API key")
     func keys() {
         let base = SynthesisCache.key(provider: "elevenlabs", voice: "v", format: "pcm_24000", settings: ["stability": .number(0.5)], text: "Hi")
-        #expect(base == SynthesisCache.key(provider: "elevenlabs", voice: "v", format: "pcm_24000", settings: ["stability": .number(0.5)], text: "Hi"))
-        #expect(base != SynthesisCache.key(provider: "elevenlabs", voice: "v", format: "pcm_24000", settings: ["stability": .number(0.6)], text: "Hi"))
-        #expect(base != SynthesisCache.key(provider: "elevenlabs", voice: "v", format: "mp3_44100_128", settings: ["stability": .number(0.5)], text: "Hi"))
-        #expect(base != SynthesisCache.key(provider: "elevenlabs", voice: "v", format: "pcm_24000", settings: ["stability": .number(0.5)], text: "Hi",
-                                           previousText: "Before."))
+        #expect(
+            base == SynthesisCache.key(provider: "elevenlabs", voice: "v", format: "pcm_24000", settings: ["stability": .number(0.5)], text: "Hi"))
+        #expect(
+            base != SynthesisCache.key(provider: "elevenlabs", voice: "v", format: "pcm_24000", settings: ["stability": .number(0.6)], text: "Hi"))
+        #expect(
+            base != SynthesisCache.key(provider: "elevenlabs", voice: "v", format: "mp3_44100_128", settings: ["stability": .number(0.5)], text: "Hi")
+        )
+        #expect(
+            base
+                != SynthesisCache.key(
+                    provider: "elevenlabs", voice: "v", format: "pcm_24000", settings: ["stability": .number(0.5)], text: "Hi",
+                    previousText: "Before."))
         #expect(base.count == 64)
     }
 
@@ -73,7 +82,10 @@ struct CacheTests {
         // utterance to the next, so its message is only checked to be there.
         #expect(Array(again.timeline.segments.prefix(2)) == Array(original.timeline.segments.prefix(2)))
         #expect(again.timeline.segments[2].endSample - again.timeline.segments[2].startSample > 22_050)
-        let warnings = again.events.compactMap { event -> String? in if case .warning(let text) = event { return text }; return nil }
+        let warnings = again.events.compactMap { event -> String? in
+            if case .warning(let text) = event { return text }
+            return nil
+        }
         #expect(warnings.count == 3 && warnings.allSatisfy { $0.contains("did not decode") })
         let third = try await render(chat(directory), with: makeChorus(server: server, cache: directory.file("cache")))
         #expect(third.progress.requests == 0 && third.progress.cacheHits == 3, "the fresh entries replaced the broken ones")
@@ -94,7 +106,10 @@ struct CacheTests {
         }
         let again = try await render(try conversation(json, in: directory), with: try makeChorus(server: server, cache: directory.file("cache")))
         #expect(server.requests.count == 4, "intro and outro asked for again")
-        let warnings = again.events.compactMap { event -> String? in if case .warning(let text) = event { return text }; return nil }
+        let warnings = again.events.compactMap { event -> String? in
+            if case .warning(let text) = event { return text }
+            return nil
+        }
         for role in ["intro", "outro"] {
             #expect(warnings.contains { $0.hasPrefix("\(role): a cached clip did not decode") }, "\(warnings)")
         }

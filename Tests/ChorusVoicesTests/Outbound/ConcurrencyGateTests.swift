@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ChorusVoices
 
 @Suite("Concurrency gate")
@@ -9,8 +10,14 @@ struct ConcurrencyGateTests {
         var now = 0
         var most = 0
         var done = 0
-        func enter() { now += 1; most = max(most, now) }
-        func leave() { now -= 1; done += 1 }
+        func enter() {
+            now += 1
+            most = max(most, now)
+        }
+        func leave() {
+            now -= 1
+            done += 1
+        }
     }
 
     @Test("never more than its limit inside, under contention from many tasks", arguments: [1, 3, 8])

@@ -24,14 +24,19 @@ struct ChapterTests {
         try #require(chapters.count == timeline.segments.count, "\(url.lastPathComponent): \(chapters.count) chapters")
         for (index, (chapter, segment)) in zip(chapters, timeline.segments).enumerated() {
             let end = index + 1 < timeline.segments.count ? timeline.segments[index + 1].start : timeline.duration
-            #expect(abs(chapter.start - segment.start) <= 0.0005, "\(url.lastPathComponent) chapter \(index) starts at \(chapter.start), message at \(segment.start)")
-            #expect(abs(chapter.end - end) <= 0.0005 || (!lastEndStored && index == timeline.segments.count - 1), "\(url.lastPathComponent) chapter \(index) ends at \(chapter.end), not \(end)")
+            #expect(
+                abs(chapter.start - segment.start) <= 0.0005,
+                "\(url.lastPathComponent) chapter \(index) starts at \(chapter.start), message at \(segment.start)")
+            #expect(
+                abs(chapter.end - end) <= 0.0005 || (!lastEndStored && index == timeline.segments.count - 1),
+                "\(url.lastPathComponent) chapter \(index) ends at \(chapter.end), not \(end)")
             #expect(chapter.title == titles[index])
         }
     }
 
-    @Test("MP3, M4A and Ogg carry one chapter per message, read back by ffprobe to the millisecond; gapless length intact",
-          arguments: [OutputFileFormat.mp3, .m4a, .ogg])
+    @Test(
+        "MP3, M4A and Ogg carry one chapter per message, read back by ffprobe to the millisecond; gapless length intact",
+        arguments: [OutputFileFormat.mp3, .m4a, .ogg])
     func chaptersReadBack(format: OutputFileFormat) async throws {
         try #require(Referee.available, "ffmpeg/ffprobe (the referee) is not installed")
         let fixture = try FixtureConversation()
@@ -77,7 +82,11 @@ struct ChapterTests {
             let stream = AudioChunkStream()
             var outputs = RenderOutputs(audio: fixture.directory.file("live.\(format.rawValue)"))
             outputs.stream = stream
-            let listener = Task { var received = Data(); for try await chunk in stream { received.append(chunk) }; return received }
+            let listener = Task {
+                var received = Data()
+                for try await chunk in stream { received.append(chunk) }
+                return received
+            }
             let result = try await chorus.render(fixture.conversation, options: Self.withChapters(), to: outputs).result()
             let streamed = try await listener.value
             let stored = try Data(contentsOf: fixture.directory.file("live.\(format.rawValue)"))
@@ -95,7 +104,8 @@ struct ChapterTests {
                 let header = stored.count - streamed.count
                 #expect(header > 0 && stored.suffix(streamed.count - 4096) == streamed.suffix(streamed.count - 4096))
                 #expect(try Referee.decodedFrames(copy, channels: 1) == result.timeline.samples)
-                #expect(try AudioFileReader(url: copy).readAll().samples == AudioFileReader(url: fixture.directory.file("live.ogg")).readAll().samples)
+                #expect(
+                    try AudioFileReader(url: copy).readAll().samples == AudioFileReader(url: fixture.directory.file("live.ogg")).readAll().samples)
             }
             #expect(try AudioFileReader(url: fixture.directory.file("live.\(format.rawValue)")).readAll().frameCount == result.timeline.samples)
         }

@@ -10,10 +10,12 @@ import Testing
 struct ChorusTests {
     /// `count` text messages for the stub OpenAI provider.
     static func textChat(_ count: Int) -> Conversation {
-        Conversation(messages: (0..<count).map {
-            Conversation.Message(speaker: ["Ann", "Ben", "Cy"][$0 % 3], text: "Message \($0 + 1), about dinner at seven.",
-                                 voice: VoiceID(provider: "openai", voice: "nova"))
-        })
+        Conversation(
+            messages: (0..<count).map {
+                Conversation.Message(
+                    speaker: ["Ann", "Ben", "Cy"][$0 % 3], text: "Message \($0 + 1), about dinner at seven.",
+                    voice: VoiceID(provider: "openai", voice: "nova"))
+            })
     }
 
     /// Seconds since `start`.
@@ -21,9 +23,21 @@ struct ChorusTests {
         let start = Date()
         private let lock = NSLock()
         private var marks: [(String, Double)] = []
-        func mark(_ name: String) { lock.lock(); marks.append((name, Date().timeIntervalSince(start))); lock.unlock() }
-        func first(_ name: String) -> Double? { lock.lock(); defer { lock.unlock() }; return marks.first { $0.0 == name }?.1 }
-        func last(_ name: String) -> Double? { lock.lock(); defer { lock.unlock() }; return marks.last { $0.0 == name }?.1 }
+        func mark(_ name: String) {
+            lock.lock()
+            marks.append((name, Date().timeIntervalSince(start)))
+            lock.unlock()
+        }
+        func first(_ name: String) -> Double? {
+            lock.lock()
+            defer { lock.unlock() }
+            return marks.first { $0.0 == name }?.1
+        }
+        func last(_ name: String) -> Double? {
+            lock.lock()
+            defer { lock.unlock() }
+            return marks.last { $0.0 == name }?.1
+        }
     }
 
     @Test("segments are reported in order while later messages are still being synthesized")
@@ -37,9 +51,13 @@ struct ChorusTests {
         var finished: RenderResult?
         for try await event in chorus.render(Self.textChat(6), to: RenderOutputs(audio: directory.file("out.mp3"))) {
             switch event {
-            case .segment(let segment): clock.mark("segment"); segments.append(segment)
+            case .segment(let segment):
+                clock.mark("segment")
+                segments.append(segment)
             case .progress(let counts): progress.append(counts)
-            case .finished(let result): clock.mark("finished"); finished = result
+            case .finished(let result):
+                clock.mark("finished")
+                finished = result
             case .warning: break
             }
         }
@@ -94,7 +112,8 @@ struct ChorusTests {
         let chorus = try makeChorus(server: server, cache: directory.file("cache"), concurrency: 2)
         try Data("keep me".utf8).write(to: directory.file("out.mp3"))
         let render = Task {
-            try await chorus.render(Self.textChat(40), to: RenderOutputs(audio: directory.file("out.mp3"), timeline: directory.file("out.json"))).result()
+            try await chorus.render(Self.textChat(40), to: RenderOutputs(audio: directory.file("out.mp3"), timeline: directory.file("out.json")))
+                .result()
         }
         try await Task.sleep(nanoseconds: 1_000_000_000)
         render.cancel()
@@ -117,7 +136,7 @@ struct ChorusTests {
             if case .segment = event { break }
         }
         var leftovers: [String] = []
-        for _ in 0..<200 {   // the cancelled render cleans up as it stops: soon, but later under a sanitizer
+        for _ in 0..<200 {  // the cancelled render cleans up as it stops: soon, but later under a sanitizer
             leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0 != "cache" }
             if leftovers.isEmpty { break }
             try await Task.sleep(nanoseconds: 50_000_000)
@@ -133,10 +152,14 @@ struct ChorusTests {
         let bytes = try ClipEncoding.m4a.data(voice)
         try bytes.write(to: directory.file("clip.m4a"))
         let chorus = try makeChorus(server: nil, cache: directory.file("cache"))
-        let fromMemory = try await chorus.render(Conversation(messages: [.init(speaker: "A", audio: .data(bytes, label: "upload"))]),
-                                                 to: RenderOutputs(format: .wav)).result()
-        let fromFile = try await chorus.render(Conversation(messages: [.init(speaker: "A", audio: .file(directory.file("clip.m4a"), label: "upload"))]),
-                                               to: RenderOutputs(format: .wav)).result()
+        let fromMemory = try await chorus.render(
+            Conversation(messages: [.init(speaker: "A", audio: .data(bytes, label: "upload"))]),
+            to: RenderOutputs(format: .wav)
+        ).result()
+        let fromFile = try await chorus.render(
+            Conversation(messages: [.init(speaker: "A", audio: .file(directory.file("clip.m4a"), label: "upload"))]),
+            to: RenderOutputs(format: .wav)
+        ).result()
         #expect(fromMemory.audio != nil && fromMemory.audio == fromFile.audio)
         #expect(fromMemory.timeline == fromFile.timeline)
     }

@@ -1,14 +1,20 @@
-@testable import ChorusVoices
 import Testing
+
+@testable import ChorusVoices
 
 @Suite("Which recordings a render hears together")
 struct ListeningGroupsTests {
     /// What one message turns out to be, when it is known.
-    enum Part { case hear(samples: Int), pass }
+    enum Part {
+        case hear(samples: Int)
+        case pass
+    }
 
     /// The groups (message indices) of a conversation whose recordings' parts become known in `order`.
-    static func groups(voiced: [Bool], parts: [Int: Part], order: [Int], limitSamples: Int = 100,
-                       limitCount: Int = 4) -> [[Int]] {
+    static func groups(
+        voiced: [Bool], parts: [Int: Part], order: [Int], limitSamples: Int = 100,
+        limitCount: Int = 4
+    ) -> [[Int]] {
         var groups = ListeningGroups<Int>(voiced: voiced, limitSamples: limitSamples, limitCount: limitCount)
         var handed: [[Int]] = []
         handed += groups.ready().map { $0.map(\.index) }
@@ -70,4 +76,3 @@ struct ListeningGroupsTests {
         #expect(empty.ready().isEmpty)
     }
 }
-

@@ -10,18 +10,20 @@ import Testing
 /// from a folder holding `samples/`.
 func readmeLibraryExample() async throws {
     // README BEGIN
-    let chorus = try Chorus()   // Piper, Flite and espeak-ng offline; ElevenLabs and OpenAI when their keys are in the environment
+    let chorus = try Chorus()  // Piper, Flite and espeak-ng offline; ElevenLabs and OpenAI when their keys are in the environment
     let conversation = try Conversation.load(from: URL(fileURLWithPath: "samples/family-chat.json"))
     var options = RenderOptions()
     options.waveform = WaveformOptions(zoom: .pixelsPerSecond(100), bits: 8)
-    let outputs = RenderOutputs(audio: URL(fileURLWithPath: "family-chat.mp3"),
-                                timeline: URL(fileURLWithPath: "family-chat.timeline.json"),
-                                waveform: URL(fileURLWithPath: "family-chat.dat"))
+    let outputs = RenderOutputs(
+        audio: URL(fileURLWithPath: "family-chat.mp3"),
+        timeline: URL(fileURLWithPath: "family-chat.timeline.json"),
+        waveform: URL(fileURLWithPath: "family-chat.dat"))
 
     for try await event in chorus.render(conversation, options: options, to: outputs) {
         switch event {
-        case .progress(let progress): print("synthesized \(progress.synthesized)/\(progress.toSynthesize), rendered \(progress.rendered)/\(progress.total)")
-        case .segment(let segment): print(segment.speaker, segment.startSample, segment.endSample)   // as soon as its place is fixed
+        case .progress(let progress):
+            print("synthesized \(progress.synthesized)/\(progress.toSynthesize), rendered \(progress.rendered)/\(progress.total)")
+        case .segment(let segment): print(segment.speaker, segment.startSample, segment.endSample)  // as soon as its place is fixed
         case .warning(let warning): print("warning:", warning)
         case .finished(let result): print("done:", result.timeline.duration, "s")
         }
@@ -45,7 +47,9 @@ struct ReadmeExampleTests {
         #expect(timeline.segments.count == 15)
         #expect(try AudioProbe.probe(folder.file("family-chat.mp3")).samples == timeline.samples)
         let peaks = try WaveformPeaks(datData: Data(contentsOf: folder.file("family-chat.dat")))
-        #expect(peaks.samplesPerPixel == timeline.sampleRate / 100 && peaks.length == (timeline.samples + peaks.samplesPerPixel - 1) / peaks.samplesPerPixel)
+        #expect(
+            peaks.samplesPerPixel == timeline.sampleRate / 100
+                && peaks.length == (timeline.samples + peaks.samplesPerPixel - 1) / peaks.samplesPerPixel)
     }
 
     @Test("the library example in the README is the code compiled in this file")

@@ -28,8 +28,9 @@ struct FixtureConversation {
             let format = AudioFormat(sampleRate: clip.rate, channels: clip.channels)
             let voice = SignalGenerator.concatenate([
                 SignalGenerator.silence(seconds: 0.2 + 0.05 * Double(index), format: format),
-                SignalGenerator.speechLike(fundamental: 110 + 30 * Double(index), seconds: clip.seconds, format: format,
-                                           seed: UInt64(index + 1), amplitude: clip.level),
+                SignalGenerator.speechLike(
+                    fundamental: 110 + 30 * Double(index), seconds: clip.seconds, format: format,
+                    seed: UInt64(index + 1), amplitude: clip.level),
                 SignalGenerator.silence(seconds: 0.3, format: format),
             ])
             let name = "clip\(index).\(clip.encoding.fileExtension)"
@@ -41,12 +42,15 @@ struct FixtureConversation {
         conversation = try Conversation.load(from: conversationURL)
     }
 
-    func render(to name: String, options: RenderOptions = RenderOptions(), timeline: Bool = true,
-                waveform: String? = nil, captions: Bool = false, gapMilliseconds: Int? = nil) async throws -> RenderResult {
-        let outputs = RenderOutputs(audio: directory.file(name),
-                                    timeline: timeline ? directory.file(name + ".timeline.json") : nil,
-                                    waveform: waveform.map { directory.file($0) },
-                                    captions: captions ? directory.file(name + ".vtt") : nil)
+    func render(
+        to name: String, options: RenderOptions = RenderOptions(), timeline: Bool = true,
+        waveform: String? = nil, captions: Bool = false, gapMilliseconds: Int? = nil
+    ) async throws -> RenderResult {
+        let outputs = RenderOutputs(
+            audio: directory.file(name),
+            timeline: timeline ? directory.file(name + ".timeline.json") : nil,
+            waveform: waveform.map { directory.file($0) },
+            captions: captions ? directory.file(name + ".vtt") : nil)
         var conversation = self.conversation
         if let gapMilliseconds { conversation.gapMilliseconds = gapMilliseconds }
         let chorus = try Chorus(configuration: Self.configuration(cache: directory.file("cache")))
@@ -129,8 +133,9 @@ struct RenderTests {
         #expect(error?.subject == "messages[1].gap_ms", "\(String(describing: error))")
         #expect(!FileManager.default.fileExists(atPath: fixture.directory.file("absurd.wav").path))
         let parsed = #expect(throws: AudioError.self) {
-            try Conversation.parse(Data(#"{"messages": [{"speaker": "A", "text": "Hi"}, {"speaker": "B", "text": "Yo", "gap_ms": 90000}]}"#.utf8),
-                                   baseDirectory: fixture.directory.url, name: "c.json")
+            try Conversation.parse(
+                Data(#"{"messages": [{"speaker": "A", "text": "Hi"}, {"speaker": "B", "text": "Yo", "gap_ms": 90000}]}"#.utf8),
+                baseDirectory: fixture.directory.url, name: "c.json")
         }
         #expect(parsed?.description.contains("messages[1].gap_ms") == true, "\(String(describing: parsed))")
     }
@@ -147,7 +152,8 @@ struct RenderTests {
         let chorus = try Chorus(configuration: FixtureConversation.configuration(cache: fixture.directory.file("cache")))
         let result = try await chorus.render(conversation, options: options, to: outputs).result()
         let timeline = result.timeline
-        let intro = try #require(timeline.intro), outro = try #require(timeline.outro)
+        let intro = try #require(timeline.intro)
+        let outro = try #require(timeline.outro)
         #expect(intro.startSample == 0 && intro.speaker == nil && intro.source == "clip2.wav" && intro.words == nil)
         #expect(timeline.segments.count == 6 && timeline.segments.map(\.index) == Array(0..<6))
         #expect(timeline.segments[0].startSample == intro.endSample + 13_230)
@@ -169,14 +175,17 @@ struct RenderTests {
         // A spoken intro needs its speaker; an intro needs a clip or a line.
         for (raw, field) in [(#"{"text": "Hello"}"#, "intro.speaker"), (#"{}"#, "intro")] {
             let error = #expect(throws: AudioError.self) {
-                try Conversation.parse(Data(#"{"intro": \#(raw), "messages": [{"speaker": "A", "text": "Hi"}]}"#.utf8),
-                                       baseDirectory: fixture.directory.url, name: "c.json")
+                try Conversation.parse(
+                    Data(#"{"intro": \#(raw), "messages": [{"speaker": "A", "text": "Hi"}]}"#.utf8),
+                    baseDirectory: fixture.directory.url, name: "c.json")
             }
             #expect(error?.description.contains(field) == true, "\(String(describing: error))")
         }
     }
 
-    @Test("a music bed from a conversation file: under the whole program with an intro and outro, the program at the preset (FFmpeg's ebur128), messages where they were")
+    @Test(
+        "a music bed from a conversation file: under the whole program with an intro and outro, the program at the preset (FFmpeg's ebur128), messages where they were"
+    )
     func musicBed() async throws {
         let fixture = try FixtureConversation()
         // A chord with a little noise, 2.5 s long: looped under the program.
@@ -188,10 +197,12 @@ struct RenderTests {
         }
         try ClipEncoding.mp3.write(chord, to: fixture.directory.file("bed.mp3"))
         let text = try String(contentsOf: fixture.conversationURL, encoding: .utf8)
-        let produced = text.replacingOccurrences(of: "{\"messages\"", with: """
-            {"loudness_preset": "podcast", "intro": {"audio": "clip2.wav"}, "outro": {"audio": "clip4.ogg"},
-             "music": {"audio": "bed.mp3", "level_lu": -18, "duck_db": 10, "fade_in_ms": 1000, "fade_out_ms": 2000}, "messages"
-            """)
+        let produced = text.replacingOccurrences(
+            of: "{\"messages\"",
+            with: """
+                {"loudness_preset": "podcast", "intro": {"audio": "clip2.wav"}, "outro": {"audio": "clip4.ogg"},
+                 "music": {"audio": "bed.mp3", "level_lu": -18, "duck_db": 10, "fade_in_ms": 1000, "fade_out_ms": 2000}, "messages"
+                """)
         let conversation = try Conversation.parse(Data(produced.utf8), baseDirectory: fixture.directory.url, name: "produced.json")
         let bed = try #require(conversation.music)
         #expect(bed.label == "bed.mp3" && bed.levelLU == -18 && bed.duckDB == 10 && bed.loop)
@@ -216,15 +227,19 @@ struct RenderTests {
         // the bed adding little, and under the ceiling.
         let measured = try await Referee.ebur128(file)
         let plainMeasured = try await Referee.ebur128(fixture.directory.file("plain.flac"))
-        #expect(abs(measured.integrated - plainMeasured.integrated) <= 0.3, "\(measured.integrated) LUFS, without the bed \(plainMeasured.integrated)")
+        #expect(
+            abs(measured.integrated - plainMeasured.integrated) <= 0.3, "\(measured.integrated) LUFS, without the bed \(plainMeasured.integrated)")
         #expect(abs(measured.integrated - -16) <= 1, "\(measured.integrated) LUFS")
         #expect(measured.truePeak <= -1.0, "\(measured.truePeak) dBTP")
         // Bad settings name their field.
-        for (raw, field) in [(#"{"audio": "bed.mp3", "level_lu": 4}"#, "music.level_lu"), (#"{"level_lu": -20}"#, "music.audio"),
-                             (#"{"audio": "bed.mp3", "duck_db": 99}"#, "music.duck_db"), (#"{"audio": ""}"#, "music.audio")] {
+        for (raw, field) in [
+            (#"{"audio": "bed.mp3", "level_lu": 4}"#, "music.level_lu"), (#"{"level_lu": -20}"#, "music.audio"),
+            (#"{"audio": "bed.mp3", "duck_db": 99}"#, "music.duck_db"), (#"{"audio": ""}"#, "music.audio"),
+        ] {
             let error = #expect(throws: AudioError.self) {
-                try Conversation.parse(Data(#"{"music": \#(raw), "messages": [{"speaker": "A", "text": "Hi"}]}"#.utf8),
-                                       baseDirectory: fixture.directory.url, name: "c.json")
+                try Conversation.parse(
+                    Data(#"{"music": \#(raw), "messages": [{"speaker": "A", "text": "Hi"}]}"#.utf8),
+                    baseDirectory: fixture.directory.url, name: "c.json")
             }
             #expect(error?.description.contains(field) == true, "\(String(describing: error))")
         }
@@ -240,7 +255,9 @@ struct RenderTests {
         #expect(!FileManager.default.fileExists(atPath: failed.path))
     }
 
-    @Test("cleanup in a conversation file: a recorded note with a long pause is cleaned and shortened; a message can opt out; bad settings name their field")
+    @Test(
+        "cleanup in a conversation file: a recorded note with a long pause is cleaned and shortened; a message can opt out; bad settings name their field"
+    )
     func cleanup() async throws {
         let fixture = try FixtureConversation()
         let format = AudioFormat(sampleRate: 44_100, channels: 1)
@@ -255,27 +272,33 @@ struct RenderTests {
         func render(_ json: String) async throws -> Timeline {
             let conversation = try Conversation.parse(Data(json.utf8), baseDirectory: fixture.directory.url, name: "c.json")
             let chorus = try Chorus(configuration: FixtureConversation.configuration(cache: fixture.directory.file("cache")))
-            return try await chorus.render(conversation, options: RenderOptions(), to: RenderOutputs(audio: fixture.directory.file("c.wav"))).result().timeline
+            return try await chorus.render(conversation, options: RenderOptions(), to: RenderOutputs(audio: fixture.directory.file("c.wav"))).result()
+                .timeline
         }
         let messages = #"[{"speaker": "Mom", "audio": "note.wav"}, {"speaker": "Dad", "audio": "note.wav", "cleanup": false}]"#
         let cleaned = try await render(#"{"cleanup": {"max_silence_ms": 500}, "messages": \#(messages)}"#)
         let plain = try await render(#"{"messages": \#(messages)}"#)
         let length = { (segment: Timeline.Segment) in Double(segment.endSample - segment.startSample) / 44_100 }
-        #expect(abs(length(plain.segments[0]) - length(cleaned.segments[0]) - 1.5) < 0.1,
-                "the 2 s pause becomes 0.5 s: \(length(plain.segments[0])) s → \(length(cleaned.segments[0])) s")
+        #expect(
+            abs(length(plain.segments[0]) - length(cleaned.segments[0]) - 1.5) < 0.1,
+            "the 2 s pause becomes 0.5 s: \(length(plain.segments[0])) s → \(length(cleaned.segments[0])) s")
         #expect(length(cleaned.segments[1]) == length(plain.segments[1]), "the message that opted out is as it was")
-        for (raw, field) in [(#"{"highpass_hz": 1000}"#, "cleanup.highpass_hz"), (#"{"noise_reduction_db": 50}"#, "cleanup.noise_reduction_db"),
-                             (#""yes""#, "cleanup")] {
+        for (raw, field) in [
+            (#"{"highpass_hz": 1000}"#, "cleanup.highpass_hz"), (#"{"noise_reduction_db": 50}"#, "cleanup.noise_reduction_db"),
+            (#""yes""#, "cleanup"),
+        ] {
             let error = #expect(throws: AudioError.self) {
-                try Conversation.parse(Data(#"{"cleanup": \#(raw), "messages": [{"speaker": "A", "text": "Hi"}]}"#.utf8),
-                                       baseDirectory: fixture.directory.url, name: "c.json")
+                try Conversation.parse(
+                    Data(#"{"cleanup": \#(raw), "messages": [{"speaker": "A", "text": "Hi"}]}"#.utf8),
+                    baseDirectory: fixture.directory.url, name: "c.json")
             }
             #expect(error?.description.contains(field) == true, "\(String(describing: error))")
         }
     }
 
-    @Test("a loudness preset: the whole program at its target and under its ceiling (libebur128); audiobook as ACX measures",
-          arguments: LoudnessPreset.allCases)
+    @Test(
+        "a loudness preset: the whole program at its target and under its ceiling (libebur128); audiobook as ACX measures",
+        arguments: LoudnessPreset.allCases)
     func loudnessPreset(preset: LoudnessPreset) async throws {
         let fixture = try FixtureConversation(gapMs: preset == .audiobook ? 800 : nil)
         var conversation = fixture.conversation
@@ -283,7 +306,7 @@ struct RenderTests {
         let file = fixture.directory.file("\(preset.rawValue).flac")
         let chorus = try Chorus(configuration: FixtureConversation.configuration(cache: fixture.directory.file("cache")))
         var options = RenderOptions()
-        options.targetLoudness = -30   // the preset wins over the options' target
+        options.targetLoudness = -30  // the preset wins over the options' target
         _ = try await chorus.render(conversation, options: options, to: RenderOutputs(audio: file)).result()
         let decoded = try AudioFileReader(url: file).readAll()
         let measured = try referenceLoudness(decoded)
@@ -296,9 +319,10 @@ struct RenderTests {
         let rms = (samples.reduce(0) { $0 + $1 * $1 } / Double(samples.count)).squareRoot()
         let peak = samples.map(abs).max() ?? 0
         let window = decoded.format.sampleRate / 2
-        let floor = stride(from: 0, to: samples.count - window, by: window / 10).map { start in
-            (samples[start..<(start + window)].reduce(0) { $0 + $1 * $1 } / Double(window)).squareRoot()
-        }.min() ?? 1
+        let floor =
+            stride(from: 0, to: samples.count - window, by: window / 10).map { start in
+                (samples[start..<(start + window)].reduce(0) { $0 + $1 * $1 } / Double(window)).squareRoot()
+            }.min() ?? 1
         print("audiobook: RMS \(decibels(rms)) dB, peak \(decibels(peak)) dBFS, floor \(decibels(floor)) dB, \(measured.integrated!) LUFS")
         #expect((-23.0 ... -18.0).contains(decibels(rms)), "RMS \(decibels(rms)) dB")
         #expect(decibels(peak) <= -3, "peak \(decibels(peak)) dBFS")
@@ -350,8 +374,9 @@ struct RenderTests {
         }
     }
 
-    @Test("MP3 and M4A in pieces encoded in parallel and with one encoder: identical timelines, audio within the codec's noise",
-          .enabled(if: Referee.available, "needs ffmpeg as the referee decoder"), arguments: ["mp3", "m4a"])
+    @Test(
+        "MP3 and M4A in pieces encoded in parallel and with one encoder: identical timelines, audio within the codec's noise",
+        .enabled(if: Referee.available, "needs ffmpeg as the referee decoder"), arguments: ["mp3", "m4a"])
     func parallelEncodeMatchesSerial(fileExtension: String) async throws {
         let fixture = try FixtureConversation(gapMs: 450)
         var serial = RenderOptions()
@@ -383,8 +408,9 @@ struct RenderTests {
         return 10 * log10(squares / energy)
     }
 
-    @Test("MP3 under a music bed (no silence to cut in) encoded in overlapping pieces: the timeline of one encoder, audio within the codec's noise",
-          .enabled(if: Referee.available, "needs ffmpeg as the referee decoder"))
+    @Test(
+        "MP3 under a music bed (no silence to cut in) encoded in overlapping pieces: the timeline of one encoder, audio within the codec's noise",
+        .enabled(if: Referee.available, "needs ffmpeg as the referee decoder"))
     func parallelEncodeUnderBed() async throws {
         let fixture = try FixtureConversation()
         let format = AudioFormat(sampleRate: 44_100, channels: 1)
@@ -394,7 +420,7 @@ struct RenderTests {
         try ClipEncoding.wavFloat.write(bed, to: fixture.directory.file("bed.wav"))
         var conversation = fixture.conversation
         conversation.music = try RenderRequest.Music(levelLU: -14).bed(.file(fixture.directory.file("bed.wav")), label: "bed.wav")
-        conversation.gapMilliseconds = 4_000   // over 25 s: pieces under a bed are 15 s at least
+        conversation.gapMilliseconds = 4_000  // over 25 s: pieces under a bed are 15 s at least
         let chorus = try Chorus(configuration: FixtureConversation.configuration(cache: fixture.directory.file("cache")))
         var serial = RenderOptions()
         serial.serialEncode = true
@@ -439,9 +465,11 @@ struct RenderTests {
         #expect(vtt.contains("\(WebVTT.timestamp(second.start)) --> \(WebVTT.timestamp(second.end))"))
     }
 
-    @Test("render --waveform equals audiowaveform's computation on the rendered WAV", arguments: [
-        (WaveformZoom.samplesPerPixel(256), 16), (.samplesPerPixel(512), 8), (.pixelsPerSecond(100), 8), (.pixelsPerSecond(33), 16),
-    ])
+    @Test(
+        "render --waveform equals audiowaveform's computation on the rendered WAV",
+        arguments: [
+            (WaveformZoom.samplesPerPixel(256), 16), (.samplesPerPixel(512), 8), (.pixelsPerSecond(100), 8), (.pixelsPerSecond(33), 16),
+        ])
     func renderPeaks(zoom: WaveformZoom, bits: Int) async throws {
         let fixture = try FixtureConversation()
         var options = RenderOptions()
@@ -496,10 +524,12 @@ struct RenderFailureTests {
     /// Renders a two-message conversation whose second clip is `bad`, expecting `code`.
     func expectFailure(_ code: AudioError.Code, clip: (TemporaryDirectory) throws -> String, mentioning: [String]) async throws {
         let directory = try TemporaryDirectory()
-        try ClipEncoding.wav16.write(SignalGenerator.tone(frequency: 440, amplitude: 0.5, seconds: 1, format: .speech), to: directory.file("good.wav"))
+        try ClipEncoding.wav16.write(
+            SignalGenerator.tone(frequency: 440, amplitude: 0.5, seconds: 1, format: .speech), to: directory.file("good.wav"))
         let bad = try clip(directory)
-        let conversation = try directory.write(#"{"messages": [{"speaker": "A", "audio": "good.wav"}, {"speaker": "B", "audio": "\#(bad)"}]}"#,
-                                               to: "c.json")
+        let conversation = try directory.write(
+            #"{"messages": [{"speaker": "A", "audio": "good.wav"}, {"speaker": "B", "audio": "\#(bad)"}]}"#,
+            to: "c.json")
         let output = directory.file("out.mp3")
         try Self.original.write(to: output)
         await expectAudioError(code, mentioning: ["messages[1]", bad] + mentioning) {
@@ -513,51 +543,74 @@ struct RenderFailureTests {
     }
 
     @Test("empty file") func empty() async throws {
-        try await expectFailure(.emptyAudio, clip: { try $0.write("", to: "empty.m4a"); return "empty.m4a" }, mentioning: ["empty"])
+        try await expectFailure(
+            .emptyAudio,
+            clip: {
+                try $0.write("", to: "empty.m4a")
+                return "empty.m4a"
+            }, mentioning: ["empty"])
     }
 
     @Test("garbage bytes") func garbage() async throws {
-        try await expectFailure(.unsupportedFormat, clip: {
-            try Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7919 &+ 13) }).write(to: $0.file("noise.wav"))
-            return "noise.wav"
-        }, mentioning: ["not a recognised audio file"])
+        try await expectFailure(
+            .unsupportedFormat,
+            clip: {
+                try Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7919 &+ 13) }).write(to: $0.file("noise.wav"))
+                return "noise.wav"
+            }, mentioning: ["not a recognised audio file"])
     }
 
     @Test("text file named .mp3") func textAsMP3() async throws {
-        try await expectFailure(.unsupportedFormat, clip: {
-            try $0.write(String(repeating: "hello there\n", count: 200), to: "readme.mp3")
-            return "readme.mp3"
-        }, mentioning: [])
+        try await expectFailure(
+            .unsupportedFormat,
+            clip: {
+                try $0.write(String(repeating: "hello there\n", count: 200), to: "readme.mp3")
+                return "readme.mp3"
+            }, mentioning: [])
     }
 
     @Test("truncated MP3") func truncated() async throws {
-        try await expectFailure(.truncated, clip: { directory in
-            let url = directory.file("whole.mp3")
-            try ClipEncoding.mp3.write(SignalGenerator.tone(frequency: 440, amplitude: 0.5, seconds: 3, format: .speech), to: url)
-            let bytes = try Data(contentsOf: url)
-            try bytes.prefix(bytes.count / 3).write(to: directory.file("cut.mp3"))
-            return "cut.mp3"
-        }, mentioning: ["truncated"])
+        try await expectFailure(
+            .truncated,
+            clip: { directory in
+                let url = directory.file("whole.mp3")
+                try ClipEncoding.mp3.write(SignalGenerator.tone(frequency: 440, amplitude: 0.5, seconds: 3, format: .speech), to: url)
+                let bytes = try Data(contentsOf: url)
+                try bytes.prefix(bytes.count / 3).write(to: directory.file("cut.mp3"))
+                return "cut.mp3"
+            }, mentioning: ["truncated"])
     }
 
     @Test("missing file") func missing() async throws {
         try await expectFailure(.fileNotFound, clip: { _ in "nowhere.mp3" }, mentioning: ["no such file"])
     }
 
-    @Test("absurd parameters are refused before any work", arguments: [
-        ("sampleRate", 0), ("gap", -5), ("loudness", 3), ("bitrate", 1_000), ("channels", 7), ("gap", 999_999),
-    ])
+    @Test(
+        "absurd parameters are refused before any work",
+        arguments: [
+            ("sampleRate", 0), ("gap", -5), ("loudness", 3), ("bitrate", 1_000), ("channels", 7), ("gap", 999_999),
+        ])
     func absurdParameters(parameter: String, value: Int) async throws {
         let fixture = try FixtureConversation()
         var options = RenderOptions()
         var gap: Int?
         let field: String
         switch parameter {
-        case "sampleRate": options.sampleRate = value; field = "sample_rate"
-        case "gap": gap = value; field = "gap_ms"
-        case "loudness": options.targetLoudness = Double(value); field = "loudness"
-        case "bitrate": options.bitRate = value; field = "bitrate"
-        default: options.channels = value; field = "channels"
+        case "sampleRate":
+            options.sampleRate = value
+            field = "sample_rate"
+        case "gap":
+            gap = value
+            field = "gap_ms"
+        case "loudness":
+            options.targetLoudness = Double(value)
+            field = "loudness"
+        case "bitrate":
+            options.bitRate = value
+            field = "bitrate"
+        default:
+            options.channels = value
+            field = "channels"
         }
         let output = fixture.directory.file("out.mp3")
         try Self.original.write(to: output)

@@ -1,9 +1,10 @@
 import ChorusAudio
 import ChorusFixtures
-@testable import ChorusVoices
 import ChorusTestSupport
 import Foundation
 import Testing
+
+@testable import ChorusVoices
 
 @Suite("espeak-ng voices (offline)", .serialized)
 struct EspeakTests {
@@ -16,7 +17,10 @@ struct EspeakTests {
         for voice in VoiceEngine.flite.defaultVoices {
             let provider = try #require(providers[voice.provider])
             let speech = try await provider.synthesize(SynthesisRequest(voice: voice.voice, text: Self.sentence, outputFormat: "pcm"))
-            guard case .pcm(let buffer) = speech.audio else { Issue.record("\(voice) returned encoded audio"); return }
+            guard case .pcm(let buffer) = speech.audio else {
+                Issue.record("\(voice) returned encoded audio")
+                return
+            }
             let range = SilenceTrimmer().soundRange(of: buffer)
             let spoken = buffer.frames(range)
             measured.append((voice.description, medianPitch(spoken), spoken.duration))
@@ -31,8 +35,9 @@ struct EspeakTests {
             for second in measured[(index + 1)...] {
                 let pitchDifference = abs(first.pitch - second.pitch) / max(first.pitch, second.pitch)
                 let rateDifference = abs(first.duration - second.duration) / max(first.duration, second.duration)
-                #expect(pitchDifference >= 0.08 || rateDifference >= 0.08,
-                        "\(first.voice) (\(Int(first.pitch)) Hz, \(first.duration) s) vs \(second.voice) (\(Int(second.pitch)) Hz, \(second.duration) s)")
+                #expect(
+                    pitchDifference >= 0.08 || rateDifference >= 0.08,
+                    "\(first.voice) (\(Int(first.pitch)) Hz, \(first.duration) s) vs \(second.voice) (\(Int(second.pitch)) Hz, \(second.duration) s)")
             }
         }
     }
@@ -44,7 +49,8 @@ struct EspeakTests {
             guard case .pcm(let buffer) = speech.audio else { throw VoiceError(.invalidResponse, provider: voice, message: "not pcm") }
             return buffer.samples
         }
-        let espeak = EspeakProvider(), flite = FliteProvider()
+        let espeak = EspeakProvider()
+        let flite = FliteProvider()
         let alone = try await samples(flite, "slt")
         for round in 0..<4 {
             async let variant = samples(espeak, "en-us+f3")
@@ -79,7 +85,10 @@ struct EspeakTests {
     func wordTimings() async throws {
         let text = "Running late, practice moved to 4:30."
         let speech = try await EspeakProvider().synthesize(SynthesisRequest(voice: "en-us", text: text, outputFormat: "pcm"))
-        guard case .pcm(let buffer) = speech.audio, let words = speech.words else { Issue.record("no pcm or words"); return }
+        guard case .pcm(let buffer) = speech.audio, let words = speech.words else {
+            Issue.record("no pcm or words")
+            return
+        }
         #expect(words.map(\.word).prefix(5) == ["Running", "late", "practice", "moved", "to"])
         var previous = 0.0
         for word in words {
@@ -91,7 +100,8 @@ struct EspeakTests {
     @Test("speakers get distinct default voices in order of appearance; explicit voices win")
     func assignment() throws {
         let directory = try TemporaryDirectory()
-        let chat = try conversation(#"""
+        let chat = try conversation(
+            #"""
             {"voices": {"Dad": "openai:onyx", "Mia": "flite:rms"},
              "messages": [
               {"speaker": "Ann", "text": "a"}, {"speaker": "Ben", "text": "b"}, {"speaker": "Ann", "text": "c"},
@@ -130,8 +140,9 @@ struct EspeakTests {
             #expect(!words.isEmpty)
             var previous = segment.start
             for word in words {
-                #expect(word.start >= previous - 1e-6 && word.start >= segment.start - 1e-6 && word.end <= segment.end + 1e-6,
-                        "\(word) outside \(segment.start)…\(segment.end) or out of order")
+                #expect(
+                    word.start >= previous - 1e-6 && word.start >= segment.start - 1e-6 && word.end <= segment.end + 1e-6,
+                    "\(word) outside \(segment.start)…\(segment.end) or out of order")
                 previous = word.start
             }
         }

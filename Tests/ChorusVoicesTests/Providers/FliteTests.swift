@@ -1,8 +1,9 @@
 import ChorusAudio
 import ChorusFixtures
-@testable import ChorusVoices
 import Foundation
 import Testing
+
+@testable import ChorusVoices
 
 @Suite("Flite voices (offline)")
 struct FliteTests {
@@ -38,7 +39,7 @@ struct FliteTests {
         _ = try await speak("slt", "Something else entirely, to move Flite's random numbers on.")
         _ = try await speak("awb")
         let (again, _) = try await speak("slt")
-        let differing = zip(first.samples, again.samples).filter { $0 != $1 }.count   // not the arrays: printing them takes minutes
+        let differing = zip(first.samples, again.samples).filter { $0 != $1 }.count  // not the arrays: printing them takes minutes
         #expect(first.samples.count == again.samples.count && differing == 0, "\(differing) samples differ")
     }
 
@@ -49,8 +50,10 @@ struct FliteTests {
         let (high, _) = try await speak("slt?pitch=1.3")
         #expect(fast.duration < normal.duration * 0.85, "\(fast.duration) vs \(normal.duration)")
         #expect(medianPitch(high) > medianPitch(normal) * 1.15)
-        for (voice, kind) in [("nobody", VoiceError.Kind.voiceNotFound), ("slt?rate=5", .badRequest), ("slt?speed=1", .badRequest),
-                              ("slt?rate=fast", .badRequest)] {
+        for (voice, kind) in [
+            ("nobody", VoiceError.Kind.voiceNotFound), ("slt?rate=5", .badRequest), ("slt?speed=1", .badRequest),
+            ("slt?rate=fast", .badRequest),
+        ] {
             do {
                 _ = try await speak(voice)
                 Issue.record("expected an error for \(voice)")

@@ -1,9 +1,10 @@
 import ChorusAudio
 import ChorusFixtures
 import ChorusTestSupport
-@testable import ChorusVoices
 import Foundation
 import Testing
+
+@testable import ChorusVoices
 
 /// Natural offline voices: the Piper voice set-up prepares (`scripts/prepare_piper.py`), run in process on ONNX
 /// Runtime. Real phonemes in, real audio out, heard back by the Whisper model; broken voices refused before the runtime
@@ -13,8 +14,10 @@ struct PiperTests {
     static let voice = PiperVoice.defaultName
     static let text = "The quick brown fox jumps over the lazy dog. Practice moved to half past four, so bring water!"
 
-    static func speak(_ text: String = text, settings: [String: JSONValue] = [:],
-                      provider: PiperProvider = PiperProvider()) async throws -> (AudioBuffer, [WordTiming]) {
+    static func speak(
+        _ text: String = text, settings: [String: JSONValue] = [:],
+        provider: PiperProvider = PiperProvider()
+    ) async throws -> (AudioBuffer, [WordTiming]) {
         let speech = try await provider.synthesize(SynthesisRequest(voice: voice, text: text, settings: settings, outputFormat: "pcm"))
         guard case .pcm(let buffer) = speech.audio else { throw VoiceError(.invalidResponse, provider: "piper", message: "not pcm") }
         return (buffer, speech.words ?? [])
@@ -56,7 +59,8 @@ struct PiperTests {
             next = heard.words.index(after: match)
         }
         #expect(differences.count >= words.count - 3, "\(heard.words)")
-        #expect(differences.filter { $0 < 0.12 }.count >= differences.count * 8 / 10 && differences.sorted()[differences.count / 2] < 0.06
+        #expect(
+            differences.filter { $0 < 0.12 }.count >= differences.count * 8 / 10 && differences.sorted()[differences.count / 2] < 0.06
                 && differences.allSatisfy { $0 < 0.5 }, "\(differences)")
     }
 
@@ -68,7 +72,8 @@ struct PiperTests {
         #expect(zip(words, words.dropFirst()).allSatisfy { $0.end <= $1.start + 1e-9 && $0.start < $0.end }, "\(words)")
         #expect(words.last.map { $0.end <= buffer.duration + 1e-6 } == true)
         // "4:30" is said as two words, so it lasts longer than "at"; the comma's pause is not part of "4:30".
-        let at = try #require(words.first { $0.word == "at" }), time = try #require(words.first { $0.word == "4:30" })
+        let at = try #require(words.first { $0.word == "at" })
+        let time = try #require(words.first { $0.word == "4:30" })
         let of = try #require(words.first { $0.word == "of" })
         #expect(time.end - time.start > 2 * (at.end - at.start), "\(at) \(time)")
         #expect(of.start - time.end > 0.05, "the pause after the comma: \(time) \(of)")
@@ -81,7 +86,9 @@ struct PiperTests {
         let spoken = try PiperSynthesizer.split(samples: samples, frames: frames, known: ["a", "b"], voice: voice)
         #expect(spoken.samples.count == 60 && spoken.phonemes.map(\.samples) == [12..<28, 28..<40] && spoken.speechEnd == 40)
         for (broken, brokenFrames) in [(Array(samples.dropLast()), frames), (samples, Array(frames.dropLast())), (samples, frames.map { $0 + 0.5 })] {
-            let error = #expect(throws: VoiceError.self) { try PiperSynthesizer.split(samples: broken, frames: brokenFrames, known: ["a", "b"], voice: voice) }
+            let error = #expect(throws: VoiceError.self) {
+                try PiperSynthesizer.split(samples: broken, frames: brokenFrames, known: ["a", "b"], voice: voice)
+            }
             #expect(error?.kind == .configuration && error?.message.contains("setup.sh") == true, "\(String(describing: error))")
         }
     }
@@ -107,8 +114,10 @@ struct PiperTests {
         #expect((1.3...1.7).contains(slow.duration / normal.duration), "\(slow.duration / normal.duration)")
         let (flat, _) = try await Self.speak(settings: ["noise_scale": .number(0), "noise_w": .number(0)])
         #expect(flat.samples != normal.samples && flat.duration > 2)
-        for (settings, named) in [(["length_scale": JSONValue.number(9)], "length_scale"), (["noise_w": .string("x")], "noise_w"),
-                                  (["pitch": .number(1)], "pitch"), (["speaker": .number(3)], "speaker")] {
+        for (settings, named) in [
+            (["length_scale": JSONValue.number(9)], "length_scale"), (["noise_w": .string("x")], "noise_w"),
+            (["pitch": .number(1)], "pitch"), (["speaker": .number(3)], "speaker"),
+        ] {
             let error = await #expect(throws: VoiceError.self) { try await Self.speak(settings: settings) }
             #expect(error?.kind == .badRequest && error?.message.contains(named) == true, "\(String(describing: error))")
         }
@@ -150,11 +159,13 @@ struct PiperTests {
         func make(_ name: String, model: Data?, tokens: String? = nil, revision: Int = PiperVoice.revision) throws -> URL {
             let folder = scratch.url.appendingPathComponent(name, isDirectory: true)
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            var description = try JSONSerialization.jsonObject(with: Data(contentsOf: installed.folder.appendingPathComponent("voice.json"))) as! [String: Any]
+            var description =
+                try JSONSerialization.jsonObject(with: Data(contentsOf: installed.folder.appendingPathComponent("voice.json"))) as! [String: Any]
             description["chorus_revision"] = revision
             try JSONSerialization.data(withJSONObject: description).write(to: folder.appendingPathComponent("voice.json"))
             if let model { try model.write(to: folder.appendingPathComponent("model.onnx")) }
-            try (tokens ?? String(contentsOf: installed.tokens, encoding: .utf8)).write(to: folder.appendingPathComponent("tokens.txt"), atomically: true, encoding: .utf8)
+            try (tokens ?? String(contentsOf: installed.tokens, encoding: .utf8)).write(
+                to: folder.appendingPathComponent("tokens.txt"), atomically: true, encoding: .utf8)
             return folder
         }
         let good = ["chorus_piper": "1", "n_speakers": "1", "sample_rate": "22050", "chorus_revision": String(PiperVoice.revision)]
@@ -163,14 +174,34 @@ struct PiperTests {
         let cases: [(String, URL, String)] = [
             ("truncated", try make("truncated", model: full.prefix(full.count / 2)), "model.onnx"),
             ("no metadata", try make("bare", model: ProtobufWriter.model(inputs: graph.inputs, outputs: graph.outputs, metadata: [:])), "metadata"),
-            ("wrong rate", try make("rate", model: ProtobufWriter.model(inputs: graph.inputs, outputs: graph.outputs,
-                                                                       metadata: good.merging(["sample_rate": "16000"]) { $1 })), "does not match"),
-            ("not piper", try make("graph", model: ProtobufWriter.model(inputs: ["x"], outputs: ["y"], metadata: good)), "not a prepared Piper graph"),
-            ("sherpa's", try make("sherpa", model: ProtobufWriter.model(inputs: graph.inputs, outputs: ["output"], metadata: good)), "not a prepared Piper graph"),
-            ("bad tokens", try make("tokens", model: ProtobufWriter.model(inputs: graph.inputs, outputs: graph.outputs, metadata: good),
-                                    tokens: "_ 0\n^ 1\n$ 2\n  3\nab 4\n"), "line 5"),
-            ("duplicate ids", try make("duplicate", model: ProtobufWriter.model(inputs: graph.inputs, outputs: graph.outputs, metadata: good),
-                                       tokens: "_ 0\n^ 1\n$ 2\n  3\na 3\n"), "line 5"),
+            (
+                "wrong rate",
+                try make(
+                    "rate",
+                    model: ProtobufWriter.model(
+                        inputs: graph.inputs, outputs: graph.outputs,
+                        metadata: good.merging(["sample_rate": "16000"]) { $1 })), "does not match"
+            ),
+            (
+                "not piper", try make("graph", model: ProtobufWriter.model(inputs: ["x"], outputs: ["y"], metadata: good)),
+                "not a prepared Piper graph"
+            ),
+            (
+                "sherpa's", try make("sherpa", model: ProtobufWriter.model(inputs: graph.inputs, outputs: ["output"], metadata: good)),
+                "not a prepared Piper graph"
+            ),
+            (
+                "bad tokens",
+                try make(
+                    "tokens", model: ProtobufWriter.model(inputs: graph.inputs, outputs: graph.outputs, metadata: good),
+                    tokens: "_ 0\n^ 1\n$ 2\n  3\nab 4\n"), "line 5"
+            ),
+            (
+                "duplicate ids",
+                try make(
+                    "duplicate", model: ProtobufWriter.model(inputs: graph.inputs, outputs: graph.outputs, metadata: good),
+                    tokens: "_ 0\n^ 1\n$ 2\n  3\na 3\n"), "line 5"
+            ),
             ("old revision", try make("old", model: nil, revision: 0), "revision 0"),
             ("no model", try make("missing", model: nil), "model.onnx"),
         ]
@@ -211,8 +242,10 @@ struct PiperTests {
         try Data(repeating: 7, count: 100).write(to: model)
         let notJSON = try await ToolRun.run([python.path, script, model.path, output.path])
         #expect(notJSON.status == 1 && notJSON.errors.contains("not JSON"), "\(notJSON.errors)")
-        let config: [String: Any] = ["audio": ["sample_rate": 22050], "espeak": ["voice": "en-us"],
-                                     "phoneme_id_map": ["_": [0], "^": [1], "$": [2], " ": [3]]]
+        let config: [String: Any] = [
+            "audio": ["sample_rate": 22050], "espeak": ["voice": "en-us"],
+            "phoneme_id_map": ["_": [0], "^": [1], "$": [2], " ": [3]],
+        ]
         try JSONSerialization.data(withJSONObject: config).write(to: scratch.url.appendingPathComponent("voice.onnx.json"))
         let notONNX = try await ToolRun.run([python.path, script, model.path, output.path])
         #expect(notONNX.status == 1 && notONNX.errors.contains("not an ONNX model"), "\(notONNX.errors)")

@@ -1,9 +1,10 @@
 import ChorusAudio
 import ChorusFixtures
-@testable import ChorusVoices
 import ChorusTestSupport
 import Foundation
 import Testing
+
+@testable import ChorusVoices
 
 /// ElevenLabs and OpenAI against local stubs that speak their wire contracts.
 @Suite("HTTP providers against local stubs")
@@ -19,7 +20,8 @@ struct ProviderTests {
             return StubAudio.elevenLabs(request)
         }
         let directory = try TemporaryDirectory()
-        let chat = try conversation(#"""
+        let chat = try conversation(
+            #"""
             {"voices": {"Marcus": "elevenlabs:\#(Self.elevenVoice)"},
              "voice_settings": {"elevenlabs": {"model_id": "eleven_multilingual_v2", "stability": 0.5, "similarity_boost": 0.8}},
              "messages": [{"speaker": "Marcus", "text": "On my way, see you at 4:30."}, {"speaker": "Marcus", "text": "Traffic is light."}]}
@@ -57,7 +59,8 @@ struct ProviderTests {
             return StubAudio.elevenLabs(request)
         }
         let directory = try TemporaryDirectory()
-        let chat = try conversation(#"""
+        let chat = try conversation(
+            #"""
             {"voices": {"Marcus": "elevenlabs:\#(Self.elevenVoice)", "Sarah": "openai:nova"},
              "messages": [{"speaker": "Marcus", "text": "One."}, {"speaker": "Sarah", "text": "Two."}, {"speaker": "Marcus", "text": "Three."},
                           {"speaker": "Marcus", "text": "Four."}]}
@@ -68,7 +71,8 @@ struct ProviderTests {
         #expect(body("Three.")?["previous_text"] == nil && body("Three.")?["next_text"] as? String == "Four.")
         #expect(body("Four.")?["previous_text"] as? String == "Three." && body("Four.")?["next_text"] == nil)
         // eleven_v3 refuses context: none is sent.
-        let v3 = try conversation(#"""
+        let v3 = try conversation(
+            #"""
             {"voices": {"Marcus": "elevenlabs:\#(Self.elevenVoice)"}, "voice_settings": {"elevenlabs": {"model_id": "eleven_v3"}},
              "messages": [{"speaker": "Marcus", "text": "Five."}, {"speaker": "Marcus", "text": "Six."}]}
             """#, in: directory)
@@ -80,13 +84,20 @@ struct ProviderTests {
     func elevenLabsFormatFallback() async throws {
         let server = try StubServer { request in
             if request.query["output_format"]?.hasPrefix("pcm") == true {
-                return .json(403, ["detail": ["status": "subscription_required",
-                                              "message": "Output format 'pcm_24000' is only available on the Pro tier and above"]])
+                return .json(
+                    403,
+                    [
+                        "detail": [
+                            "status": "subscription_required",
+                            "message": "Output format 'pcm_24000' is only available on the Pro tier and above",
+                        ]
+                    ])
             }
             return StubAudio.elevenLabs(request, format: request.query["output_format"] ?? "")
         }
         let directory = try TemporaryDirectory()
-        let chat = try conversation(#"""
+        let chat = try conversation(
+            #"""
             {"voices": {"A": "elevenlabs:\#(Self.elevenVoice)"}, "messages": [{"speaker": "A", "text": "One message."}]}
             """#, in: directory)
         let synthesizer = try makeChorus(server: server, cache: directory.file("cache"))
@@ -105,11 +116,13 @@ struct ProviderTests {
             guard request.headers["authorization"] == "Bearer \(testKey)" else {
                 return .json(401, ["error": ["message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"]])
             }
-            return StubServer.Response(status: 200, headers: ["Content-Type": "application/octet-stream"],
-                                       body: StubAudio.pcm16(for: request.json?["input"] as? String ?? ""))
+            return StubServer.Response(
+                status: 200, headers: ["Content-Type": "application/octet-stream"],
+                body: StubAudio.pcm16(for: request.json?["input"] as? String ?? ""))
         }
         let directory = try TemporaryDirectory()
-        let chat = try conversation(#"""
+        let chat = try conversation(
+            #"""
             {"voice_settings": {"openai": {"model": "gpt-4o-mini-tts", "speed": 1.1, "instructions": "Warm and calm."}},
              "messages": [{"speaker": "Aisha", "text": "Mom's appointment is at 10.", "voice": "openai:alloy"}]}
             """#, in: directory)
@@ -140,14 +153,17 @@ struct ProviderTests {
         let calls = Counter()
         let server = try StubServer { request in
             switch calls.next() {
-            case 1: return .json(429, ["detail": ["status": "too_many_concurrent_requests", "message": "Too many concurrent requests."]],
-                                 headers: ["Retry-After": "0"])
+            case 1:
+                return .json(
+                    429, ["detail": ["status": "too_many_concurrent_requests", "message": "Too many concurrent requests."]],
+                    headers: ["Retry-After": "0"])
             case 2: return .json(503, ["detail": "Service temporarily unavailable"])
             default: return StubAudio.elevenLabs(request)
             }
         }
         let directory = try TemporaryDirectory()
-        let chat = try conversation(#"{"voices": {"A": "elevenlabs:\#(Self.elevenVoice)"}, "messages": [{"speaker": "A", "text": "Hello."}]}"#, in: directory)
+        let chat = try conversation(
+            #"{"voices": {"A": "elevenlabs:\#(Self.elevenVoice)"}, "messages": [{"speaker": "A", "text": "Hello."}]}"#, in: directory)
         let synthesizer = try makeChorus(server: server, cache: directory.file("cache"))
         let rendered = try await render(chat, with: synthesizer, to: directory.file("out.wav"))
         #expect(server.requests.count == 3)
@@ -165,7 +181,8 @@ struct ProviderTests {
             }
         }
         let directory = try TemporaryDirectory()
-        let chat = try conversation(#"{"voices": {"A": "elevenlabs:\#(Self.elevenVoice)"}, "messages": [{"speaker": "A", "text": "Hello."}]}"#, in: directory)
+        let chat = try conversation(
+            #"{"voices": {"A": "elevenlabs:\#(Self.elevenVoice)"}, "messages": [{"speaker": "A", "text": "Hello."}]}"#, in: directory)
         let synthesizer = try makeChorus(server: server, cache: directory.file("cache"))
         let started = Date()
         let rendered = try await render(chat, with: synthesizer)
@@ -185,24 +202,34 @@ struct ProviderTests {
             return response
         }
         let directory = try TemporaryDirectory()
-        let chat = try conversation(#"{"voices": {"A": "elevenlabs:\#(Self.elevenVoice)"}, "messages": [{"speaker": "A", "text": "Hello."}]}"#, in: directory)
+        let chat = try conversation(
+            #"{"voices": {"A": "elevenlabs:\#(Self.elevenVoice)"}, "messages": [{"speaker": "A", "text": "Hello."}]}"#, in: directory)
         let synthesizer = try makeChorus(server: server, cache: directory.file("cache"), timeout: 1)
         let rendered = try await render(chat, with: synthesizer, to: directory.file("out.wav"))
         #expect(server.requests.count == 2)
         #expect(rendered.progress.retries == 1)
     }
 
-    @Test("authentication, quota, bad voice and validation errors fail at once, naming provider, message and reason, never the key",
-          arguments: [
-            (401, #"{"detail": {"status": "invalid_api_key", "message": "Invalid API key sk-test-SECRET-0123456789abcdef"}}"#, "authentication failed"),
+    @Test(
+        "authentication, quota, bad voice and validation errors fail at once, naming provider, message and reason, never the key",
+        arguments: [
+            (
+                401, #"{"detail": {"status": "invalid_api_key", "message": "Invalid API key sk-test-SECRET-0123456789abcdef"}}"#,
+                "authentication failed"
+            ),
             (401, #"{"detail": {"status": "quota_exceeded", "message": "This request exceeds your quota."}}"#, "quota exhausted"),
             (404, #"{"detail": {"status": "voice_not_found", "message": "A voice with the voice_id nope was not found."}}"#, "voice not found"),
-            (422, #"{"detail": [{"type": "float_type", "loc": ["body", "voice_settings", "stability"], "msg": "Input should be a valid number"}]}"#, "request rejected: body.voice_settings.stability"),
-          ])
+            (
+                422,
+                #"{"detail": [{"type": "float_type", "loc": ["body", "voice_settings", "stability"], "msg": "Input should be a valid number"}]}"#,
+                "request rejected: body.voice_settings.stability"
+            ),
+        ])
     func failFast(status: Int, body: String, reason: String) async throws {
         let server = try StubServer { _ in StubServer.Response(status: status, headers: ["Content-Type": "application/json"], body: Data(body.utf8)) }
         let directory = try TemporaryDirectory()
-        let chat = try conversation(#"""
+        let chat = try conversation(
+            #"""
             {"voices": {"Marcus": "elevenlabs:\#(Self.elevenVoice)"}, "messages": [{"speaker": "Ann", "text": "Hi."}, {"speaker": "Marcus", "text": "Hello."}]}
             """#, in: directory)
         let synthesizer = try makeChorus(server: server, cache: directory.file("cache"))
@@ -223,8 +250,14 @@ struct ProviderTests {
     @Test("OpenAI 429 insufficient_quota is not retried; echoed keys are redacted")
     func openAIQuota() async throws {
         let server = try StubServer { _ in
-            .json(429, ["error": ["message": "You exceeded your current quota (key sk-test-SECRET-0123456789abcdef).",
-                                  "type": "insufficient_quota", "code": "insufficient_quota"]])
+            .json(
+                429,
+                [
+                    "error": [
+                        "message": "You exceeded your current quota (key sk-test-SECRET-0123456789abcdef).",
+                        "type": "insufficient_quota", "code": "insufficient_quota",
+                    ]
+                ])
         }
         let directory = try TemporaryDirectory()
         let chat = try conversation(#"{"messages": [{"speaker": "A", "text": "Hello.", "voice": "openai:nova"}]}"#, in: directory)
@@ -268,7 +301,8 @@ struct ProviderTests {
     func fallbackVoice() async throws {
         let server = try StubServer { _ in .json(401, ["detail": ["status": "invalid_api_key", "message": "Invalid API key"]]) }
         let directory = try TemporaryDirectory()
-        let chat = try conversation(#"""
+        let chat = try conversation(
+            #"""
             {"voices": {"Marcus": "elevenlabs:\#(Self.elevenVoice)"}, "messages": [{"speaker": "Ann", "text": "Hi."}, {"speaker": "Marcus", "text": "Hello there."}]}
             """#, in: directory)
         let synthesizer = try makeChorus(server: server, cache: directory.file("cache"))
@@ -290,7 +324,8 @@ struct ProviderTests {
         let directory = try TemporaryDirectory()
         let sentence = "This sentence is part of a very long message that goes on and on. "
         let text = String(repeating: sentence, count: 170).trimmingCharacters(in: .whitespaces)  // ≈ 11,400 characters
-        let chat = try conversation(#"""
+        let chat = try conversation(
+            #"""
             {"voices": {"A": "elevenlabs:\#(Self.elevenVoice)"}, "messages": [{"speaker": "A", "text": "\#(text)"}]}
             """#, in: directory)
         // Building a 114 s response takes the stub a while in a debug build beside the other suites.
@@ -320,12 +355,24 @@ struct ProviderTests {
     func listVoices() async throws {
         let server = try StubServer { request in
             guard request.path == "/v1/voices", request.headers["xi-api-key"] == testKey else { return .json(404, ["detail": "Not Found"]) }
-            return .json(200, ["voices": [["voice_id": "21m00Tcm4TlvDq8ikWAM", "name": "Rachel", "category": "premade",
-                                           "labels": ["accent": "american", "gender": "female"]]]])
+            return .json(
+                200,
+                [
+                    "voices": [
+                        [
+                            "voice_id": "21m00Tcm4TlvDq8ikWAM", "name": "Rachel", "category": "premade",
+                            "labels": ["accent": "american", "gender": "female"],
+                        ]
+                    ]
+                ])
         }
         let voices = try await ElevenLabsProvider(baseURL: server.baseURL, apiKey: testKey).voices()
-        #expect(voices == [VoiceInfo(id: VoiceID(provider: "elevenlabs", voice: "21m00Tcm4TlvDq8ikWAM"), name: "Rachel",
-                                     details: "premade, american, female")])
+        #expect(
+            voices == [
+                VoiceInfo(
+                    id: VoiceID(provider: "elevenlabs", voice: "21m00Tcm4TlvDq8ikWAM"), name: "Rachel",
+                    details: "premade, american, female")
+            ])
         let espeak = try await EspeakProvider().voices()
         #expect(espeak.count > 20)
         #expect(espeak.prefix(8).map(\.id.voice) == EspeakProvider.defaultVoices)
@@ -336,5 +383,10 @@ struct ProviderTests {
 final class Counter: @unchecked Sendable {
     private let lock = NSLock()
     private var value = 0
-    func next() -> Int { lock.withLock { value += 1; return value } }
+    func next() -> Int {
+        lock.withLock {
+            value += 1
+            return value
+        }
+    }
 }

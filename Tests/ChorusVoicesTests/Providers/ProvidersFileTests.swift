@@ -3,6 +3,7 @@ import ChorusFixtures
 import ChorusTestSupport
 import Foundation
 import Testing
+
 @testable import ChorusVoices
 
 @Suite("OpenAI-compatible servers named in CHORUS_PROVIDERS")
@@ -15,35 +16,49 @@ struct ProvidersFileTests {
     @Test("the contract's file: one provider, its URL, key variable, model and voices; WAV asked for unless said")
     func parsesContract() throws {
         let file = try ProvidersFile.parse(Data(Self.contract.utf8), subject: "test")
-        #expect(file.endpoints == [.init(name: "kokoro", baseURL: "http://127.0.0.1:8880/v1", apiKeyVariable: "KOKORO_API_KEY", model: "kokoro",
-                                         voices: ["af_heart", "am_adam"], responseFormat: "wav")])
+        #expect(
+            file.endpoints == [
+                .init(
+                    name: "kokoro", baseURL: "http://127.0.0.1:8880/v1", apiKeyVariable: "KOKORO_API_KEY", model: "kokoro",
+                    voices: ["af_heart", "am_adam"], responseFormat: "wav")
+            ])
         // `openai` reconfigures the built-in one: its model is the default (changed without a release), PCM as before.
-        let openai = try ProvidersFile.parse(Data(#"{"openai": {"kind": "openai", "base_url": "https://api.openai.com/v1", "model": "gpt-4o-mini-tts-2026-03-20"}}"#.utf8),
-                                             subject: "test")
+        let openai = try ProvidersFile.parse(
+            Data(#"{"openai": {"kind": "openai", "base_url": "https://api.openai.com/v1", "model": "gpt-4o-mini-tts-2026-03-20"}}"#.utf8),
+            subject: "test")
         #expect(openai.endpoints.first?.responseFormat == "pcm" && openai.endpoints.first?.apiKeyVariable == nil)
         let provider = try #require(openai.providers(environment: ["OPENAI_API_KEY": "sk-x"]).first)
         #expect(provider.id == "openai" && provider.keyVariable == "OPENAI_API_KEY" && provider.isConfigured)
         #expect(provider.audioAffectingSettings([:])["model"] == .string("gpt-4o-mini-tts-2026-03-20"))
     }
 
-    @Test("a bad file is refused naming the field and why", arguments: [
-        (#"[1, 2]"#, "not a JSON object"),
-        (#"{"Kokoro": {"kind": "openai", "base_url": "http://h/v1", "model": "m"}}"#, "\"Kokoro\": a provider's name"),
-        (#"{"piper": {"kind": "openai", "base_url": "http://h/v1", "model": "m"}}"#, "\"piper\": the name is taken"),
-        (#"{"k": {"kind": "grpc", "base_url": "http://h/v1", "model": "m"}}"#, "k.kind: must be \"openai\""),
-        (#"{"k": {"kind": "openai", "model": "m"}}"#, "k.base_url: missing"),
-        (#"{"k": {"kind": "openai", "base_url": "file:///etc/passwd", "model": "m"}}"#, "k.base_url: \"file:///etc/passwd\" is not an http(s) URL"),
-        (#"{"k": {"kind": "openai", "base_url": "http://h/v1"}}"#, "k.model: missing"),
-        (#"{"k": {"kind": "openai", "base_url": "http://h/v1", "model": "m", "api_key_env": "sk-live-123"}}"#, "k.api_key_env: \"sk-live-123\" is not an environment variable's name"),
-        (#"{"k": {"kind": "openai", "base_url": "http://h/v1", "model": "m", "voices": []}}"#, "k.voices: must be a non-empty list"),
-        (#"{"k": {"kind": "openai", "base_url": "http://h/v1", "model": "m", "response_format": "aiff"}}"#, "k.response_format: \"aiff\""),
-        (#"{"k": {"kind": "openai", "base_url": "http://h/v1", "model": "m", "api_key": "secret"}}"#, "k.api_key: unknown field"),
-    ])
+    @Test(
+        "a bad file is refused naming the field and why",
+        arguments: [
+            (#"[1, 2]"#, "not a JSON object"),
+            (#"{"Kokoro": {"kind": "openai", "base_url": "http://h/v1", "model": "m"}}"#, "\"Kokoro\": a provider's name"),
+            (#"{"piper": {"kind": "openai", "base_url": "http://h/v1", "model": "m"}}"#, "\"piper\": the name is taken"),
+            (#"{"k": {"kind": "grpc", "base_url": "http://h/v1", "model": "m"}}"#, "k.kind: must be \"openai\""),
+            (#"{"k": {"kind": "openai", "model": "m"}}"#, "k.base_url: missing"),
+            (
+                #"{"k": {"kind": "openai", "base_url": "file:///etc/passwd", "model": "m"}}"#,
+                "k.base_url: \"file:///etc/passwd\" is not an http(s) URL"
+            ),
+            (#"{"k": {"kind": "openai", "base_url": "http://h/v1"}}"#, "k.model: missing"),
+            (
+                #"{"k": {"kind": "openai", "base_url": "http://h/v1", "model": "m", "api_key_env": "sk-live-123"}}"#,
+                "k.api_key_env: \"sk-live-123\" is not an environment variable's name"
+            ),
+            (#"{"k": {"kind": "openai", "base_url": "http://h/v1", "model": "m", "voices": []}}"#, "k.voices: must be a non-empty list"),
+            (#"{"k": {"kind": "openai", "base_url": "http://h/v1", "model": "m", "response_format": "aiff"}}"#, "k.response_format: \"aiff\""),
+            (#"{"k": {"kind": "openai", "base_url": "http://h/v1", "model": "m", "api_key": "secret"}}"#, "k.api_key: unknown field"),
+        ])
     func refusesBadFiles(json: String, expected: String) throws {
         let error = #expect(throws: VoiceError.self) { try ProvidersFile.parse(Data(json.utf8), subject: "CHORUS_PROVIDERS (p.json)") }
         #expect(error?.kind == .configuration)
-        #expect(error?.description.contains(expected) == true && error?.description.contains("CHORUS_PROVIDERS (p.json)") == true,
-                "\(String(describing: error))")
+        #expect(
+            error?.description.contains(expected) == true && error?.description.contains("CHORUS_PROVIDERS (p.json)") == true,
+            "\(String(describing: error))")
     }
 
     @Test("a broken or missing file stops the engine with the reason; unset, the standard providers alone")
@@ -68,7 +83,9 @@ struct ProvidersFileTests {
             guard request.method == "POST", request.path == "/v1/audio/speech", let body = request.json, let input = body["input"] as? String else {
                 return .json(404, ["error": ["message": "not found"]])
             }
-            if body["voice"] as? String == "missing" { return .json(400, ["error": ["message": "Voice 'missing' not found, key \(request.headers["authorization"] ?? "")"]]) }
+            if body["voice"] as? String == "missing" {
+                return .json(400, ["error": ["message": "Voice 'missing' not found, key \(request.headers["authorization"] ?? "")"]])
+            }
             let samples = PCM16.samples(littleEndian: StubAudio.pcm16(for: input, rate: 22_050))
             let wav = try! AudioFileWriter.data(AudioBuffer(format: AudioFormat(sampleRate: 22_050, channels: 1), samples: samples), as: .wav)
             return StubServer.Response(status: 200, headers: ["Content-Type": "audio/wav"], body: wav)
@@ -87,7 +104,9 @@ struct ProvidersFileTests {
         return try Chorus(configuration: configuration)
     }
 
-    @Test("kokoro:af_heart goes to the named server: its model, voice, WAV, the key from its variable; cached like any provider; the model is part of the key")
+    @Test(
+        "kokoro:af_heart goes to the named server: its model, voice, WAV, the key from its variable; cached like any provider; the model is part of the key"
+    )
     func rendersThroughNamedServer() async throws {
         let server = try Self.wavServer()
         let directory = try TemporaryDirectory()
@@ -115,7 +134,9 @@ struct ProvidersFileTests {
         #expect(server.requests.count == 2 && server.requests.last?.json?["model"] as? String == "kokoro-v2")
     }
 
-    @Test("no key variable: no Authorization header; a key variable unset: refused before asking; an unconfigured voice: refused before asking; the key never in an error")
+    @Test(
+        "no key variable: no Authorization header; a key variable unset: refused before asking; an unconfigured voice: refused before asking; the key never in an error"
+    )
     func keysAndVoices() async throws {
         let server = try Self.wavServer()
         let directory = try TemporaryDirectory()
@@ -126,13 +147,18 @@ struct ProvidersFileTests {
             """#
         let path = try Self.file(json, in: directory)
         let open = try Self.engine(["CHORUS_PROVIDERS": path], cache: directory.file("cache"))
-        _ = try await render(try conversation(#"{"messages": [{"speaker": "A", "text": "Hello there.", "voice": "local:any-voice"}]}"#, in: directory), with: open)
+        _ = try await render(
+            try conversation(#"{"messages": [{"speaker": "A", "text": "Hello there.", "voice": "local:any-voice"}]}"#, in: directory), with: open)
         #expect(server.requests.count == 1 && server.requests[0].headers["authorization"] == nil)
 
-        for (voice, message) in [("keyed:alloy", "KEYED_KEY is not set"), ("keyed:nova", "nova is not one of the voices configured for keyed (alloy)")] {
+        for (voice, message) in [
+            ("keyed:alloy", "KEYED_KEY is not set"), ("keyed:nova", "nova is not one of the voices configured for keyed (alloy)"),
+        ] {
             let environment = voice == "keyed:nova" ? ["CHORUS_PROVIDERS": path, "KEYED_KEY": "kk-1"] : ["CHORUS_PROVIDERS": path]
             let chat = try conversation(#"{"messages": [{"speaker": "A", "text": "Hi.", "voice": "\#(voice)"}]}"#, in: directory)
-            let error = await #expect(throws: SynthesisError.self) { _ = try await render(chat, with: Self.engine(environment, cache: directory.file("cache"))) }
+            let error = await #expect(throws: SynthesisError.self) {
+                _ = try await render(chat, with: Self.engine(environment, cache: directory.file("cache")))
+            }
             #expect(error?.description.contains(message) == true, "\(String(describing: error))")
         }
         #expect(server.requests.count == 1)

@@ -1,10 +1,11 @@
 import ChorusAudio
 import ChorusFixtures
 import ChorusOutbound
-@testable import ChorusVoices
 import ChorusWire
 import Foundation
 import Testing
+
+@testable import ChorusVoices
 
 /// OpenAI's and ElevenLabs' speech to text against local stubs that speak their wire contracts, and the same fault
 /// matrix as the voices: what is retried (429 with and without Retry-After, 5xx, a hang, a connection cut mid-body)
@@ -40,8 +41,9 @@ struct SpeechToTextProviderTests {
 
     /// An engine whose transcriber is `provider`, with fast retries (as the voices' tests).
     static func chorus(_ provider: any SpeechToTextProvider, cache directory: TemporaryDirectory) throws -> Chorus {
-        var configuration = Chorus.Configuration(cacheDirectory: directory.file("cache"),
-                                                 retry: RetryPolicy(maxAttempts: 4, initialDelay: 0.01, maxDelay: 0.05, maxRetryAfter: 5, maxTotal: 600))
+        var configuration = Chorus.Configuration(
+            cacheDirectory: directory.file("cache"),
+            retry: RetryPolicy(maxAttempts: 4, initialDelay: 0.01, maxDelay: 0.05, maxRetryAfter: 5, maxTotal: 600))
         configuration.transcriber = .provider(provider)
         return try Chorus(configuration: configuration)
     }
@@ -50,8 +52,12 @@ struct SpeechToTextProviderTests {
     func openAIWhisper() async throws {
         let server = try StubServer { request in
             guard request.headers["authorization"] == "Bearer \(testKey)" else { return .json(401, ["error": ["message": "Incorrect API key"]]) }
-            return .json(200, ["task": "transcribe", "language": "english", "duration": 2.0, "text": " Hello there. ",
-                               "words": [["word": "Hello", "start": 0.52, "end": 0.9], ["word": "there", "start": 0.95, "end": 1.4]]])
+            return .json(
+                200,
+                [
+                    "task": "transcribe", "language": "english", "duration": 2.0, "text": " Hello there. ",
+                    "words": [["word": "Hello", "start": 0.52, "end": 0.9], ["word": "there", "start": 0.95, "end": 1.4]],
+                ])
         }
         let directory = try TemporaryDirectory()
         let chorus = try Self.chorus(OpenAISpeechToText(baseURL: server.baseURL + "/v1", apiKey: testKey), cache: directory)
@@ -88,12 +94,20 @@ struct SpeechToTextProviderTests {
     @Test("ElevenLabs scribe: xi-api-key, model_id and word timestamps; spacing and sound events left out; eng is en")
     func elevenLabs() async throws {
         let server = try StubServer { request in
-            guard request.headers["xi-api-key"] == testKey else { return .json(401, ["detail": ["status": "invalid_api_key", "message": "Invalid API key"]]) }
-            return .json(200, ["language_code": "eng", "language_probability": 0.98, "text": "Hello there (laughs)",
-                               "words": [["text": "Hello", "start": 0.5, "end": 0.9, "type": "word", "speaker_id": "speaker_0"],
-                                         ["text": " ", "start": 0.9, "end": 0.95, "type": "spacing"],
-                                         ["text": "there", "start": 0.95, "end": 1.4, "type": "word"],
-                                         ["text": "(laughs)", "start": 1.4, "end": 1.5, "type": "audio_event"]]])
+            guard request.headers["xi-api-key"] == testKey else {
+                return .json(401, ["detail": ["status": "invalid_api_key", "message": "Invalid API key"]])
+            }
+            return .json(
+                200,
+                [
+                    "language_code": "eng", "language_probability": 0.98, "text": "Hello there (laughs)",
+                    "words": [
+                        ["text": "Hello", "start": 0.5, "end": 0.9, "type": "word", "speaker_id": "speaker_0"],
+                        ["text": " ", "start": 0.9, "end": 0.95, "type": "spacing"],
+                        ["text": "there", "start": 0.95, "end": 1.4, "type": "word"],
+                        ["text": "(laughs)", "start": 1.4, "end": 1.5, "type": "audio_event"],
+                    ],
+                ])
         }
         let directory = try TemporaryDirectory()
         let transcript = try await Self.chorus(ElevenLabsSpeechToText(baseURL: server.baseURL, apiKey: testKey), cache: directory)
@@ -108,22 +122,52 @@ struct SpeechToTextProviderTests {
 
     /// The fault matrix: what the stub does on each call (`nil`: answer well), and what the caller then sees. Made per
     /// test, not a stored global: LeakSanitizer does not see `Data` held in a global array of tuples as reachable.
-    static func faults() -> [(name: String, answers: [StubServer.Response?], requests: Int, failure: VoiceError.Kind?)] { [
-        ("429 with Retry-After: 0, twice", [.json(429, ["error": ["message": "slow down"]], headers: ["Retry-After": "0"]),
-                                            .json(429, ["error": ["message": "slow down"]], headers: ["Retry-After": "0"]), nil], 3, nil),
-        ("429 without Retry-After", [.json(429, ["detail": ["status": "too_many_concurrent_requests", "message": "wait"], "error": ["message": "wait"]]), nil], 2, nil),
-        ("500, then a good answer", [.json(500, ["error": ["message": "oops"]]), nil], 2, nil),
-        ("a hang past the timeout", [StubServer.Response(status: 200, body: Data("{}".utf8), delay: 30), nil], 2, nil),
-        ("the connection cut mid-body", [StubServer.Response(status: 200, headers: ["Content-Type": "application/json"],
-                                                             body: Data(#"{"text": "Hello there", "words": []}"#.utf8), truncateBody: 5), nil], 2, nil),
-        ("503 for good", Array(repeating: .json(503, ["error": ["message": "down"]]), count: 4), 4, .unavailable),
-        ("401: not retried, the key never shown", [.json(401, ["error": ["message": "Incorrect API key provided: \(testKey)"],
-                                                               "detail": ["status": "invalid_api_key", "message": "bad key \(testKey)"]])], 1, .authentication),
-        ("200 with an HTML page: not retried", [StubServer.Response(status: 200, headers: ["Content-Type": "text/html"], body: Data("<html>maintenance</html>".utf8))],
-         1, .invalidResponse),
-    ] }
+    static func faults() -> [(name: String, answers: [StubServer.Response?], requests: Int, failure: VoiceError.Kind?)] {
+        [
+            (
+                "429 with Retry-After: 0, twice",
+                [
+                    .json(429, ["error": ["message": "slow down"]], headers: ["Retry-After": "0"]),
+                    .json(429, ["error": ["message": "slow down"]], headers: ["Retry-After": "0"]), nil,
+                ], 3, nil
+            ),
+            (
+                "429 without Retry-After",
+                [.json(429, ["detail": ["status": "too_many_concurrent_requests", "message": "wait"], "error": ["message": "wait"]]), nil], 2, nil
+            ),
+            ("500, then a good answer", [.json(500, ["error": ["message": "oops"]]), nil], 2, nil),
+            ("a hang past the timeout", [StubServer.Response(status: 200, body: Data("{}".utf8), delay: 30), nil], 2, nil),
+            (
+                "the connection cut mid-body",
+                [
+                    StubServer.Response(
+                        status: 200, headers: ["Content-Type": "application/json"],
+                        body: Data(#"{"text": "Hello there", "words": []}"#.utf8), truncateBody: 5), nil,
+                ], 2, nil
+            ),
+            ("503 for good", Array(repeating: .json(503, ["error": ["message": "down"]]), count: 4), 4, .unavailable),
+            (
+                "401: not retried, the key never shown",
+                [
+                    .json(
+                        401,
+                        [
+                            "error": ["message": "Incorrect API key provided: \(testKey)"],
+                            "detail": ["status": "invalid_api_key", "message": "bad key \(testKey)"],
+                        ])
+                ], 1, .authentication
+            ),
+            (
+                "200 with an HTML page: not retried",
+                [StubServer.Response(status: 200, headers: ["Content-Type": "text/html"], body: Data("<html>maintenance</html>".utf8))],
+                1, .invalidResponse
+            ),
+        ]
+    }
 
-    @Test("faults: 429 ± Retry-After, 5xx, a hang and a cut connection are retried; 401 and a 200 that is not JSON are not", arguments: ["openai", "elevenlabs"])
+    @Test(
+        "faults: 429 ± Retry-After, 5xx, a hang and a cut connection are retried; 401 and a 200 that is not JSON are not",
+        arguments: ["openai", "elevenlabs"])
     func faultMatrix(provider name: String) async throws {
         for fault in Self.faults() {
             let calls = CallCount()
@@ -133,11 +177,25 @@ struct SpeechToTextProviderTests {
                 let index = min(calls.value - 1, answers.count - 1)
                 if let answer = answers[index] { return answer }
                 return name == "openai"
-                    ? .json(200, ["text": "Hello there", "language": "english", "words": [["word": "Hello", "start": 0.5, "end": 0.9], ["word": "there", "start": 0.95, "end": 1.4]]])
-                    : .json(200, ["text": "Hello there", "language_code": "eng", "words": [["text": "Hello", "start": 0.5, "end": 0.9, "type": "word"], ["text": "there", "start": 0.95, "end": 1.4, "type": "word"]]])
+                    ? .json(
+                        200,
+                        [
+                            "text": "Hello there", "language": "english",
+                            "words": [["word": "Hello", "start": 0.5, "end": 0.9], ["word": "there", "start": 0.95, "end": 1.4]],
+                        ])
+                    : .json(
+                        200,
+                        [
+                            "text": "Hello there", "language_code": "eng",
+                            "words": [
+                                ["text": "Hello", "start": 0.5, "end": 0.9, "type": "word"],
+                                ["text": "there", "start": 0.95, "end": 1.4, "type": "word"],
+                            ],
+                        ])
             }
             defer { server.stop() }
-            let provider: any SpeechToTextProvider = name == "openai"
+            let provider: any SpeechToTextProvider =
+                name == "openai"
                 ? OpenAISpeechToText(baseURL: server.baseURL, apiKey: testKey, timeoutSeconds: 1)
                 : ElevenLabsSpeechToText(baseURL: server.baseURL, apiKey: testKey, timeoutSeconds: 1)
             let directory = try TemporaryDirectory()
@@ -157,15 +215,21 @@ struct SpeechToTextProviderTests {
     @Test("a render's recorded message is heard by a remote provider too: its words, marked transcribed")
     func renderWithRemoteProvider() async throws {
         let server = try StubServer { _ in
-            .json(200, ["text": "Hello there.", "language": "english",
-                        "words": [["word": "Hello", "start": 0.0, "end": 0.4], ["word": "there", "start": 0.45, "end": 0.9]]])
+            .json(
+                200,
+                [
+                    "text": "Hello there.", "language": "english",
+                    "words": [["word": "Hello", "start": 0.0, "end": 0.4], ["word": "there", "start": 0.45, "end": 0.9]],
+                ])
         }
         let directory = try TemporaryDirectory()
         let format = AudioFormat(sampleRate: 16_000, channels: 1)
         try ClipEncoding.wav16.write(AudioBuffer(format: format, samples: Self.request.samples), to: directory.file("note.wav"))
         let chorus = try Self.chorus(OpenAISpeechToText(baseURL: server.baseURL, apiKey: testKey), cache: directory)
-        let result = try await chorus.render(Conversation(messages: [.init(speaker: "A", audio: .file(directory.file("note.wav"), label: "note.wav"))]),
-                                             to: RenderOutputs(format: .wav)).result()
+        let result = try await chorus.render(
+            Conversation(messages: [.init(speaker: "A", audio: .file(directory.file("note.wav"), label: "note.wav"))]),
+            to: RenderOutputs(format: .wav)
+        ).result()
         let segment = result.timeline.segments[0]
         #expect(segment.transcribed == true && segment.text == "Hello there." && segment.words?.map(\.word) == ["Hello", "there"])
         #expect(server.requests.count == 1)

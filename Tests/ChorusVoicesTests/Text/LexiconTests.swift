@@ -3,14 +3,18 @@ import ChorusFixtures
 import ChorusTestSupport
 import Foundation
 import Testing
+
 @testable import ChorusVoices
 
 @Suite("Lexicons: aliases spoken for written words")
 struct LexiconTests {
     @Test("whole words, case-insensitive unless the entry says; punctuation kept; the written words back from the spoken ones")
     func spokenAndWritten() throws {
-        let lexicon = try Lexicon(json: ["Nguyen": .string("win"), "Siobhan": .object(["alias": .string("shiv awn")]),
-                                         "Reading": .object(["alias": .string("Redding"), "case_sensitive": .bool(true)])], field: "lexicon")
+        let lexicon = try Lexicon(
+            json: [
+                "Nguyen": .string("win"), "Siobhan": .object(["alias": .string("shiv awn")]),
+                "Reading": .object(["alias": .string("Redding"), "case_sensitive": .bool(true)]),
+            ], field: "lexicon")
         let form = lexicon.spoken("Ask NGUYEN, Siobhan and me about Reading (not reading) or Nguyens.")
         #expect(form.spoken == "Ask win, shiv awn and me about Redding (not reading) or Nguyens.")
         // Words timed on the spoken text, one per spoken word: shown as written, a two-word alias as one word.
@@ -24,29 +28,45 @@ struct LexiconTests {
         #expect(form.writtenWords(Array(timed.dropLast())) == Array(timed.dropLast()))
     }
 
-    @Test("bad entries are refused naming the entry", arguments: [
-        (#"{"lexicon": {"two words": "x"}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "lexicon.two words", "one word"),
-        (#"{"lexicon": {"Nguyen": ""}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "lexicon.Nguyen", "words to say"),
-        (#"{"lexicon": {"Nguyen": 3}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "lexicon.Nguyen", "must be an alias"),
-        (#"{"lexicon": {"Siobhan": {"ipa": "ʃɪ vɔːn"}}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "lexicon.Siobhan.ipa", "a space at character 3 is not IPA"),
-        (#"{"lexicon": {"Siobhan": {"ipa": "SIv'O:n"}}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "lexicon.Siobhan.ipa", "\"S\" (U+53) at character 1 is not IPA"),
-        (#"{"lexicon": {"Siobhan": {"ipa": ""}}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "lexicon.Siobhan.ipa", "empty"),
-        (#"{"lexicon": {"Siobhan": {"ipa": 3}}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "lexicon.Siobhan.ipa", "must be a string"),
-        (#"{"lexicon": {"Siobhan": {"case_sensitive": true}}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "lexicon.Siobhan", "alias"),
-        (#"{"lexicon": {"Nguyen": {"alias": "win", "case": true}}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "lexicon.Nguyen.case", "unknown field"),
-        (#"{"lexicon": {"Nguyen": "win [pause:1s] again"}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "lexicon.Nguyen", "words to say"),
-    ])
+    @Test(
+        "bad entries are refused naming the entry",
+        arguments: [
+            (#"{"lexicon": {"two words": "x"}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "lexicon.two words", "one word"),
+            (#"{"lexicon": {"Nguyen": ""}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "lexicon.Nguyen", "words to say"),
+            (#"{"lexicon": {"Nguyen": 3}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "lexicon.Nguyen", "must be an alias"),
+            (
+                #"{"lexicon": {"Siobhan": {"ipa": "ʃɪ vɔːn"}}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "lexicon.Siobhan.ipa",
+                "a space at character 3 is not IPA"
+            ),
+            (
+                #"{"lexicon": {"Siobhan": {"ipa": "SIv'O:n"}}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "lexicon.Siobhan.ipa",
+                "\"S\" (U+53) at character 1 is not IPA"
+            ),
+            (#"{"lexicon": {"Siobhan": {"ipa": ""}}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "lexicon.Siobhan.ipa", "empty"),
+            (#"{"lexicon": {"Siobhan": {"ipa": 3}}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "lexicon.Siobhan.ipa", "must be a string"),
+            (#"{"lexicon": {"Siobhan": {"case_sensitive": true}}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "lexicon.Siobhan", "alias"),
+            (
+                #"{"lexicon": {"Nguyen": {"alias": "win", "case": true}}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "lexicon.Nguyen.case",
+                "unknown field"
+            ),
+            (#"{"lexicon": {"Nguyen": "win [pause:1s] again"}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "lexicon.Nguyen", "words to say"),
+        ])
     func badEntries(json: String, field: String, reason: String) throws {
-        let error = #expect(throws: AudioError.self) { try Conversation.parse(Data(json.utf8), baseDirectory: URL(fileURLWithPath: "/tmp"), name: "c.json") }
+        let error = #expect(throws: AudioError.self) {
+            try Conversation.parse(Data(json.utf8), baseDirectory: URL(fileURLWithPath: "/tmp"), name: "c.json")
+        }
         #expect(error?.description.contains(field) == true && error?.description.contains(reason) == true, "\(String(describing: error))")
     }
 
-    @Test("the provider is sent the alias, the timeline shows the written word where the alias was said; an entry change asks again only for what it touches")
+    @Test(
+        "the provider is sent the alias, the timeline shows the written word where the alias was said; an entry change asks again only for what it touches"
+    )
     func throughProvider() async throws {
         let server = try StubServer { request in StubAudio.elevenLabs(request) }
         let directory = try TemporaryDirectory()
         func chat(_ alias: String) throws -> Conversation {
-            try conversation(#"""
+            try conversation(
+                #"""
                 {"voices": {"A": "elevenlabs:voice1", "B": "elevenlabs:voice2"}, "lexicon": {"Nguyen": "\#(alias)"},
                  "messages": [{"speaker": "A", "text": "Ask Mrs Nguyen."}, {"speaker": "B", "text": "Dinner is at seven."}]}
                 """#, in: directory)
@@ -82,9 +102,12 @@ struct LexiconTests {
 
     @Test("a provider that takes phonemes is sent the IPA in its markup, others the alias or the written word; no [[ but the markup's reaches it")
     func ipaMarkup() throws {
-        let lexicon = try Lexicon(json: ["Siobhan": .object(["ipa": .string("ʃɪˈvɔːn"), "alias": .string("shiv awn")]),
-                                         "Saoirse": .object(["ipa": .string("ˈsɪəʃə")]), "foo": .string("[h@'l@U]]"),
-                                         "R2D2": .object(["ipa": .string("ˈɑːɹtuːdiːtuː"), "alias": .string("artoo detoo")])], field: "lexicon")
+        let lexicon = try Lexicon(
+            json: [
+                "Siobhan": .object(["ipa": .string("ʃɪˈvɔːn"), "alias": .string("shiv awn")]),
+                "Saoirse": .object(["ipa": .string("ˈsɪəʃə")]), "foo": .string("[h@'l@U]]"),
+                "R2D2": .object(["ipa": .string("ˈɑːɹtuːdiːtuː"), "alias": .string("artoo detoo")]),
+            ], field: "lexicon")
         let espeak = try #require(EspeakProvider().phonemeMarkup(voice: "en-us"))
         let marked = lexicon.spoken("Ask Siobhan and Saoirse [[now]].", phonemeMarkup: espeak)
         #expect(marked.spoken == "Ask [[SI'vO:n]] and [['si@S@]] [ [now]].")
@@ -93,20 +116,26 @@ struct LexiconTests {
         #expect(marked.writtenWords(timed).map(\.word) == ["Ask", "Siobhan", "and", "Saoirse", "now"])
         #expect(lexicon.spoken("Ask Siobhan and Saoirse [[now]].").spoken == "Ask shiv awn and Saoirse [[now]].")
         // Nothing else makes "[[": a text's "[" before an alias or before markup, runs of "[", an SSML reading.
-        for text in ["[foo now", "[[[x]]", "x [Siobhan]", "<speak>x <sub alias=\"[[[h@'l@U]]\">y</sub> <sub alias=\"a[\">b</sub><sub alias=\"[c]]\">d</sub></speak>"] {
-            let runs: [SSML.Run] = SSML.isSSML(text)
+        for text in [
+            "[foo now", "[[[x]]", "x [Siobhan]",
+            "<speak>x <sub alias=\"[[[h@'l@U]]\">y</sub> <sub alias=\"a[\">b</sub><sub alias=\"[c]]\">d</sub></speak>",
+        ] {
+            let runs: [SSML.Run] =
+                SSML.isSSML(text)
                 ? try SSML.parts(of: text, field: "text").flatMap { part -> [SSML.Run] in if case .text(let runs, _) = part { runs } else { [] } }
                 : [SSML.Run(written: text, spoken: nil)]
             let form = TextNormalizer.spokenForm(of: runs, lexicon: lexicon, normalize: true, phonemeMarkup: espeak)
             let markups = IPA.markupRanges(in: form.spoken)
             let scalars = Array(form.spoken.unicodeScalars)
-            #expect(markups.allSatisfy { range in String(String.UnicodeScalarView(scalars[range])).hasPrefix("[[SI'vO:n]]") }, "\(text) → \(form.spoken)")
+            #expect(
+                markups.allSatisfy { range in String(String.UnicodeScalarView(scalars[range])).hasPrefix("[[SI'vO:n]]") }, "\(text) → \(form.spoken)")
         }
         // "[[" inside a word (found by the fuzzer): said apart, the word shown as written.
         let inside = TextNormalizer.spokenForm(of: "It is i[[x:1.5s] now.", lexicon: nil, normalize: true, phonemeMarkup: espeak)
         #expect(inside.spoken == "It is i[ [x:1.5s] now.")
         let said = WordAligner.words(in: inside.spoken)
-        #expect(inside.writtenWords(said.indices.map { WordTiming(word: said[$0].word, start: Double($0), end: Double($0) + 1) }).map(\.word)
+        #expect(
+            inside.writtenWords(said.indices.map { WordTiming(word: said[$0].word, start: Double($0), end: Double($0) + 1) }).map(\.word)
                 == ["It", "is", "i[[x:1.5s", "now"])
         // espeak-ng's mnemonics are English's: another language's voice says the alias; Flite takes none inline.
         #expect(EspeakProvider().phonemeMarkup(voice: "de") == nil && FliteProvider().phonemeMarkup(voice: "slt") == nil)
@@ -114,7 +143,8 @@ struct LexiconTests {
         #expect(IPA.cmuPhones("ʃɪˈvɔːn") == ["sh", "ih0", "v", "ao1", "n"])
         #expect(IPA.cmuPhones("ˈtʃɜːtʃ") == ["ch", "er1", "ch"])
         #expect(IPA.cmuPhones("ˌnɛbjʊkədˈnɛzəɹ") == ["n", "eh0", "b", "y", "uh0", "k", "ah0", "d", "n", "eh1", "z", "ah0", "r"])
-        #expect(FliteProvider.lexiconEntries([Pronunciation(word: "Siobhan", ipa: "ʃɪˈvɔːn", caseSensitive: true)])
+        #expect(
+            FliteProvider.lexiconEntries([Pronunciation(word: "Siobhan", ipa: "ʃɪˈvɔːn", caseSensitive: true)])
                 == ["Siobhan : sh ih0 v ao1 n", "siobhan : sh ih0 v ao1 n"])
         let flite = try #require(FliteProvider().pronunciationDictionary(settings: [:]))
         let dictionary = TextNormalizer.spokenForm(of: "Ask Siobhan, Saoirse and R2D2.", lexicon: lexicon, normalize: false, dictionary: flite)
@@ -125,29 +155,36 @@ struct LexiconTests {
         #expect(IPA.piperPhonemes("ʃɪ.ˈvɔːn", english: true, known: []) == "ʃɪvˈɔːn")
     }
 
-    @Test("IPA on the offline voices (a lexicon entry, SSML's phoneme; Piper and espeak-ng through phoneme input, Flite through its lexicon): the Whisper model hears it, the timeline shows the written word",
-          arguments: ["piper:\(PiperVoice.defaultName)", "espeak:en-us", "flite:slt"])
+    @Test(
+        "IPA on the offline voices (a lexicon entry, SSML's phoneme; Piper and espeak-ng through phoneme input, Flite through its lexicon): the Whisper model hears it, the timeline shows the written word",
+        arguments: ["piper:\(PiperVoice.defaultName)", "espeak:en-us", "flite:slt"])
     func ipaHeard(voice: String) async throws {
         let directory = try TemporaryDirectory()
-        let chat = try conversation(#"""
+        let chat = try conversation(
+            #"""
             {"lexicon": {"Flurgday": {"ipa": "ˈtuːzdeɪ"}}, "messages": [
               {"speaker": "A", "text": "See you on Flurgday.", "voice": "\#(voice)"},
               {"speaker": "A", "text": "<speak>Or on <phoneme alphabet=\"ipa\" ph=\"ˈfɹaɪdeɪ\">Blorkday</phoneme>.</speak>", "voice": "\#(voice)"}]}
             """#, in: directory)
-        var configuration = Chorus.Configuration(registry: VoiceRegistry(providers: [PiperProvider(), EspeakProvider(), FliteProvider()]),
-                                                 cacheDirectory: directory.file("cache"))
+        var configuration = Chorus.Configuration(
+            registry: VoiceRegistry(providers: [PiperProvider(), EspeakProvider(), FliteProvider()]),
+            cacheDirectory: directory.file("cache"))
         configuration.transcriber = .off
         let rendered = try await render(chat, with: Chorus(configuration: configuration))
         #expect(rendered.result.timeline.segments[0].words?.map(\.word) == ["See", "you", "on", "Flurgday"])
         #expect(rendered.result.timeline.segments[1].words?.map(\.word) == ["Or", "on", "Blorkday"])
-        let audio = try AudioFileReader(data: try #require(rendered.result.audio), name: "out.wav",
-                                        outputFormat: AudioFormat(sampleRate: 16_000, channels: 1)).readAll()
+        let audio = try AudioFileReader(
+            data: try #require(rendered.result.audio), name: "out.wav",
+            outputFormat: AudioFormat(sampleRate: 16_000, channels: 1)
+        ).readAll()
         let recognizer = try await WhisperTests.recognizer()
         let heard = try await recognizer.transcribe(audio.samples).text.lowercased()
         #expect(heard.contains("tuesday") && heard.contains("friday"), "\(heard)")
     }
 
-    @Test("ElevenLabs: IPA through a pronunciation dictionary with the models that apply phoneme rules (made once, its locator with each request that has the word, the word sent as written); other models get the alias")
+    @Test(
+        "ElevenLabs: IPA through a pronunciation dictionary with the models that apply phoneme rules (made once, its locator with each request that has the word, the word sent as written); other models get the alias"
+    )
     func elevenLabsDictionary() async throws {
         let server = try StubServer { request in
             if request.path == "/v1/pronunciation-dictionaries/add-from-rules" {
@@ -157,7 +194,8 @@ struct LexiconTests {
         }
         let directory = try TemporaryDirectory()
         func chat(model: String, ipa: String) throws -> Conversation {
-            try conversation(#"""
+            try conversation(
+                #"""
                 {"voices": {"A": "elevenlabs:voice1"}, "voice_settings": {"elevenlabs": {"model_id": "\#(model)"}},
                  "lexicon": {"Siobhan": {"ipa": "\#(ipa)", "alias": "shiv awn"}, "Nguyen": "win"},
                  "messages": [{"speaker": "A", "text": "Ask Siobhan and Nguyen."}, {"speaker": "A", "text": "SIOBHAN is late."},
@@ -166,21 +204,25 @@ struct LexiconTests {
         }
         func speech() -> [[String: Any]] { server.requests.filter { $0.path.contains("/text-to-speech/") }.compactMap(\.json) }
         func dictionaries() -> [[String: Any]] { server.requests.filter { $0.path.contains("pronunciation-dictionaries") }.compactMap(\.json) }
-        let rendered = try await render(try chat(model: "eleven_flash_v2", ipa: "ʃɪˈvɔːn"), with: makeChorus(server: server, cache: directory.file("cache")))
-        #expect(Set(speech().compactMap { $0["text"] as? String }) == ["Ask Siobhan and win.", "SIOBHAN is late.", "No names here.", "Siobhan again."])
+        let rendered = try await render(
+            try chat(model: "eleven_flash_v2", ipa: "ʃɪˈvɔːn"), with: makeChorus(server: server, cache: directory.file("cache")))
+        #expect(
+            Set(speech().compactMap { $0["text"] as? String }) == ["Ask Siobhan and win.", "SIOBHAN is late.", "No names here.", "Siobhan again."])
         // One dictionary per set of rules (the word as written): the first and last messages share one, made once though
         // they were synthesized at the same time.
         let made = dictionaries()
         #expect(made.count == 2)
         let rules = made.compactMap { ($0["rules"] as? [[String: Any]])?.first }
         #expect(Set(rules.compactMap { $0["string_to_replace"] as? String }) == ["Siobhan", "SIOBHAN"])
-        #expect(rules.allSatisfy { $0["type"] as? String == "phoneme" && $0["phoneme"] as? String == "ʃɪˈvɔːn" && $0["alphabet"] as? String == "ipa" })
+        #expect(
+            rules.allSatisfy { $0["type"] as? String == "phoneme" && $0["phoneme"] as? String == "ʃɪˈvɔːn" && $0["alphabet"] as? String == "ipa" })
         for body in speech() {
             let locators = body["pronunciation_dictionary_locators"] as? [[String: Any]]
             if (body["text"] as? String)?.contains("names") == true {
                 #expect(locators == nil)
             } else {
-                #expect(locators?.count == 1 && (locators?.first?["pronunciation_dictionary_id"] as? String)?.hasPrefix("dict") == true
+                #expect(
+                    locators?.count == 1 && (locators?.first?["pronunciation_dictionary_id"] as? String)?.hasPrefix("dict") == true
                         && locators?.first?["version_id"] as? String == "v1", "\(body)")
             }
         }
@@ -191,22 +233,27 @@ struct LexiconTests {
         _ = try await render(try chat(model: "eleven_flash_v2", ipa: "ʃəˈvɔːn"), with: makeChorus(server: server, cache: directory.file("cache")))
         #expect(speech().count == 7 && dictionaries().count == 4)
         // A model that skips phoneme rules: the alias, no dictionary.
-        _ = try await render(try chat(model: "eleven_multilingual_v2", ipa: "ʃɪˈvɔːn"), with: makeChorus(server: server, cache: directory.file("cache")))
+        _ = try await render(
+            try chat(model: "eleven_multilingual_v2", ipa: "ʃɪˈvɔːn"), with: makeChorus(server: server, cache: directory.file("cache")))
         let last = speech().suffix(4)
-        #expect(Set(last.compactMap { $0["text"] as? String }) == ["Ask shiv awn and win.", "shiv awn is late.", "No names here.", "shiv awn again."])
+        #expect(
+            Set(last.compactMap { $0["text"] as? String }) == ["Ask shiv awn and win.", "shiv awn is late.", "No names here.", "shiv awn again."])
         #expect(last.allSatisfy { $0["pronunciation_dictionary_locators"] == nil } && dictionaries().count == 4)
     }
 
     @Test("an offline voice says the alias: the Whisper model hears it, the timeline shows the written word")
     func heardByRecognizer() async throws {
         let directory = try TemporaryDirectory()
-        let chat = try conversation(#"""
+        let chat = try conversation(
+            #"""
             {"lexicon": {"Flurgday": "Tuesday"}, "messages": [{"speaker": "A", "text": "See you on Flurgday.", "voice": "flite:slt"}]}
             """#, in: directory)
         let rendered = try await render(chat, with: makeChorus(server: nil, cache: directory.file("cache")))
         #expect(rendered.result.timeline.segments[0].words?.map(\.word) == ["See", "you", "on", "Flurgday"])
-        let audio = try AudioFileReader(data: try #require(rendered.result.audio), name: "out.wav",
-                                        outputFormat: AudioFormat(sampleRate: 16_000, channels: 1)).readAll()
+        let audio = try AudioFileReader(
+            data: try #require(rendered.result.audio), name: "out.wav",
+            outputFormat: AudioFormat(sampleRate: 16_000, channels: 1)
+        ).readAll()
         let recognizer = try await WhisperTests.recognizer()
         let heard = try await recognizer.transcribe(audio.samples)
         #expect(heard.text.lowercased().contains("tuesday"), "\(heard.text)")

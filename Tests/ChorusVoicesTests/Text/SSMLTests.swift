@@ -3,26 +3,36 @@ import ChorusFixtures
 import ChorusTestSupport
 import Foundation
 import Testing
+
 @testable import ChorusVoices
 
 @Suite("SSML: break, sub, say-as, prosody, phoneme")
 struct SSMLTests {
     @Test("a document becomes text parts with readings, pauses and rates; it shows the written text")
     func parses() throws {
-        let text = #"<speak>The <sub alias="World Wide Web Consortium">W3C</sub> met.<break time="1.5s"/><prosody rate="slow">Spell <say-as interpret-as="characters">AB</say-as>.</prosody><break strength="weak"/>Bye &amp; <!-- c -->thanks.</speak>"#
+        let text =
+            #"<speak>The <sub alias="World Wide Web Consortium">W3C</sub> met.<break time="1.5s"/><prosody rate="slow">Spell <say-as interpret-as="characters">AB</say-as>.</prosody><break strength="weak"/>Bye &amp; <!-- c -->thanks.</speak>"#
         let parts = try SSML.parts(of: text, field: "text")
-        #expect(parts == [
-            .text([.init(written: "The ", spoken: nil), .init(written: "W3C", spoken: "World Wide Web Consortium"), .init(written: " met.", spoken: nil)], rate: nil),
-            .pause(seconds: 1.5),
-            .text([.init(written: "Spell ", spoken: nil), .init(written: "AB", spoken: "A B"), .init(written: ".", spoken: nil)], rate: 0.8),
-            .pause(seconds: 0.25),
-            .text([.init(written: "Bye & ", spoken: nil), .init(written: "thanks.", spoken: nil)], rate: nil),
-        ])
+        #expect(
+            parts == [
+                .text(
+                    [
+                        .init(written: "The ", spoken: nil), .init(written: "W3C", spoken: "World Wide Web Consortium"),
+                        .init(written: " met.", spoken: nil),
+                    ], rate: nil),
+                .pause(seconds: 1.5),
+                .text([.init(written: "Spell ", spoken: nil), .init(written: "AB", spoken: "A B"), .init(written: ".", spoken: nil)], rate: 0.8),
+                .pause(seconds: 0.25),
+                .text([.init(written: "Bye & ", spoken: nil), .init(written: "thanks.", spoken: nil)], rate: nil),
+            ])
         #expect(SSML.visible(text) == "The W3C met. Spell AB. Bye & thanks.")
         #expect(Conversation.Message(speaker: "A", text: text).visibleText == "The W3C met. Spell AB. Bye & thanks.")
         // say-as readings.
         func said(_ kind: String, _ written: String) throws -> String? {
-            guard case .text(let runs, _)? = try SSML.parts(of: #"<speak><say-as interpret-as="\#(kind)">\#(written)</say-as></speak>"#, field: "t").first else { return nil }
+            guard
+                case .text(let runs, _)? = try SSML.parts(of: #"<speak><say-as interpret-as="\#(kind)">\#(written)</say-as></speak>"#, field: "t")
+                    .first
+            else { return nil }
             return runs.first?.spoken
         }
         #expect(try said("cardinal", "1,234") == "one thousand two hundred thirty-four")
@@ -32,33 +42,39 @@ struct SSMLTests {
         #expect(try said("telephone", "555-123-4567") == "five five five, one two three, four five six seven")
     }
 
-    @Test("malformed or hostile markup: an error naming the field and the character", arguments: [
-        (#"<speak>Hi <sub alias="x">there</speak>"#, "</speak> closes <sub>"),
-        (#"<speak>Hi"#, "<speak> is not closed"),
-        (#"<speak>Hi <break time="soon"/></speak>"#, "break time \"soon\""),
-        (#"<speak>Hi <break time="61s"/></speak>"#, "break time \"61s\""),
-        (#"<speak><prosody rate="9">Hi</prosody></speak>"#, "prosody rate \"9\""),
-        (#"<speak><audio src="http://x/a.mp3">Hi</audio></speak>"#, "<audio> is not supported"),
-        (#"<speak><say-as interpret-as="cardinal">many</say-as></speak>"#, "say-as interpret-as=\"cardinal\""),
-        (#"<speak><sub>Hi</sub></speak>"#, "<sub> needs alias"),
-        (#"<speak>Fish & chips</speak>"#, "\"&\" that is not an entity"),
-        (#"<speak><sub alias="a"><emphasis>x</emphasis></sub></speak>"#, "no elements inside <sub>"),
-        (#"<speak>Hi</speak> there"#, "text after </speak>"),
-        (#"<speak><p x=1>Hi</p></speak>"#, "attribute x's value is not quoted"),
-        ("<speak>" + String(repeating: "<p>", count: 20) + "x" + String(repeating: "</p>", count: 20) + "</speak>", "nested deeper than 16"),
-        (#"<speak><phoneme alphabet="ipa" ph=""# + String(repeating: "a", count: 2_000) + #"">x</phoneme></speak>"#, "over 1000 characters"),
-    ])
+    @Test(
+        "malformed or hostile markup: an error naming the field and the character",
+        arguments: [
+            (#"<speak>Hi <sub alias="x">there</speak>"#, "</speak> closes <sub>"),
+            (#"<speak>Hi"#, "<speak> is not closed"),
+            (#"<speak>Hi <break time="soon"/></speak>"#, "break time \"soon\""),
+            (#"<speak>Hi <break time="61s"/></speak>"#, "break time \"61s\""),
+            (#"<speak><prosody rate="9">Hi</prosody></speak>"#, "prosody rate \"9\""),
+            (#"<speak><audio src="http://x/a.mp3">Hi</audio></speak>"#, "<audio> is not supported"),
+            (#"<speak><say-as interpret-as="cardinal">many</say-as></speak>"#, "say-as interpret-as=\"cardinal\""),
+            (#"<speak><sub>Hi</sub></speak>"#, "<sub> needs alias"),
+            (#"<speak>Fish & chips</speak>"#, "\"&\" that is not an entity"),
+            (#"<speak><sub alias="a"><emphasis>x</emphasis></sub></speak>"#, "no elements inside <sub>"),
+            (#"<speak>Hi</speak> there"#, "text after </speak>"),
+            (#"<speak><p x=1>Hi</p></speak>"#, "attribute x's value is not quoted"),
+            ("<speak>" + String(repeating: "<p>", count: 20) + "x" + String(repeating: "</p>", count: 20) + "</speak>", "nested deeper than 16"),
+            (#"<speak><phoneme alphabet="ipa" ph=""# + String(repeating: "a", count: 2_000) + #"">x</phoneme></speak>"#, "over 1000 characters"),
+        ])
     func refuses(text: String, expected: String) {
         let error = #expect(throws: AudioError.self) { try SSML.parts(of: text, field: "messages[1].text") }
-        #expect(error?.subject == "messages[1].text" && error?.description.contains("SSML at character") == true
+        #expect(
+            error?.subject == "messages[1].text" && error?.description.contains("SSML at character") == true
                 && error?.description.contains(expected) == true, "\(String(describing: error))")
     }
 
-    @Test("through a provider: each part its own request, the reading sent for the written word, the rate as the provider's speed; the timeline shows the written words")
+    @Test(
+        "through a provider: each part its own request, the reading sent for the written word, the rate as the provider's speed; the timeline shows the written words"
+    )
     func throughProvider() async throws {
         let server = try StubServer { request in StubAudio.elevenLabs(request) }
         let directory = try TemporaryDirectory()
-        let ssml = #"<speak>Meet the <sub alias='World Wide Web Consortium'>W3C</sub>.<break time='500ms'/><prosody rate='fast'>Quickly now.</prosody></speak>"#
+        let ssml =
+            #"<speak>Meet the <sub alias='World Wide Web Consortium'>W3C</sub>.<break time='500ms'/><prosody rate='fast'>Quickly now.</prosody></speak>"#
         let chat = try conversation(#"{"voices": {"A": "elevenlabs:v"}, "messages": [{"speaker": "A", "text": "\#(ssml)"}]}"#, in: directory)
         let rendered = try await render(chat, with: makeChorus(server: server, cache: directory.file("cache")))
         let bodies = server.requests.compactMap(\.json)

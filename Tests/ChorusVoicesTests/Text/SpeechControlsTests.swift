@@ -3,6 +3,7 @@ import ChorusFixtures
 import ChorusTestSupport
 import Foundation
 import Testing
+
 @testable import ChorusVoices
 
 @Suite("Pauses in text: [pause:800ms], [pause:1.5s]")
@@ -10,7 +11,8 @@ struct SpeechControlsTests {
     @Test("parsed into text and pauses; shown without them; other brackets left as typed")
     func parsing() throws {
         #expect(try SpeechControls.parts(of: "Wait. [pause:1.5s] Okay.", field: "t") == [.text("Wait."), .pause(seconds: 1.5), .text("Okay.")])
-        #expect(try SpeechControls.parts(of: "a[PAUSE: 250 ms]b [pause:1s][pause:500ms] c", field: "t")
+        #expect(
+            try SpeechControls.parts(of: "a[PAUSE: 250 ms]b [pause:1s][pause:500ms] c", field: "t")
                 == [.text("a"), .pause(seconds: 0.25), .text("b"), .pause(seconds: 1.5), .text("c")])
         #expect(try SpeechControls.parts(of: "[laughs] Fine. [pause] Really.", field: "t") == [.text("[laughs] Fine. [pause] Really.")])
         #expect(SpeechControls.visible("Wait. [pause:1.5s] Okay.") == "Wait. Okay.")
@@ -19,15 +21,17 @@ struct SpeechControlsTests {
         #expect(SpeechControls.visible("No controls [here].") == "No controls [here].")
     }
 
-    @Test("malformed, out of range, or not between words: an error naming the field, the control and its position", arguments: [
-        ("Hi [pause:abc] there", "[pause:abc] at character 4: a pause is [pause:800ms] or [pause:1.5s]"),
-        ("Hi [pause:800ms there", "[pause:800ms there at character 4: unterminated"),
-        ("Hi [pause:0ms] there", "at character 4: a pause must be longer than 0"),
-        ("Hi [pause:61s] there", "a pause may be at most 60 s"),
-        ("Hi [pause:-1s] there", "a pause is [pause:800ms]"),
-        ("[pause:1s] Hi", "at character 1: a pause goes between words (the silence before a message is its gap_ms)"),
-        ("Hi [pause:1s]", "a pause goes between words (the silence after a message is the next one's gap_ms)"),
-    ])
+    @Test(
+        "malformed, out of range, or not between words: an error naming the field, the control and its position",
+        arguments: [
+            ("Hi [pause:abc] there", "[pause:abc] at character 4: a pause is [pause:800ms] or [pause:1.5s]"),
+            ("Hi [pause:800ms there", "[pause:800ms there at character 4: unterminated"),
+            ("Hi [pause:0ms] there", "at character 4: a pause must be longer than 0"),
+            ("Hi [pause:61s] there", "a pause may be at most 60 s"),
+            ("Hi [pause:-1s] there", "a pause is [pause:800ms]"),
+            ("[pause:1s] Hi", "at character 1: a pause goes between words (the silence before a message is its gap_ms)"),
+            ("Hi [pause:1s]", "a pause goes between words (the silence after a message is the next one's gap_ms)"),
+        ])
     func errors(text: String, expected: String) {
         let error = #expect(throws: AudioError.self) { try SpeechControls.parts(of: text, field: "messages[2].text") }
         #expect(error?.subject == "messages[2].text" && error?.description.contains(expected) == true, "\(String(describing: error))")
@@ -38,24 +42,36 @@ struct SpeechControlsTests {
         let directory = try TemporaryDirectory()
         try ClipEncoding.wav16.write(SignalGenerator.tone(frequency: 200, amplitude: 0.3, seconds: 0.5, format: .speech), to: directory.file("a.wav"))
         for (json, field, reason) in [
-            (#"{"messages": [{"speaker": "A", "text": "Fine."}, {"speaker": "B", "text": "Hi [pause:2x] there"}]}"#, "messages[1].text", "a pause is"),
-            (#"{"messages": [{"speaker": "A", "audio": "a.wav", "text": "Hi [pause:1s] there"}]}"#, "messages[0].text", "this message is a recorded clip"),
-            (#"{"intro": {"speaker": "A", "text": "[pause:1s] Welcome"}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "intro.text", "between words"),
+            (
+                #"{"messages": [{"speaker": "A", "text": "Fine."}, {"speaker": "B", "text": "Hi [pause:2x] there"}]}"#, "messages[1].text",
+                "a pause is"
+            ),
+            (
+                #"{"messages": [{"speaker": "A", "audio": "a.wav", "text": "Hi [pause:1s] there"}]}"#, "messages[0].text",
+                "this message is a recorded clip"
+            ),
+            (
+                #"{"intro": {"speaker": "A", "text": "[pause:1s] Welcome"}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "intro.text",
+                "between words"
+            ),
         ] {
             let error = #expect(throws: AudioError.self) { try Conversation.parse(Data(json.utf8), baseDirectory: directory.url, name: "c.json") }
             #expect(error?.description.contains(field) == true && error?.description.contains(reason) == true, "\(String(describing: error))")
         }
     }
 
-    @Test("a pause is exactly that much digital silence between the parts as spoken, each part its own request (with the other as context); words are the visible text's, shifted by the pause")
+    @Test(
+        "a pause is exactly that much digital silence between the parts as spoken, each part its own request (with the other as context); words are the visible text's, shifted by the pause"
+    )
     func exactSilence() async throws {
         let server = try StubServer { request in StubAudio.elevenLabs(request) }
         let directory = try TemporaryDirectory()
-        let chat = try conversation(#"""
+        let chat = try conversation(
+            #"""
             {"voices": {"A": "elevenlabs:voice1"}, "messages": [{"speaker": "A", "text": "One two three. [pause:800ms] Four five."}]}
             """#, in: directory)
         var options = RenderOptions()
-        options.sampleRate = 24_000   // the stub's rate: no resampling, so the silence can be counted to the sample
+        options.sampleRate = 24_000  // the stub's rate: no resampling, so the silence can be counted to the sample
         options.normalize = false
         let rendered = try await render(chat, with: makeChorus(server: server, cache: directory.file("cache")), options: options)
         let texts = server.requests.compactMap { $0.json?["text"] as? String }
@@ -69,8 +85,12 @@ struct SpeechControlsTests {
         // between the parts is exactly 20 ms + 800 ms + 20 ms and the tone's first sample.
         let audio = try #require(rendered.result.audio)
         let samples = try AudioFileReader(data: audio, name: "out.wav").readAll().samples
-        var longest = 0, run = 0
-        for sample in samples { run = sample == 0 ? run + 1 : 0; longest = max(longest, run) }
+        var longest = 0
+        var run = 0
+        for sample in samples {
+            run = sample == 0 ? run + 1 : 0
+            longest = max(longest, run)
+        }
         #expect(longest == 480 + 19_200 + 480 + 1, "longest digital silence \(longest) samples")
         // "Four" starts the first part's length and the pause after "One" (first part: 14 characters → 0.3 s of tone).
         let first = Double(StubAudio.pcm16(for: "One two three.").count / 2) / 24_000
@@ -85,8 +105,12 @@ struct SpeechControlsTests {
             let chat = try conversation(#"{"messages": [{"speaker": "A", "text": "\#(text)", "voice": "espeak:en-us"}]}"#, in: directory)
             let rendered = try await render(chat, with: makeChorus(server: nil, cache: directory.file("cache")))
             let samples = try AudioFileReader(data: try #require(rendered.result.audio), name: "out.wav").readAll().samples
-            var longest = 0, run = 0
-            for sample in samples { run = sample == 0 ? run + 1 : 0; longest = max(longest, run) }
+            var longest = 0
+            var run = 0
+            for sample in samples {
+                run = sample == 0 ? run + 1 : 0
+                longest = max(longest, run)
+            }
             lengths.append(Double(longest) / 44_100)
             #expect(rendered.result.timeline.segments[0].words?.map(\.word) == ["We", "will", "start", "soon", "Please", "sit", "down"])
         }

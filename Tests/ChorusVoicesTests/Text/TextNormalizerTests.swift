@@ -3,33 +3,40 @@ import ChorusFixtures
 import ChorusTestSupport
 import Foundation
 import Testing
+
 @testable import ChorusVoices
 
 @Suite("Text read as people read it: references, times, money, numbers, dates, phones, abbreviations")
 struct TextNormalizerTests {
     static func spoken(_ text: String) -> String { TextNormalizer.spokenForm(of: text, lexicon: nil, normalize: true).spoken }
 
-    @Test("each kind of token, spoken", arguments: [
-        ("John 3:16", "John chapter three, verse sixteen"),
-        ("Ps 23:1-3.", "Psalm twenty-three, verses one to three."),
-        ("1 Cor. 13:4–7", "First Corinthians chapter thirteen, verses four to seven"),
-        ("Rev 22:21", "Revelation chapter twenty-two, verse twenty-one"),
-        ("at 4:30", "at four thirty"), ("at 7:15 pm", "at seven fifteen p m"), ("7:00", "seven o'clock"), ("9:05am", "nine oh five a m"),
-        ("$12.50", "twelve dollars and fifty cents"), ("$1", "one dollar"), ("$0.99", "ninety-nine cents"), ("£3", "three pounds"),
-        ("50% off", "fifty percent off"), ("2.5%", "two point five percent"),
-        ("the 22nd", "the twenty-second"), ("1st", "first"), ("3.14", "three point one four"), ("1,250 people", "one thousand two hundred fifty people"),
-        ("in 1999", "in nineteen ninety-nine"), ("2026", "twenty twenty-six"), ("2005", "two thousand five"), ("42", "forty-two"),
-        ("on 3/14", "on March fourteenth"), ("12/25/2026", "December twenty-fifth, twenty twenty-six"), ("Jan 5", "January fifth"),
-        ("call 555-123-4567", "call five five five, one two three, four five six seven"),
-        ("(555) 123-4567", "(five five five) one two three, four five six seven"),
-        ("Dr. Smith", "Doctor Smith"), ("Elm Dr.", "Elm Drive"), ("St. John", "Saint John"), ("Main St.", "Main Street"), ("Mrs. Lee", "Missus Lee"),
-        ("see you Sat. at 5", "see you Saturday at five"), ("on Mon", "on Monday"), ("I sat down", "I sat down"),
-        ("Great 👍🏽 job 🎉!", "Great job !"), ("great👍job", "great👍job"),
-        ("a 5km run", "a five kilometers run"), ("lift 10 kg", "lift ten kilograms"), ("1 mi away", "one mile away"), ("it is 72°F", "it is seventy-two degrees Fahrenheit"),
-        ("it is 72° out", "it is seventy-two degrees out"), ("come in 5", "come in five"),
-        ("mail ana@example.com", "mail ana at example dot com"), ("see https://chorus.dev/docs/start.", "see chorus dot dev slash docs slash start."),
-        ("www.stmarys.church", "stmarys dot church"),
-    ])
+    @Test(
+        "each kind of token, spoken",
+        arguments: [
+            ("John 3:16", "John chapter three, verse sixteen"),
+            ("Ps 23:1-3.", "Psalm twenty-three, verses one to three."),
+            ("1 Cor. 13:4–7", "First Corinthians chapter thirteen, verses four to seven"),
+            ("Rev 22:21", "Revelation chapter twenty-two, verse twenty-one"),
+            ("at 4:30", "at four thirty"), ("at 7:15 pm", "at seven fifteen p m"), ("7:00", "seven o'clock"), ("9:05am", "nine oh five a m"),
+            ("$12.50", "twelve dollars and fifty cents"), ("$1", "one dollar"), ("$0.99", "ninety-nine cents"), ("£3", "three pounds"),
+            ("50% off", "fifty percent off"), ("2.5%", "two point five percent"),
+            ("the 22nd", "the twenty-second"), ("1st", "first"), ("3.14", "three point one four"),
+            ("1,250 people", "one thousand two hundred fifty people"),
+            ("in 1999", "in nineteen ninety-nine"), ("2026", "twenty twenty-six"), ("2005", "two thousand five"), ("42", "forty-two"),
+            ("on 3/14", "on March fourteenth"), ("12/25/2026", "December twenty-fifth, twenty twenty-six"), ("Jan 5", "January fifth"),
+            ("call 555-123-4567", "call five five five, one two three, four five six seven"),
+            ("(555) 123-4567", "(five five five) one two three, four five six seven"),
+            ("Dr. Smith", "Doctor Smith"), ("Elm Dr.", "Elm Drive"), ("St. John", "Saint John"), ("Main St.", "Main Street"),
+            ("Mrs. Lee", "Missus Lee"),
+            ("see you Sat. at 5", "see you Saturday at five"), ("on Mon", "on Monday"), ("I sat down", "I sat down"),
+            ("Great 👍🏽 job 🎉!", "Great job !"), ("great👍job", "great👍job"),
+            ("a 5km run", "a five kilometers run"), ("lift 10 kg", "lift ten kilograms"), ("1 mi away", "one mile away"),
+            ("it is 72°F", "it is seventy-two degrees Fahrenheit"),
+            ("it is 72° out", "it is seventy-two degrees out"), ("come in 5", "come in five"),
+            ("mail ana@example.com", "mail ana at example dot com"),
+            ("see https://chorus.dev/docs/start.", "see chorus dot dev slash docs slash start."),
+            ("www.stmarys.church", "stmarys dot church"),
+        ])
     func kinds(text: String, expected: String) {
         #expect(Self.spoken(text).split(separator: " ").joined(separator: " ") == expected, "\(text)")
     }
@@ -37,7 +44,9 @@ struct TextNormalizerTests {
     @Test("emoji said by name when asked (a family one name each, a skin tone left out, a flag), never a word on screen; dropped by default")
     func emojiNamed() {
         let named = TextReading(emoji: .name)
-        func spoken(_ text: String, _ reading: TextReading) -> SpokenForm { TextNormalizer.spokenForm(of: text, lexicon: nil, normalize: true, reading: reading) }
+        func spoken(_ text: String, _ reading: TextReading) -> SpokenForm {
+            TextNormalizer.spokenForm(of: text, lexicon: nil, normalize: true, reading: reading)
+        }
         let cases: [(String, String)] = [
             ("Great 👍🏽 job 🎉!", "Great thumbs up job party popper !"),
             ("Love you ❤️", "Love you red heart"),
@@ -71,7 +80,9 @@ struct TextNormalizerTests {
         let chat = try conversation(#"{"language": "de", "emoji": "name", "messages": [{"speaker": "A", "text": "Hallo."}]}"#, in: directory)
         #expect(chat.textReading == TextReading(language: "de", emoji: .name))
         for (json, field) in [(#""language": "german!""#, "language"), (#""language": "e""#, "language"), (#""emoji": "say""#, "emoji")] {
-            let error = #expect(throws: AudioError.self) { try conversation(#"{\#(json), "messages": [{"speaker": "A", "text": "Hi."}]}"#, in: directory) }
+            let error = #expect(throws: AudioError.self) {
+                try conversation(#"{\#(json), "messages": [{"speaker": "A", "text": "Hi."}]}"#, in: directory)
+            }
             #expect(error?.description.contains(field) == true, "\(String(describing: error))")
         }
     }
@@ -97,31 +108,38 @@ struct TextNormalizerTests {
         #expect(plain.normalizesText(for: "elevenlabs") == false && plain.normalizesText(for: "piper") && plain.normalizesText(for: "espeak"))
         _ = try await render(plain, with: makeChorus(server: server, cache: directory.file("cache")))
         #expect(server.requests.last?.json?["text"] as? String == text)
-        let asked = try conversation(#"""
+        let asked = try conversation(
+            #"""
             {"voices": {"A": "elevenlabs:v"}, "normalize_text": {"elevenlabs": true}, "lexicon": {"John": "Jon"},
              "messages": [{"speaker": "A", "text": "\#(text)"}]}
             """#, in: directory)
         let rendered = try await render(asked, with: makeChorus(server: server, cache: directory.file("cache")))
-        #expect(server.requests.last?.json?["text"] as? String
+        #expect(
+            server.requests.last?.json?["text"] as? String
                 == "Meet at four thirty for twelve dollars and fifty cents, Jon chapter three, verse sixteen.")
         #expect(rendered.result.timeline.segments[0].words?.map(\.word) == ["Meet", "at", "4:30", "for", "12.50", "John", "3:16"])
         let off = try conversation(#"{"normalize_text": false, "messages": [{"speaker": "A", "text": "Hi."}]}"#, in: directory)
         #expect(off.normalizesText(for: "piper") == false)
-        #expect(throws: AudioError.self) { try conversation(#"{"normalize_text": "yes", "messages": [{"speaker": "A", "text": "Hi."}]}"#, in: directory) }
+        #expect(throws: AudioError.self) {
+            try conversation(#"{"normalize_text": "yes", "messages": [{"speaker": "A", "text": "Hi."}]}"#, in: directory)
+        }
     }
 
     @Test("a Piper voice reads a scripture reference and money as people do: the Whisper model hears them")
     func heardByRecognizer() async throws {
         let directory = try TemporaryDirectory()
-        let chat = try conversation(#"""
+        let chat = try conversation(
+            #"""
             {"messages": [{"speaker": "A", "text": "Read John 3:16 tonight, it costs $12.50.", "voice": "piper:en_US-joe-medium"}]}
             """#, in: directory)
         var configuration = Chorus.Configuration(registry: VoiceRegistry(providers: [PiperProvider()]), cacheDirectory: directory.file("cache"))
         configuration.transcriber = .off
         let rendered = try await render(chat, with: Chorus(configuration: configuration))
         #expect(rendered.result.timeline.segments[0].words?.map(\.word) == ["Read", "John", "3:16", "tonight", "it", "costs", "12.50"])
-        let audio = try AudioFileReader(data: try #require(rendered.result.audio), name: "out.wav",
-                                        outputFormat: AudioFormat(sampleRate: 16_000, channels: 1)).readAll()
+        let audio = try AudioFileReader(
+            data: try #require(rendered.result.audio), name: "out.wav",
+            outputFormat: AudioFormat(sampleRate: 16_000, channels: 1)
+        ).readAll()
         let heard = try await WhisperTests.recognizer().transcribe(audio.samples).text.lowercased()
         #expect(heard.contains("chapter") && heard.contains("verse"), "\(heard)")
         #expect(heard.contains("12.50") || heard.contains("twelve dollars"), "\(heard)")

@@ -1,9 +1,10 @@
 import ChorusAudio
 import ChorusFixtures
 import ChorusTestSupport
-@testable import ChorusVoices
 import Foundation
 import Testing
+
+@testable import ChorusVoices
 
 /// Transcription judged on real people (`HumanSpeech`: telephone prompts, audiobooks, commands, a speech), against
 /// faster-whisper on the same weights in the same run: no more words wrong than it gets, the language heard, the
@@ -29,7 +30,9 @@ struct HumanSpeechTests {
         return Double(counts.map(\.wrong).reduce(0, +)) / Double(max(1, counts.map(\.words).reduce(0, +)))
     }
 
-    @Test("tiny.en on English human recordings: no more words wrong than faster-whisper on the same weights (within a word), each word timed near where it times it; heard together (side by side in one window, as a render hears its messages) as many wrong as alone (within a word in twenty), each word in its own recording, timed where alone times it")
+    @Test(
+        "tiny.en on English human recordings: no more words wrong than faster-whisper on the same weights (within a word), each word timed near where it times it; heard together (side by side in one window, as a render hears its messages) as many wrong as alone (within a word in twenty), each word in its own recording, timed where alone times it"
+    )
     func english() async throws {
         let clips = try HumanSpeech.clips(language: "en")
         #expect(clips.count >= 5)
@@ -41,7 +44,9 @@ struct HumanSpeechTests {
         let theirs = try await WhisperReferee.transcribe(clips.map(\.url), model: "tiny.en", language: "en")
         let words = clips.map { HumanSpeech.words($0.text).count }.reduce(0, +)
         let (mine, referee) = (Self.errorRate(ours.map(\.text), clips), Self.errorRate(theirs.map(\.text), clips))
-        print("human speech, English (\(clips.count) clips, \(words) words): Chorus tiny.en \(String(format: "%.1f", mine * 100)) %, faster-whisper \(String(format: "%.1f", referee * 100)) %")
+        print(
+            "human speech, English (\(clips.count) clips, \(words) words): Chorus tiny.en \(String(format: "%.1f", mine * 100)) %, faster-whisper \(String(format: "%.1f", referee * 100)) %"
+        )
         #expect(mine <= referee + 1.0 / Double(words), "Chorus \(ours.map(\.text)) vs faster-whisper \(theirs.map(\.text))")
         #expect(mine <= 0.15)
         // Where both heard a word the same, Chorus times it where faster-whisper does (its onsets sharpened against pauses).
@@ -52,13 +57,16 @@ struct HumanSpeechTests {
         let together = try await recognizer.transcribe(together: audios, language: "en")
         #expect(together.count == clips.count)
         let packed = Self.errorRate(together.map(\.text), clips)
-        print("human speech, English (\(clips.count) clips, \(words) words): heard together \(String(format: "%.1f", packed * 100)) %, alone \(String(format: "%.1f", mine * 100)) %")
+        print(
+            "human speech, English (\(clips.count) clips, \(words) words): heard together \(String(format: "%.1f", packed * 100)) %, alone \(String(format: "%.1f", mine * 100)) %"
+        )
         #expect(packed <= mine + 0.05, "together \(together.map(\.text)) vs alone \(ours.map(\.text))")
         for (transcript, samples) in zip(together, audios) {
             let duration = Double(samples.count) / Double(WhisperRecognizer.sampleRate)
             #expect(transcript.duration == duration && transcript.language == "en")
-            #expect(transcript.words.allSatisfy { $0.start >= 0 && $0.start <= $0.end && $0.end <= duration },
-                    "\(transcript.words.filter { !($0.start >= 0 && $0.start <= $0.end && $0.end <= duration) }) in \(duration) s")
+            #expect(
+                transcript.words.allSatisfy { $0.start >= 0 && $0.start <= $0.end && $0.end <= duration },
+                "\(transcript.words.filter { !($0.start >= 0 && $0.start <= $0.end && $0.end <= duration) }) in \(duration) s")
             // Its text is its words, in order.
             #expect(HumanSpeech.words(transcript.text) == transcript.words.flatMap { HumanSpeech.words($0.word) })
         }
@@ -102,7 +110,9 @@ struct HumanSpeechTests {
             let ours = try await Self.heard(clips, by: recognizer, language: true)
             let words = clips.map { HumanSpeech.words($0.text).count }.reduce(0, +)
             let (mine, referee) = (Self.errorRate(ours.map(\.text), clips), Self.errorRate(theirs.map(\.text), clips))
-            print("human speech, \(language) (\(clips.count) clips, \(words) words): Chorus base \(String(format: "%.1f", mine * 100)) %, faster-whisper \(String(format: "%.1f", referee * 100)) %")
+            print(
+                "human speech, \(language) (\(clips.count) clips, \(words) words): Chorus base \(String(format: "%.1f", mine * 100)) %, faster-whisper \(String(format: "%.1f", referee * 100)) %"
+            )
             #expect(mine <= referee + 1.0 / Double(words) && mine <= 0.2, "Chorus \(ours.map(\.text)) vs faster-whisper \(theirs.map(\.text))")
             #expect(ours.allSatisfy { !$0.words.isEmpty && $0.language == language })
         }
@@ -115,7 +125,9 @@ struct HumanSpeechTests {
         #expect(try english.languageCode("eng") == "en" && english.languageCode("English") == "en")
     }
 
-    @Test("a render of human voice notes hears them together: each message gets its own recording's words (none of its neighbours'), inside its segment")
+    @Test(
+        "a render of human voice notes hears them together: each message gets its own recording's words (none of its neighbours'), inside its segment"
+    )
     func englishRender() async throws {
         let clips = try HumanSpeech.clips(language: "en")
         let directory = try TemporaryDirectory(prefix: "chorus-human-render")
@@ -124,12 +136,15 @@ struct HumanSpeechTests {
         try Data(#"{"messages": [\#(messages.joined(separator: ","))]}"#.utf8).write(to: file)
         var configuration = Chorus.Configuration(cacheDirectory: directory.file("cache"))
         configuration.transcriber = .automatic
-        let result = try await Chorus(configuration: configuration).render(try Conversation.load(from: file),
-                                                                           to: RenderOutputs(audio: directory.file("out.wav"))).result()
+        let result = try await Chorus(configuration: configuration).render(
+            try Conversation.load(from: file),
+            to: RenderOutputs(audio: directory.file("out.wav"))
+        ).result()
         #expect(result.warnings.isEmpty, "\(result.warnings)")
         let segments = result.timeline.segments
         #expect(segments.count == clips.count)
-        var wrong = 0, words = 0
+        var wrong = 0
+        var words = 0
         for (segment, clip) in zip(segments, clips) {
             let errors = HumanSpeech.errors(segment.text ?? "", clip.text)
             wrong += errors.wrong
@@ -140,7 +155,9 @@ struct HumanSpeechTests {
         #expect(Double(wrong) <= 0.1 * Double(words), "\(wrong) of \(words) words wrong")
     }
 
-    @Test("a render of a conversation in Spanish gives its recorded Spanish voice note the words whisper-base hears (the default model is English-only)")
+    @Test(
+        "a render of a conversation in Spanish gives its recorded Spanish voice note the words whisper-base hears (the default model is English-only)"
+    )
     func spanishRender() async throws {
         let clip = try #require(try HumanSpeech.clips(language: "es").first)
         let directory = try TemporaryDirectory(prefix: "chorus-spanish-render")
@@ -151,8 +168,10 @@ struct HumanSpeechTests {
         configuration.transcriber = .automatic
         var warnings: [String] = []
         var result: RenderResult?
-        for try await event in try Chorus(configuration: configuration).render(conversation, options: RenderOptions(),
-                                                                               to: RenderOutputs(audio: directory.file("out.wav"))) {
+        for try await event in try Chorus(configuration: configuration).render(
+            conversation, options: RenderOptions(),
+            to: RenderOutputs(audio: directory.file("out.wav")))
+        {
             if case .warning(let warning) = event { warnings.append(warning) }
             if case .finished(let finished) = event { result = finished }
         }

@@ -1,9 +1,10 @@
 import ChorusAudio
 import ChorusFixtures
 import ChorusTestSupport
-@testable import ChorusVoices
 import Foundation
 import Testing
+
+@testable import ChorusVoices
 
 /// Recorded messages in renders get words: one without text is transcribed by the offline model set-up installs, one
 /// with text has it aligned to the recording; both in output time, in the timeline and the captions.
@@ -15,8 +16,10 @@ struct RecordedSpeechTests {
     static func voiceNote(in directory: TemporaryDirectory, name: String = "note.wav") async throws -> (URL, [WordTiming]) {
         let (samples, spoken) = try await WhisperTests.speech()
         let format = AudioFormat(sampleRate: 16_000, channels: 1)
-        let note = SignalGenerator.concatenate([SignalGenerator.silence(seconds: 0.7, format: format), AudioBuffer(format: format, samples: samples),
-                                                SignalGenerator.silence(seconds: 0.5, format: format)])
+        let note = SignalGenerator.concatenate([
+            SignalGenerator.silence(seconds: 0.7, format: format), AudioBuffer(format: format, samples: samples),
+            SignalGenerator.silence(seconds: 0.5, format: format),
+        ])
         let url = directory.file(name)
         try ClipEncoding.wav16.write(note, to: url)
         return (url, spoken)
@@ -56,7 +59,9 @@ struct RecordedSpeechTests {
         var remaining = spoken[...]
         let speechStart = words[0].start - spoken[0].start
         for word in words {
-            guard let index = remaining.firstIndex(where: { WhisperTests.normalized($0.word) == WhisperTests.normalized(word.word) }) else { continue }
+            guard let index = remaining.firstIndex(where: { WhisperTests.normalized($0.word) == WhisperTests.normalized(word.word) }) else {
+                continue
+            }
             offsets.append(abs(remaining[index].start - (word.start - speechStart)))
             remaining = remaining[(index + 1)...]
         }
@@ -82,8 +87,9 @@ struct RecordedSpeechTests {
         let first = try #require((json?["segments"] as? [[String: Any]])?.first)
         #expect(first["transcribed"] as? Bool == true && first["text"] as? String == text)
         let captions = try String(contentsOf: directory.file("out.vtt"), encoding: .utf8)
-        #expect(captions.contains(WhisperTests.normalized(text).prefix(3).joined(separator: " ")) || captions.lowercased().contains("quick brown fox"),
-                "\(captions)")
+        #expect(
+            captions.contains(WhisperTests.normalized(text).prefix(3).joined(separator: " ")) || captions.lowercased().contains("quick brown fox"),
+            "\(captions)")
 
         // A second render hears the same words from the transcript cache.
         let again = try await chorus.render(conversation, to: RenderOutputs(format: .wav)).result()
@@ -96,13 +102,17 @@ struct RecordedSpeechTests {
     func off() async throws {
         let directory = try TemporaryDirectory()
         let (note, _) = try await Self.voiceNote(in: directory)
-        let url = try directory.write(#"{"transcribe": false, "messages": [{"speaker": "S", "audio": "note.wav"}, {"speaker": "S", "audio": "note.wav", "text": "Hello."}]}"#,
-                                      to: "c.json")
+        let url = try directory.write(
+            #"{"transcribe": false, "messages": [{"speaker": "S", "audio": "note.wav"}, {"speaker": "S", "audio": "note.wav", "text": "Hello."}]}"#,
+            to: "c.json")
         let loaded = try Conversation.load(from: url)
         #expect(!loaded.transcribe && note.lastPathComponent == "note.wav")
         var configuration = Chorus.Configuration(cacheDirectory: directory.file("cache"))
         let asked = CallCount()
-        configuration.transcriber = Transcriber { _ in asked.increment(); return nil }
+        configuration.transcriber = Transcriber { _ in
+            asked.increment()
+            return nil
+        }
         let declined = try await Chorus(configuration: configuration).render(loaded, to: RenderOutputs(format: .wav)).result()
         #expect(asked.value == 0, "the conversation said no: the recognizer is never asked")
         configuration.transcriber = .off
@@ -122,12 +132,15 @@ struct RecordedSpeechTests {
         let (note, _) = try await Self.voiceNote(in: directory)
         var configuration = Chorus.Configuration(cacheDirectory: directory.file("cache"))
         configuration.transcriber = Transcriber { _ in throw VoiceError.model("no model \"whisper-x\" in the models folder") }
-        let conversation = Conversation(messages: [.init(speaker: "A", audio: .file(note, label: "a.wav")),
-                                                   .init(speaker: "B", audio: .file(note, label: "b.wav"))])
+        let conversation = Conversation(messages: [
+            .init(speaker: "A", audio: .file(note, label: "a.wav")),
+            .init(speaker: "B", audio: .file(note, label: "b.wav")),
+        ])
         let result = try await Chorus(configuration: configuration).render(conversation, to: RenderOutputs(format: .wav)).result()
         #expect(result.timeline.segments.count == 2 && result.timeline.segments.allSatisfy { $0.words == nil && $0.text == nil })
-        #expect(result.warnings.count == 1 && result.warnings[0].contains("messages[0] (A)") && result.warnings[0].contains("whisper-x"),
-                "\(result.warnings)")
+        #expect(
+            result.warnings.count == 1 && result.warnings[0].contains("messages[0] (A)") && result.warnings[0].contains("whisper-x"),
+            "\(result.warnings)")
     }
 }
 

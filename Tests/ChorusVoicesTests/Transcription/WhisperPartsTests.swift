@@ -1,9 +1,10 @@
 import ChorusAudio
 import ChorusTestSupport
-@testable import ChorusVoices
 import ChorusWire
 import Foundation
 import Testing
+
+@testable import ChorusVoices
 
 /// The pieces of Chorus's Whisper on their own: the FFT, the log-mel front end (against faster-whisper's), the word
 /// alignment's median filter and time warping, the tokenizer's words, the decoder's timestamp rules and segment ends.
@@ -13,7 +14,9 @@ struct WhisperPartsTests {
     static func signal(_ count: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> [Float] {
         var state = seed
         return (0..<count).map { index in
-            state ^= state << 13; state ^= state >> 7; state ^= state << 17
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
             let noise = Float(Double(state >> 11) / Double(1 << 53) - 0.5) * 0.05
             let t = Double(index) / 16_000
             return Float(0.3 * sin(2 * .pi * 220 * t) + 0.1 * sin(2 * .pi * 1_870 * t) * sin(2 * .pi * 3 * t)) + noise
@@ -23,13 +26,16 @@ struct WhisperPartsTests {
     @Test("the FFT equals the discrete Fourier transform by its definition", arguments: [400, 16, 60, 100, 2, 5, 12])
     func fft(_ count: Int) {
         let input = Self.signal(2 * count)
-        var data = input, work = [Float](repeating: 0, count: 2 * count)
+        var data = input
+        var work = [Float](repeating: 0, count: 2 * count)
         data.withUnsafeMutableBufferPointer { data in
             work.withUnsafeMutableBufferPointer { FFT(count: count).forward(data.baseAddress!, work: $0.baseAddress!) }
         }
-        var largest = 0.0, scale = 0.0
+        var largest = 0.0
+        var scale = 0.0
         for k in 0..<count {
-            var real = 0.0, imaginary = 0.0
+            var real = 0.0
+            var imaginary = 0.0
             for n in 0..<count {
                 let angle = -2 * Double.pi * Double(k * n) / Double(count)
                 real += Double(input[2 * n]) * cos(angle) - Double(input[2 * n + 1]) * sin(angle)
@@ -78,7 +84,9 @@ struct WhisperPartsTests {
                 }.sorted()[half]
             }
             #expect(WhisperAlignment.medianFiltered(values[...], width: width) == expected, "width \(width)")
-            #expect(WhisperAlignment.medianFiltered(values[100..<300], width: width) == WhisperAlignment.medianFiltered(Array(values[100..<300])[...], width: width))
+            #expect(
+                WhisperAlignment.medianFiltered(values[100..<300], width: width)
+                    == WhisperAlignment.medianFiltered(Array(values[100..<300])[...], width: width))
         }
         // Three rows, six columns: cheap along row 0 for two columns, row 1 for three, row 2 for one.
         var cost = [Float](repeating: 1, count: 18)
@@ -87,18 +95,21 @@ struct WhisperPartsTests {
         #expect(path.map(\.0) == [0, 0, 1, 1, 1, 2] && path.map(\.1) == [0, 1, 2, 3, 4, 5], "\(path)")
         // Attention that moves down the rows over time gives each row after the first the time it starts getting attention
         // (the path starts at the first frame), and the end of the last.
-        let frames = 50, rows = 4
+        let frames = 50
+        let rows = 4
         let weights = (0..<2).map { _ in
             (0..<rows).flatMap { row in (0..<frames).map { frame -> Float in frame / 10 == row + 1 ? 1 : 0.001 } }
         }
         let times = WhisperAlignment.rowTimes(weights: weights, totalRows: rows, firstRow: 1, stride: frames, frames: frames)
-        #expect(times.count == 4 && times[0] == 0 && abs(times[1] - 0.6) < 0.03 && abs(times[2] - 0.8) < 0.03 && abs(times[3] - 1.0) < 0.03, "\(times)")
+        #expect(
+            times.count == 4 && times[0] == 0 && abs(times[1] - 0.6) < 0.03 && abs(times[2] - 0.8) < 0.03 && abs(times[3] - 1.0) < 0.03, "\(times)")
     }
 
     @Test("tokens make words as OpenAI's Whisper makes them — a space starts one, punctuation joins its neighbour — and 4:30 stays one word")
     func words() throws {
         let pieces = ["Hello", ",", " world", ".", " (", "laughs", ")", " it", "'s", " 4", ":", "30", "!"]
-        let table = pieces.enumerated().map { "\(Data($0.element.utf8).base64EncodedString()) \($0.offset)" }
+        let table =
+            pieces.enumerated().map { "\(Data($0.element.utf8).base64EncodedString()) \($0.offset)" }
             + (pieces.count..<300).map { "\(Data("x\($0)".utf8).base64EncodedString()) \($0)" }
         let tokenizer = try WhisperTokenizer(text: table.joined(separator: "\n"), endOfText: 300, name: "tokens")
         let split = tokenizer.words(of: Array(0..<pieces.count), language: "en")
@@ -115,8 +126,9 @@ struct WhisperPartsTests {
 
     @Test("timestamps come in pairs and never go back; a stopped window is heard again from its last complete segment")
     func timestampRules() {
-        let t = WhisperModel.Description.Tokens(eot: 10, sot: 11, translate: 12, transcribe: 13, sot_lm: 14, sot_prev: 15,
-                                                no_speech: 16, no_timestamps: 17, timestamp_begin: 18)
+        let t = WhisperModel.Description.Tokens(
+            eot: 10, sot: 11, translate: 12, transcribe: 13, sot_lm: 14, sot_prev: 15,
+            no_speech: 16, no_timestamps: 17, timestamp_begin: 18)
         // Text likelier than any one timestamp, and than all of them together.
         func allowed(after sampled: [Int], _ logits: [Float] = [Float](repeating: 10, count: 18) + [Float](repeating: 0, count: 100)) -> Set<Int> {
             var logits = logits
@@ -146,7 +158,8 @@ struct WhisperPartsTests {
     @Test("the fallback's measures: a transcript repeating itself compresses over 2.4 times, speech does not; seeded draws repeat")
     func fallback() {
         #expect(WhisperDecoder.compressionRatio(String(repeating: "I'm going to the store. ", count: 12)) > WhisperDecoder.repeatsAbove)
-        #expect(WhisperDecoder.compressionRatio("Practice moved to four thirty today. Can someone grab Maya from school?") < WhisperDecoder.repeatsAbove)
+        #expect(
+            WhisperDecoder.compressionRatio("Practice moved to four thirty today. Can someone grab Maya from school?") < WhisperDecoder.repeatsAbove)
         #expect(WhisperDecoder.compressionRatio("") == 0)
         let logits: [Float] = [2, 1, 0.5, -.infinity, 0]
         func draws(_ seed: UInt64, _ temperature: Float) -> [Int] {

@@ -1,9 +1,10 @@
 import ChorusAudio
 import ChorusFixtures
 import ChorusTestSupport
-@testable import ChorusVoices
 import Foundation
 import Testing
+
+@testable import ChorusVoices
 
 /// Offline transcription on ONNX Runtime with the model set-up converted from CTranslate2's Whisper tiny.en
 /// (`scripts/whisper_to_onnx.py`): real speech in, words out; broken models refused with the file and the reason.
@@ -89,7 +90,7 @@ struct WhisperTests {
         ]
         let pause = [Float](repeating: 0, count: 16_000)
         var long: [Float] = []
-        var keys: [(word: String, start: Double)] = []   // where Flite says each sentence's key word, in the long audio
+        var keys: [(word: String, start: Double)] = []  // where Flite says each sentence's key word, in the long audio
         for sentence in sentences {
             let (samples, words) = try await Self.speech(sentence.text)
             let said = try #require(words.first { Self.normalized($0.word) == [sentence.key] }, "\(sentence.key) in \(words)")
@@ -100,7 +101,9 @@ struct WhisperTests {
         let cuts = SpeechChunks.ranges(of: long, rate: 16_000)
         #expect(cuts.count == 2 && cuts.first?.lowerBound == 0 && cuts.last?.upperBound == long.count)
         for cut in cuts.dropFirst() {
-            #expect(long[max(0, cut.lowerBound - 160)..<min(long.count, cut.lowerBound + 160)].allSatisfy { $0 == 0 }, "cut at \(cut.lowerBound) is not in a pause")
+            #expect(
+                long[max(0, cut.lowerBound - 160)..<min(long.count, cut.lowerBound + 160)].allSatisfy { $0 == 0 },
+                "cut at \(cut.lowerBound) is not in a pause")
         }
         let transcript = try await recognizer.transcribe(long)
         // Each key word heard once, where Flite said it (from the start of the whole audio, whichever piece heard it).
@@ -111,22 +114,26 @@ struct WhisperTests {
         #expect(zip(transcript.words, transcript.words.dropFirst()).allSatisfy { $0.start <= $1.start })
     }
 
-    @Test("pieces decoded side by side give exactly what each gives alone: the same tokens, words, times and measures — one of them heard in two windows, one a word said eight times (text that repeats itself: the fallback samples it again)")
+    @Test(
+        "pieces decoded side by side give exactly what each gives alone: the same tokens, words, times and measures — one of them heard in two windows, one a word said eight times (text that repeats itself: the fallback samples it again)"
+    )
     func piecesTogether() async throws {
         let recognizer = try await Self.recognizer()
         let model = recognizer.model
         let (fox, _) = try await Self.speech()
         let (train, _) = try await Self.speech("The train to Boston leaves at noon, so we should pack our bags before breakfast.", voice: "slt")
         let pause = [Float](repeating: 0, count: 8_000)
-        var long: [Float] = []   // different sentences (the same one again is text that repeats itself: the fallback)
-        for sentence in ["My grandmother baked an apple pie on Sunday, and the whole family came over for dinner.",
-                         "Please bring an umbrella to school, because the weather report says it might rain later.",
-                         "The children played football in the garden until the sun went down behind the hills.",
-                         "We watched the sunset from the top of the mountain and then walked slowly back home.",
-                         "The doctor said that you should drink more water and get some sleep every night."] {
+        var long: [Float] = []  // different sentences (the same one again is text that repeats itself: the fallback)
+        for sentence in [
+            "My grandmother baked an apple pie on Sunday, and the whole family came over for dinner.",
+            "Please bring an umbrella to school, because the weather report says it might rain later.",
+            "The children played football in the garden until the sun went down behind the hills.",
+            "We watched the sunset from the top of the mountain and then walked slowly back home.",
+            "The doctor said that you should drink more water and get some sleep every night.",
+        ] {
             long += try await Self.speech(sentence).0 + pause
         }
-        long += train   // over a window: heard in two
+        long += train  // over a window: heard in two
         let (again, _) = try await Self.speech("Okay. Okay. Okay. Okay. Okay. Okay. Okay. Okay.")
         let pieces = [fox, long, again, train + pause + fox].map { $0[...] }
         // On a thread of its own, as a lane decodes (a minute of decoding on a cooperative thread starved the tests
@@ -137,14 +144,17 @@ struct WhisperTests {
         }
         #expect(long.count > 30 * 16_000 && together.count == pieces.count)
         for (index, (both, single)) in zip(together, alone).enumerated() {
-            #expect(both.tokens == single.tokens && both.words == single.words && both.noSpeech == single.noSpeech
+            #expect(
+                both.tokens == single.tokens && both.words == single.words && both.noSpeech == single.noSpeech
                     && both.averageLogProbability == single.averageLogProbability && both.language == single.language,
-                    "piece \(index): \(both.words.map(\.word)) against \(single.words.map(\.word))")
+                "piece \(index): \(both.words.map(\.word)) against \(single.words.map(\.word))")
             #expect(!single.tokens.isEmpty, "piece \(index) heard nothing")
         }
     }
 
-    @Test("a word said again and again is heard every time: a loop is cut only where the decoding was stuck in it (out of tokens, or repeating itself after the fallback)")
+    @Test(
+        "a word said again and again is heard every time: a loop is cut only where the decoding was stuck in it (out of tokens, or repeating itself after the fallback)"
+    )
     func sameWordAgain() async throws {
         let recognizer = try await Self.recognizer()
         let (word, _) = try await Self.speech("Word.")
@@ -156,7 +166,9 @@ struct WhisperTests {
         #expect((5...6).contains(words.count) && words.allSatisfy { $0 == "word" }, "\(heard.text)")
     }
 
-    @Test("audio is cut into one piece per lane once each piece would be 6 s or more, into a multiple of the lanes when one window is not enough, at the quietest moment near its even share, never over 28 s")
+    @Test(
+        "audio is cut into one piece per lane once each piece would be 6 s or more, into a multiple of the lanes when one window is not enough, at the quietest moment near its even share, never over 28 s"
+    )
     func piecesForLanes() {
         let rate = 16_000
         // Sound with a pause of 100 ms every 2.5 s: the cuts must fall in pauses.
@@ -170,7 +182,8 @@ struct WhisperTests {
         #expect(SpeechChunks.ranges(of: short, rate: rate, pieces: 2) == [0..<short.count], "two pieces of 5 s: one")
         let twenty = audio(seconds: 20)
         let halves = SpeechChunks.ranges(of: twenty, rate: rate, pieces: 2)
-        #expect(halves.count == 2 && halves[0].lowerBound == 0 && halves[1].upperBound == twenty.count && halves[0].upperBound == halves[1].lowerBound)
+        #expect(
+            halves.count == 2 && halves[0].lowerBound == 0 && halves[1].upperBound == twenty.count && halves[0].upperBound == halves[1].lowerBound)
         #expect(halves.allSatisfy { $0.count >= 6 * rate } && inPause(twenty, halves[1].lowerBound), "\(halves)")
         #expect(SpeechChunks.ranges(of: twenty, rate: rate, pieces: 8).count == 3, "no piece under 6 s")
         let long = audio(seconds: 70)
@@ -190,12 +203,14 @@ struct WhisperTests {
         #expect(flat.count == 3 && flat.allSatisfy { $0.count <= 28 * rate } && flat.last?.upperBound == silent.count, "\(flat)")
     }
 
-    @Test("silence and a hum below -50 dBFS are not given to Whisper (it makes words up: \"you\"); speech after 20 s of silence is heard, timed from the start")
+    @Test(
+        "silence and a hum below -50 dBFS are not given to Whisper (it makes words up: \"you\"); speech after 20 s of silence is heard, timed from the start"
+    )
     func silence() async throws {
         let recognizer = try await Self.recognizer()
         let quiet = try await recognizer.transcribe([Float](repeating: 0, count: 28 * 16_000))
         #expect(quiet.text.isEmpty && quiet.words.isEmpty && quiet.language == "en" && abs(quiet.duration - 28) < 0.001, "\(quiet.text)")
-        let hum = (0..<(10 * 16_000)).map { Float(sin(Double($0) * 2 * .pi * 120 / 16_000)) * 0.0009 }   // -64 dBFS RMS
+        let hum = (0..<(10 * 16_000)).map { Float(sin(Double($0) * 2 * .pi * 120 / 16_000)) * 0.0009 }  // -64 dBFS RMS
         #expect(try await recognizer.transcribe(hum).text.isEmpty)
         #expect(!SpeechChunks.isSilent(hum.map { $0 * 10 }[...], rate: 16_000), "-44 dBFS is sound")
         let (samples, _) = try await Self.speech()
@@ -204,7 +219,9 @@ struct WhisperTests {
         #expect((late.words.first?.start ?? 0) > 19.5, "\(late.words.prefix(2))")
     }
 
-    @Test("noise and a ringing tone come back as no text: Whisper's annotations of sounds ((wind blowing), [BLANK_AUDIO], ♪) are left out, inside speech too")
+    @Test(
+        "noise and a ringing tone come back as no text: Whisper's annotations of sounds ((wind blowing), [BLANK_AUDIO], ♪) are left out, inside speech too"
+    )
     func annotations() async throws {
         #expect(WhisperRecognizer.withoutAnnotations(" Hello (laughs) there [BLANK_AUDIO] ♪ ") == "Hello there")
         #expect(WhisperRecognizer.withoutAnnotations("[ Sound Effects ]").isEmpty)
@@ -214,10 +231,12 @@ struct WhisperTests {
         #expect(WhisperRecognizer.withoutAnnotations(heard).map(\.start) == [0, 2])
 
         let recognizer = try await Self.recognizer()
-        var state: UInt64 = 0x2545_F491_4F6C_DD1D   // xorshift: the same noise every run
+        var state: UInt64 = 0x2545_F491_4F6C_DD1D  // xorshift: the same noise every run
         let noise = (0..<(4 * 16_000)).map { _ -> Float in
-            state ^= state << 13; state ^= state >> 7; state ^= state << 17
-            return Float(Double(state >> 11) / Double(1 << 53) * 0.17 - 0.085)   // white, -26 dBFS RMS
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            return Float(Double(state >> 11) / Double(1 << 53) * 0.17 - 0.085)  // white, -26 dBFS RMS
         }
         let ringing = (0..<(4 * 16_000)).map { index -> Float in
             let t = Double(index) / 16_000
@@ -229,12 +248,14 @@ struct WhisperTests {
         }
     }
 
-    @Test("word onsets after pauses: words spoken one by one with random pauses are timed within 40 ms (median) of where they begin, closer than faster-whisper times them")
+    @Test(
+        "word onsets after pauses: words spoken one by one with random pauses are timed within 40 ms (median) of where they begin, closer than faster-whisper times them"
+    )
     func onsets() async throws {
         let recognizer = try await Self.recognizer()
         let text = "Morning everyone, practice moved to half past four, bring water and snacks for the team."
         let written = WordAligner.words(in: text).map(\.word)
-        var state: UInt64 = 0x9E37_79B9_7F4A_7C15   // SplitMix64: the same pauses every run
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15  // SplitMix64: the same pauses every run
         func random() -> Double {
             state &+= 0x9E37_79B9_7F4A_7C15
             var z = state
@@ -258,12 +279,19 @@ struct WhisperTests {
         let heard = try await recognizer.transcribe(samples)
         let sharp = try await offCooperativeThreads { [samples] in SpeechOnsets.refine(heard.aligned(to: text), samples: samples, rate: 16_000) }
         #expect(sharp.map(\.word) == written && raw.count == written.count)
-        let before = errors(raw), after = errors(sharp)
-        let median = after[after.count / 2], ninety = after[after.count * 9 / 10]
-        print("onsets: \(written.count) words, Whisper's own times median \(Int(before[before.count / 2] * 1000)) ms / 90 % \(Int(before[before.count * 9 / 10] * 1000)) ms; sharpened median \(Int(median * 1000)) ms / 90 % \(Int(ninety * 1000)) ms")
+        let before = errors(raw)
+        let after = errors(sharp)
+        let median = after[after.count / 2]
+        let ninety = after[after.count * 9 / 10]
+        print(
+            "onsets: \(written.count) words, Whisper's own times median \(Int(before[before.count / 2] * 1000)) ms / 90 % \(Int(before[before.count * 9 / 10] * 1000)) ms; sharpened median \(Int(median * 1000)) ms / 90 % \(Int(ninety * 1000)) ms"
+        )
         // Whisper's word times come from its alignment heads (as OpenAI's and faster-whisper's do): on isolated words
         // they can put a word a pause late; the pauses then correct most of them, not all ("practice" here).
-        #expect(median <= 0.040 && ninety <= 0.35, "\(zip(sharp, onsets).map { "\($0.word) \(Int(($0.start - $1) * 1000))" }) raw \(zip(raw, onsets).map { "\($0.word) \(Int(($0.start - $1) * 1000))" })")
+        #expect(
+            median <= 0.040 && ninety <= 0.35,
+            "\(zip(sharp, onsets).map { "\($0.word) \(Int(($0.start - $1) * 1000))" }) raw \(zip(raw, onsets).map { "\($0.word) \(Int(($0.start - $1) * 1000))" })"
+        )
         // faster-whisper on the same weights and audio, its own word times aligned to the same words: Chorus's are closer.
         let scratch = try TemporaryDirectory(prefix: "chorus-onsets")
         let file = scratch.url.appendingPathComponent("onsets.wav")
@@ -277,9 +305,11 @@ struct WhisperTests {
 
     @Test("alignment: every written word once, in order, as written; misheard words keep the heard times, missing ones share the gaps")
     func alignment() async throws {
-        let heard = [WordTiming(word: " the", start: 0.50, end: 0.62), WordTiming(word: " quick", start: 0.62, end: 0.90),
-                     WordTiming(word: " box", start: 0.95, end: 1.30), WordTiming(word: " um", start: 1.4, end: 1.5),
-                     WordTiming(word: " jumps.", start: 2.40, end: 2.80)]
+        let heard = [
+            WordTiming(word: " the", start: 0.50, end: 0.62), WordTiming(word: " quick", start: 0.62, end: 0.90),
+            WordTiming(word: " box", start: 0.95, end: 1.30), WordTiming(word: " um", start: 1.4, end: 1.5),
+            WordTiming(word: " jumps.", start: 2.40, end: 2.80),
+        ]
         let transcript = Transcript(text: "the quick box um jumps.", language: "en", duration: 3.2, words: heard)
         let words = transcript.aligned(to: "The quick brown fox jumps.")
         #expect(words.map(\.word) == ["The", "quick", "brown", "fox", "jumps"])
@@ -287,9 +317,12 @@ struct WhisperTests {
         // "box" was heard for "brown" or "fox": one of them has its time, the other shares the stretch before "jumps".
         #expect(words[2].start >= 0.62 && words[3].start > words[2].start && words[3].start < 2.40, "\(words)")
         #expect(words[4].end <= 3.2 && zip(words, words.dropFirst()).allSatisfy { $0.end <= $1.start + 1e-9 })
-        #expect(transcript.aligned(to: "") == [] && Transcript(text: "", language: "en", duration: 1, words: []).aligned(to: "Hello there").count == 2)
-        let sentences = Transcript.sentences(of: "The quick brown fox jumps. Really?", words: transcript.aligned(to: "The quick brown fox jumps. Really?"))
-        #expect(sentences.map(\.text) == ["The quick brown fox jumps.", "Really?"] && sentences[0].start == 0.5 && sentences[1].start >= sentences[0].end)
+        #expect(
+            transcript.aligned(to: "") == [] && Transcript(text: "", language: "en", duration: 1, words: []).aligned(to: "Hello there").count == 2)
+        let sentences = Transcript.sentences(
+            of: "The quick brown fox jumps. Really?", words: transcript.aligned(to: "The quick brown fox jumps. Really?"))
+        #expect(
+            sentences.map(\.text) == ["The quick brown fox jumps.", "Really?"] && sentences[0].start == 0.5 && sentences[1].start >= sentences[0].end)
         // Ten minutes of words against a text of the same length stays cheap (one byte per pair); a few seconds of CPU
         // under AddressSanitizer, so on a thread of its own (a cooperative thread held that long stalls other tests).
         let many = (0..<1_500).map { WordTiming(word: "w\($0 % 97)", start: Double($0) * 0.4, end: Double($0) * 0.4 + 0.3) }
@@ -318,8 +351,9 @@ struct WhisperTests {
         for (index, key) in keys.enumerated() {
             cache.store(key, transcript)
             // Modification times one second apart, oldest first, as use would leave them.
-            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: Double(index - 10))],
-                                                  ofItemAtPath: directory.url.appendingPathComponent("transcripts/v1/\(key.prefix(2))/\(key).json").path)
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date(timeIntervalSinceNow: Double(index - 10))],
+                ofItemAtPath: directory.url.appendingPathComponent("transcripts/v1/\(key.prefix(2))/\(key).json").path)
         }
         try FileManager.default.removeItem(at: file)
         cache.evict()
@@ -328,13 +362,18 @@ struct WhisperTests {
 
     @Test("captions: one cue per segment, SubRip's comma, WebVTT's text escaped and never a blank line inside a cue")
     func captions() {
-        let words = [WordTiming(word: "Fish", start: 0.5, end: 0.9), WordTiming(word: "<&>", start: 1.0, end: 1.2), WordTiming(word: "chips.", start: 1.3, end: 1.7),
-                     WordTiming(word: "Later", start: 3.0, end: 3.4)]
+        let words = [
+            WordTiming(word: "Fish", start: 0.5, end: 0.9), WordTiming(word: "<&>", start: 1.0, end: 1.2),
+            WordTiming(word: "chips.", start: 1.3, end: 1.7),
+            WordTiming(word: "Later", start: 3.0, end: 3.4),
+        ]
         let transcription = Transcript(text: "Fish <&> chips. Later", language: "en", duration: 4, words: words).transcription
         #expect(transcription.language == "english" && transcription.segments?.map(\.text) == ["Fish <&> chips.", "Later"])
-        #expect(TranscriptionFormat.vtt.render(transcription)
+        #expect(
+            TranscriptionFormat.vtt.render(transcription)
                 == "WEBVTT\n\n1\n00:00:00.500 --> 00:00:01.700\nFish &lt;&amp;&gt; chips.\n\n2\n00:00:03.000 --> 00:00:03.400\nLater\n")
-        #expect(TranscriptionFormat.srt.render(transcription)
+        #expect(
+            TranscriptionFormat.srt.render(transcription)
                 == "1\n00:00:00,500 --> 00:00:01,700\nFish <&> chips.\n\n2\n00:00:03,000 --> 00:00:03,400\nLater\n")
         #expect(TranscriptionFormat.json.render(transcription) == #"{"text":"Fish <&> chips. Later"}"# + "\n")
     }
@@ -345,8 +384,9 @@ struct WhisperTests {
         await #expect(throws: VoiceError.self) { try await recognizer.transcribe([]) }
     }
 
-    @Test("a missing, truncated, foreign or hostile model file is an error naming the file and the reason, never a crash",
-          arguments: BrokenModel.allCases)
+    @Test(
+        "a missing, truncated, foreign or hostile model file is an error naming the file and the reason, never a crash",
+        arguments: BrokenModel.allCases)
     func brokenModel(_ broken: BrokenModel) async throws {
         let model = try WhisperModel.named(WhisperModel.defaultName)
         let scratch = try TemporaryDirectory(prefix: "chorus-models")
@@ -379,7 +419,8 @@ struct WhisperTests {
         case .hostileLength: try replace("encoder.onnx", with: Data([0x3A, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F] + [UInt8](repeating: 0, count: 90)))
         case .foreignGraph: try replace("encoder.onnx", with: try Data(contentsOf: PiperVoice.named(PiperVoice.defaultName).model))
         case .decoderAsEncoder: try replace("encoder.onnx", with: try Data(contentsOf: model.decoder))
-        case .emptyGraph: try replace("encoder.onnx", with: ProtobufWriter.model(inputs: ["mel"], outputs: model.description.crossNames, metadata: [:]))
+        case .emptyGraph:
+            try replace("encoder.onnx", with: ProtobufWriter.model(inputs: ["mel"], outputs: model.description.crossNames, metadata: [:]))
         case .badTokens: try replace("tokens.txt", with: Data("IQ== 0\nthis is not a token line\n".utf8))
         case .noTokens: try replace("tokens.txt", with: Data())
         }
@@ -389,7 +430,9 @@ struct WhisperTests {
             _ = try await offCooperativeThreads { try WhisperRecognizer(model: checked, threads: 1) }
         }
         #expect(error?.kind == .configuration, "\(String(describing: error))")
-        #expect(error?.message.contains(broken.names) == true && error?.message.contains(broken.reason) == true, "\(broken): \(String(describing: error))")
+        #expect(
+            error?.message.contains(broken.names) == true && error?.message.contains(broken.reason) == true, "\(broken): \(String(describing: error))"
+        )
     }
 
     /// The bad model files `brokenModel` tries, each with the file its error must name and a word of its reason.
@@ -448,8 +491,11 @@ struct WhisperTests {
         try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
         // The CTranslate2 header of a Whisper model, cut off in its first variable.
         var header = Data([6, 0, 0, 0])
-        header.append(contentsOf: [12, 0]); header.append(Data("WhisperSpec\0".utf8)); header.append(contentsOf: [3, 0, 0, 0])
-        header.append(contentsOf: [148, 0, 0, 0, 9, 0]); header.append(Data("decoder/a".utf8))
+        header.append(contentsOf: [12, 0])
+        header.append(Data("WhisperSpec\0".utf8))
+        header.append(contentsOf: [3, 0, 0, 0])
+        header.append(contentsOf: [148, 0, 0, 0, 9, 0])
+        header.append(Data("decoder/a".utf8))
         try header.write(to: source.appendingPathComponent("model.bin"))
         let destination = scratch.url.appendingPathComponent("out")
         let run = try await ToolRun.run([python.path, Repository.file("scripts/whisper_to_onnx.py").path, source.path, destination.path])
@@ -458,7 +504,9 @@ struct WhisperTests {
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).filter { $0.hasPrefix(".whisper-") }
         #expect(leftovers.isEmpty)
         // Another kind of CTranslate2 model.
-        var other = Data([6, 0, 0, 0, 16, 0]); other.append(Data("TransformerSpec\0".utf8)); other.append(contentsOf: [1, 0, 0, 0, 0, 0, 0, 0])
+        var other = Data([6, 0, 0, 0, 16, 0])
+        other.append(Data("TransformerSpec\0".utf8))
+        other.append(contentsOf: [1, 0, 0, 0, 0, 0, 0, 0])
         try other.write(to: source.appendingPathComponent("model.bin"))
         let foreign = try await ToolRun.run([python.path, Repository.file("scripts/whisper_to_onnx.py").path, source.path, destination.path])
         #expect(foreign.status == 1 && foreign.errors.contains("not Whisper"), "\(foreign.errors)")
@@ -469,7 +517,8 @@ struct WhisperTests {
 /// not what Chorus needs, or that the runtime refuses).
 enum ProtobufWriter {
     static func varint(_ value: UInt64) -> [UInt8] {
-        var value = value, bytes: [UInt8] = []
+        var value = value
+        var bytes: [UInt8] = []
         repeat {
             var byte = UInt8(value & 0x7F)
             value >>= 7
@@ -486,10 +535,10 @@ enum ProtobufWriter {
         var graph: [UInt8] = field(2, "graph")
         for name in inputs { graph += field(11, field(1, name)) }
         for name in outputs { graph += field(12, field(1, name)) }
-        var model: [UInt8] = varint(1 << 3) + varint(8)                 // ir_version 8
-        model += field(8, varint(2 << 3) + varint(17))                     // opset_import { version: 17 }
+        var model: [UInt8] = varint(1 << 3) + varint(8)  // ir_version 8
+        model += field(8, varint(2 << 3) + varint(17))  // opset_import { version: 17 }
         model += field(7, graph)
-        model += field(6, String(repeating: "padding ", count: 8))          // doc_string: past the smallest plausible size
+        model += field(6, String(repeating: "padding ", count: 8))  // doc_string: past the smallest plausible size
         for (key, value) in metadata.sorted(by: { $0.key < $1.key }) { model += field(14, field(1, key) + field(2, value)) }
         return Data(model)
     }

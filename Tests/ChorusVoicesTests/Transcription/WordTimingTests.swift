@@ -1,7 +1,8 @@
 import ChorusAudio
-@testable import ChorusVoices
 import Foundation
 import Testing
+
+@testable import ChorusVoices
 
 @Suite("Word timings match the text")
 struct WordTimingTests {
@@ -21,8 +22,9 @@ struct WordTimingTests {
 
     @Test("words without an anchor share the time before the next one by length; pauses end words")
     func alignment() {
-        let words = WordAligner.align("Out of milk. Bread too.", anchors: [(0, 0.0), (7, 0.4), (13, 1.2), (13, 1.5), (2, 1.6)],
-                                      pauses: [0.9, 2.0], duration: 2.2)
+        let words = WordAligner.align(
+            "Out of milk. Bread too.", anchors: [(0, 0.0), (7, 0.4), (13, 1.2), (13, 1.5), (2, 1.6)],
+            pauses: [0.9, 2.0], duration: 2.2)
         #expect(words.map(\.word) == ["Out", "of", "milk", "Bread", "too"])
         #expect(abs(words[0].end - 0.24) < 1e-9 && abs(words[1].start - 0.24) < 1e-9, "\(words)")
         #expect(words[2].start == 0.4 && words[2].end == 0.9, "milk ends at the pause")
@@ -34,7 +36,10 @@ struct WordTimingTests {
     @Test("espeak-ng: every word of the text, in order, once, inside the clip", arguments: WordTimingTests.sentences)
     func espeak(sentence: String) async throws {
         let speech = try await EspeakProvider().synthesize(SynthesisRequest(voice: "en-us", text: sentence, outputFormat: "pcm"))
-        guard case .pcm(let buffer) = speech.audio else { Issue.record("no pcm"); return }
+        guard case .pcm(let buffer) = speech.audio else {
+            Issue.record("no pcm")
+            return
+        }
         let words = try #require(speech.words)
         #expect(words.map(\.word) == WordAligner.words(in: sentence).map(\.word))
         var previous = 0.0

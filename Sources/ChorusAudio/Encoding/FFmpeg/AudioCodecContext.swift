@@ -28,7 +28,8 @@ final class AudioCodecContext {
         self.format = format
         self.subject = subject
         guard let encoder = codec.encoders.lazy.compactMap({ avcodec_find_encoder_by_name($0) }).first else {
-            throw AudioError(.encodingFailed, subject: subject, reason: "this FFmpeg has no \(codec.label) encoder (\(codec.encoders.joined(separator: ", ")))")
+            throw AudioError(
+                .encodingFailed, subject: subject, reason: "this FFmpeg has no \(codec.label) encoder (\(codec.encoders.joined(separator: ", ")))")
         }
         context = avcodec_alloc_context3(encoder)
         frame = av_frame_alloc()
@@ -41,17 +42,20 @@ final class AudioCodecContext {
         context.pointee.sample_rate = Int32(format.sampleRate)
         var layout = FFmpeg.channelLayout(channels: format.channels)
         defer { av_channel_layout_uninit(&layout) }
-        try FFmpeg.check(av_channel_layout_copy(&context.pointee.ch_layout, &layout), "av_channel_layout_copy",
-                         subject: subject, as: .encodingFailed)
+        try FFmpeg.check(
+            av_channel_layout_copy(&context.pointee.ch_layout, &layout), "av_channel_layout_copy",
+            subject: subject, as: .encodingFailed)
         context.pointee.bit_rate = Int64(bitRate)
         context.pointee.time_base = AVRational(num: 1, den: Int32(format.sampleRate))
         if globalHeader { context.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
-        try FFmpeg.check(avcodec_open2(context, encoder, nil), "avcodec_open2", subject: subject,
-                         reason: "the \(codec.label) encoder rejects \(format) at \(bitRate / 1000) kbit/s", as: .encodingFailed)
+        try FFmpeg.check(
+            avcodec_open2(context, encoder, nil), "avcodec_open2", subject: subject,
+            reason: "the \(codec.label) encoder rejects \(format) at \(bitRate / 1000) kbit/s", as: .encodingFailed)
         let capabilities = encoder.pointee.capabilities
         let fixed = Int(context.pointee.frame_size)
         if fixed > 0 { frameSize = fixed }
-        smallLastFrame = fixed == 0 || capabilities & AV_CODEC_CAP_SMALL_LAST_FRAME != 0
+        smallLastFrame =
+            fixed == 0 || capabilities & AV_CODEC_CAP_SMALL_LAST_FRAME != 0
             || capabilities & AV_CODEC_CAP_VARIABLE_FRAME_SIZE != 0
     }
 
@@ -108,8 +112,9 @@ final class AudioCodecContext {
         frame.pointee.nb_samples = Int32(frames)
         frame.pointee.format = sampleFormat.rawValue
         frame.pointee.sample_rate = Int32(format.sampleRate)
-        try FFmpeg.check(av_channel_layout_copy(&frame.pointee.ch_layout, &context.pointee.ch_layout), "av_channel_layout_copy",
-                         subject: subject, as: .encodingFailed)
+        try FFmpeg.check(
+            av_channel_layout_copy(&frame.pointee.ch_layout, &context.pointee.ch_layout), "av_channel_layout_copy",
+            subject: subject, as: .encodingFailed)
         try FFmpeg.check(av_frame_get_buffer(frame, 0), "av_frame_get_buffer", subject: subject, as: .encodingFailed)
         let available = min(frames, (pending.count - pendingStart) / channels)
         pending.withUnsafeBufferPointer { source in
@@ -131,8 +136,9 @@ final class AudioCodecContext {
         pendingStart += available * channels
         frame.pointee.pts = nextPTS
         nextPTS += Int64(frames)
-        try FFmpeg.check(avcodec_send_frame(context, frame), "avcodec_send_frame", subject: subject,
-                         reason: "encoding failed", as: .encodingFailed)
+        try FFmpeg.check(
+            avcodec_send_frame(context, frame), "avcodec_send_frame", subject: subject,
+            reason: "encoding failed", as: .encodingFailed)
         try drain(packets)
     }
 

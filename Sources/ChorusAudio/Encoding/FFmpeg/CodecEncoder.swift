@@ -45,8 +45,9 @@ package final class CodecEncoder: AudioEncoder {
         self.chapterTitles = chapterTitles
         let holdBack = inHeader && !chapterTitles.isEmpty && output.isStreaming
         muxer = try Muxer(output: output, name: codec.muxer)
-        self.codec = try AudioCodecContext(codec: codec, format: format, bitRate: bitRate, globalHeader: muxer.wantsGlobalHeader,
-                                           subject: output.subject)
+        self.codec = try AudioCodecContext(
+            codec: codec, format: format, bitRate: bitRate, globalHeader: muxer.wantsGlobalHeader,
+            subject: output.subject)
         try muxer.addStream(self.codec)
         if inHeader { try muxer.addChapters(chapterTitles.map { ChapterMark(title: $0, frames: 0..<0) }) }
         if holdBack { output.reservePlaceholder(bytes: .max) }
@@ -74,8 +75,9 @@ package final class CodecEncoder: AudioEncoder {
         try muxer.finish()
         if !headerPages.isEmpty {
             let times = chapterTitles.indices.map { index in
-                WebVTT.timestamp(milliseconds: index < marks.count
-                    ? ChapterMark.milliseconds(frames: marks[index].frames.lowerBound, sampleRate: format.sampleRate) : 0)
+                WebVTT.timestamp(
+                    milliseconds: index < marks.count
+                        ? ChapterMark.milliseconds(frames: marks[index].frames.lowerBound, sampleRate: format.sampleRate) : 0)
             }
             try OggChapterTimes.patch(&headerPages, times: times, subject: muxer.subject)
             try headerPages.withUnsafeBytes { try muxer.output.overwrite($0, at: 0) }

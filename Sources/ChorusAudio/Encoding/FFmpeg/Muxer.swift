@@ -21,14 +21,15 @@ final class Muxer {
         _ = FFmpeg.setUp
         self.name = name
         io = try MuxerOutput(output: output)
-        try FFmpeg.check(avformat_alloc_output_context2(&context, nil, name, nil), "avformat_alloc_output_context2",
-                         subject: output.subject, reason: "cannot set up the \(name) muxer", as: .encodingFailed)
+        try FFmpeg.check(
+            avformat_alloc_output_context2(&context, nil, name, nil), "avformat_alloc_output_context2",
+            subject: output.subject, reason: "cannot set up the \(name) muxer", as: .encodingFailed)
         context!.pointee.pb = io.context
     }
 
     deinit {
         if let context {
-            context.pointee.pb = nil   // owned by `io`
+            context.pointee.pb = nil  // owned by `io`
             avformat_free_context(context)
         }
     }
@@ -42,8 +43,9 @@ final class Muxer {
             throw AudioError(.encodingFailed, subject: subject, reason: "out of memory")
         }
         stream = made
-        try FFmpeg.check(avcodec_parameters_from_context(made.pointee.codecpar, codec.context), "avcodec_parameters_from_context",
-                         subject: subject, as: .encodingFailed)
+        try FFmpeg.check(
+            avcodec_parameters_from_context(made.pointee.codecpar, codec.context), "avcodec_parameters_from_context",
+            subject: subject, as: .encodingFailed)
         made.pointee.time_base = AVRational(num: 1, den: Int32(codec.format.sampleRate))
         sampleRate = codec.format.sampleRate
     }
@@ -55,13 +57,15 @@ final class Muxer {
         var options: OpaquePointer?
         defer { av_dict_free(&options) }
         if name == "ipod" || name == "mp4" {
-            try FFmpeg.check(av_dict_set(&options, "movie_timescale", String(sampleRate), 0), "av_dict_set",
-                             subject: subject, as: .encodingFailed)
+            try FFmpeg.check(
+                av_dict_set(&options, "movie_timescale", String(sampleRate), 0), "av_dict_set",
+                subject: subject, as: .encodingFailed)
         }
         do {
             return try io.capture {
-                try FFmpeg.check(avformat_write_header(context, &options), "avformat_write_header", subject: subject,
-                                 reason: "cannot write the \(name) header", as: .writeFailed)
+                try FFmpeg.check(
+                    avformat_write_header(context, &options), "avformat_write_header", subject: subject,
+                    reason: "cannot write the \(name) header", as: .writeFailed)
             }
         } catch {
             throw io.error(or: error)
@@ -74,8 +78,9 @@ final class Muxer {
         av_packet_rescale_ts(packet, AVRational(num: 1, den: Int32(sampleRate)), stream.pointee.time_base)
         packet.pointee.stream_index = stream.pointee.index
         do {
-            try FFmpeg.check(av_interleaved_write_frame(context, packet), "av_interleaved_write_frame", subject: subject,
-                             reason: "cannot write", as: .writeFailed)
+            try FFmpeg.check(
+                av_interleaved_write_frame(context, packet), "av_interleaved_write_frame", subject: subject,
+                reason: "cannot write", as: .writeFailed)
         } catch {
             throw io.error(or: error)
         }
@@ -92,8 +97,9 @@ final class Muxer {
             chapter.pointee.time_base = AVRational(num: 1, den: Int32(sampleRate))
             chapter.pointee.start = Int64(mark.frames.lowerBound)
             chapter.pointee.end = Int64(mark.frames.upperBound)
-            try FFmpeg.check(av_dict_set(&chapter.pointee.metadata, "title", mark.title, 0), "av_dict_set",
-                             subject: subject, as: .encodingFailed)
+            try FFmpeg.check(
+                av_dict_set(&chapter.pointee.metadata, "title", mark.title, 0), "av_dict_set",
+                subject: subject, as: .encodingFailed)
         }
     }
 

@@ -42,7 +42,7 @@ enum OggChapterTimes {
             defer { cursor += 4 }
             return Int(body[cursor]) | Int(body[cursor + 1]) << 8 | Int(body[cursor + 2]) << 16 | Int(body[cursor + 3]) << 24
         }
-        cursor += try uint32()   // vendor string
+        cursor += try uint32()  // vendor string
         let count = try uint32()
         var written = Set<Int>()
         for _ in 0..<count {
@@ -53,7 +53,8 @@ enum OggChapterTimes {
                 let key = comment[cursor..<equals]
                 let digits = key.dropFirst(7)
                 if key.starts(with: "CHAPTER".utf8), !digits.isEmpty, digits.allSatisfy({ (48...57).contains($0) }),
-                   let index = Int(String(decoding: digits, as: UTF8.self)), index < times.count {
+                    let index = Int(String(decoding: digits, as: UTF8.self)), index < times.count
+                {
                     let value = Array(times[index].utf8)
                     guard value.count == comment.endIndex - equals - 1 else {
                         throw fail("chapter \(index)'s time \(times[index]) does not fit the header's \(comment.endIndex - equals - 1) characters")
@@ -71,8 +72,9 @@ enum OggChapterTimes {
             let end = index + 1 < pageStarts.count ? pageStarts[index + 1] : pages.count
             pages.replaceSubrange((start + 22)..<(start + 26), with: [0, 0, 0, 0])
             let crc = checksum(pages[start..<end])
-            pages.replaceSubrange((start + 22)..<(start + 26),
-                                  with: [UInt8(crc & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 24)])
+            pages.replaceSubrange(
+                (start + 22)..<(start + 26),
+                with: [UInt8(crc & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 24)])
         }
     }
 
@@ -100,7 +102,8 @@ enum OggChapterTimes {
             }
             // One whole packet in this page: not continued from the last, not continued on the next.
             guard pages[offset + 5] & 1 == 0, lacing.last.map({ $0 < 255 }) ?? false,
-                  lacing.dropLast().allSatisfy({ $0 == 255 }), let stripped = stripChapters(body) else { return nil }
+                lacing.dropLast().allSatisfy({ $0 == 255 }), let stripped = stripChapters(body)
+            else { return nil }
             var table = [UInt8](repeating: 255, count: stripped.count / 255)
             table.append(UInt8(stripped.count % 255))
             var page = Array(pages[offset..<offset + 26]) + [UInt8(table.count)] + table + stripped

@@ -26,11 +26,13 @@ struct ID3ChapterTag {
     /// - Parameter growing: How many of `titles` may be replaced by longer ones at the end.
     init(titles: [String], growing: Int = 0) throws {
         guard titles.count <= Self.maximumChapters else {
-            throw AudioError(.invalidArgument, subject: "chapters",
-                             reason: "\(titles.count) chapters are more than an ID3 table of contents holds (\(Self.maximumChapters))")
+            throw AudioError(
+                .invalidArgument, subject: "chapters",
+                reason: "\(titles.count) chapters are more than an ID3 table of contents holds (\(Self.maximumChapters))")
         }
         self.titles = titles
-        size = Self.build(titles: titles, milliseconds: Array(repeating: (0, 0), count: titles.count)).count
+        size =
+            Self.build(titles: titles, milliseconds: Array(repeating: (0, 0), count: titles.count)).count
             + max(0, min(growing, titles.count)) * Self.roomPerGrowingTitle
     }
 
@@ -63,8 +65,10 @@ struct ID3ChapterTag {
         let times = titles.indices.map { index -> (Int, Int) in
             guard index < chapters.count else { return (0, 0) }
             let frames = chapters[index].frames
-            return (ChapterMark.milliseconds(frames: frames.lowerBound, sampleRate: sampleRate),
-                    ChapterMark.milliseconds(frames: frames.upperBound, sampleRate: sampleRate))
+            return (
+                ChapterMark.milliseconds(frames: frames.lowerBound, sampleRate: sampleRate),
+                ChapterMark.milliseconds(frames: frames.upperBound, sampleRate: sampleRate)
+            )
         }
         try bytes(milliseconds: times, final: chapters.map(\.title)).withUnsafeBytes { try output.overwrite($0, at: 0) }
     }
@@ -82,7 +86,7 @@ struct ID3ChapterTag {
         for (index, title) in titles.enumerated() {
             var body = cString(ids[index])
             body += uint32(milliseconds[index].0) + uint32(milliseconds[index].1)
-            body += [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]   // start and end byte offsets: not given
+            body += [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]  // start and end byte offsets: not given
             body += frame("TIT2", [0x01] + utf16WithBOM(title))
             frames += frame("CHAP", body)
         }
@@ -106,7 +110,7 @@ struct ID3ChapterTag {
 
     private static func tableOfContents(id: String, topLevel: Bool, children: [String]) -> [UInt8] {
         var body = cString(id)
-        body.append(topLevel ? 0x03 : 0x01)   // bit 1: top level; bit 0: entries are ordered
+        body.append(topLevel ? 0x03 : 0x01)  // bit 1: top level; bit 0: entries are ordered
         body.append(UInt8(children.count))
         for child in children { body += cString(child) }
         return frame("CTOC", body)

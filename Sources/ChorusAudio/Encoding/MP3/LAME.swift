@@ -22,8 +22,10 @@ enum LAME {
 
     /// A LAME encoder with Chorus's settings: CBR at `bitRate` (or VBR "new" for fixtures), joint stereo,
     /// no resampling. The caller owns it and closes it with `lame_close`.
-    static func makeEncoder(format: AudioFormat, bitRate: Int, quality: Int, vbr: Bool, writeTag: Bool,
-                            subject: String) throws -> OpaquePointer {
+    static func makeEncoder(
+        format: AudioFormat, bitRate: Int, quality: Int, vbr: Bool, writeTag: Bool,
+        subject: String
+    ) throws -> OpaquePointer {
         guard let flags = lame_init() else {
             throw AudioError(.encodingFailed, subject: subject, reason: "cannot start the LAME encoder")
         }
@@ -54,19 +56,21 @@ enum LAME {
     /// LAME's fixed 128/64/32 kbit/s for MPEG-1/2/2.5), `(version + 1) × 72000 × kbps / rate` bytes,
     /// without padding; 0 when that frame could not hold the tag (LAME then writes none).
     static func tagFrameBytes(_ flags: OpaquePointer, vbr: Bool) -> Int {
-        let version = Int(lame_get_version(flags))   // 1: MPEG-1, 0: MPEG-2 and 2.5
+        let version = Int(lame_get_version(flags))  // 1: MPEG-1, 0: MPEG-2 and 2.5
         let rate = Int(lame_get_out_samplerate(flags))
         let kbps = vbr ? (version == 1 ? 128 : rate < 16_000 ? 32 : 64) : Int(lame_get_brate(flags))
         let size = (version + 1) * 72_000 * kbps / rate
         let mono = lame_get_num_channels(flags) == 1
         let sideInformation = version == 1 ? (mono ? 17 : 32) : (mono ? 9 : 17)
-        let smallest = 4 + sideInformation + 156   // frame header + side information + the Xing/LAME tag
+        let smallest = 4 + sideInformation + 156  // frame header + side information + the Xing/LAME tag
         return (smallest...2880).contains(size) ? size : 0
     }
 
     /// Encodes interleaved frames 8,192 at a time, handing each piece of output to `emit` (bytes, count).
-    static func encode(_ flags: OpaquePointer, _ samples: UnsafeBufferPointer<Float>, channels: Int, buffer: inout [UInt8],
-                       subject: String, emit: ([UInt8], Int) throws -> Void) throws {
+    static func encode(
+        _ flags: OpaquePointer, _ samples: UnsafeBufferPointer<Float>, channels: Int, buffer: inout [UInt8],
+        subject: String, emit: ([UInt8], Int) throws -> Void
+    ) throws {
         guard let base = samples.baseAddress, !samples.isEmpty else { return }
         let chunk = 8192
         var offset = 0

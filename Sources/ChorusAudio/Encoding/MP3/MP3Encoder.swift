@@ -24,13 +24,16 @@ package final class MP3Encoder: AudioEncoder {
     ///   - writeTag: write the LAME/Xing tag (disable only to produce a tagless fixture).
     ///   - chapterTitles: chapters to mark in an ID3v2 tag; empty for no tag.
     ///   - growingTitles: how many of them `finish` may be given longer (the tag keeps room).
-    package init(output: EncodedOutput, format: AudioFormat, bitRate: Int, quality: Int = RenderOptions.defaultMP3Quality,
-                 vbr: Bool = false, writeTag: Bool = true, chapterTitles: [String] = [], growingTitles: Int = 0) throws {
+    package init(
+        output: EncodedOutput, format: AudioFormat, bitRate: Int, quality: Int = RenderOptions.defaultMP3Quality,
+        vbr: Bool = false, writeTag: Bool = true, chapterTitles: [String] = [], growingTitles: Int = 0
+    ) throws {
         self.format = format
         self.output = output
         self.writeTag = writeTag
-        let flags = try LAME.makeEncoder(format: format, bitRate: bitRate, quality: quality, vbr: vbr, writeTag: writeTag,
-                                         subject: output.subject)
+        let flags = try LAME.makeEncoder(
+            format: format, bitRate: bitRate, quality: quality, vbr: vbr, writeTag: writeTag,
+            subject: output.subject)
         lame = flags
         tagFrameBytes = writeTag ? LAME.tagFrameBytes(flags, vbr: vbr) : 0
         chapterTag = chapterTitles.isEmpty ? nil : try ID3ChapterTag(titles: chapterTitles, growing: growingTitles)
@@ -53,10 +56,11 @@ package final class MP3Encoder: AudioEncoder {
         try chapterTag?.write(chapters: chapters, sampleRate: format.sampleRate, into: output)
         if tagFrameBytes > 0 {
             let frame = LAME.tagFrame(lame)
-            if frame.isEmpty { return }   // no audio frames at all: LAME has no tag to write
+            if frame.isEmpty { return }  // no audio frames at all: LAME has no tag to write
             guard frame.count == tagFrameBytes else {
-                throw AudioError(.encodingFailed, subject: output.subject,
-                                 reason: "LAME's tag frame is \(frame.count) bytes, not the \(tagFrameBytes) reserved for it")
+                throw AudioError(
+                    .encodingFailed, subject: output.subject,
+                    reason: "LAME's tag frame is \(frame.count) bytes, not the \(tagFrameBytes) reserved for it")
             }
             try frame.withUnsafeBytes { try output.overwrite($0, at: chapterTag?.size ?? 0) }
         }

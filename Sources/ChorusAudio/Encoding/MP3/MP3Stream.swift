@@ -13,8 +13,8 @@ package enum MP3Stream {
     /// another layer, a reserved or free-format field, or fewer than 4 bytes left).
     package static func frameLength(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int) -> Int? {
         guard offset >= 0, offset + 4 <= bytes.count, bytes[offset] == 0xFF, bytes[offset + 1] & 0xE0 == 0xE0 else { return nil }
-        let version = (bytes[offset + 1] >> 3) & 3   // 3: MPEG-1, 2: MPEG-2, 0: MPEG-2.5, 1: reserved
-        let layer = (bytes[offset + 1] >> 1) & 3     // 1: layer III
+        let version = (bytes[offset + 1] >> 3) & 3  // 3: MPEG-1, 2: MPEG-2, 0: MPEG-2.5, 1: reserved
+        let layer = (bytes[offset + 1] >> 1) & 3  // 1: layer III
         let bitRateIndex = Int(bytes[offset + 2] >> 4)
         let rateIndex = Int((bytes[offset + 2] >> 2) & 3)
         let padding = Int((bytes[offset + 2] >> 1) & 1)
@@ -43,7 +43,7 @@ package enum MP3Stream {
     package static func widened(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int) -> (header: [UInt8], extra: Int)? {
         guard let length = frameLength(bytes, at: offset), bytes[offset + 1] & 1 == 1, bytes[offset + 2] >> 4 != 14 else { return nil }
         var header = Array(bytes[offset..<(offset + 4)])
-        header[2] = 14 << 4 | header[2] & 0x0C | header[2] & 0x01   // bit rate index 14, same rate, no padding, private bit kept
+        header[2] = 14 << 4 | header[2] & 0x0C | header[2] & 0x01  // bit rate index 14, same rate, no padding, private bit kept
         let wide = header.withUnsafeBufferPointer { frameLength($0, at: 0) } ?? length
         return wide > length ? (header, wide - length) : nil
     }
@@ -56,8 +56,9 @@ package enum MP3Stream {
             var offset = 0
             while offset < buffer.count {
                 guard let length = frameLength(buffer, at: offset), offset + length <= buffer.count else {
-                    throw AudioError(.encodingFailed, subject: subject,
-                                     reason: "LAME's output is not whole MP3 frames at byte \(offset) of \(buffer.count)")
+                    throw AudioError(
+                        .encodingFailed, subject: subject,
+                        reason: "LAME's output is not whole MP3 frames at byte \(offset) of \(buffer.count)")
                 }
                 frames.append(offset..<(offset + length))
                 offset += length
@@ -74,22 +75,27 @@ package enum MP3Stream {
     ///   - audioBytes: bytes of all audio frames (the tag frame not included).
     ///   - samples: frames of audio encoded (per channel), so that padding makes the decoded length exact.
     ///   - musicCRC: CRC-16 of all audio frames (`crc16`).
-    package static func lameTag(template: [UInt8], frameOffsets: [Int], audioBytes: Int, samplesPerFrame: Int, samples: Int,
-                        musicCRC: UInt16, subject: String) throws -> [UInt8] {
+    package static func lameTag(
+        template: [UInt8], frameOffsets: [Int], audioBytes: Int, samplesPerFrame: Int, samples: Int,
+        musicCRC: UInt16, subject: String
+    ) throws -> [UInt8] {
         var tag = template
         // "Info" (CBR) or "Xing" (VBR) right after the side information.
-        guard let start = (0..<max(0, tag.count - 156)).first(where: { index in
-            let word = tag[index..<(index + 4)]
-            return word.elementsEqual("Info".utf8) || word.elementsEqual("Xing".utf8)
-        }) else {
+        guard
+            let start = (0..<max(0, tag.count - 156)).first(where: { index in
+                let word = tag[index..<(index + 4)]
+                return word.elementsEqual("Info".utf8) || word.elementsEqual("Xing".utf8)
+            })
+        else {
             throw AudioError(.encodingFailed, subject: subject, reason: "LAME's tag frame has no Info/Xing header")
         }
         let frameCount = frameOffsets.count
         let delay = Int(tag[start + 141]) << 4 | Int(tag[start + 142]) >> 4
         let padding = frameCount * samplesPerFrame - delay - samples
         guard (0..<4096).contains(padding) else {
-            throw AudioError(.encodingFailed, subject: subject,
-                             reason: "\(frameCount) frames cannot hold \(samples) samples after a \(delay)-sample delay")
+            throw AudioError(
+                .encodingFailed, subject: subject,
+                reason: "\(frameCount) frames cannot hold \(samples) samples after a \(delay)-sample delay")
         }
         let streamBytes = audioBytes + tag.count
         func put32(_ value: Int, at offset: Int) {
@@ -97,7 +103,7 @@ package enum MP3Stream {
         }
         put32(frameCount, at: start + 8)
         put32(streamBytes, at: start + 12)
-        for percent in 0..<100 {   // byte position of the frame at each percent of the duration, in 256ths
+        for percent in 0..<100 {  // byte position of the frame at each percent of the duration, in 256ths
             let offset = frameCount == 0 ? 0 : frameOffsets[percent * frameCount / 100]
             tag[start + 16 + percent] = UInt8(min(255, audioBytes == 0 ? 0 : 256 * offset / audioBytes))
         }

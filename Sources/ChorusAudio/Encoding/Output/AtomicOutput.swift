@@ -72,8 +72,9 @@ public final class AtomicOutput: @unchecked Sendable {
             return
         }
         guard rename(temporaryURL.path, destination.path) == 0 else {
-            throw AudioError(.writeFailed, subject: destination.path, reason: "cannot move the finished file into place",
-                             underlying: String(cString: strerror(errno)))
+            throw AudioError(
+                .writeFailed, subject: destination.path, reason: "cannot move the finished file into place",
+                underlying: String(cString: strerror(errno)))
         }
         committed = true
         Self.pending.withLock { $0.remove(temporaryURL.path) }

@@ -71,11 +71,12 @@ final class AACJoiner: PieceJoiner {
         let last = span.end.map { Int64($0 - frameSize - span.encoderStart) } ?? .max
         let kept = piece.packets.filter { $0.pts >= first && $0.pts < last }
         if let end = span.end, kept.count != (end - span.start) / frameSize {
-            throw AudioError(.encodingFailed, subject: muxer.subject,
-                             reason: "an AAC piece has \(kept.count) packets where the \((end - span.start) / frameSize) it covers belong")
+            throw AudioError(
+                .encodingFailed, subject: muxer.subject,
+                reason: "an AAC piece has \(kept.count) packets where the \((end - span.start) / frameSize) it covers belong")
         }
         for kept in kept {
-            defer { av_packet_unref(packet) }   // blank already when the muxer took it
+            defer { av_packet_unref(packet) }  // blank already when the muxer took it
             try FFmpeg.check(av_new_packet(packet, Int32(kept.bytes.count)), "av_new_packet", subject: muxer.subject, as: .encodingFailed)
             piece.bytes.withUnsafeBufferPointer { bytes in
                 packet.pointee.data.update(from: bytes.baseAddress! + kept.bytes.lowerBound, count: kept.bytes.count)
@@ -93,8 +94,9 @@ final class AACJoiner: PieceJoiner {
         // One priming packet, then one per started 1,024 samples: what a single encoder gives.
         let expected = (samples + frameSize - 1) / frameSize + 1
         guard packets == expected || samples == 0 else {
-            throw AudioError(.encodingFailed, subject: muxer.subject,
-                             reason: "the joined AAC pieces hold \(packets) packets where \(samples) samples need \(expected)")
+            throw AudioError(
+                .encodingFailed, subject: muxer.subject,
+                reason: "the joined AAC pieces hold \(packets) packets where \(samples) samples need \(expected)")
         }
         let marks = Array(chapters.prefix(chapterTitles.count))
         if !marks.isEmpty { try muxer.addChapters(marks) }
@@ -137,7 +139,9 @@ final class AACPiece: PieceCodec {
         let size = Int(packet.pointee.size)
         let start = encoded.bytes.count
         if size > 0, let data = packet.pointee.data { encoded.bytes.append(contentsOf: UnsafeBufferPointer(start: data, count: size)) }
-        encoded.packets.append(Packet(bytes: start..<(start + size), pts: packet.pointee.pts, duration: packet.pointee.duration,
-                                      flags: packet.pointee.flags))
+        encoded.packets.append(
+            Packet(
+                bytes: start..<(start + size), pts: packet.pointee.pts, duration: packet.pointee.duration,
+                flags: packet.pointee.flags))
     }
 }

@@ -64,8 +64,10 @@ final class MP3Joiner: PieceJoiner {
         var from: Int
     }
 
-    init(output: EncodedOutput, format: AudioFormat, bitRate: Int, quality: Int, chapterTitles: [String], growingTitles: Int = 0,
-         spliceRule: SpliceRule = .firstFitting) throws {
+    init(
+        output: EncodedOutput, format: AudioFormat, bitRate: Int, quality: Int, chapterTitles: [String], growingTitles: Int = 0,
+        spliceRule: SpliceRule = .firstFitting
+    ) throws {
         self.output = output
         self.format = format
         self.bitRate = bitRate
@@ -111,8 +113,9 @@ final class MP3Joiner: PieceJoiner {
         }
         try chapterTag?.write(chapters: chapters, sampleRate: format.sampleRate, into: output)
         guard tagFrameBytes > 0, !frameOffsets.isEmpty, tagTemplate.count == tagFrameBytes else { return }
-        let tag = try MP3Stream.lameTag(template: tagTemplate, frameOffsets: frameOffsets, audioBytes: audioBytes,
-                                        samplesPerFrame: frameSize, samples: samples, musicCRC: musicCRC, subject: output.subject)
+        let tag = try MP3Stream.lameTag(
+            template: tagTemplate, frameOffsets: frameOffsets, audioBytes: audioBytes,
+            samplesPerFrame: frameSize, samples: samples, musicCRC: musicCRC, subject: output.subject)
         try tag.withUnsafeBytes { try output.overwrite($0, at: chapterTag?.size ?? 0) }
     }
 
@@ -120,8 +123,9 @@ final class MP3Joiner: PieceJoiner {
     private func splice(_ before: Held, to next: Held, overlapped: Bool) throws -> Held {
         let cut = next.from
         guard cut - before.first <= before.frames.count, cut - next.first < next.frames.count else {
-            throw AudioError(.encodingFailed, subject: output.subject,
-                             reason: "MP3 pieces of \(before.frames.count) and \(next.frames.count) frames do not reach frame \(cut), where they join")
+            throw AudioError(
+                .encodingFailed, subject: output.subject,
+                reason: "MP3 pieces of \(before.frames.count) and \(next.frames.count) frames do not reach frame \(cut), where they join")
         }
         // Main data the frame borrows from before it, for either piece (a frame past the piece's end leaves nothing free).
         func begin(_ piece: Held, _ frame: Int) -> Int {
@@ -129,7 +133,8 @@ final class MP3Joiner: PieceJoiner {
             guard index >= 0, index < piece.frames.count else { return 0 }
             return piece.bytes.withUnsafeBufferPointer { MP3Stream.mainData($0, at: piece.frames[index].lowerBound).begin }
         }
-        let window = overlapped ? cut..<min(cut + overlap.after - 3, before.first + before.frames.count, next.first + next.frames.count) : cut..<(cut + 1)
+        let window =
+            overlapped ? cut..<min(cut + overlap.after - 3, before.first + before.frames.count, next.first + next.frames.count) : cut..<(cut + 1)
         var at = spliceRule == .atCutWidening ? nil : window.first { begin(next, $0) <= begin(before, $0) }
         var widening: (header: [UInt8], extra: Int)?
         if at == nil {
@@ -137,8 +142,9 @@ final class MP3Joiner: PieceJoiner {
             let last = before.frames[cut - 1 - before.first].lowerBound
             widening = before.bytes.withUnsafeBufferPointer { MP3Stream.widened($0, at: last) }
             guard let widening, begin(before, cut) + widening.extra >= begin(next, cut) else {
-                throw AudioError(.encodingFailed, subject: output.subject,
-                                 reason: "no room for the \(begin(next, cut)) bytes of main data MP3 frame \(cut) borrows at a splice")
+                throw AudioError(
+                    .encodingFailed, subject: output.subject,
+                    reason: "no room for the \(begin(next, cut)) bytes of main data MP3 frame \(cut) borrows at a splice")
             }
         }
         let frame = at ?? cut
@@ -173,8 +179,10 @@ final class MP3Joiner: PieceJoiner {
     /// Writes `piece`'s frames from its `from` up to stream frame `end`; the last `free` bytes of their main data areas
     /// (the dropped frames' data) hold `borrowed` at their end and zeros before it. `widening` replaces the last frame's
     /// header and lengthens it.
-    private func write(_ piece: Held, upTo end: Int, borrowed: [UInt8] = [], free: Int = 0,
-                       widening: (header: [UInt8], extra: Int)? = nil) throws {
+    private func write(
+        _ piece: Held, upTo end: Int, borrowed: [UInt8] = [], free: Int = 0,
+        widening: (header: [UInt8], extra: Int)? = nil
+    ) throws {
         let kept = piece.frames[(piece.from - piece.first)..<(end - piece.first)]
         guard let first = kept.first, let last = kept.last else { return }
         var bytes = Array(piece.bytes[first.lowerBound..<last.upperBound])
@@ -200,7 +208,8 @@ final class MP3Joiner: PieceJoiner {
             }
         }
         guard left == 0 else {
-            throw AudioError(.encodingFailed, subject: output.subject, reason: "an MP3 piece is too short to hold the main data of the piece after it")
+            throw AudioError(
+                .encodingFailed, subject: output.subject, reason: "an MP3 piece is too short to hold the main data of the piece after it")
         }
         for start in starts { frameOffsets.append(audioBytes + start) }
         try bytes.withUnsafeBufferPointer { buffer in
@@ -244,7 +253,8 @@ final class LAMEPiece: PieceCodec {
 
     func finish() throws -> Encoded {
         try LAME.flush(lame, buffer: &buffer, subject: subject) { bytes.append(contentsOf: $0.prefix($1)) }
-        return Encoded(bytes: bytes, frames: try MP3Stream.frames(in: bytes, subject: subject),
-                       tagTemplate: tagFrameBytes > 0 ? LAME.tagFrame(lame) : [])
+        return Encoded(
+            bytes: bytes, frames: try MP3Stream.frames(in: bytes, subject: subject),
+            tagTemplate: tagFrameBytes > 0 ? LAME.tagFrame(lame) : [])
     }
 }

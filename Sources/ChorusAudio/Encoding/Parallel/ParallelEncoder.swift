@@ -151,8 +151,9 @@ final class ParallelEncoder<Joiner: PieceJoiner>: AudioEncoder {
         cuts.append(cut)
         // At most `jobs` pieces at work: wait for the oldest (with one job, this one) before starting another.
         try writeFinishedPieces(waiting: pieces.count >= jobs)
-        let next = try EncoderPiece(index: ending.index + 1, start: cut, codec: joiner.makeCodec(index: ending.index + 1, start: cut),
-                                    channels: format.channels)
+        let next = try EncoderPiece(
+            index: ending.index + 1, start: cut, codec: joiner.makeCodec(index: ending.index + 1, start: cut),
+            channels: format.channels)
         pieces.append(next)
         next.encodeSilence(frames: silenceEnd - cut, queued: queuedChunks)
         given = silenceEnd
@@ -202,8 +203,9 @@ final class ParallelEncoder<Joiner: PieceJoiner>: AudioEncoder {
         cuts.append(cut)
         try writeFinishedPieces(waiting: pieces.count >= jobs)
         let warming = joiner.overlap.before * joiner.frameSize
-        let next = try EncoderPiece(index: previous.index + 1, start: cut, encoderStart: cut - warming,
-                                    codec: joiner.makeCodec(index: previous.index + 1, start: cut - warming), channels: format.channels)
+        let next = try EncoderPiece(
+            index: previous.index + 1, start: cut, encoderStart: cut - warming,
+            codec: joiner.makeCodec(index: previous.index + 1, start: cut - warming), channels: format.channels)
         pieces.append(next)
         if warming > 0 { next.encode(Array(history.suffix(warming * format.channels)), queued: queuedChunks) }
         endingLeft = joiner.overlap.after * joiner.frameSize

@@ -36,22 +36,26 @@ struct RequestLogMiddleware: RouterMiddleware {
                 break
             default:
                 // The service's own files unwritable (507), or anything else unexpected (500).
-                logger.error(standard.status.code == 507 ? "storage failure" : "unhandled error",
-                             metadata: ["request_id": .string(context.requestID), "error": .string(String(describing: error))])
+                logger.error(
+                    standard.status.code == 507 ? "storage failure" : "unhandled error",
+                    metadata: ["request_id": .string(context.requestID), "error": .string(String(describing: error))])
             }
         }
         response.headers[Self.requestIDField] = context.requestID
-        Self.record(logger: logger, metrics: metrics, requestID: context.requestID, method: request.method.rawValue, route: context.endpointPath,
-                    path: request.uri.path, query: request.uri.query, status: response.status.code, elapsed: Date().timeIntervalSince(started),
-                    caller: context.caller, failure: failure)
+        Self.record(
+            logger: logger, metrics: metrics, requestID: context.requestID, method: request.method.rawValue, route: context.endpointPath,
+            path: request.uri.path, query: request.uri.query, status: response.status.code, elapsed: Date().timeIntervalSince(started),
+            caller: context.caller, failure: failure)
         return response
     }
 
     static let requestIDField = HTTPField.Name("X-Request-Id")!
 
     /// Counts a request and writes its log line (the router's requests and the audio fast path's alike).
-    static func record(logger: Logger, metrics: RequestMetrics, requestID: String, method: String, route: String?, path: String, query: String?,
-                       status: Int, elapsed: Double, caller: Caller?, failure: String?) {
+    static func record(
+        logger: Logger, metrics: RequestMetrics, requestID: String, method: String, route: String?, path: String, query: String?,
+        status: Int, elapsed: Double, caller: Caller?, failure: String?
+    ) {
         metrics.record(method: method, route: route ?? "unmatched", status: status, seconds: elapsed)
         var metadata: Logger.Metadata = [
             "request_id": .string(requestID), "method": .string(method), "path": .string(loggable(path: path, query: query)),

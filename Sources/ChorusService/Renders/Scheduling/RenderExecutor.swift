@@ -1,5 +1,5 @@
-import ChorusOutbound
 import ChorusAudio
+import ChorusOutbound
 import ChorusVoices
 import ChorusWire
 import Crypto
@@ -55,7 +55,8 @@ struct RenderExecutor: RenderRunner {
         do {
             try FileManager.default.createDirectory(at: data.render(active.id).url, withIntermediateDirectories: true)
             if let request {
-                try await store.accept(id: active.id, caller: active.caller, request: request, createdAt: active.createdAt, expiresAt: active.expiresAt)
+                try await store.accept(
+                    id: active.id, caller: active.caller, request: request, createdAt: active.createdAt, expiresAt: active.expiresAt)
             }
         } catch {
             throw ServiceError(error, during: .render)
@@ -80,8 +81,10 @@ struct RenderExecutor: RenderRunner {
         try? clearFiles(of: active.id)
         guard !active.isStopped else { return }
         do {
-            try await store.save(StoredRender.failure(id: active.id, format: active.resolved.format.rawValue, createdAt: active.createdAt,
-                                                      expiresAt: active.expiresAt, error: failure.body.error))
+            try await store.save(
+                StoredRender.failure(
+                    id: active.id, format: active.resolved.format.rawValue, createdAt: active.createdAt,
+                    expiresAt: active.expiresAt, error: failure.body.error))
         } catch {
             logger.error("failed render not recorded", metadata: ["render": .string(active.id), "error": .string("\(error)")])
         }
@@ -92,7 +95,8 @@ struct RenderExecutor: RenderRunner {
     func addWaveformBase(to stored: StoredRender) async {
         let folder = data.render(stored.manifest.id)
         guard let format = stored.format else { return }
-        let audioURL = folder.audioURL(format), waveformURL = folder.url(.waveform)
+        let audioURL = folder.audioURL(format)
+        let waveformURL = folder.url(.waveform)
         do {
             try await chorus.workerPool.run {
                 let peaks = try WaveformPeaks.compute(fileAt: audioURL, zoom: .samplesPerPixel(Self.waveformBase))
@@ -100,7 +104,7 @@ struct RenderExecutor: RenderRunner {
             }
             var updated = stored
             updated.waveformBase = Self.waveformBase
-            try await store.replace(updated)   // not if the render was deleted meanwhile
+            try await store.replace(updated)  // not if the render was deleted meanwhile
             if let shared, store.get(stored.manifest.id) != nil { try await shared.publish(file: .waveform, of: updated, from: folder) }
         } catch {
             logger.warning("waveform base not stored", metadata: ["render": .string(stored.manifest.id), "error": .string("\(error)")])
@@ -108,7 +112,7 @@ struct RenderExecutor: RenderRunner {
     }
 
     private func render(_ active: ActiveRender) async throws -> StoredRender {
-        let folder = data.render(active.id)   // made by `accept`
+        let folder = data.render(active.id)  // made by `accept`
         let format = active.resolved.format
         let audioURL = folder.audioURL(format)
         var outputs = RenderOutputs(audio: audioURL, timeline: folder.url(.timeline), captions: folder.url(.captions))
@@ -132,7 +136,8 @@ struct RenderExecutor: RenderRunner {
             return ("\"" + Hex.string(SHA256.hash(data: audio).prefix(12)) + "\"", audio.count)
         }
         let timeline = result.timeline
-        var manifest = RenderManifest(id: active.id, status: .done, createdAt: Timestamp.iso(active.createdAt), expiresAt: Timestamp.iso(active.expiresAt))
+        var manifest = RenderManifest(
+            id: active.id, status: .done, createdAt: Timestamp.iso(active.createdAt), expiresAt: Timestamp.iso(active.expiresAt))
         manifest.format = format.rawValue
         manifest.duration = timeline.duration
         manifest.samples = timeline.samples
@@ -144,7 +149,7 @@ struct RenderExecutor: RenderRunner {
         do {
             try await store.save(stored)
         } catch {
-            try? await shared?.remove(stored)   // recorded failed here: not done anywhere
+            try? await shared?.remove(stored)  // recorded failed here: not done anywhere
             throw error
         }
         return stored

@@ -34,8 +34,10 @@ protocol SharedQueueing: Sendable {
     var lease: Double { get }
     /// Seconds an operation may take.
     var deadline: Double { get }
-    func enqueue(id: String, caller: String, request: Data, format: String, createdAt: Double, expiresAt: Double, perCaller: Int,
-                 queueLimit: Int) async throws -> SharedQueue.Enqueued
+    func enqueue(
+        id: String, caller: String, request: Data, format: String, createdAt: Double, expiresAt: Double, perCaller: Int,
+        queueLimit: Int
+    ) async throws -> SharedQueue.Enqueued
     /// Claims entry `id` (queued, or its lease run out), or the oldest claimable one; `nil` when there is none.
     func claim(id: String?) async throws -> SharedQueue.Claim?
     /// Renews this instance's lease of `id`, recording its progress; `false` when the entry is no longer this instance's.

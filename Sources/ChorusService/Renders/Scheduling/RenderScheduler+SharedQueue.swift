@@ -16,16 +16,19 @@ extension RenderScheduler {
     /// Queues `resolved` in the database (`request` is what runs it on any instance) unless it exists there, and
     /// runs it here at once when a worker is free. Without shared jobs, `submit(_:caller:retention:)`.
     /// - Throws: `ServiceError` 503 / 429 (limits, stopping), `DatabaseError`.
-    func submit(_ resolved: ResolvedRender, request: RenderRequest, caller: String, retention: Double,
-                now: Double = Date().timeIntervalSince1970) async throws -> Submission {
+    func submit(
+        _ resolved: ResolvedRender, request: RenderRequest, caller: String, retention: Double,
+        now: Double = Date().timeIntervalSince1970
+    ) async throws -> Submission {
         guard let shared else {
             return .local(try await submit(resolved, request: try JSONEncoder().encode(request), caller: caller, retention: retention, now: now))
         }
         if let existing = active[resolved.id] { return .local(existing) }
         guard accepting else { throw ServiceError.shuttingDown }
-        let enqueued = try await shared.queue.enqueue(id: resolved.id, caller: caller, request: try JSONEncoder().encode(request),
-                                                     format: resolved.format.rawValue, createdAt: now, expiresAt: now + retention,
-                                                     perCaller: perCaller, queueLimit: queueLimit)
+        let enqueued = try await shared.queue.enqueue(
+            id: resolved.id, caller: caller, request: try JSONEncoder().encode(request),
+            format: resolved.format.rawValue, createdAt: now, expiresAt: now + retention,
+            perCaller: perCaller, queueLimit: queueLimit)
         if case .existing(let job) = enqueued { return active[job.id].map { .local($0) } ?? .remote(job) }
         if accepting, !reconciling, running.count + claiming < workers {
             claiming += 1
@@ -35,14 +38,15 @@ extension RenderScheduler {
                     return .local(render)
                 }
             } catch {
-                lostClaimAt = Date()   // the claim may have been made without this instance hearing of it
+                lostClaimAt = Date()  // the claim may have been made without this instance hearing of it
             }
         }
         if let render = active[resolved.id] { return .local(render) }
-        return .remote(SharedQueue.Entry(id: resolved.id, status: .queued, caller: caller, createdAt: now, expiresAt: now + retention, attempts: 0,
-                                      format: resolved.format.rawValue))
+        return .remote(
+            SharedQueue.Entry(
+                id: resolved.id, status: .queued, caller: caller, createdAt: now, expiresAt: now + retention, attempts: 0,
+                format: resolved.format.rawValue))
     }
-
 
     /// Claims the oldest claimable shared job and starts it, when a worker is free; returns whether to claim again.
     /// - Throws: `DatabaseError`.
@@ -91,8 +95,12 @@ extension RenderScheduler {
             _ = try? await shared.queue.release(job.id)
             return .skipped
         }
-        shared.logger.info("render claimed", metadata: ["render": .string(job.id), "attempt": .stringConvertible(job.attempts),
-                                                        "waited_ms": .stringConvertible(Int(claim.waited * 1000))])
+        shared.logger.info(
+            "render claimed",
+            metadata: [
+                "render": .string(job.id), "attempt": .stringConvertible(job.attempts),
+                "waited_ms": .stringConvertible(Int(claim.waited * 1000)),
+            ])
         executor.claimed(waited: claim.waited)
         var resolved: ResolvedRender
         do {
@@ -103,17 +111,18 @@ extension RenderScheduler {
             }
         } catch {
             let failure = ServiceError(error, during: .render)
-            let record = StoredRender.failure(id: job.id, format: job.format, createdAt: job.createdAt, expiresAt: job.expiresAt, error: failure.body.error)
+            let record = StoredRender.failure(
+                id: job.id, format: job.format, createdAt: job.createdAt, expiresAt: job.expiresAt, error: failure.body.error)
             _ = try? await shared.queue.complete(job.id, record: record)
             return .failed
         }
-        guard active[job.id] == nil, accepting else {   // checked again: resolving awaited
+        guard active[job.id] == nil, accepting else {  // checked again: resolving awaited
             if !accepting { _ = try? await shared.queue.release(job.id) }
             return .skipped
         }
         resolved.id = job.id
         let render = ActiveRender(resolved: resolved, caller: job.caller, createdAt: job.createdAt, expiresAt: job.expiresAt)
-        active[render.id] = render   // before awaiting: a second claim of it here meanwhile is skipped
+        active[render.id] = render  // before awaiting: a second claim of it here meanwhile is skipped
         do {
             try await replaceEarlier(job.id, now: Date().timeIntervalSince1970, createdAt: job.createdAt)
             try await executor.accept(render, request: nil)
@@ -147,7 +156,8 @@ extension RenderScheduler {
     /// the lease (counted from when the last successful one was sent), before another instance may claim it.
     private nonisolated func keepLease(of render: ActiveRender, shared: SharedQueueAccess) async {
         let lease = shared.queue.lease
-        var renewed = Date(), written = Date.distantPast
+        var renewed = Date()
+        var written = Date.distantPast
         var progress: RenderProgressBody?
         while !Task.isCancelled {
             try? await Task.sleep(nanoseconds: UInt64(min(1, lease / 3) * 1e9))
@@ -194,18 +204,20 @@ extension RenderScheduler {
             record = stored
         case .failure(let failure):
             guard !abandoned.contains(render.id) else { return }
-            record = StoredRender.failure(id: render.id, format: render.resolved.format.rawValue, createdAt: render.createdAt,
-                                          expiresAt: render.expiresAt, error: failure.body.error)
+            record = StoredRender.failure(
+                id: render.id, format: render.resolved.format.rawValue, createdAt: render.createdAt,
+                expiresAt: render.expiresAt, error: failure.body.error)
         }
         let started = Date()
         do {
-            try await Self.completionRetry.run({ _ in
-                // Each attempt 2 s at most: one under way when the shutdown comes overruns it by no more.
-                let left = max(0.2, self.completionLimit(started: started, lease: shared.queue.lease).timeIntervalSinceNow)
-                if try await !shared.queue.complete(render.id, record: record, deadline: min(2, left)) {
-                    shared.logger.warning("render finished after another instance took it over", metadata: ["render": .string(render.id)])
-                }
-            }, classify: { _ in Date() < self.completionLimit(started: started, lease: shared.queue.lease) ? .retry(after: nil) : .fail })
+            try await Self.completionRetry.run(
+                { _ in
+                    // Each attempt 2 s at most: one under way when the shutdown comes overruns it by no more.
+                    let left = max(0.2, self.completionLimit(started: started, lease: shared.queue.lease).timeIntervalSinceNow)
+                    if try await !shared.queue.complete(render.id, record: record, deadline: min(2, left)) {
+                        shared.logger.warning("render finished after another instance took it over", metadata: ["render": .string(render.id)])
+                    }
+                }, classify: { _ in Date() < self.completionLimit(started: started, lease: shared.queue.lease) ? .retry(after: nil) : .fail })
         } catch {
             shared.logger.error("render not recorded in the database", metadata: ["render": .string(render.id), "error": .string("\(error)")])
         }

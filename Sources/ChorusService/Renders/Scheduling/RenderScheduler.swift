@@ -71,12 +71,15 @@ actor RenderScheduler {
     /// runs it again).
     /// - Throws: `ServiceError` 503 when the queue is full or the service is stopping, 429 when `caller` has too many,
     ///   507/503/500 when it cannot be recorded.
-    func submit(_ resolved: ResolvedRender, request: Data, caller: String, retention: Double, now: Double = Date().timeIntervalSince1970) async throws -> ActiveRender {
+    func submit(_ resolved: ResolvedRender, request: Data, caller: String, retention: Double, now: Double = Date().timeIntervalSince1970) async throws
+        -> ActiveRender
+    {
         if let existing = active[resolved.id] { return existing }
         guard accepting else { throw ServiceError.shuttingDown }
         if perCallerCount[caller, default: 0] >= perCaller {
-            throw ServiceError(.tooManyRequests, .tooManyRenders, "this key already has \(perCaller) renders queued or running; try again when one finishes",
-                               retryAfter: 5)
+            throw ServiceError(
+                .tooManyRequests, .tooManyRenders, "this key already has \(perCaller) renders queued or running; try again when one finishes",
+                retryAfter: 5)
         }
         if running.count + waiting.count + reserving >= workers + queueLimit {
             throw ServiceError.overloaded(retryAfter: max(1, waiting.count / max(1, workers)))
@@ -165,7 +168,7 @@ actor RenderScheduler {
                 let id = render.id
                 Task { _ = try? await shared.queue.release(id) }
             }
-            shared.watcher.claims.wake()   // a worker is free
+            shared.watcher.claims.wake()  // a worker is free
             return
         }
         releaseCaller(render.caller)
@@ -184,16 +187,19 @@ actor RenderScheduler {
             active.removeValue(forKey: render.id)
             render.markStopped()
             // Not failed: recorded still (here, or in the shared queue, which another instance serves), it runs again.
-            render.finish(.failure(ServiceError(.serviceUnavailable, .shuttingDown,
-                                                "the service stopped before this render started; it runs when the service is back",
-                                                retryAfter: 5)))
+            render.finish(
+                .failure(
+                    ServiceError(
+                        .serviceUnavailable, .shuttingDown,
+                        "the service stopped before this render started; it runs when the service is back",
+                        retryAfter: 5)))
         }
         waiting.removeAll()
         // Shared jobs still running go back to the queue: another instance takes them over. (`release` changes only a
         // job this instance still holds as running: one recorded done meanwhile stays done.)
         let unfinished = Array(running.keys)
         if shared != nil { abandoned.formUnion(unfinished) }
-        for id in unfinished { active[id]?.markStopped() }   // not failed: they run again after the restart (or elsewhere)
+        for id in unfinished { active[id]?.markStopped() }  // not failed: they run again after the restart (or elsewhere)
         for task in running.values { task.cancel() }
         for task in running.values { await task.value }
         if let shared {

@@ -44,7 +44,7 @@ struct DatabaseLocation: Sendable, CustomStringConvertible {
             case "sslrootcert":
                 rootCertificate = item.value
             default:
-                break   // application_name, connect_timeout and the like: not needed here
+                break  // application_name, connect_timeout and the like: not needed here
             }
         }
         self.host = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
@@ -79,12 +79,13 @@ struct DatabaseLocation: Sendable, CustomStringConvertible {
         case "allow", "prefer", "require":
             tlsConfiguration.certificateVerification = .none
             tls = sslMode == "require" ? .require(tlsConfiguration) : .prefer(tlsConfiguration)
-        default:   // verify-ca, verify-full
+        default:  // verify-ca, verify-full
             if let rootCertificate {
                 do {
                     tlsConfiguration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(rootCertificate))
                 } catch {
-                    throw ConfigurationError(setting: .database, value: "sslrootcert=\(rootCertificate)", reason: "cannot be read as PEM certificates")
+                    throw ConfigurationError(
+                        setting: .database, value: "sslrootcert=\(rootCertificate)", reason: "cannot be read as PEM certificates")
                 }
             }
             tlsConfiguration.certificateVerification = sslMode == "verify-full" ? .fullVerification : .noHostnameVerification

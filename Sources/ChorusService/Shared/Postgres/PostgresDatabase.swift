@@ -19,10 +19,11 @@ final class PostgresDatabase: Sendable {
         self.location = location
         self.deadline = deadline
         var quiet = logger
-        quiet.logLevel = .critical   // errors surface through DatabaseError
+        quiet.logLevel = .critical  // errors surface through DatabaseError
         self.logger = quiet
-        client = PostgresClient(configuration: try location.configuration(connectTimeout: max(1, Int(deadline)), maximumConnections: maximumConnections),
-                                backgroundLogger: quiet)
+        client = PostgresClient(
+            configuration: try location.configuration(connectTimeout: max(1, Int(deadline)), maximumConnections: maximumConnections),
+            backgroundLogger: quiet)
     }
 
     /// Runs `body` with the pool's connections within the deadline; converts what fails into `DatabaseError`. The body
@@ -30,7 +31,9 @@ final class PostgresDatabase: Sendable {
     /// query when its task is cancelled, so a server that stops answering without closing the connection would
     /// otherwise hold the caller until TCP notices (hours). The abandoned body is cancelled and ends when the
     /// connection does; its connection is not handed out meanwhile.
-    func run<T: Sendable>(_ operation: String, deadline: Double? = nil, _ body: @escaping @Sendable (PostgresClient) async throws -> T) async throws -> T {
+    func run<T: Sendable>(_ operation: String, deadline: Double? = nil, _ body: @escaping @Sendable (PostgresClient) async throws -> T) async throws
+        -> T
+    {
         let seconds = deadline ?? self.deadline
         let client = self.client
         let outcome = Outcome<T>()
@@ -43,11 +46,13 @@ final class PostgresDatabase: Sendable {
                         do { outcome.finish(.success(try await body(client))) } catch { outcome.finish(.failure(error)) }
                     }
                     outcome.onAbandon { work.cancel() }
-                    outcome.setTimer(Task {
-                        try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
-                        if Task.isCancelled { return }
-                        outcome.finish(.failure(DatabaseError(kind: .unavailable, operation: operation, reason: "no answer within \(Int(seconds)) s")))
-                    })
+                    outcome.setTimer(
+                        Task {
+                            try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+                            if Task.isCancelled { return }
+                            outcome.finish(
+                                .failure(DatabaseError(kind: .unavailable, operation: operation, reason: "no answer within \(Int(seconds)) s")))
+                        })
                 }
             } onCancel: {
                 outcome.finish(.failure(CancellationError()))
@@ -58,7 +63,7 @@ final class PostgresDatabase: Sendable {
             if let cause = cause as? ServiceError { throw cause }
             throw Self.converted(cause ?? error, operation: operation)
         } catch let error as ServiceError {
-            throw error   // a limit the operation applied (429, 503)
+            throw error  // a limit the operation applied (429, 503)
         } catch is CancellationError {
             throw CancellationError()
         } catch {
@@ -162,55 +167,64 @@ final class PostgresDatabase: Sendable {
     /// Schema versions, each applied once, in order, in one transaction with the version recorded; a transaction-level
     /// advisory lock makes instances starting at once apply them one after another (the second finds them applied).
     static let migrations: [(version: Int, statements: [String])] = [
-        (1, [
-            """
-            CREATE TABLE chorus_renders (
-                id text PRIMARY KEY,
-                status text NOT NULL CHECK (status IN ('queued', 'running', 'done', 'failed')),
-                caller text NOT NULL,
-                request bytea,
-                format text,
-                created_at double precision NOT NULL,
-                expires_at double precision NOT NULL,
-                owner text,
-                lease_until timestamptz,
-                attempts integer NOT NULL DEFAULT 0,
-                progress text,
-                record text,
-                queued_at timestamptz NOT NULL DEFAULT clock_timestamp(),
-                started_at timestamptz,
-                finished_at timestamptz
-            )
-            """,
-            "CREATE INDEX chorus_renders_claimable ON chorus_renders (queued_at) WHERE status IN ('queued', 'running')",
-            "CREATE INDEX chorus_renders_caller ON chorus_renders (caller) WHERE status IN ('queued', 'running')",
-            "CREATE INDEX chorus_renders_expiry ON chorus_renders (expires_at)",
-        ]),
-        (2, [
-            """
-            CREATE TABLE chorus_rate_limits (
-                caller text PRIMARY KEY,
-                tokens double precision NOT NULL,
-                updated_at timestamptz NOT NULL
-            )
-            """,
-        ]),
-        (3, [
-            """
-            CREATE TABLE chorus_lexicons (
-                caller text NOT NULL,
-                name text NOT NULL,
-                body text NOT NULL,
-                entries integer NOT NULL,
-                digest text NOT NULL,
-                updated_at double precision NOT NULL,
-                PRIMARY KEY (caller, name)
-            )
-            """,
-        ]),
+        (
+            1,
+            [
+                """
+                CREATE TABLE chorus_renders (
+                    id text PRIMARY KEY,
+                    status text NOT NULL CHECK (status IN ('queued', 'running', 'done', 'failed')),
+                    caller text NOT NULL,
+                    request bytea,
+                    format text,
+                    created_at double precision NOT NULL,
+                    expires_at double precision NOT NULL,
+                    owner text,
+                    lease_until timestamptz,
+                    attempts integer NOT NULL DEFAULT 0,
+                    progress text,
+                    record text,
+                    queued_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+                    started_at timestamptz,
+                    finished_at timestamptz
+                )
+                """,
+                "CREATE INDEX chorus_renders_claimable ON chorus_renders (queued_at) WHERE status IN ('queued', 'running')",
+                "CREATE INDEX chorus_renders_caller ON chorus_renders (caller) WHERE status IN ('queued', 'running')",
+                "CREATE INDEX chorus_renders_expiry ON chorus_renders (expires_at)",
+            ]
+        ),
+        (
+            2,
+            [
+                """
+                CREATE TABLE chorus_rate_limits (
+                    caller text PRIMARY KEY,
+                    tokens double precision NOT NULL,
+                    updated_at timestamptz NOT NULL
+                )
+                """
+            ]
+        ),
+        (
+            3,
+            [
+                """
+                CREATE TABLE chorus_lexicons (
+                    caller text NOT NULL,
+                    name text NOT NULL,
+                    body text NOT NULL,
+                    entries integer NOT NULL,
+                    digest text NOT NULL,
+                    updated_at double precision NOT NULL,
+                    PRIMARY KEY (caller, name)
+                )
+                """
+            ]
+        ),
     ]
 
-    static let migrationLock = 0x43_68_6F_72_75_73   // "Chorus"
+    static let migrationLock = 0x43_68_6F_72_75_73  // "Chorus"
 
     /// Migrates the database at `location` through a pool of its own, at start, before the service takes requests.
     /// - Throws: `ConfigurationError` naming `--database` (masked) and why.
@@ -225,10 +239,13 @@ final class PostgresDatabase: Sendable {
                 defer { group.cancelAll() }
                 return try await database.migrate()
             }
-            if !applied.isEmpty { logger.info("database schema migrated", metadata: ["versions": .string(applied.map(String.init).joined(separator: ","))]) }
+            if !applied.isEmpty {
+                logger.info("database schema migrated", metadata: ["versions": .string(applied.map(String.init).joined(separator: ","))])
+            }
         } catch {
-            throw ConfigurationError(setting: .database, value: DatabaseLocation.masked(url),
-                                     reason: "cannot be used: \(PostgresDatabase.converted(error, operation: "migrate"))")
+            throw ConfigurationError(
+                setting: .database, value: DatabaseLocation.masked(url),
+                reason: "cannot be used: \(PostgresDatabase.converted(error, operation: "migrate"))")
         }
     }
 
@@ -239,10 +256,13 @@ final class PostgresDatabase: Sendable {
         return try await run("migrate", deadline: max(deadline, 60)) { client in
             try await client.withTransaction(logger: logger) { connection in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: logger)
-                try await connection.query("CREATE TABLE IF NOT EXISTS chorus_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
-                                           logger: logger)
+                try await connection.query(
+                    "CREATE TABLE IF NOT EXISTS chorus_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+                    logger: logger)
                 var current = 0
-                for try await version in try await connection.query("SELECT coalesce(max(version), 0) FROM chorus_schema", logger: logger).decode(Int.self) {
+                for try await version in try await connection.query("SELECT coalesce(max(version), 0) FROM chorus_schema", logger: logger).decode(
+                    Int.self)
+                {
                     current = version
                 }
                 var applied: [Int] = []

@@ -15,7 +15,8 @@ final class QueueWatcher: @unchecked Sendable {
     /// Calls `body` with a signal woken whenever render `id`'s row may have changed (registered before `body` runs,
     /// so a change between reading the row and waiting is not missed).
     func watching<T>(_ id: String, _ body: (Signal) async throws -> T) async rethrows -> T {
-        let signal = Signal(), token = UUID()
+        let signal = Signal()
+        let token = UUID()
         lock.withLock { waiters[id, default: [:]][token] = signal }
         defer {
             lock.withLock {
@@ -129,8 +130,9 @@ struct QueueListenService: Service, CustomStringConvertible {
                 } catch {
                     if Task.isCancelled { return }
                     if failures == 0 {
-                        logger.warning("database notifications lost; renders of other instances are polled meanwhile",
-                                       metadata: ["error": .string("\(PostgresDatabase.converted(error, operation: "listen"))")])
+                        logger.warning(
+                            "database notifications lost; renders of other instances are polled meanwhile",
+                            metadata: ["error": .string("\(PostgresDatabase.converted(error, operation: "listen"))")])
                     }
                     failures += 1
                 }

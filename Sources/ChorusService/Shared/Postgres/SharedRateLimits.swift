@@ -31,23 +31,28 @@ struct SharedRateLimits: Sendable {
     }
 
     private func takeNow(for caller: String) async throws -> Int? {
-        let capacity = Double(perMinute), rate = Double(perMinute) / 60
+        let capacity = Double(perMinute)
+        let rate = Double(perMinute) / 60
         return try await database.run("take a request token", deadline: 3) { client in
             // A row comes back only when a token was taken (or the bucket was made); a refusal changes nothing.
-            let taken = try await client.query("""
+            let taken = try await client.query(
+                """
                 INSERT INTO chorus_rate_limits AS bucket (caller, tokens, updated_at) VALUES (\(caller), \(capacity) - 1, clock_timestamp())
                 ON CONFLICT (caller) DO UPDATE
                     SET tokens = least(\(capacity), bucket.tokens + extract(epoch FROM clock_timestamp() - bucket.updated_at)::float8 * \(rate)) - 1,
                         updated_at = clock_timestamp()
                     WHERE least(\(capacity), bucket.tokens + extract(epoch FROM clock_timestamp() - bucket.updated_at)::float8 * \(rate)) >= 1
                 RETURNING tokens
-                """, logger: database.logger).collect()
+                """, logger: database.logger
+            ).collect()
             guard taken.isEmpty else { return nil }
             var wait = 1
-            for try await tokens in try await client.query("""
+            for try await tokens in try await client.query(
+                """
                 SELECT least(\(capacity), tokens + extract(epoch FROM clock_timestamp() - updated_at)::float8 * \(rate))
                 FROM chorus_rate_limits WHERE caller = \(caller)
-                """, logger: database.logger).decode(Double.self) {
+                """, logger: database.logger
+            ).decode(Double.self) {
                 wait = max(1, Int(((1 - tokens) / rate).rounded(.up)))
             }
             return wait
@@ -57,8 +62,10 @@ struct SharedRateLimits: Sendable {
     /// Forgets buckets untouched for ten minutes (full again by then).
     func sweep() async throws {
         _ = try await database.run("sweep request tokens") { client in
-            try await client.query("DELETE FROM chorus_rate_limits WHERE updated_at < clock_timestamp() - interval '10 minutes'",
-                                   logger: database.logger).collect()
+            try await client.query(
+                "DELETE FROM chorus_rate_limits WHERE updated_at < clock_timestamp() - interval '10 minutes'",
+                logger: database.logger
+            ).collect()
         }
     }
 }

@@ -18,7 +18,8 @@ struct FolderBlobStore: BlobStore {
     }
 
     static func isSafe(_ name: String) -> Bool {
-        !name.isEmpty && !name.hasPrefix("/") && !name.split(separator: "/", omittingEmptySubsequences: false).contains { $0.isEmpty || $0 == "." || $0 == ".." }
+        !name.isEmpty && !name.hasPrefix("/")
+            && !name.split(separator: "/", omittingEmptySubsequences: false).contains { $0.isEmpty || $0 == "." || $0 == ".." }
     }
 
     func put(_ data: Data, name: String, contentType: String) async throws {

@@ -22,10 +22,12 @@ struct SharedStorage: Sendable {
     static func make(_ setting: String, redirectAudio: Bool, environment: [String: String]) throws -> SharedStorage {
         if setting.hasPrefix("s3://") {
             do {
-                return SharedStorage(blobs: S3BlobStore(client: S3Client(location: try S3Location(url: setting, environment: environment))),
-                                     redirectAudio: redirectAudio)
+                return SharedStorage(
+                    blobs: S3BlobStore(client: S3Client(location: try S3Location(url: setting, environment: environment))),
+                    redirectAudio: redirectAudio)
             } catch let error as S3LocationError {
-                throw ConfigurationError(setting: error.setting ?? ServiceConfiguration.Setting.storage.rawValue, value: error.value, reason: error.reason)
+                throw ConfigurationError(
+                    setting: error.setting ?? ServiceConfiguration.Setting.storage.rawValue, value: error.value, reason: error.reason)
             }
         }
         let path = setting.hasPrefix("file://") ? String(setting.dropFirst(7)) : setting
@@ -47,7 +49,9 @@ struct SharedStorage: Sendable {
     /// record names.
     func publish(_ stored: StoredRender, from folder: RenderFolder) async throws {
         let id = stored.manifest.id
-        guard let format = stored.format, stored.isDone else { throw StorageError(kind: .invalid, operation: "publish", key: id, reason: "the render has no audio") }
+        guard let format = stored.format, stored.isDone else {
+            throw StorageError(kind: .invalid, operation: "publish", key: id, reason: "the render has no audio")
+        }
         do {
             let audio = RenderFolder.audioName(format)
             try await blobs.upload(file: folder.audioURL(format), name: RenderFolder.objectName(id, audio), contentType: format.mimeType)
@@ -65,8 +69,9 @@ struct SharedStorage: Sendable {
     /// Publishes one small file of a render, then its record again (which now says the file exists) — unless the
     /// render was deleted meanwhile: its audio is checked just before, and adopters check it again.
     func publish(file: RenderFolder.File, of stored: StoredRender, from folder: RenderFolder) async throws {
-        try await blobs.put(try Data(contentsOf: folder.url(file)), name: RenderFolder.objectName(stored.manifest.id, file.rawValue),
-                            contentType: file.contentType)
+        try await blobs.put(
+            try Data(contentsOf: folder.url(file)), name: RenderFolder.objectName(stored.manifest.id, file.rawValue),
+            contentType: file.contentType)
         guard try await hasAudio(of: stored) else { return }
         try await publishRecord(stored)
     }
@@ -78,8 +83,9 @@ struct SharedStorage: Sendable {
     }
 
     private func publishRecord(_ stored: StoredRender) async throws {
-        try await blobs.put(try JSONEncoder().encode(stored), name: RenderFolder.objectName(stored.manifest.id, RenderFolder.File.record.rawValue),
-                            contentType: RenderFolder.File.record.contentType)
+        try await blobs.put(
+            try JSONEncoder().encode(stored), name: RenderFolder.objectName(stored.manifest.id, RenderFolder.File.record.rawValue),
+            contentType: RenderFolder.File.record.contentType)
     }
 
     /// The render's record, if some instance published it and it is one this service could have written: its id is
@@ -87,8 +93,9 @@ struct SharedStorage: Sendable {
     /// become paths here).
     func record(_ id: String) async throws -> StoredRender? {
         guard let data = try await blobs.read(RenderFolder.objectName(id, RenderFolder.File.record.rawValue)),
-              let stored = try? JSONDecoder().decode(StoredRender.self, from: Data(buffer: data)), stored.manifest.id == id,
-              !stored.isDone || stored.format != nil else { return nil }
+            let stored = try? JSONDecoder().decode(StoredRender.self, from: Data(buffer: data)), stored.manifest.id == id,
+            !stored.isDone || stored.format != nil
+        else { return nil }
         return stored
     }
 
@@ -209,7 +216,8 @@ struct SharedStorage: Sendable {
         for name in try await blobs.list(prefix: "clips/") where name.hasSuffix(".json") {
             let id = String(name.dropFirst("clips/".count).dropLast(".json".count))
             guard DataDirectory.validID(id, length: ClipStore.idLength) != nil, let data = try await blobs.read(name),
-                  let expiry = try? JSONDecoder().decode(Expiry.self, from: Data(buffer: data)), expiry.expiresAt <= now else { continue }
+                let expiry = try? JSONDecoder().decode(Expiry.self, from: Data(buffer: data)), expiry.expiresAt <= now
+            else { continue }
             try await removeClip(id)
             clips += 1
         }

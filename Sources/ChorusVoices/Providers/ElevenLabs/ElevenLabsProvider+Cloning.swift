@@ -24,8 +24,10 @@ extension ElevenLabsProvider {
 
     /// `POST /v1/voices/add` (multipart: `name`, `files`, `description`, `remove_background_noise`, `labels`).
     /// - Throws: `VoiceError` (authentication, quota, bad request, …); never mentions the key.
-    public func addVoice(name: String, samples: [VoiceSample], description: String?, removeBackgroundNoise: Bool,
-                         labels: [String: String] = [:]) async throws -> ClonedVoice {
+    public func addVoice(
+        name: String, samples: [VoiceSample], description: String?, removeBackgroundNoise: Bool,
+        labels: [String: String] = [:]
+    ) async throws -> ClonedVoice {
         let key = try requireKey()
         var form = MultipartForm.Writer(boundary: "chorus-" + UUID().uuidString)
         form.add("name", name)
@@ -35,8 +37,9 @@ extension ElevenLabsProvider {
             form.add("labels", String(decoding: json, as: UTF8.self))
         }
         for sample in samples { form.add("files", data: sample.data, filename: sample.fileName, contentType: "application/octet-stream") }
-        let response = try await http.send(.POST, ProviderHTTP.join(baseURL, "/v1/voices/add"), headers: [("xi-api-key", key)],
-                                           body: form.finished(), contentType: form.contentType)
+        let response = try await http.send(
+            .POST, ProviderHTTP.join(baseURL, "/v1/voices/add"), headers: [("xi-api-key", key)],
+            body: form.finished(), contentType: form.contentType)
         guard response.status == 200 || response.status == 201 else { throw error(for: response) }
         guard let object = ProviderHTTP.jsonObject(response.body), let voiceID = object["voice_id"] as? String, !voiceID.isEmpty else {
             throw VoiceError(.invalidResponse, provider: id, message: "no voice_id in the response")
@@ -54,4 +57,3 @@ extension ElevenLabsProvider {
         guard response.status == 200 || response.status == 204 else { throw error(for: response) }
     }
 }
-

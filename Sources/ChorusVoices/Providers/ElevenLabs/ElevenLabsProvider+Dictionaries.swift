@@ -23,8 +23,10 @@ extension ElevenLabsProvider {
     /// The rules of `pronunciations` as ElevenLabs takes them, in a stable order.
     static func rules(_ pronunciations: [Pronunciation]) -> [JSONValue] {
         pronunciations.sorted { ($0.word, $0.ipa) < ($1.word, $1.ipa) }.map { pronunciation in
-            .object(["type": .string("phoneme"), "string_to_replace": .string(pronunciation.word), "phoneme": .string(pronunciation.ipa),
-                     "alphabet": .string("ipa"), "case_sensitive": .bool(pronunciation.caseSensitive), "word_boundaries": .bool(true)])
+            .object([
+                "type": .string("phoneme"), "string_to_replace": .string(pronunciation.word), "phoneme": .string(pronunciation.ipa),
+                "alphabet": .string("ipa"), "case_sensitive": .bool(pronunciation.caseSensitive), "word_boundaries": .bool(true),
+            ])
         }
     }
 
@@ -40,8 +42,9 @@ extension ElevenLabsProvider {
 
     private func makeDictionary(rules: JSONValue, name: String, key: String) async throws -> JSONValue {
         let body = JSONValue.object(["name": .string(name), "rules": rules, "description": .string("Pronunciations from a Chorus lexicon")])
-        let response = try await http.send(.POST, ProviderHTTP.join(baseURL, "/v1/pronunciation-dictionaries/add-from-rules"),
-                                           headers: [("xi-api-key", key)], json: Data(body.canonicalText.utf8))
+        let response = try await http.send(
+            .POST, ProviderHTTP.join(baseURL, "/v1/pronunciation-dictionaries/add-from-rules"),
+            headers: [("xi-api-key", key)], json: Data(body.canonicalText.utf8))
         guard response.status == 200 || response.status == 201 else { throw error(for: response) }
         guard let object = ProviderHTTP.jsonObject(response.body), let id = object["id"] as? String, !id.isEmpty else {
             throw VoiceError(.invalidResponse, provider: self.id, message: "no dictionary id in the pronunciation dictionary's response")

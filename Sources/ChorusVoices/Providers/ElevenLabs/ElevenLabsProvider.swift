@@ -113,7 +113,8 @@ public struct ElevenLabsProvider: VoiceProvider {
         let response = try await http.send(.POST, url, headers: [("xi-api-key", key)], json: Data(JSONValue.object(body).canonicalText.utf8))
         guard response.status == 200 else { throw error(for: response) }
         guard let object = ProviderHTTP.jsonObject(response.body), let encoded = object["audio_base64"] as? String,
-              let audio = Data(base64Encoded: encoded) else {
+            let audio = Data(base64Encoded: encoded)
+        else {
             throw VoiceError(.invalidResponse, provider: id, message: "no audio_base64 in the response")
         }
         guard !audio.isEmpty else { throw VoiceError(.invalidResponse, provider: id, message: "empty audio in the response") }
@@ -140,9 +141,10 @@ public struct ElevenLabsProvider: VoiceProvider {
     /// Groups per-character alignment into words: whitespace separates words, surrounding punctuation is dropped.
     static func words(_ alignment: [String: Any]) -> [WordTiming]? {
         guard let characters = alignment["characters"] as? [String],
-              let starts = (alignment["character_start_times_seconds"] as? [Any])?.compactMap({ ($0 as? NSNumber)?.doubleValue }),
-              let ends = (alignment["character_end_times_seconds"] as? [Any])?.compactMap({ ($0 as? NSNumber)?.doubleValue }),
-              characters.count == starts.count, starts.count == ends.count, !characters.isEmpty else { return nil }
+            let starts = (alignment["character_start_times_seconds"] as? [Any])?.compactMap({ ($0 as? NSNumber)?.doubleValue }),
+            let ends = (alignment["character_end_times_seconds"] as? [Any])?.compactMap({ ($0 as? NSNumber)?.doubleValue }),
+            characters.count == starts.count, starts.count == ends.count, !characters.isEmpty
+        else { return nil }
         var words: [WordTiming] = []
         var current = ""
         var start = 0.0

@@ -16,16 +16,19 @@ public struct ElevenLabsSpeechToText: SpeechToTextProvider {
     /// True when an API key is configured.
     public var isConfigured: Bool { speech.apiKey != nil }
 
-    public init(baseURL: String = ElevenLabsProvider.hosting.baseURL, apiKey: String?, model: String = ElevenLabsSpeechToText.defaultModel,
-                timeoutSeconds: Int64 = BuiltInProvider.timeoutSeconds) {
+    public init(
+        baseURL: String = ElevenLabsProvider.hosting.baseURL, apiKey: String?, model: String = ElevenLabsSpeechToText.defaultModel,
+        timeoutSeconds: Int64 = BuiltInProvider.timeoutSeconds
+    ) {
         self.init(speech: ElevenLabsProvider(baseURL: baseURL, apiKey: apiKey, timeoutSeconds: timeoutSeconds), model: model)
     }
 
     /// Configured as `ElevenLabsProvider(environment:)` is (`ELEVENLABS_BASE_URL`, `ELEVENLABS_API_KEY`), with `model`
     /// (else `ELEVENLABS_TRANSCRIPTION_MODEL`, else the default).
     public init(environment: [String: String], model: String? = nil) {
-        self.init(speech: ElevenLabsProvider(environment: environment),
-                  model: model ?? SpeechToTextModel.configured(environment["ELEVENLABS_TRANSCRIPTION_MODEL"]) ?? Self.defaultModel)
+        self.init(
+            speech: ElevenLabsProvider(environment: environment),
+            model: model ?? SpeechToTextModel.configured(environment["ELEVENLABS_TRANSCRIPTION_MODEL"]) ?? Self.defaultModel)
     }
 
     init(speech: ElevenLabsProvider, model: String) {
@@ -41,18 +44,21 @@ public struct ElevenLabsSpeechToText: SpeechToTextProvider {
         form.add("timestamps_granularity", "word")
         form.add("tag_audio_events", "false")
         if let language = request.language { form.add("language_code", language) }
-        let response = try await speech.http.send(.POST, ProviderHTTP.join(speech.baseURL, "/v1/speech-to-text"),
-                                                  headers: [("xi-api-key", apiKey)], body: form.finished(),
-                                                  contentType: form.contentType)
+        let response = try await speech.http.send(
+            .POST, ProviderHTTP.join(speech.baseURL, "/v1/speech-to-text"),
+            headers: [("xi-api-key", apiKey)], body: form.finished(),
+            contentType: form.contentType)
         guard response.status == 200 else { throw speech.error(for: response) }
         guard let object = ProviderHTTP.jsonObject(response.body), let text = object["text"] as? String else {
-            throw VoiceError(.invalidResponse, provider: id,
-                             message: "the answer is not a transcription (JSON with \"text\"): \(speech.http.redact(String(response.text.prefix(120))))")
+            throw VoiceError(
+                .invalidResponse, provider: id,
+                message: "the answer is not a transcription (JSON with \"text\"): \(speech.http.redact(String(response.text.prefix(120))))")
         }
         var words: [WordTiming] = []
         for item in (object["words"] as? [[String: Any]]) ?? [] where (item["type"] as? String ?? "word") == "word" {
             guard let word = item["text"] as? String, let start = OpenAISpeechToText.seconds(item["start"]),
-                  let end = OpenAISpeechToText.seconds(item["end"]), start.isFinite, end.isFinite, start >= 0, end >= start else {
+                let end = OpenAISpeechToText.seconds(item["end"]), start.isFinite, end.isFinite, start >= 0, end >= start
+            else {
                 throw VoiceError(.invalidResponse, provider: id, message: "a word without a valid start and end: \(item)")
             }
             let spelled = word.trimmingCharacters(in: .whitespaces)
@@ -61,13 +67,16 @@ public struct ElevenLabsSpeechToText: SpeechToTextProvider {
         let language = LanguageNames.code(of: (object["language_code"] as? String) ?? request.language ?? "")
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         if words.isEmpty && !trimmed.isEmpty { return Transcript.timing(text: trimmed, language: language, samples: request.samples) }
-        return Transcript(text: trimmed, language: language, duration: request.duration,
-                          words: SpeechOnsets.refine(words, samples: request.samples, rate: WhisperRecognizer.sampleRate))
+        return Transcript(
+            text: trimmed, language: language, duration: request.duration,
+            words: SpeechOnsets.refine(words, samples: request.samples, rate: WhisperRecognizer.sampleRate))
     }
 }
 
 extension ElevenLabsSpeechToText: CustomStringConvertible, CustomReflectable {
     /// The provider, its model and base URL; the API key is never part of a description.
-    public var description: String { "ElevenLabsSpeechToText(model: \(model), base URL: \(speech.baseURL), key: \(isConfigured ? "set" : "not set"))" }
+    public var description: String {
+        "ElevenLabsSpeechToText(model: \(model), base URL: \(speech.baseURL), key: \(isConfigured ? "set" : "not set"))"
+    }
     public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 }

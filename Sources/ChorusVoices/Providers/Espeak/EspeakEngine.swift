@@ -164,8 +164,9 @@ private final class Library: @unchecked Sendable {
         if let sampleRate { return sampleRate }
         let rate = espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 0, nil, 0)
         guard rate > 0 else {
-            throw VoiceError(.configuration, provider: "espeak",
-                             message: "espeak-ng could not start (is espeak-ng-data installed? run scripts/setup.sh)")
+            throw VoiceError(
+                .configuration, provider: "espeak",
+                message: "espeak-ng could not start (is espeak-ng-data installed? run scripts/setup.sh)")
         }
         espeak_SetSynthCallback { wave, count, events in
             guard let events else { return 0 }
@@ -202,8 +203,11 @@ private final class Library: @unchecked Sendable {
         var index = 0
         while let voice = list[index] {
             let languages = voice.pointee.languages.map { String(cString: $0 + 1) } ?? ""
-            result.append((String(cString: voice.pointee.identifier), String(cString: voice.pointee.name), languages,
-                           Int(voice.pointee.gender)))
+            result.append(
+                (
+                    String(cString: voice.pointee.identifier), String(cString: voice.pointee.name), languages,
+                    Int(voice.pointee.gender)
+                ))
             index += 1
         }
         return result
@@ -244,7 +248,8 @@ private final class Library: @unchecked Sendable {
             guard marked.isEmpty else { return markedClause(clause, marked: marked, ipa: ipa) }
             let spoken = phonemes(of: clause.text).decomposedStringWithCanonicalMapping
             let words = WordAligner.words(in: clause.text)
-            let alone = words.count == spoken.split(separator: " ").count
+            let alone =
+                words.count == spoken.split(separator: " ").count
                 ? nil : words.map { phonemes(of: $0.word).decomposedStringWithCanonicalMapping }
             return EspeakEngine.PhonemeClause(text: clause.text, mark: clause.mark, phonemes: spoken, wordPhonemes: alone)
         }
@@ -252,8 +257,10 @@ private final class Library: @unchecked Sendable {
 
     /// A clause with pronunciations in it (`[[IPA]]`, `IPA.markupRanges`): the text between them phonemized by espeak-ng,
     /// each pronunciation as `ipa` gives it (the voice's IPA), in order, words separated by spaces.
-    private func markedClause(_ clause: (text: String, mark: Character?), marked: [Range<Int>],
-                              ipa: (String) -> String) -> EspeakEngine.PhonemeClause {
+    private func markedClause(
+        _ clause: (text: String, mark: Character?), marked: [Range<Int>],
+        ipa: (String) -> String
+    ) -> EspeakEngine.PhonemeClause {
         let scalars = Array(clause.text.unicodeScalars)
         func text(_ range: Range<Int>) -> String { String(String.UnicodeScalarView(scalars[range])) }
         var parts: [String] = []
@@ -285,7 +292,7 @@ private final class Library: @unchecked Sendable {
                     let text = EspeakEngine.withoutLanguageFlags(String(cString: phonemes)).trimmingCharacters(in: .whitespaces)
                     if !text.isEmpty { parts.append(text) }
                 }
-                if position == start { break }   // espeak-ng read nothing: never loop on it
+                if position == start { break }  // espeak-ng read nothing: never loop on it
             }
         }
         return parts.joined(separator: " ")
@@ -312,9 +319,10 @@ private final class Library: @unchecked Sendable {
         }
         try Self.check(status, "espeak_Synth")
         try Self.check(synchronized, "espeak_Synchronize")
-        return EspeakEngine.Output(rate: rate, samples: collector.samples,
-                      words: collector.words.map { EspeakEngine.Word(position: $0.position, length: $0.length, milliseconds: $0.milliseconds) },
-                      clauseEnds: collector.clauseEnds)
+        return EspeakEngine.Output(
+            rate: rate, samples: collector.samples,
+            words: collector.words.map { EspeakEngine.Word(position: $0.position, length: $0.length, milliseconds: $0.milliseconds) },
+            clauseEnds: collector.clauseEnds)
     }
 }
 
@@ -349,8 +357,9 @@ struct EspeakVoice: Sendable, Equatable {
                 case "range" where (0...100).contains(value): range = value
                 case "rate" where (80...450).contains(value): rate = value
                 default:
-                    throw VoiceError(.badRequest, provider: "espeak",
-                                     message: "\"\(pair)\" in \"\(spec)\": use pitch=0…100, range=0…100, rate=80…450")
+                    throw VoiceError(
+                        .badRequest, provider: "espeak",
+                        message: "\"\(pair)\" in \"\(spec)\": use pitch=0…100, range=0…100, rate=80…450")
                 }
             }
         }

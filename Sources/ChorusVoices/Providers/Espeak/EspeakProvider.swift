@@ -1,5 +1,5 @@
-public import ChorusAudio
 import CEspeakNG
+public import ChorusAudio
 import Foundation
 
 /// Offline text-to-speech with libespeak-ng, in process. The default provider.
@@ -31,13 +31,16 @@ public struct EspeakProvider: VoiceProvider {
 
     public func voices() async throws -> [VoiceInfo] {
         var result = Self.defaultVoices.enumerated().map { index, spec in
-            VoiceInfo(id: VoiceID(provider: id, voice: spec), name: "Default voice \(index + 1)",
-                      details: "given to speakers without a voice, in order of appearance")
+            VoiceInfo(
+                id: VoiceID(provider: id, voice: spec), name: "Default voice \(index + 1)",
+                details: "given to speakers without a voice, in order of appearance")
         }
         for voice in try await EspeakEngine.shared.installedVoices() {
             let gender = voice.gender == 1 ? "male" : voice.gender == 2 ? "female" : ""
-            result.append(VoiceInfo(id: VoiceID(provider: id, voice: voice.identifier.split(separator: "/").last.map(String.init) ?? voice.identifier),
-                                    name: voice.name, details: [voice.language, gender].filter { !$0.isEmpty }.joined(separator: ", ")))
+            result.append(
+                VoiceInfo(
+                    id: VoiceID(provider: id, voice: voice.identifier.split(separator: "/").last.map(String.init) ?? voice.identifier),
+                    name: voice.name, details: [voice.language, gender].filter { !$0.isEmpty }.joined(separator: ", ")))
         }
         return result
     }
@@ -80,8 +83,9 @@ public struct EspeakProvider: VoiceProvider {
         let format = AudioFormat(sampleRate: rate, channels: 1)
         let samples = PCM16.samples(output.samples)
         let duration = format.seconds(frames: samples.count)
-        return SynthesizedSpeech(audio: .pcm(AudioBuffer(format: format, samples: samples)),
-                                 words: Self.words(in: request.text, events: output, duration: duration))
+        return SynthesizedSpeech(
+            audio: .pcm(AudioBuffer(format: format, samples: samples)),
+            words: Self.words(in: request.text, events: output, duration: duration))
     }
 
     /// Word events carry 1-based character positions and a start time; espeak-ng joins unstressed words to

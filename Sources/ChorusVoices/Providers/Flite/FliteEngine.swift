@@ -29,18 +29,22 @@ final class FliteEngine: Sendable {
         let voices = self.voices
         return try await thread.run {
             guard let handle = voices.handle(voice.name) else {
-                throw VoiceError(.voiceNotFound, provider: "flite", message: "no Flite voice \"\(voice.name)\" (see `chorus voices --provider flite`)")
+                throw VoiceError(
+                    .voiceNotFound, provider: "flite", message: "no Flite voice \"\(voice.name)\" (see `chorus voices --provider flite`)")
             }
             let base = FliteVoice.catalog[voice.name]!
-            let stretch = Float(1 / (voice.rate ?? 1)), mean = Float(voice.pitch.map { $0 * base.f0Mean } ?? 0)
+            let stretch = Float(1 / (voice.rate ?? 1))
+            let mean = Float(voice.pitch.map { $0 * base.f0Mean } ?? 0)
             let made = entries.map { strdup($0) }
             defer { made.forEach { free($0) } }
             let pointers = made.map { UnsafePointer<CChar>($0) }
-            guard let utterance = text.withCString({ text in
-                pointers.withUnsafeBufferPointer { list in
-                    SeededRandom.seeded { chorus_flite_synth_with(text, handle, stretch, mean, 0, list.baseAddress, Int32(list.count)) }
-                }
-            }) else {
+            guard
+                let utterance = text.withCString({ text in
+                    pointers.withUnsafeBufferPointer { list in
+                        SeededRandom.seeded { chorus_flite_synth_with(text, handle, stretch, mean, 0, list.baseAddress, Int32(list.count)) }
+                    }
+                })
+            else {
                 throw VoiceError(.unavailable, provider: "flite", message: "Flite could not synthesize this text")
             }
             defer { delete_utterance(utterance) }
@@ -48,8 +52,9 @@ final class FliteEngine: Sendable {
                 throw VoiceError(.badRequest, provider: "flite", message: "Flite produced no audio for this text")
             }
             let count = Int(wave.pointee.num_samples) * Int(max(1, wave.pointee.num_channels))
-            return Output(rate: Int(wave.pointee.sample_rate), samples: Array(UnsafeBufferPointer(start: samples, count: count)),
-                          tokens: Self.tokens(of: utterance))
+            return Output(
+                rate: Int(wave.pointee.sample_rate), samples: Array(UnsafeBufferPointer(start: samples, count: count)),
+                tokens: Self.tokens(of: utterance))
         }
     }
 

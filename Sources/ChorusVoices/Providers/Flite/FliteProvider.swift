@@ -50,8 +50,9 @@ public struct FliteProvider: VoiceProvider {
         let output = try await FliteEngine.shared.speak(request.text, voice: voice, entries: Self.lexiconEntries(request.pronunciations))
         let format = AudioFormat(sampleRate: output.rate, channels: 1)
         let duration = format.seconds(frames: output.samples.count)
-        return SynthesizedSpeech(audio: .pcm(AudioBuffer(format: format, samples: PCM16.samples(output.samples))),
-                                 words: Self.words(in: request.text, tokens: output.tokens, duration: duration))
+        return SynthesizedSpeech(
+            audio: .pcm(AudioBuffer(format: format, samples: PCM16.samples(output.samples))),
+            words: Self.words(in: request.text, tokens: output.tokens, duration: duration))
     }
 
     /// Flite lexicon entries (`word : phones`) for `pronunciations`: the word as written and lowercased (Flite looks up

@@ -46,7 +46,9 @@ struct FliteVoice: Sendable, Equatable {
             case "pitch" where Self.pitchRange.contains(value): pitch = value
             case "rate", "pitch":
                 let range = keyValue[0] == "rate" ? Self.rateRange : Self.pitchRange
-                throw VoiceError(.badRequest, provider: "flite", message: "\(pair) in \"\(spec)\": \(keyValue[0]) must be between \(range.lowerBound) and \(range.upperBound)")
+                throw VoiceError(
+                    .badRequest, provider: "flite",
+                    message: "\(pair) in \"\(spec)\": \(keyValue[0]) must be between \(range.lowerBound) and \(range.upperBound)")
             default:
                 throw VoiceError(.badRequest, provider: "flite", message: "unknown parameter \"\(keyValue[0])\" in \"\(spec)\" (use rate, pitch)")
             }

@@ -34,17 +34,22 @@ public struct OpenAIProvider: VoiceProvider {
     public var isConfigured: Bool { apiKey != nil || keyVariable == nil }
 
     /// OpenAI's own voice names.
-    public static let builtInVoices = ["alloy", "ash", "ballad", "coral", "echo", "fable", "onyx", "nova", "sage", "shimmer",
-                                "verse", "marin", "cedar"]
+    public static let builtInVoices = [
+        "alloy", "ash", "ballad", "coral", "echo", "fable", "onyx", "nova", "sage", "shimmer",
+        "verse", "marin", "cedar",
+    ]
 
     public init(baseURL: String = OpenAIProvider.hosting.baseURL, apiKey: String?, timeoutSeconds: Int64 = BuiltInProvider.timeoutSeconds) {
-        self.init(id: BuiltInProvider.openai.rawValue, baseURL: baseURL, apiKey: apiKey, keyVariable: Self.hosting.keyVariable,
-                  timeoutSeconds: timeoutSeconds)
+        self.init(
+            id: BuiltInProvider.openai.rawValue, baseURL: baseURL, apiKey: apiKey, keyVariable: Self.hosting.keyVariable,
+            timeoutSeconds: timeoutSeconds)
     }
 
     /// A provider named `id` speaking OpenAI's wire format (`ProvidersFile` makes them).
-    init(id: String, baseURL: String, apiKey: String?, keyVariable: String?, defaultModel: String = OpenAIProvider.builtInModel,
-         voices: [String]? = nil, responseFormat: String = "pcm", timeoutSeconds: Int64 = BuiltInProvider.timeoutSeconds) {
+    init(
+        id: String, baseURL: String, apiKey: String?, keyVariable: String?, defaultModel: String = OpenAIProvider.builtInModel,
+        voices: [String]? = nil, responseFormat: String = "pcm", timeoutSeconds: Int64 = BuiltInProvider.timeoutSeconds
+    ) {
         self.id = id
         self.baseURL = baseURL
         self.apiKey = apiKey?.isEmpty == true ? nil : apiKey
@@ -102,27 +107,31 @@ public struct OpenAIProvider: VoiceProvider {
     public func synthesize(_ request: SynthesisRequest) async throws -> SynthesizedSpeech {
         let apiKey = try requireKey()
         if let configuredVoices, !configuredVoices.contains(request.voice) {
-            throw VoiceError(.voiceNotFound, provider: id,
-                             message: "\(request.voice) is not one of the voices configured for \(id) (\(configuredVoices.joined(separator: ", ")))")
+            throw VoiceError(
+                .voiceNotFound, provider: id,
+                message: "\(request.voice) is not one of the voices configured for \(id) (\(configuredVoices.joined(separator: ", ")))")
         }
         var body = audioAffectingSettings(request.settings)
         body["input"] = .string(request.text)
         body["voice"] = .string(request.voice)
         body["response_format"] = .string(request.outputFormat)
-        let response = try await http.send(.POST, ProviderHTTP.join(baseURL, "/v1/audio/speech"),
-                                           headers: apiKey.map { [("Authorization", "Bearer \($0)")] } ?? [],
-                                           json: Data(JSONValue.object(body).canonicalText.utf8))
+        let response = try await http.send(
+            .POST, ProviderHTTP.join(baseURL, "/v1/audio/speech"),
+            headers: apiKey.map { [("Authorization", "Bearer \($0)")] } ?? [],
+            json: Data(JSONValue.object(body).canonicalText.utf8))
         guard response.status == 200 else { throw error(for: response) }
         if let type = response.nonAudioContentType {
-            throw VoiceError(.invalidResponse, provider: id, message: "the answer is \(type), not audio: \(http.redact(String(response.text.prefix(120))))")
+            throw VoiceError(
+                .invalidResponse, provider: id, message: "the answer is \(type), not audio: \(http.redact(String(response.text.prefix(120))))")
         }
         guard response.body.count >= 2 else { throw VoiceError(.invalidResponse, provider: id, message: "empty audio in the response") }
         guard request.outputFormat == "pcm" else {
             return SynthesizedSpeech(audio: .encoded(response.body, fileExtension: request.outputFormat), words: nil)
         }
         let samples = PCM16.samples(littleEndian: response.body)
-        return SynthesizedSpeech(audio: .pcm(AudioBuffer(format: AudioFormat(sampleRate: 24_000, channels: 1), samples: samples)),
-                                 words: nil)
+        return SynthesizedSpeech(
+            audio: .pcm(AudioBuffer(format: AudioFormat(sampleRate: 24_000, channels: 1), samples: samples)),
+            words: nil)
     }
 
     /// Maps `{"error": {"message", "type", "code"}}` to typed errors (429 `insufficient_quota` is not retried).
@@ -143,7 +152,8 @@ public struct OpenAIProvider: VoiceProvider {
         default: kind = .badRequest
         }
         if kind == .configuration {
-            message = "no such endpoint (check \(id == BuiltInProvider.openai.rawValue && keyVariable == Self.hosting.keyVariable ? Self.hosting.baseURLVariable : "\(id)'s base_url")): \(message)"
+            message =
+                "no such endpoint (check \(id == BuiltInProvider.openai.rawValue && keyVariable == Self.hosting.keyVariable ? Self.hosting.baseURLVariable : "\(id)'s base_url")): \(message)"
         }
         return VoiceError(kind, provider: id, message: message, status: response.status, retryAfter: response.retryAfter)
     }

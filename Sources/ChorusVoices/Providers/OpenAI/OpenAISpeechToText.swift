@@ -16,16 +16,19 @@ public struct OpenAISpeechToText: SpeechToTextProvider {
     /// True when an API key is configured.
     public var isConfigured: Bool { speech.isConfigured }
 
-    public init(baseURL: String = OpenAIProvider.hosting.baseURL, apiKey: String?, model: String = OpenAISpeechToText.defaultModel,
-                timeoutSeconds: Int64 = BuiltInProvider.timeoutSeconds) {
+    public init(
+        baseURL: String = OpenAIProvider.hosting.baseURL, apiKey: String?, model: String = OpenAISpeechToText.defaultModel,
+        timeoutSeconds: Int64 = BuiltInProvider.timeoutSeconds
+    ) {
         self.init(speech: OpenAIProvider(baseURL: baseURL, apiKey: apiKey, timeoutSeconds: timeoutSeconds), model: model)
     }
 
     /// Configured as `OpenAIProvider(environment:)` is (`OPENAI_BASE_URL`, `OPENAI_API_KEY`), with `model` (else
     /// `OPENAI_TRANSCRIPTION_MODEL`, else the default).
     public init(environment: [String: String], model: String? = nil) {
-        self.init(speech: OpenAIProvider(environment: environment),
-                  model: model ?? SpeechToTextModel.configured(environment["OPENAI_TRANSCRIPTION_MODEL"]) ?? Self.defaultModel)
+        self.init(
+            speech: OpenAIProvider(environment: environment),
+            model: model ?? SpeechToTextModel.configured(environment["OPENAI_TRANSCRIPTION_MODEL"]) ?? Self.defaultModel)
     }
 
     init(speech: OpenAIProvider, model: String) {
@@ -48,31 +51,36 @@ public struct OpenAISpeechToText: SpeechToTextProvider {
         } else {
             form.add("response_format", "json")
         }
-        let response = try await speech.http.send(.POST, ProviderHTTP.join(speech.baseURL, "/v1/audio/transcriptions"),
-                                                  headers: apiKey.map { [("Authorization", "Bearer \($0)")] } ?? [], body: form.finished(),
-                                                  contentType: form.contentType)
+        let response = try await speech.http.send(
+            .POST, ProviderHTTP.join(speech.baseURL, "/v1/audio/transcriptions"),
+            headers: apiKey.map { [("Authorization", "Bearer \($0)")] } ?? [], body: form.finished(),
+            contentType: form.contentType)
         guard response.status == 200 else { throw speech.error(for: response) }
         guard let object = ProviderHTTP.jsonObject(response.body), let text = object["text"] as? String else {
-            throw VoiceError(.invalidResponse, provider: id,
-                             message: "the answer is not a transcription (JSON with \"text\"): \(speech.http.redact(String(response.text.prefix(120))))")
+            throw VoiceError(
+                .invalidResponse, provider: id,
+                message: "the answer is not a transcription (JSON with \"text\"): \(speech.http.redact(String(response.text.prefix(120))))")
         }
         let language = LanguageNames.code(of: (object["language"] as? String) ?? request.language ?? "")
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard timesWords, let list = object["words"] as? [[String: Any]] else {
-            return trimmed.isEmpty ? Transcript(text: "", language: language, duration: request.duration, words: [])
+            return trimmed.isEmpty
+                ? Transcript(text: "", language: language, duration: request.duration, words: [])
                 : Transcript.timing(text: trimmed, language: language, samples: request.samples)
         }
         var words: [WordTiming] = []
         for item in list {
             guard let word = item["word"] as? String, let start = Self.seconds(item["start"]), let end = Self.seconds(item["end"]),
-                  start.isFinite, end.isFinite, start >= 0, end >= start else {
+                start.isFinite, end.isFinite, start >= 0, end >= start
+            else {
                 throw VoiceError(.invalidResponse, provider: id, message: "a word without a valid start and end: \(item)")
             }
             words.append(WordTiming(word: word.trimmingCharacters(in: .whitespaces), start: start, end: min(end, request.duration)))
         }
         let duration = Self.seconds(object["duration"]) ?? request.duration
-        return Transcript(text: trimmed, language: language, duration: duration,
-                          words: SpeechOnsets.refine(words, samples: request.samples, rate: WhisperRecognizer.sampleRate))
+        return Transcript(
+            text: trimmed, language: language, duration: duration,
+            words: SpeechOnsets.refine(words, samples: request.samples, rate: WhisperRecognizer.sampleRate))
     }
 
     static func seconds(_ value: Any?) -> Double? { (value as? NSNumber)?.doubleValue }

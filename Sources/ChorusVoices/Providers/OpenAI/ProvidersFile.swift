@@ -72,13 +72,16 @@ public struct ProvidersFile: Sendable, Equatable {
                 }
                 return text
             }
-            guard let baseURL = try string("base_url") else { throw fail("\(name).base_url: missing (the server's URL, e.g. http://127.0.0.1:8880/v1)") }
+            guard let baseURL = try string("base_url") else {
+                throw fail("\(name).base_url: missing (the server's URL, e.g. http://127.0.0.1:8880/v1)")
+            }
             guard let url = URL(string: baseURL), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false else {
                 throw fail("\(name).base_url: \"\(baseURL)\" is not an http(s) URL")
             }
             let keyVariable = try string("api_key_env")
             if let keyVariable, keyVariable.range(of: #"^[A-Za-z_][A-Za-z0-9_]*$"#, options: .regularExpression) == nil {
-                throw fail("\(name).api_key_env: \"\(keyVariable)\" is not an environment variable's name (the key itself does not belong in the file)")
+                throw fail(
+                    "\(name).api_key_env: \"\(keyVariable)\" is not an environment variable's name (the key itself does not belong in the file)")
             }
             let model = try string("model")
             if model == nil && name != "openai" { throw fail("\(name).model: missing (the model the server expects, e.g. \"kokoro\")") }
@@ -93,8 +96,10 @@ public struct ProvidersFile: Sendable, Equatable {
             guard responseFormats.contains(format) else {
                 throw fail("\(name).response_format: \"\(format)\" is not one of \(responseFormats.joined(separator: ", "))")
             }
-            endpoints.append(Endpoint(name: name, baseURL: baseURL, apiKeyVariable: keyVariable, model: model, voices: voices,
-                                      responseFormat: format))
+            endpoints.append(
+                Endpoint(
+                    name: name, baseURL: baseURL, apiKeyVariable: keyVariable, model: model, voices: voices,
+                    responseFormat: format))
         }
         return ProvidersFile(endpoints: endpoints)
     }
@@ -103,10 +108,12 @@ public struct ProvidersFile: Sendable, Equatable {
     func providers(environment: [String: String]) -> [OpenAIProvider] {
         endpoints.map { endpoint in
             // The built-in `openai` keeps its key variable unless the entry names another.
-            let keyVariable = endpoint.apiKeyVariable ?? (endpoint.name == BuiltInProvider.openai.rawValue ? BuiltInProvider.openai.hosting?.keyVariable : nil)
-            return OpenAIProvider(id: endpoint.name, baseURL: endpoint.baseURL, apiKey: keyVariable.flatMap { environment[$0] },
-                                  keyVariable: keyVariable, defaultModel: endpoint.model ?? OpenAIProvider.builtInModel,
-                                  voices: endpoint.voices, responseFormat: endpoint.responseFormat)
+            let keyVariable =
+                endpoint.apiKeyVariable ?? (endpoint.name == BuiltInProvider.openai.rawValue ? BuiltInProvider.openai.hosting?.keyVariable : nil)
+            return OpenAIProvider(
+                id: endpoint.name, baseURL: endpoint.baseURL, apiKey: keyVariable.flatMap { environment[$0] },
+                keyVariable: keyVariable, defaultModel: endpoint.model ?? OpenAIProvider.builtInModel,
+                voices: endpoint.voices, responseFormat: endpoint.responseFormat)
         }
     }
 }

@@ -37,7 +37,9 @@ public struct PiperProvider: VoiceProvider {
                 let voice = try PiperVoice(folder: folder.appendingPathComponent(name, isDirectory: true))
                 let speakers = voice.speakers == 1 ? "1 speaker" : "\(voice.speakers) speakers"
                 let quality = voice.quality.isEmpty ? "" : ", \(voice.quality) quality"
-                result.append(VoiceInfo(id: id, name: name, details: "\(voice.language), \(voice.sampleRate) Hz, \(speakers)\(quality); licence: \(voice.licence)"))
+                result.append(
+                    VoiceInfo(
+                        id: id, name: name, details: "\(voice.language), \(voice.sampleRate) Hz, \(speakers)\(quality); licence: \(voice.licence)"))
             } catch let error as VoiceError {
                 result.append(VoiceInfo(id: id, name: name, details: "not usable: \(error.message)"))
             }
@@ -69,10 +71,12 @@ public struct PiperProvider: VoiceProvider {
     }
 
     public func adjusting(rate: Double, voice: String, settings: [String: JSONValue]) -> (voice: String, settings: [String: JSONValue]) {
-        let current = settings["length_scale"].flatMap { if case .number(let value) = $0 { value } else { nil } }
+        let current =
+            settings["length_scale"].flatMap { if case .number(let value) = $0 { value } else { nil } }
             ?? (try? PiperVoice.named(voice, in: folder).defaults.lengthScale) ?? 1
         var adjusted = settings
-        adjusted["length_scale"] = .number(min(max(current / rate, PiperSettings.lengthScaleRange.lowerBound), PiperSettings.lengthScaleRange.upperBound))
+        adjusted["length_scale"] = .number(
+            min(max(current / rate, PiperSettings.lengthScaleRange.lowerBound), PiperSettings.lengthScaleRange.upperBound))
         return (voice, adjusted)
     }
 
@@ -82,7 +86,8 @@ public struct PiperProvider: VoiceProvider {
     public func synthesize(_ request: SynthesisRequest) async throws -> SynthesizedSpeech {
         let voice = try PiperVoice.named(request.voice, in: folder)
         let settings = try PiperSettings(request.settings, voice: voice)
-        let english = voice.espeakVoice.lowercased().hasPrefix("en"), known = voice.symbols
+        let english = voice.espeakVoice.lowercased().hasPrefix("en")
+        let known = voice.symbols
         let clauses = try await EspeakEngine.shared.phonemeClauses(request.text, voice: voice.espeakVoice) { ipa in
             IPA.piperPhonemes(ipa, english: english, known: known)
         }
@@ -96,7 +101,12 @@ public struct PiperProvider: VoiceProvider {
         let spoken = try await withThrowingTaskGroup(of: (Int, PiperSynthesizer.Spoken).self) { group in
             for (index, sentence) in sentences.enumerated() {
                 group.addTask {
-                    (index, try await engine.pool.run { try synthesizer.speak(sentence, lengthScale: settings.lengthScale, noise: noise, speaker: settings.speaker) })
+                    (
+                        index,
+                        try await engine.pool.run {
+                            try synthesizer.speak(sentence, lengthScale: settings.lengthScale, noise: noise, speaker: settings.speaker)
+                        }
+                    )
                 }
             }
             var parts = [PiperSynthesizer.Spoken?](repeating: nil, count: sentences.count)
@@ -133,8 +143,10 @@ public struct PiperProvider: VoiceProvider {
     /// alone say how many phoneme words it takes; a clause that matches neither way times its first word and shares
     /// the rest of its time by length (`WordAligner`). Words end at the next word or where punctuation or a
     /// sentence's end is heard.
-    static func words(of text: String, clauses: [EspeakEngine.PhonemeClause], spoken: [PiperSynthesizer.Spoken],
-                      known: Set<Unicode.Scalar>, rate: Int) -> [WordTiming] {
+    static func words(
+        of text: String, clauses: [EspeakEngine.PhonemeClause], spoken: [PiperSynthesizer.Spoken],
+        known: Set<Unicode.Scalar>, rate: Int
+    ) -> [WordTiming] {
         // The phoneme words heard, as their first samples, and the samples where punctuation or a sentence's end is heard.
         var heard: [Int] = []
         var pauses: [Int] = []
@@ -169,14 +181,16 @@ public struct PiperProvider: VoiceProvider {
         let clauseWords = clauses.map { WordAligner.words(in: $0.text).count }
         let clausePhonemeWords = clauses.map { phonemeWords($0.phonemes) }
         if clauseWords.reduce(0, +) == textWords.count, clausePhonemeWords.reduce(0, +) == heard.count {
-            var word = 0, phoneme = 0
+            var word = 0
+            var phoneme = 0
             for (index, clause) in clauses.enumerated() {
                 let words = textWords[word..<(word + clauseWords[index])]
                 let starts = heard[phoneme..<(phoneme + clausePhonemeWords[index])]
                 if words.count == starts.count {
                     for (textWord, start) in zip(words, starts) { anchors.append((textWord.range.lowerBound, seconds(start))) }
                 } else if let alone = clause.wordPhonemes?.map(phonemeWords), alone.count == words.count,
-                          alone.reduce(0, +) == starts.count {
+                    alone.reduce(0, +) == starts.count
+                {
                     var next = starts.startIndex
                     for (textWord, taken) in zip(words, alone) {
                         if taken > 0 { anchors.append((textWord.range.lowerBound, seconds(starts[next]))) }

@@ -52,26 +52,31 @@ public struct PiperSettings: Sendable, Equatable, Hashable {
             case "speaker":
                 if let name = value.string {
                     guard let id = voice.speakerNames[name] else {
-                        throw Self.bad("speaker \"\(name)\" is not one of \(voice.name)'s (\(voice.speakerNames.keys.sorted().joined(separator: ", ")))")
+                        throw Self.bad(
+                            "speaker \"\(name)\" is not one of \(voice.name)'s (\(voice.speakerNames.keys.sorted().joined(separator: ", ")))")
                     }
                     result.speaker = id
                 } else if let number = value.number, number == number.rounded(), (0..<Double(voice.speakers)).contains(number) {
                     result.speaker = Int(number)
                 } else {
-                    throw Self.bad("speaker must be a speaker's name or a number from 0 to \(voice.speakers - 1) (\(voice.name) has \(voice.speakers))")
+                    throw Self.bad(
+                        "speaker must be a speaker's name or a number from 0 to \(voice.speakers - 1) (\(voice.name) has \(voice.speakers))")
                 }
             default:
                 throw Self.bad("unknown setting \"\(key)\" (known: length_scale, noise_scale, noise_w, speaker)")
             }
         }
-        self = try PiperSettings(lengthScale: result.lengthScale, noiseScale: result.noiseScale, noiseW: result.noiseW,
-                                 speaker: result.speaker)
+        self = try PiperSettings(
+            lengthScale: result.lengthScale, noiseScale: result.noiseScale, noiseW: result.noiseW,
+            speaker: result.speaker)
     }
 
     /// What the cache key and the render id carry.
     var canonical: [String: JSONValue] {
-        ["length_scale": .number(lengthScale), "noise_scale": .number(noiseScale), "noise_w": .number(noiseW),
-         "speaker": .number(Double(speaker))]
+        [
+            "length_scale": .number(lengthScale), "noise_scale": .number(noiseScale), "noise_w": .number(noiseW),
+            "speaker": .number(Double(speaker)),
+        ]
     }
 
     private static func check(_ name: String, _ value: Double, _ range: ClosedRange<Double>) throws {

@@ -28,7 +28,8 @@ final class PiperSynthesizer: @unchecked Sendable {
         session = try InferenceSession(file: voice.model, bytes: bytes, threads: .own(1), provider: "piper")
         var inputs: [InferenceSession.Port] = [.int64("input", [-1, -1]), .int64("input_lengths", [-1]), .float("scales", [3])]
         if voice.speakers > 1 { inputs.append(.int64("sid", [-1])) }
-        try session.expect(inputs: inputs, outputs: [.float("output", session.outputs.first?.shape.map { _ in -1 } ?? [-1]), .float("durations", [-1])])
+        try session.expect(
+            inputs: inputs, outputs: [.float("output", session.outputs.first?.shape.map { _ in -1 } ?? [-1]), .float("durations", [-1])])
     }
 
     /// One sentence spoken: its samples at the voice's rate, and when each of its phonemes is heard.
@@ -49,7 +50,9 @@ final class PiperSynthesizer: @unchecked Sendable {
     func speak(_ phonemes: String, lengthScale: Double, noise: Noise, speaker: Int) throws -> Spoken {
         let known = phonemes.unicodeScalars.filter { voice.ids[$0] != nil }
         guard !known.isEmpty else { return Spoken(samples: [], phonemes: [], speechEnd: 0) }
-        let pad = voice.ids["_"]!, start = voice.ids["^"]!, end = voice.ids["$"]!
+        let pad = voice.ids["_"]!
+        let start = voice.ids["^"]!
+        let end = voice.ids["$"]!
         var ids = [start, pad]
         for scalar in known { ids += [voice.ids[scalar]!, pad] }
         ids.append(end)

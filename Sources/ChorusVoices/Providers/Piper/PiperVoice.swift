@@ -55,8 +55,10 @@ public struct PiperVoice: Sendable, Equatable {
     /// The names of the prepared voices in `folder` (sub-folders holding a `voice.json`), sorted; nothing is validated.
     public static func names(in folder: URL = voicesFolder()) -> [String] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        return entries.filter { !$0.hasPrefix(".") && FileManager.default.fileExists(atPath: folder.appendingPathComponent($0).appendingPathComponent("voice.json").path) }
-            .sorted()
+        return entries.filter {
+            !$0.hasPrefix(".") && FileManager.default.fileExists(atPath: folder.appendingPathComponent($0).appendingPathComponent("voice.json").path)
+        }
+        .sorted()
     }
 
     /// Piper voices put in `folder` (`NAME.onnx` with `NAME.onnx.json`) that set-up has not prepared yet.
@@ -78,11 +80,13 @@ public struct PiperVoice: Sendable, Equatable {
         guard FileManager.default.fileExists(atPath: voiceFolder.appendingPathComponent("voice.json").path) else {
             let present = names(in: folder)
             let waiting = unprepared(in: folder).contains(name)
-            throw VoiceError(.voiceNotFound, provider: "piper",
-                             message: "no Piper voice \"\(name)\" in \(folder.path) ("
-                                + (present.isEmpty ? "none there" : "there: \(present.joined(separator: ", "))")
-                                + (waiting ? "; \(name).onnx is there but not prepared: run scripts/setup.sh" :
-                                    "; put NAME.onnx and NAME.onnx.json there and run scripts/setup.sh") + ")")
+            throw VoiceError(
+                .voiceNotFound, provider: "piper",
+                message: "no Piper voice \"\(name)\" in \(folder.path) ("
+                    + (present.isEmpty ? "none there" : "there: \(present.joined(separator: ", "))")
+                    + (waiting
+                        ? "; \(name).onnx is there but not prepared: run scripts/setup.sh"
+                        : "; put NAME.onnx and NAME.onnx.json there and run scripts/setup.sh") + ")")
         }
         return try PiperVoice(folder: voiceFolder)
     }
@@ -97,10 +101,14 @@ public struct PiperVoice: Sendable, Equatable {
         do {
             info = try JSONDecoder().decode(VoiceFile.self, from: Data(contentsOf: description))
         } catch {
-            throw Self.broken("\(description.path): not a prepared voice's description (\(error is DecodingError ? "fields missing or of the wrong type" : "cannot be read")); run scripts/setup.sh")
+            throw Self.broken(
+                "\(description.path): not a prepared voice's description (\(error is DecodingError ? "fields missing or of the wrong type" : "cannot be read")); run scripts/setup.sh"
+            )
         }
         guard info.chorus_revision == Self.revision else {
-            throw Self.broken("\(folder.path): prepared by revision \(info.chorus_revision) of scripts/prepare_piper.py, this Chorus reads \(Self.revision); run scripts/setup.sh")
+            throw Self.broken(
+                "\(folder.path): prepared by revision \(info.chorus_revision) of scripts/prepare_piper.py, this Chorus reads \(Self.revision); run scripts/setup.sh"
+            )
         }
         guard (8_000...48_000).contains(info.sample_rate), (1...10_000).contains(info.speakers) else {
             throw Self.broken("\(description.path): sample rate \(info.sample_rate) or \(info.speakers) speakers out of range")
@@ -113,22 +121,30 @@ public struct PiperVoice: Sendable, Equatable {
         quality = info.quality ?? ""
         licence = info.licence
         sourceDigest = info.source_sha256
-        defaults = try PiperSettings(lengthScale: info.defaults.length_scale, noiseScale: info.defaults.noise_scale,
-                                     noiseW: info.defaults.noise_w)
+        defaults = try PiperSettings(
+            lengthScale: info.defaults.length_scale, noiseScale: info.defaults.noise_scale,
+            noiseW: info.defaults.noise_w)
 
-        let model = folder.appendingPathComponent("model.onnx"), tokens = folder.appendingPathComponent("tokens.txt")
+        let model = folder.appendingPathComponent("model.onnx")
+        let tokens = folder.appendingPathComponent("tokens.txt")
         let graph = try ONNXModelFile(url: model)
-        let missing = graph.missing(["chorus_piper", "n_speakers", "sample_rate", "chorus_revision"],
-                                    integers: ["n_speakers", "sample_rate", "chorus_revision"])
+        let missing = graph.missing(
+            ["chorus_piper", "n_speakers", "sample_rate", "chorus_revision"],
+            integers: ["n_speakers", "sample_rate", "chorus_revision"])
         guard missing.isEmpty else {
-            throw Self.broken("\(model.path): not a Piper voice prepared for Chorus (metadata missing or wrong: \(missing.joined(separator: ", "))); run scripts/setup.sh")
+            throw Self.broken(
+                "\(model.path): not a Piper voice prepared for Chorus (metadata missing or wrong: \(missing.joined(separator: ", "))); run scripts/setup.sh"
+            )
         }
         guard graph.metadata["sample_rate"] == String(sampleRate), graph.metadata["n_speakers"] == String(speakers),
-              graph.metadata["chorus_revision"] == String(Self.revision) else {
+            graph.metadata["chorus_revision"] == String(Self.revision)
+        else {
             throw Self.broken("\(model.path): its metadata does not match \(description.lastPathComponent) (sample rate, speakers or revision)")
         }
         guard Array(graph.inputs.prefix(3)) == ["input", "input_lengths", "scales"], graph.outputs == ["output", "durations"] else {
-            throw Self.broken("\(model.path): not a prepared Piper graph (inputs \(graph.inputs.joined(separator: ", ")); outputs \(graph.outputs.joined(separator: ", ")))")
+            throw Self.broken(
+                "\(model.path): not a prepared Piper graph (inputs \(graph.inputs.joined(separator: ", ")); outputs \(graph.outputs.joined(separator: ", ")))"
+            )
         }
         ids = try Self.checkTokens(tokens)
     }
@@ -143,10 +159,12 @@ public struct PiperVoice: Sendable, Equatable {
     /// A token table's text (`name` is what errors call it) read and checked.
     /// - Throws: `VoiceError` (`.configuration`) naming the line.
     package static func tokens(_ text: String, name: String) throws -> [Unicode.Scalar: Int] {
-        var symbols = [Character: Int](), ids = Set<Int>()
+        var symbols = [Character: Int]()
+        var ids = Set<Int>()
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: true).enumerated() {
             guard line.count >= 3, let symbol = line.first, symbol.unicodeScalars.count == 1, line.dropFirst().first == " ",
-                  let id = Int(line.dropFirst(2)), (0..<100_000).contains(id), symbols[symbol] == nil, ids.insert(id).inserted else {
+                let id = Int(line.dropFirst(2)), (0..<100_000).contains(id), symbols[symbol] == nil, ids.insert(id).inserted
+            else {
                 throw broken("\(name): line \(index + 1) is not \"<symbol> <id>\" with a symbol and id of its own")
             }
             symbols[symbol] = id

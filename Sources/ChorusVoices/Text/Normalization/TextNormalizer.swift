@@ -15,11 +15,14 @@ public enum TextNormalizer {
     public static var languages: [String] { rules.keys.sorted() }
 
     /// `text` as spoken: the lexicon's entries first (a user's entry wins), then, with `normalize`, the rules.
-    public static func spokenForm(of text: String, lexicon: Lexicon?, normalize: Bool, reading: TextReading = TextReading(),
-                                  phonemeMarkup: (@Sendable (String) -> String?)? = nil,
-                                  dictionary: (@Sendable (Pronunciation) -> Bool)? = nil) -> SpokenForm {
-        spokenForm(of: [SSML.Run(written: text, spoken: nil)], lexicon: lexicon, normalize: normalize, reading: reading,
-                   phonemeMarkup: phonemeMarkup, dictionary: dictionary)
+    public static func spokenForm(
+        of text: String, lexicon: Lexicon?, normalize: Bool, reading: TextReading = TextReading(),
+        phonemeMarkup: (@Sendable (String) -> String?)? = nil,
+        dictionary: (@Sendable (Pronunciation) -> Bool)? = nil
+    ) -> SpokenForm {
+        spokenForm(
+            of: [SSML.Run(written: text, spoken: nil)], lexicon: lexicon, normalize: normalize, reading: reading,
+            phonemeMarkup: phonemeMarkup, dictionary: dictionary)
     }
 
     /// Runs of written text as spoken: a run with its own reading (SSML's `sub`, `say-as`, `phoneme`) says that for its
@@ -34,9 +37,11 @@ public enum TextNormalizer {
     ///
     /// With `normalize`, the rules are those of `reading.language` (none for a language without rules), and emoji
     /// between words are dropped or said by name (`reading.emoji`; a name is never a word on screen).
-    public static func spokenForm(of runs: [SSML.Run], lexicon: Lexicon?, normalize: Bool, reading: TextReading = TextReading(),
-                                  phonemeMarkup: (@Sendable (String) -> String?)? = nil,
-                                  dictionary: (@Sendable (Pronunciation) -> Bool)? = nil) -> SpokenForm {
+    public static func spokenForm(
+        of runs: [SSML.Run], lexicon: Lexicon?, normalize: Bool, reading: TextReading = TextReading(),
+        phonemeMarkup: (@Sendable (String) -> String?)? = nil,
+        dictionary: (@Sendable (Pronunciation) -> Bool)? = nil
+    ) -> SpokenForm {
         var plan = SpokenPlan(text: runs.map(\.written).joined(), phonemeMarkup: phonemeMarkup, dictionary: dictionary)
         plan.readings(of: runs)
         plan.lexiconEntries(lexicon)
@@ -49,7 +54,8 @@ public enum TextNormalizer {
     /// Emoji and what joins them (dropped from what is spoken; they are never words on screen).
     static func isEmoji(_ scalar: Unicode.Scalar) -> Bool {
         scalar.properties.isEmojiPresentation || scalar.value == 0xFE0F || scalar.value == 0x200D
-            || (0x1F3FB...0x1F3FF).contains(scalar.value) || (scalar.properties.isEmoji && scalar.value > 0x2000 && scalar.value != 0x20E3
+            || (0x1F3FB...0x1F3FF).contains(scalar.value)
+            || (scalar.properties.isEmoji && scalar.value > 0x2000 && scalar.value != 0x20E3
                 && !(0x2190...0x21FF).contains(scalar.value))
     }
 }
@@ -108,7 +114,8 @@ private struct SpokenPlan {
             }
             let markup = run.ipa.flatMap(said(ipa:))
             guard let said = markup ?? run.spoken else { continue }
-            var lower = offset, upper = offset + count
+            var lower = offset
+            var upper = offset + count
             while lower < upper && scalars[lower].properties.isWhitespace { lower += 1 }
             while upper > lower && scalars[upper - 1].properties.isWhitespace { upper -= 1 }
             let inside = words.indices.filter { words[$0].range.lowerBound >= lower && words[$0].range.upperBound <= upper }
@@ -135,9 +142,11 @@ private struct SpokenPlan {
     /// A word with "[[" inside, where that would be phoneme input: a replacement, so that said with its brackets apart
     /// it is still shown as written.
     mutating func bracketedWords() {
-        for (index, word) in words.enumerated() where !taken.contains(index) && word.word.contains(IPA.open)
-            && !planned.contains(where: { $0.range.overlaps(word.range) }) {
-            planned.append(([index], word.range, word.word, false))   // `spoken` spaces the brackets apart
+        for (index, word) in words.enumerated()
+        where !taken.contains(index) && word.word.contains(IPA.open)
+            && !planned.contains(where: { $0.range.overlaps(word.range) })
+        {
+            planned.append(([index], word.range, word.word, false))  // `spoken` spaces the brackets apart
             taken.insert(index)
         }
     }
@@ -250,16 +259,21 @@ struct EnglishRules: NormalizationRules {
         "mr": "Mister", "mrs": "Missus", "ms": "Miz", "jr": "Junior", "sr": "Senior", "ave": "Avenue", "rd": "Road", "mt": "Mount",
         "vs": "versus", "etc": "et cetera", "approx": "approximately", "dept": "department", "apt": "apartment", "no": "number",
     ]
-    static let weekdays: [String: String] = ["Mon": "Monday", "Tue": "Tuesday", "Tues": "Tuesday", "Wed": "Wednesday", "Thu": "Thursday",
-                                             "Thur": "Thursday", "Thurs": "Thursday", "Fri": "Friday", "Sat": "Saturday", "Sun": "Sunday"]
+    static let weekdays: [String: String] = [
+        "Mon": "Monday", "Tue": "Tuesday", "Tues": "Tuesday", "Wed": "Wednesday", "Thu": "Thursday",
+        "Thur": "Thursday", "Thurs": "Thursday", "Fri": "Friday", "Sat": "Saturday", "Sun": "Sunday",
+    ]
     static let months = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
-    static let monthAbbreviations: [String: Int] = ["jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9,
-                                                    "oct": 10, "nov": 11, "dec": 12]
+    static let monthAbbreviations: [String: Int] = [
+        "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9,
+        "oct": 10, "nov": 11, "dec": 12,
+    ]
 
     static let units: [String: (one: String, many: String)] = [
         "km": ("kilometer", "kilometers"), "kg": ("kilogram", "kilograms"), "mg": ("milligram", "milligrams"), "mm": ("millimeter", "millimeters"),
         "cm": ("centimeter", "centimeters"), "m": ("meter", "meters"), "g": ("gram", "grams"), "lb": ("pound", "pounds"),
-        "lbs": ("pound", "pounds"), "mi": ("mile", "miles"), "mph": ("mile per hour", "miles per hour"), "kph": ("kilometer per hour", "kilometers per hour"),
+        "lbs": ("pound", "pounds"), "mi": ("mile", "miles"), "mph": ("mile per hour", "miles per hour"),
+        "kph": ("kilometer per hour", "kilometers per hour"),
         "km/h": ("kilometer per hour", "kilometers per hour"), "ft": ("foot", "feet"), "in": ("inch", "inches"), "oz": ("ounce", "ounces"),
         "ml": ("milliliter", "milliliters"), "l": ("liter", "liters"), "°F": ("degree Fahrenheit", "degrees Fahrenheit"),
         "°C": ("degree Celsius", "degrees Celsius"), "°": ("degree", "degrees"),
@@ -294,7 +308,8 @@ struct EnglishRules: NormalizationRules {
             return made
         }
         guard let expression,
-              let found = expression.firstMatch(in: word, range: NSRange(word.startIndex..<word.endIndex, in: word)) else { return nil }
+            let found = expression.firstMatch(in: word, range: NSRange(word.startIndex..<word.endIndex, in: word))
+        else { return nil }
         return (0..<found.numberOfRanges).map { group in
             Range(found.range(at: group), in: word).map { String(word[$0]) } ?? ""
         }
@@ -307,7 +322,10 @@ struct EnglishRules: NormalizationRules {
         for index in words.indices {
             guard let reference = scripture(at: index) else { continue }
             done.insert(index - 1)
-            for item in reference { planned.append(item); done.insert(item.word) }
+            for item in reference {
+                planned.append(item)
+                done.insert(item.word)
+            }
         }
         for index in words.indices where !done.contains(index) {
             if let item = single(at: index) { planned.append(item) }
@@ -318,13 +336,15 @@ struct EnglishRules: NormalizationRules {
     /// A reference whose chapter:verse is word `index`, with its book (and the book's number) before it.
     func scripture(at index: Int) -> [Planned]? {
         guard index > 0, let parts = match(words[index].word, #"^(\d{1,3}):(\d{1,3})(?:[-–—](\d{1,3}))?$"#),
-              let chapter = Int(parts[1]), let verse = Int(parts[2]) else { return nil }
+            let chapter = Int(parts[1]), let verse = Int(parts[2])
+        else { return nil }
         let bookWord = words[index - 1]
         guard let book = Self.books[bookWord.word.lowercased()] else { return nil }
         var planned: [Planned] = []
         var name = book
         if index >= 2, let number = Int(words[index - 2].word), (1...3).contains(number),
-           ["Samuel", "Kings", "Chronicles", "Corinthians", "Thessalonians", "Timothy", "Peter", "John"].contains(book) {
+            ["Samuel", "Kings", "Chronicles", "Corinthians", "Thessalonians", "Timothy", "Peter", "John"].contains(book)
+        {
             planned.append((index - 2, words[index - 2].range, ["First", "Second", "Third"][number - 1]))
         }
         if book == "Psalm" { name = "Psalm" }
@@ -362,8 +382,11 @@ struct EnglishRules: NormalizationRules {
         let range = words[index].range
         let before = scalar(range.lowerBound - 1)
         if let symbol = before, ["$", "£", "€"].contains(symbol),
-           let parts = match(word, #"^(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{2}))?$"#), let whole = Int(parts[1].replacingOccurrences(of: ",", with: "")) {
-            let (one, many, cent, cents) = symbol == "£" ? ("pound", "pounds", "penny", "pence")
+            let parts = match(word, #"^(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{2}))?$"#), let whole = Int(parts[1].replacingOccurrences(of: ",", with: ""))
+        {
+            let (one, many, cent, cents) =
+                symbol == "£"
+                ? ("pound", "pounds", "penny", "pence")
                 : symbol == "€" ? ("euro", "euros", "cent", "cents") : ("dollar", "dollars", "cent", "cents")
             let fraction = parts.count > 2 ? Int(parts[2]) ?? 0 : 0
             var said = whole > 0 || fraction == 0 ? SpokenNumbers.cardinal(whole) + " " + (whole == 1 ? one : many) : ""
@@ -401,9 +424,16 @@ struct EnglishRules: NormalizationRules {
         let word = words[index].word
         let range = words[index].range
         if let parts = match(word, #"^(\d{1,2}):(\d{2})(?i:\s*([ap])\.?m\.?)?$"#), let hour = Int(parts[1]), let minute = Int(parts[2]),
-           hour <= 23, minute <= 59 {
-            var said = SpokenNumbers.cardinal(hour) + " " + (minute == 0 ? "o'clock" : minute < 10 ? "oh " + SpokenNumbers.cardinal(minute) : SpokenNumbers.cardinal(minute))
-            if parts.count > 3, !parts[3].isEmpty { said = SpokenNumbers.cardinal(hour) + (minute == 0 ? "" : " " + (minute < 10 ? "oh " : "") + SpokenNumbers.cardinal(minute)) + " " + parts[3].lowercased() + " m" }
+            hour <= 23, minute <= 59
+        {
+            var said =
+                SpokenNumbers.cardinal(hour) + " "
+                + (minute == 0 ? "o'clock" : minute < 10 ? "oh " + SpokenNumbers.cardinal(minute) : SpokenNumbers.cardinal(minute))
+            if parts.count > 3, !parts[3].isEmpty {
+                said =
+                    SpokenNumbers.cardinal(hour) + (minute == 0 ? "" : " " + (minute < 10 ? "oh " : "") + SpokenNumbers.cardinal(minute)) + " "
+                    + parts[3].lowercased() + " m"
+            }
             return (index, range, said)
         }
         if index > 0, match(words[index - 1].word, #"^\d{1,2}(:\d{2})?$"#) != nil, let parts = match(word, #"^(?i)([ap])\.?m$"#) {
@@ -434,7 +464,8 @@ struct EnglishRules: NormalizationRules {
         let word = words[index].word
         let range = words[index].range
         if let parts = match(word, #"^(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?$"#), let month = Int(parts[1]), let day = Int(parts[2]),
-           (1...12).contains(month), (1...31).contains(day) {
+            (1...12).contains(month), (1...31).contains(day)
+        {
             var said = Self.months[month - 1] + " " + SpokenNumbers.ordinal(day)
             if parts.count > 3, !parts[3].isEmpty, let year = Int(parts[3]) {
                 said += ", " + SpokenNumbers.year(parts[3].count == 2 ? 2000 + year : year)
@@ -449,12 +480,14 @@ struct EnglishRules: NormalizationRules {
         let word = words[index].word
         let range = words[index].range
         if let month = Self.monthAbbreviations[word.lowercased()], word.first?.isUppercase == true, index + 1 < words.count,
-           Int(words[index + 1].word) != nil {
+            Int(words[index + 1].word) != nil
+        {
             let end = dotted(index) ? range.upperBound + 1 : range.upperBound
             return (index, range.lowerBound..<end, Self.months[month - 1])
         }
         if index > 0, Self.monthAbbreviations[words[index - 1].word.lowercased()] != nil, words[index - 1].word.first?.isUppercase == true,
-           let day = Int(word), (1...31).contains(day) {
+            let day = Int(word), (1...31).contains(day)
+        {
             return (index, range, SpokenNumbers.ordinal(day))
         }
         return nil
@@ -467,8 +500,12 @@ struct EnglishRules: NormalizationRules {
         if word.contains("@"), let parts = match(word, #"^([A-Za-z0-9._%+-]+)@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)$"#) {
             return (index, range, Self.address(parts[1]) + " at " + Self.address(parts[2]))
         }
-        if let parts = match(word, #"^(?:https?://)?(?:www\.)?([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?:com|org|net|edu|gov|io|dev|app|co|uk|us|ca|au|de|fr|info|church))(/[A-Za-z0-9._~/-]*)?$"#),
-           word.rangeOfCharacter(from: .letters) != nil {
+        if let parts = match(
+            word,
+            #"^(?:https?://)?(?:www\.)?([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?:com|org|net|edu|gov|io|dev|app|co|uk|us|ca|au|de|fr|info|church))(/[A-Za-z0-9._~/-]*)?$"#
+        ),
+            word.rangeOfCharacter(from: .letters) != nil
+        {
             var said = Self.address(parts[1])
             if parts.count > 2, !parts[2].isEmpty {
                 let path = parts[2].split(separator: "/").map { Self.address(String($0)) }
@@ -484,11 +521,13 @@ struct EnglishRules: NormalizationRules {
         let word = words[index].word
         let range = words[index].range
         if let parts = match(word, #"^(\d+(?:\.\d+)?)(km|kg|mg|mm|cm|m|g|lb|lbs|mi|mph|kph|km/h|ft|in|oz|ml|l|°F|°C|°)$"#),
-           let unit = Self.units[parts[2]] {
+            let unit = Self.units[parts[2]]
+        {
             return (index, range, Self.number(parts[1]) + " " + (parts[1] == "1" ? unit.one : unit.many))
         }
         if index > 0, let unit = Self.units[word], word != "in", word != "m", word != "l", word != "g",
-           let amount = match(words[index - 1].word, #"^(\d+(?:\.\d+)?)$"#) {
+            let amount = match(words[index - 1].word, #"^(\d+(?:\.\d+)?)$"#)
+        {
             let end = dotted(index) ? range.upperBound + 1 : range.upperBound
             return (index, range.lowerBound..<end, amount[1] == "1" ? unit.one : unit.many)
         }
@@ -534,7 +573,9 @@ struct EnglishRules: NormalizationRules {
             if dotted(index), let full = Self.abbreviations[lower], lower != "no" || Int(next) != nil {
                 return (index, range.lowerBound..<(range.upperBound + 1), full)
             }
-            if let full = Self.weekdays[word], dotted(index) || next.first?.isNumber == true || (index > 0 && words[index - 1].word.lowercased() == "on") {
+            if let full = Self.weekdays[word],
+                dotted(index) || next.first?.isNumber == true || (index > 0 && words[index - 1].word.lowercased() == "on")
+            {
                 let end = dotted(index) ? range.upperBound + 1 : range.upperBound
                 return (index, range.lowerBound..<end, full)
             }

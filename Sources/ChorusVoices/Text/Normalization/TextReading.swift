@@ -32,15 +32,18 @@ public struct TextReading: Sendable, Equatable {
         if let language {
             let parts = language.split(separator: "-", omittingEmptySubsequences: false)
             guard language.count <= 35, let primary = parts.first, (2...3).contains(primary.count), primary.allSatisfy({ $0.isASCII && $0.isLetter }),
-                  parts.dropFirst().allSatisfy({ (1...8).contains($0.count) && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) } }) else {
-                throw AudioError(.invalidConversation, subject: "language", reason: "\"\(language.prefix(40))\" is not a language tag (en, en-GB, de)")
+                parts.dropFirst().allSatisfy({ (1...8).contains($0.count) && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) } })
+            else {
+                throw AudioError(
+                    .invalidConversation, subject: "language", reason: "\"\(language.prefix(40))\" is not a language tag (en, en-GB, de)")
             }
-            reading.language = language.lowercased()   // tags are case-insensitive: one spelling, one render id
+            reading.language = language.lowercased()  // tags are case-insensitive: one spelling, one render id
         }
         if let emoji {
             guard let mode = Emoji(rawValue: emoji) else {
-                throw AudioError(.invalidConversation, subject: "emoji",
-                                 reason: "\"\(emoji.prefix(40))\": \(Emoji.allCases.map(\.rawValue).joined(separator: " or "))")
+                throw AudioError(
+                    .invalidConversation, subject: "emoji",
+                    reason: "\"\(emoji.prefix(40))\": \(Emoji.allCases.map(\.rawValue).joined(separator: " or "))")
             }
             reading.emoji = mode
         }
@@ -67,7 +70,8 @@ enum EmojiNames {
         var names: [String] = []
         for scalar in scalars {
             guard TextNormalizer.isEmoji(scalar), scalar.value != 0xFE0F, scalar.value != 0x200D,
-                  !(0x1F3FB...0x1F3FF).contains(scalar.value) else { continue }
+                !(0x1F3FB...0x1F3FF).contains(scalar.value)
+            else { continue }
             let name = common[scalar.value] ?? scalar.properties.name.map { $0.lowercased() }
             if let name, !names.contains(name) { names.append(name) }
         }

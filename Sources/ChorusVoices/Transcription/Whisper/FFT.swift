@@ -42,8 +42,10 @@ struct FFT: Sendable {
 
     /// Transforms `data` (`count` complex values, real and imaginary interleaved) in place; `work` is as large.
     func forward(_ data: UnsafeMutablePointer<Float>, work: UnsafeMutablePointer<Float>) {
-        var x = data, y = work
-        var n = count, s = 1
+        var x = data
+        var y = work
+        var n = count
+        var s = 1
         for (radix, twiddles) in passes {
             let m = n / radix
             twiddles.withUnsafeBufferPointer { w in
@@ -63,23 +65,44 @@ struct FFT: Sendable {
     /// One radix-4 pass: y[t + s(4q + k)] = w^(kq) · Σ_r x[t + s(q + m·r)] · (−i)^(rk).
     private static func radix4(_ x: UnsafeMutablePointer<Float>, _ y: UnsafeMutablePointer<Float>, m: Int, s: Int, w: UnsafePointer<Float>) {
         for q in 0..<m {
-            let w1r = w[2 * (4 * q + 1)], w1i = w[2 * (4 * q + 1) + 1]
-            let w2r = w[2 * (4 * q + 2)], w2i = w[2 * (4 * q + 2) + 1]
-            let w3r = w[2 * (4 * q + 3)], w3i = w[2 * (4 * q + 3) + 1]
+            let w1r = w[2 * (4 * q + 1)]
+            let w1i = w[2 * (4 * q + 1) + 1]
+            let w2r = w[2 * (4 * q + 2)]
+            let w2i = w[2 * (4 * q + 2) + 1]
+            let w3r = w[2 * (4 * q + 3)]
+            let w3i = w[2 * (4 * q + 3) + 1]
             for t in 0..<s {
-                let a = 2 * (t + s * q), b = 2 * (t + s * (q + m)), c = 2 * (t + s * (q + 2 * m)), d = 2 * (t + s * (q + 3 * m))
-                let acr = x[a] + x[c], aci = x[a + 1] + x[c + 1], amr = x[a] - x[c], ami = x[a + 1] - x[c + 1]
-                let bdr = x[b] + x[d], bdi = x[b + 1] + x[d + 1], bmr = x[b] - x[d], bmi = x[b + 1] - x[d + 1]
+                let a = 2 * (t + s * q)
+                let b = 2 * (t + s * (q + m))
+                let c = 2 * (t + s * (q + 2 * m))
+                let d = 2 * (t + s * (q + 3 * m))
+                let acr = x[a] + x[c]
+                let aci = x[a + 1] + x[c + 1]
+                let amr = x[a] - x[c]
+                let ami = x[a + 1] - x[c + 1]
+                let bdr = x[b] + x[d]
+                let bdi = x[b + 1] + x[d + 1]
+                let bmr = x[b] - x[d]
+                let bmi = x[b + 1] - x[d + 1]
                 // k = 0: (a+c)+(b+d); 1: (a−c) − i(b−d); 2: (a+c)−(b+d); 3: (a−c) + i(b−d)
-                let y0r = acr + bdr, y0i = aci + bdi
-                let y1r = amr + bmi, y1i = ami - bmr
-                let y2r = acr - bdr, y2i = aci - bdi
-                let y3r = amr - bmi, y3i = ami + bmr
-                let o = 2 * (t + s * 4 * q), step = 2 * s
-                y[o] = y0r; y[o + 1] = y0i
-                y[o + step] = y1r * w1r - y1i * w1i; y[o + step + 1] = y1r * w1i + y1i * w1r
-                y[o + 2 * step] = y2r * w2r - y2i * w2i; y[o + 2 * step + 1] = y2r * w2i + y2i * w2r
-                y[o + 3 * step] = y3r * w3r - y3i * w3i; y[o + 3 * step + 1] = y3r * w3i + y3i * w3r
+                let y0r = acr + bdr
+                let y0i = aci + bdi
+                let y1r = amr + bmi
+                let y1i = ami - bmr
+                let y2r = acr - bdr
+                let y2i = aci - bdi
+                let y3r = amr - bmi
+                let y3i = ami + bmr
+                let o = 2 * (t + s * 4 * q)
+                let step = 2 * s
+                y[o] = y0r
+                y[o + 1] = y0i
+                y[o + step] = y1r * w1r - y1i * w1i
+                y[o + step + 1] = y1r * w1i + y1i * w1r
+                y[o + 2 * step] = y2r * w2r - y2i * w2i
+                y[o + 2 * step + 1] = y2r * w2i + y2i * w2r
+                y[o + 3 * step] = y3r * w3r - y3i * w3i
+                y[o + 3 * step + 1] = y3r * w3i + y3i * w3r
             }
         }
     }
@@ -89,23 +112,44 @@ struct FFT: Sendable {
 
     /// One radix-5 pass (the five-point transform by its symmetric sums and differences).
     private static func radix5(_ x: UnsafeMutablePointer<Float>, _ y: UnsafeMutablePointer<Float>, m: Int, s: Int, w: UnsafePointer<Float>) {
-        let c1 = Self.c1, c2 = Self.c2, s1 = Self.s1, s2 = Self.s2
+        let c1 = Self.c1
+        let c2 = Self.c2
+        let s1 = Self.s1
+        let s2 = Self.s2
         for q in 0..<m {
             for t in 0..<s {
-                let i0 = 2 * (t + s * q), i1 = 2 * (t + s * (q + m)), i2 = 2 * (t + s * (q + 2 * m))
-                let i3 = 2 * (t + s * (q + 3 * m)), i4 = 2 * (t + s * (q + 4 * m))
-                let ar = x[i0], ai = x[i0 + 1]
-                let p1r = x[i1] + x[i4], p1i = x[i1 + 1] + x[i4 + 1], m1r = x[i1] - x[i4], m1i = x[i1 + 1] - x[i4 + 1]
-                let p2r = x[i2] + x[i3], p2i = x[i2 + 1] + x[i3 + 1], m2r = x[i2] - x[i3], m2i = x[i2 + 1] - x[i3 + 1]
-                let y0r = ar + p1r + p2r, y0i = ai + p1i + p2i
-                let t1r = ar + c1 * p1r + c2 * p2r, t1i = ai + c1 * p1i + c2 * p2i
-                let t2r = ar + c2 * p1r + c1 * p2r, t2i = ai + c2 * p1i + c1 * p2i
+                let i0 = 2 * (t + s * q)
+                let i1 = 2 * (t + s * (q + m))
+                let i2 = 2 * (t + s * (q + 2 * m))
+                let i3 = 2 * (t + s * (q + 3 * m))
+                let i4 = 2 * (t + s * (q + 4 * m))
+                let ar = x[i0]
+                let ai = x[i0 + 1]
+                let p1r = x[i1] + x[i4]
+                let p1i = x[i1 + 1] + x[i4 + 1]
+                let m1r = x[i1] - x[i4]
+                let m1i = x[i1 + 1] - x[i4 + 1]
+                let p2r = x[i2] + x[i3]
+                let p2i = x[i2 + 1] + x[i3 + 1]
+                let m2r = x[i2] - x[i3]
+                let m2i = x[i2 + 1] - x[i3 + 1]
+                let y0r = ar + p1r + p2r
+                let y0i = ai + p1i + p2i
+                let t1r = ar + c1 * p1r + c2 * p2r
+                let t1i = ai + c1 * p1i + c2 * p2i
+                let t2r = ar + c2 * p1r + c1 * p2r
+                let t2i = ai + c2 * p1i + c1 * p2i
                 // −i·(s1·m1 + s2·m2) and −i·(s2·m1 − s1·m2)
-                let u1r = s1 * m1i + s2 * m2i, u1i = -(s1 * m1r + s2 * m2r)
-                let u2r = s2 * m1i - s1 * m2i, u2i = -(s2 * m1r - s1 * m2r)
-                let o = 2 * (t + s * 5 * q), step = 2 * s, tw = 10 * q
+                let u1r = s1 * m1i + s2 * m2i
+                let u1i = -(s1 * m1r + s2 * m2r)
+                let u2r = s2 * m1i - s1 * m2i
+                let u2i = -(s2 * m1r - s1 * m2r)
+                let o = 2 * (t + s * 5 * q)
+                let step = 2 * s
+                let tw = 10 * q
                 @inline(__always) func put(_ k: Int, _ vr: Float, _ vi: Float) {
-                    let wr = w[tw + 2 * k], wi = w[tw + 2 * k + 1]
+                    let wr = w[tw + 2 * k]
+                    let wi = w[tw + 2 * k + 1]
                     y[o + step * k] = vr * wr - vi * wi
                     y[o + step * k + 1] = vr * wi + vi * wr
                 }
@@ -120,19 +164,24 @@ struct FFT: Sendable {
     }
 
     /// A pass of any small radix, by its definition.
-    private static func generic(_ radix: Int, _ x: UnsafeMutablePointer<Float>, _ y: UnsafeMutablePointer<Float>, m: Int, s: Int, w: UnsafePointer<Float>) {
+    private static func generic(
+        _ radix: Int, _ x: UnsafeMutablePointer<Float>, _ y: UnsafeMutablePointer<Float>, m: Int, s: Int, w: UnsafePointer<Float>
+    ) {
         for q in 0..<m {
             for t in 0..<s {
                 for k in 0..<radix {
-                    var sumR: Float = 0, sumI: Float = 0
+                    var sumR: Float = 0
+                    var sumI: Float = 0
                     for r in 0..<radix {
                         let angle = -2 * Double.pi * Double(r * k) / Double(radix)
-                        let cr = Float(cos(angle)), ci = Float(sin(angle))
+                        let cr = Float(cos(angle))
+                        let ci = Float(sin(angle))
                         let index = 2 * (t + s * (q + m * r))
                         sumR += x[index] * cr - x[index + 1] * ci
                         sumI += x[index] * ci + x[index + 1] * cr
                     }
-                    let wr = w[2 * (radix * q + k)], wi = w[2 * (radix * q + k) + 1]
+                    let wr = w[2 * (radix * q + k)]
+                    let wi = w[2 * (radix * q + k) + 1]
                     let o = 2 * (t + s * (radix * q + k))
                     y[o] = sumR * wr - sumI * wi
                     y[o + 1] = sumR * wi + sumI * wr

@@ -66,7 +66,9 @@ enum WhisperAlignment {
 
     /// `values` median-filtered with `width` (odd), reflected at both ends (as OpenAI's `median_filter`).
     static func medianFiltered(_ values: ArraySlice<Float>, width: Int) -> [Float] {
-        let count = values.count, half = width / 2, base = values.startIndex
+        let count = values.count
+        let half = width / 2
+        let base = values.startIndex
         guard count > half else { return Array(values) }
         var result = [Float](repeating: 0, count: count)
         // Each window sorted by insertion (7 values: `sort()`'s general algorithm was 2.6 % of a long file's time).
@@ -100,20 +102,27 @@ enum WhisperAlignment {
         total[0] = 0
         for column in 1...columns {
             for row in 1...rows {
-                let diagonal = total[(row - 1) * width + column - 1], up = total[(row - 1) * width + column], left = total[row * width + column - 1]
+                let diagonal = total[(row - 1) * width + column - 1]
+                let up = total[(row - 1) * width + column]
+                let left = total[row * width + column - 1]
                 // Ties go as OpenAI's `dtw_cpu` sends them: diagonal only if strictly cheapest, then up, else left.
-                let (best, step): (Float, UInt8) = diagonal < up && diagonal < left ? (diagonal, 0)
+                let (best, step): (Float, UInt8) =
+                    diagonal < up && diagonal < left
+                    ? (diagonal, 0)
                     : (up < diagonal && up < left ? (up, 1) : (left, 2))
                 total[row * width + column] = cost[(row - 1) * columns + column - 1] + best
                 trace[row * width + column] = step
             }
         }
-        var row = rows, column = columns
+        var row = rows
+        var column = columns
         var path: [(Int, Int)] = []
         while row > 0 && column > 0 {
             path.append((row - 1, column - 1))
             switch trace[row * width + column] {
-            case 0: row -= 1; column -= 1
+            case 0:
+                row -= 1
+                column -= 1
             case 1: row -= 1
             default: column -= 1
             }

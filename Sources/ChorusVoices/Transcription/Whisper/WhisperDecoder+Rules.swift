@@ -1,5 +1,5 @@
-import ChorusWire
 import CZlib
+import ChorusWire
 import Foundation
 
 /// Whisper's decoding rules, as OpenAI's Whisper and faster-whisper apply them, each a pure function of what it is
@@ -9,7 +9,8 @@ extension WhisperDecoder {
     /// A token drawn from softmax(`logits` / `temperature`), and its log-probability without the temperature.
     static func draw(_ logits: [Float], temperature: Float, random: inout SplitMix) -> (Int, Float) {
         let largest = logits.max() ?? 0
-        var total: Float = 0, plain: Float = 0
+        var total: Float = 0
+        var plain: Float = 0
         for value in logits where value > -.infinity {
             total += exp((value - largest) / temperature)
             plain += exp(value - largest)
@@ -63,7 +64,7 @@ extension WhisperDecoder {
         let singleEnding = isStamp.count >= 2 ? (!isStamp[isStamp.count - 2] && isStamp[isStamp.count - 1]) : (isStamp.last ?? false)
         let pairs = (1..<max(1, sampled.count)).filter { isStamp[$0 - 1] && isStamp[$0] }
         guard let lastPair = pairs.last, !singleEnding else { return (sampled, windowSamples) }
-        let time = sampled[lastPair] - timestampBegin   // in 20 ms steps
+        let time = sampled[lastPair] - timestampBegin  // in 20 ms steps
         return (Array(sampled[..<lastPair]), min(windowSamples, time * 2 * WhisperFeatures.hop))
     }
 
@@ -75,12 +76,13 @@ extension WhisperDecoder {
     /// forbidding their tokens instead (model.json's `suppress`, faster-whisper's `suppress_tokens`) made tiny.en turn
     /// noise into made-up words, which cannot be told from speech afterwards.
     static func applyRules(to logits: inout [Float], sampled: [Int], tokens t: WhisperModel.Description.Tokens, blank: Int? = nil) {
-        let count = logits.count, begin = t.timestamp_begin
+        let count = logits.count
+        let begin = t.timestamp_begin
         guard begin < count else { return }
         for token in t.sot..<begin { logits[token] = -.infinity }
         if sampled.isEmpty {
             logits[t.eot] = -.infinity
-            if let blank, blank < count { logits[blank] = -.infinity }   // " ": OpenAI's suppress_blank
+            if let blank, blank < count { logits[blank] = -.infinity }  // " ": OpenAI's suppress_blank
         }
         let lastWasTimestamp = sampled.last.map { $0 >= begin } ?? false
         let penultimateWasTimestamp = sampled.count < 2 || sampled[sampled.count - 2] >= begin
@@ -103,7 +105,8 @@ extension WhisperDecoder {
         var largest = -Float.infinity
         for value in logits where value > largest { largest = value }
         guard largest > -.infinity else { return }
-        var stampSum: Float = 0, textBest = -Float.infinity
+        var stampSum: Float = 0
+        var textBest = -Float.infinity
         for token in begin..<count where logits[token] > -.infinity { stampSum += exp(logits[token] - largest) }
         for token in 0..<begin where logits[token] > textBest { textBest = logits[token] }
         if stampSum > 0, log(stampSum) + largest > textBest {
@@ -113,8 +116,10 @@ extension WhisperDecoder {
 
     /// The words of `tokens` timed from the alignment rows (`sequence` rows of start-of-transcript tokens, then the
     /// no-timestamps token's, then one per text token; `frames` of each row's attention hold audio).
-    static func timedWords(tokens: [Int], attention: [[Float]], sequence: Int, frames: Int, tokenizer: WhisperTokenizer,
-                           language: String) -> [WordTiming] {
+    static func timedWords(
+        tokens: [Int], attention: [[Float]], sequence: Int, frames: Int, tokenizer: WhisperTokenizer,
+        language: String
+    ) -> [WordTiming] {
         let rows = sequence + 1 + tokens.count
         guard !tokens.isEmpty, let first = attention.first, frames > 0, first.count % rows == 0 else { return [] }
         let stride = first.count / rows
@@ -137,12 +142,15 @@ extension WhisperDecoder {
 
     /// The language whose token the start of transcript makes likeliest.
     static func detectLanguage(_ logits: [Float], languages: [String: Int]) -> String {
-        languages.filter { $0.value < logits.count }.max { logits[$0.value] < logits[$1.value] || logits[$0.value] == logits[$1.value] && $0.key > $1.key }?.key ?? "en"
+        languages.filter { $0.value < logits.count }.max {
+            logits[$0.value] < logits[$1.value] || logits[$0.value] == logits[$1.value] && $0.key > $1.key
+        }?.key ?? "en"
     }
 
     /// The likeliest token and its log-probability.
     static func greedy(_ logits: [Float]) -> (Int, Float) {
-        var best = 0, largest = -Float.infinity
+        var best = 0
+        var largest = -Float.infinity
         for (index, value) in logits.enumerated() where value > largest {
             largest = value
             best = index
@@ -158,7 +166,8 @@ extension WhisperDecoder {
         for length in 1...12 {
             var repeats = 1
             while tokens.count >= (repeats + 1) * length,
-                  tokens[(tokens.count - (repeats + 1) * length)..<(tokens.count - repeats * length)] == tokens[(tokens.count - length)...] {
+                tokens[(tokens.count - (repeats + 1) * length)..<(tokens.count - repeats * length)] == tokens[(tokens.count - length)...]
+            {
                 repeats += 1
             }
             if repeats >= 4 { return Array(tokens.prefix(tokens.count - (repeats - 1) * length)) }

@@ -55,7 +55,8 @@ final class WhisperDecoder: @unchecked Sendable {
             if language.isEmpty { language = window.language }
             if tokens.isEmpty { noSpeech = window.noSpeech }
             guard !window.isSilent, !window.tokens.isEmpty else { return }
-            averageLogProbability = (averageLogProbability * Float(tokens.count) + window.averageLogProbability * Float(window.tokens.count))
+            averageLogProbability =
+                (averageLogProbability * Float(tokens.count) + window.averageLogProbability * Float(window.tokens.count))
                 / Float(tokens.count + window.tokens.count)
             tokens += window.tokens
             // Within the audio: the encoder's last frame can reach 20 ms past it.
@@ -97,10 +98,13 @@ final class WhisperDecoder: @unchecked Sendable {
             let windows = open.map { pieces[$0][seeks[$0]..<min(pieces[$0].endIndex, seeks[$0] + WhisperFeatures.samples)] }
             let results = try decodeWindows(windows, languages: open.map { languages[$0] })
             for (number, index) in open.enumerated() {
-                let samples = pieces[index], window = windows[number], result = results[number]
+                let samples = pieces[index]
+                let window = windows[number]
+                let result = results[number]
                 languages[index] = languages[index] ?? result.language
-                heard[index].add(result, at: Double(seeks[index] - samples.startIndex) / Double(WhisperRecognizer.sampleRate),
-                                 length: Double(samples.count) / Double(WhisperRecognizer.sampleRate))
+                heard[index].add(
+                    result, at: Double(seeks[index] - samples.startIndex) / Double(WhisperRecognizer.sampleRate),
+                    length: Double(samples.count) / Double(WhisperRecognizer.sampleRate))
                 seeks[index] += result.isSilent ? window.count : max(WhisperFeatures.hop, min(window.count, result.consumed))
             }
         }
@@ -127,7 +131,9 @@ final class WhisperDecoder: @unchecked Sendable {
     /// repeats itself or is unsure goes through the fallback alone, and each window's words are aligned alone (on its
     /// own part of the encoder's output, in the decoder's own cache), so that a window gives what it gives alone.
     private func decodeWindows(_ windows: [ArraySlice<Float>], languages: [String?]) throws -> [Window] {
-        let d = networks.model.description, t = d.tokens, count = windows.count
+        let d = networks.model.description
+        let t = d.tokens
+        let count = windows.count
         let (cross, own) = try encode(windows)
         let cache = count == 1 ? self.cache : try Self.cache(for: d, capacity: capacity, count: count)
 
@@ -135,7 +141,9 @@ final class WhisperDecoder: @unchecked Sendable {
         // English-only model they are the first token's).
         let first = try step(Array(repeating: [t.sot], count: count), at: 0, cross: cross, cache: cache).logits
         let noSpeech = first.map { Self.probability(of: t.no_speech, in: $0) }
-        let heardLanguages = d.english_only ? Array(repeating: "en", count: count)
+        let heardLanguages =
+            d.english_only
+            ? Array(repeating: "en", count: count)
             : (0..<count).map { languages[$0] ?? Self.detectLanguage(first[$0], languages: d.languages) }
         let sequences = heardLanguages.map { code in
             d.english_only ? [t.sot] : [t.sot, d.languages[code] ?? d.languages["en"] ?? t.sot, t.transcribe]
@@ -154,8 +162,9 @@ final class WhisperDecoder: @unchecked Sendable {
             if !isAcceptable(result, repeats: repeats, noSpeech: noSpeech[index]) {
                 // Alone, in the decoder's own cache: the start sequence run again as the batch ran it.
                 let initial = count == 1 ? logits[0] : try prompt([sequences[index]], first: nil, cross: own[index], cache: self.cache)[0]
-                (result, repeats) = try fallback(after: result, repeats: repeats, from: initial, sequence: sequences[index],
-                                                 noSpeech: noSpeech[index], seed: UInt64(windows[index].count), cross: own[index])
+                (result, repeats) = try fallback(
+                    after: result, repeats: repeats, from: initial, sequence: sequences[index],
+                    noSpeech: noSpeech[index], seed: UInt64(windows[index].count), cross: own[index])
             }
             // Complete segments only, unless the last one ends the window (OpenAI's `single_timestamp_ending`).
             let (kept, consumed) = Self.completeSegments(result.tokens, timestampBegin: t.timestamp_begin, windowSamples: windows[index].count)
@@ -163,14 +172,16 @@ final class WhisperDecoder: @unchecked Sendable {
             // the fallback): a person saying "word, word, word, word" is heard saying it.
             let stuck = repeats || !result.ended
             let text = stuck ? Self.withoutLoop(kept.filter { $0 < t.eot }) : kept.filter { $0 < t.eot }
-            var window = Window(tokens: text, language: heardLanguages[index], noSpeech: noSpeech[index],
-                                averageLogProbability: result.averageLogProbability, words: [], consumed: consumed)
+            var window = Window(
+                tokens: text, language: heardLanguages[index], noSpeech: noSpeech[index],
+                averageLogProbability: result.averageLogProbability, words: [], consumed: consumed)
             guard !text.isEmpty else { return window }
             // The alignment pass: the start sequence, no timestamps, the text, as one step from the cache's start.
             let rows = try step([sequences[index] + [t.no_timestamps] + text], at: 0, cross: own[index], cache: self.cache).alignment[0]
-            window.words = Self.timedWords(tokens: text, attention: rows, sequence: sequences[index].count,
-                                           frames: min(d.n_audio_ctx, (windows[index].count / WhisperFeatures.hop + 1) / 2),
-                                           tokenizer: networks.tokenizer, language: heardLanguages[index])
+            window.words = Self.timedWords(
+                tokens: text, attention: rows, sequence: sequences[index].count,
+                frames: min(d.n_audio_ctx, (windows[index].count / WhisperFeatures.hop + 1) / 2),
+                tokenizer: networks.tokenizer, language: heardLanguages[index])
             return window
         }
     }
@@ -201,7 +212,8 @@ final class WhisperDecoder: @unchecked Sendable {
             for (output, tensor) in zip(outputs, together) {
                 let size = output.count
                 guard output.shape.dropFirst() == tensor.shape.dropFirst() else {
-                    throw VoiceError(.unavailable, provider: "whisper", message: "the encoder gave outputs of shape \(output.shape) and \(tensor.shape)")
+                    throw VoiceError(
+                        .unavailable, provider: "whisper", message: "the encoder gave outputs of shape \(output.shape) and \(tensor.shape)")
                 }
                 (tensor.elements.baseAddress! + index * size).update(from: output.floats.baseAddress!, count: size)
             }
@@ -225,8 +237,10 @@ final class WhisperDecoder: @unchecked Sendable {
     /// The temperature fallback for one window decoded alone (its keys and values in the decoder's own cache):
     /// `greedy` failed (`repeats`: its text repeats itself); each temperature above 0 draws five candidates from
     /// `initial` (the logits after `sequence`). The candidate kept, and whether it repeats itself.
-    private func fallback(after greedy: Candidate, repeats: Bool, from initial: [Float], sequence: [Int], noSpeech: Float,
-                          seed: UInt64, cross: [any TensorValue]) throws -> (Candidate, repeats: Bool) {
+    private func fallback(
+        after greedy: Candidate, repeats: Bool, from initial: [Float], sequence: [Int], noSpeech: Float,
+        seed: UInt64, cross: [any TensorValue]
+    ) throws -> (Candidate, repeats: Bool) {
         var failed: [(candidate: Candidate, repeats: Bool)] = [(greedy, repeats)]
         for temperature in Self.temperatures.dropFirst() {
             var candidates: [Candidate] = []
@@ -269,8 +283,10 @@ final class WhisperDecoder: @unchecked Sendable {
 
     /// Samples the tokens after `sequence` (whose keys and values the decoder's own cache holds), starting from
     /// `initial` (the logits at its end): one drawn from the tempered distribution at each step.
-    private func sample(from initial: [Float], sequence: [Int], temperature: Float, random: inout SplitMix,
-                        cross: [any TensorValue]) throws -> Candidate {
+    private func sample(
+        from initial: [Float], sequence: [Int], temperature: Float, random: inout SplitMix,
+        cross: [any TensorValue]
+    ) throws -> Candidate {
         let t = networks.model.description.tokens
         var logits = initial
         var sampled: [Int] = []
@@ -325,19 +341,25 @@ final class WhisperDecoder: @unchecked Sendable {
     /// into `cache` there; per window, the logits of its last token and, per alignment head, each token's attention
     /// over the encoder's frames (heads × tokens × frames).
     private func step(_ tokens: [[Int]], at offset: Int, cross: [any TensorValue], cache: [Tensor<Float>]) throws
-        -> (logits: [[Float]], alignment: [[[Float]]]) {
+        -> (logits: [[Float]], alignment: [[[Float]]])
+    {
         let d = networks.model.description
-        let count = tokens.count, n = tokens.first?.count ?? 0
+        let count = tokens.count
+        let n = tokens.first?.count ?? 0
         let input = try Tensor(shape: [count, n], values: tokens.joined().map(Int64.init))
         let position = try Tensor(shape: [1], values: [Int64(offset)])
-        let feeds: [(name: String, value: any TensorValue)] = [("tokens", input), ("offset", position)]
+        let feeds: [(name: String, value: any TensorValue)] =
+            [("tokens", input), ("offset", position)]
             + zip(d.cacheNames, cache).map { ($0, $1) } + zip(d.crossNames, cross).map { ($0, $1) }
         let out = try networks.decoder.run(feeds, outputs: ["logits", "new_k", "new_v", "alignment"])
-        let state = d.n_text_state, layers = d.n_text_layer, capacity = self.capacity
+        let state = d.n_text_state
+        let layers = d.n_text_layer
+        let capacity = self.capacity
         for (part, new) in [out[1], out[2]].enumerated() {
             let source = new.floats
             guard source.count == layers * count * n * state else {
-                throw VoiceError(.unavailable, provider: "whisper", message: "the decoder gave \(source.count) cached values for \(count) × \(n) tokens")
+                throw VoiceError(
+                    .unavailable, provider: "whisper", message: "the decoder gave \(source.count) cached values for \(count) × \(n) tokens")
             }
             // new_k and new_v: (layers, windows, tokens, state); the cache: (windows, capacity, state) per layer.
             for layer in 0..<layers {
@@ -347,16 +369,20 @@ final class WhisperDecoder: @unchecked Sendable {
                 }
             }
         }
-        let heads = d.alignment_heads.count, weights = out[3].floats, vocabulary = d.n_vocab
+        let heads = d.alignment_heads.count
+        let weights = out[3].floats
+        let vocabulary = d.n_vocab
         let frames = out[3].shape.last ?? 0
         guard weights.count == count * heads * n * frames, out[0].count == count * vocabulary else {
             throw VoiceError(.unavailable, provider: "whisper", message: "the decoder gave outputs of shapes \(out[0].shape) and \(out[3].shape)")
         }
         let logits = (0..<count).map { Array(out[0].floats[($0 * vocabulary)..<(($0 + 1) * vocabulary)]) }
         let size = n * frames
-        let alignment = n > 1 ? (0..<count).map { window in
-            (0..<heads).map { head in Array(weights[((window * heads + head) * size)..<((window * heads + head + 1) * size)]) }
-        } : []
+        let alignment =
+            n > 1
+            ? (0..<count).map { window in
+                (0..<heads).map { head in Array(weights[((window * heads + head) * size)..<((window * heads + head + 1) * size)]) }
+            } : []
         return (logits, alignment)
     }
 }

@@ -32,7 +32,7 @@ struct WhisperFeatures: Sendable {
     /// The features of `samples` (mono, 16 kHz, at most 30 s: more is not heard): `bands` rows of `frames` values.
     func logMel(_ samples: ArraySlice<Float>) -> [Float] {
         let length = min(samples.count, Self.samples)
-        let padded = length + Self.hop   // the audio and 10 ms of silence, as faster-whisper pads it
+        let padded = length + Self.hop  // the audio and 10 ms of silence, as faster-whisper pads it
         let base = samples.startIndex
         let bins = Self.fftSize / 2 + 1
         let heard = min(Self.frames, padded / Self.hop)
@@ -87,7 +87,10 @@ struct WhisperFeatures: Sendable {
     /// librosa's `mel(sr: rate, n_fft: fftSize, n_mels: bands)` (Slaney's scale and area normalization), each band as
     /// its non-zero run of weights.
     static func melFilters(bands: Int, rate: Int, fftSize: Int) -> [(first: Int, weights: [Float])] {
-        let linearStep = 200.0 / 3, logStart = 1000.0, logStartMel = logStart / linearStep, logStep = log(6.4) / 27
+        let linearStep = 200.0 / 3
+        let logStart = 1000.0
+        let logStartMel = logStart / linearStep
+        let logStep = log(6.4) / 27
         func mel(_ hertz: Double) -> Double { hertz < logStart ? hertz / linearStep : logStartMel + log(hertz / logStart) / logStep }
         func hertz(_ mel: Double) -> Double { mel < logStartMel ? mel * linearStep : logStart * exp(logStep * (mel - logStartMel)) }
         let bins = fftSize / 2 + 1
@@ -95,10 +98,13 @@ struct WhisperFeatures: Sendable {
         let top = mel(Double(rate) / 2)
         let edges = (0..<(bands + 2)).map { hertz(top * Double($0) / Double(bands + 1)) }
         return (0..<bands).map { band in
-            let lower = edges[band], center = edges[band + 1], upper = edges[band + 2]
+            let lower = edges[band]
+            let center = edges[band + 1]
+            let upper = edges[band + 2]
             let scale = 2 / (upper - lower)
             let weights = frequencies.map { frequency -> Float in
-                let rising = (frequency - lower) / (center - lower), falling = (upper - frequency) / (upper - center)
+                let rising = (frequency - lower) / (center - lower)
+                let falling = (upper - frequency) / (upper - center)
                 return Float(max(0, min(rising, falling)) * scale)
             }
             let first = weights.firstIndex { $0 > 0 } ?? 0

@@ -70,7 +70,8 @@ public struct WhisperModel: Sendable, Equatable {
     /// weights) at half the cost (docs/benchmarks.md).
     public static func model(for language: String?, defaultModel: String = defaultName, in models: URL = modelsFolder()) -> String {
         guard defaultModel.hasSuffix(".en"), let language, LanguageNames.code(of: language) != "en",
-              FileManager.default.fileExists(atPath: models.appendingPathComponent(multilingualName).appendingPathComponent("model.json").path) else {
+            FileManager.default.fileExists(atPath: models.appendingPathComponent(multilingualName).appendingPathComponent("model.json").path)
+        else {
             return defaultModel
         }
         return multilingualName
@@ -80,7 +81,8 @@ public struct WhisperModel: Sendable, Equatable {
     /// `~/.local/share/chorus/models`.
     public static func modelsFolder(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
         if let folder = environment["CHORUS_MODELS_DIR"], !folder.isEmpty { return URL(fileURLWithPath: folder, isDirectory: true) }
-        let data = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0, isDirectory: true) }
+        let data =
+            environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0, isDirectory: true) }
             ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share", isDirectory: true)
         return data.appendingPathComponent("chorus/models", isDirectory: true)
     }
@@ -90,8 +92,10 @@ public struct WhisperModel: Sendable, Equatable {
     public static func names(in folder: URL = modelsFolder()) -> [String] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
         return entries.filter { name in
-            guard !name.hasPrefix("."), let data = FileManager.default.contents(atPath: folder.appendingPathComponent(name).appendingPathComponent("model.json").path),
-                  let kind = try? JSONDecoder().decode(Kind.self, from: data) else { return false }
+            guard !name.hasPrefix("."),
+                let data = FileManager.default.contents(atPath: folder.appendingPathComponent(name).appendingPathComponent("model.json").path),
+                let kind = try? JSONDecoder().decode(Kind.self, from: data)
+            else { return false }
             return kind.kind == "whisper"
         }.sorted()
     }
@@ -108,8 +112,9 @@ public struct WhisperModel: Sendable, Equatable {
         let folder = models.appendingPathComponent(name, isDirectory: true)
         guard FileManager.default.fileExists(atPath: folder.path) else {
             let present = names(in: models)
-            throw VoiceError.model("no model \"\(name)\" in \(models.path) (" + (present.isEmpty ? "none there" : "there: \(present.joined(separator: ", "))")
-                                   + (["whisper-tiny.en", "whisper-base"].contains(name) ? "; scripts/setup.sh installs it" : "") + ")")
+            throw VoiceError.model(
+                "no model \"\(name)\" in \(models.path) (" + (present.isEmpty ? "none there" : "there: \(present.joined(separator: ", "))")
+                    + (["whisper-tiny.en", "whisper-base"].contains(name) ? "; scripts/setup.sh installs it" : "") + ")")
         }
         return try WhisperModel(folder: folder)
     }
@@ -125,14 +130,16 @@ public struct WhisperModel: Sendable, Equatable {
         do {
             data = try Data(contentsOf: descriptionFile)
         } catch {
-            throw VoiceError.model("\(descriptionFile.path): cannot be read (a Whisper model's folder holds model.json; scripts/setup.sh converts models)")
+            throw VoiceError.model(
+                "\(descriptionFile.path): cannot be read (a Whisper model's folder holds model.json; scripts/setup.sh converts models)")
         }
         description = try Description.checked(data, file: descriptionFile)
         let encoderFile = try ONNXModelFile(url: folder.appendingPathComponent("encoder.onnx"))
         try encoderFile.expect(inputs: ["mel"], outputs: description.crossNames, what: "a Whisper encoder converted by Chorus")
         let decoderFile = try ONNXModelFile(url: folder.appendingPathComponent("decoder.onnx"))
-        try decoderFile.expect(inputs: ["tokens", "offset"] + description.cacheNames + description.crossNames, outputs: ["logits", "new_k", "new_v", "alignment"],
-                               what: "a Whisper decoder converted by Chorus")
+        try decoderFile.expect(
+            inputs: ["tokens", "offset"] + description.cacheNames + description.crossNames, outputs: ["logits", "new_k", "new_v", "alignment"],
+            what: "a Whisper decoder converted by Chorus")
         let tokens = folder.appendingPathComponent("tokens.txt")
         guard FileManager.default.isReadableFile(atPath: tokens.path) else { throw VoiceError.model("\(tokens.path): missing or unreadable") }
     }

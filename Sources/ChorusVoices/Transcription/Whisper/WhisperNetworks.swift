@@ -17,17 +17,23 @@ final class WhisperNetworks: Sendable {
     init(model: WhisperModel) throws {
         self.model = model
         let d = model.description
-        let layers = 0..<d.n_text_layer, heads = d.n_text_head, width = d.n_text_state / d.n_text_head
-        let crossPorts: [InferenceSession.Port] = layers.map { .float("cross_k_\($0)", [-1, heads, width, -1]) }
+        let layers = 0..<d.n_text_layer
+        let heads = d.n_text_head
+        let width = d.n_text_state / d.n_text_head
+        let crossPorts: [InferenceSession.Port] =
+            layers.map { .float("cross_k_\($0)", [-1, heads, width, -1]) }
             + layers.map { .float("cross_v_\($0)", [-1, heads, -1, width]) }
         encoder = try InferenceSession(file: model.encoder, bytes: try Self.bytes(of: model.encoder), threads: .shared, provider: "whisper")
         try encoder.expect(inputs: [.float("mel", [-1, d.n_mels, -1])], outputs: crossPorts)
         decoder = try InferenceSession(file: model.decoder, bytes: try Self.bytes(of: model.decoder), threads: .own(1), provider: "whisper")
         let step = [d.n_text_layer, -1, -1, d.n_text_state]
-        try decoder.expect(inputs: [.int64("tokens", [-1, -1]), .int64("offset", [1])]
-                               + d.cacheNames.map { .float($0, [-1, -1, d.n_text_state]) } + crossPorts,
-                           outputs: [.float("logits", [-1, d.n_vocab]), .float("new_k", step), .float("new_v", step),
-                                     .float("alignment", [-1, d.alignment_heads.count, -1, -1])])
+        try decoder.expect(
+            inputs: [.int64("tokens", [-1, -1]), .int64("offset", [1])]
+                + d.cacheNames.map { .float($0, [-1, -1, d.n_text_state]) } + crossPorts,
+            outputs: [
+                .float("logits", [-1, d.n_vocab]), .float("new_k", step), .float("new_v", step),
+                .float("alignment", [-1, d.alignment_heads.count, -1, -1]),
+            ])
         tokenizer = try WhisperTokenizer(url: model.tokens, endOfText: d.tokens.eot)
         features = WhisperFeatures(bands: d.n_mels)
         try trial()
@@ -43,14 +49,21 @@ final class WhisperNetworks: Sendable {
             let mel = try Tensor<Float>(shape: [1, d.n_mels, 20])
             let cross = try encoder.run([("mel", mel)], outputs: d.crossNames)
             let cache = try Tensor<Float>(shape: [1, 2, d.n_text_state])
-            let feeds: [(name: String, value: any TensorValue)] = [("tokens", try Tensor(shape: [1, 1], values: [Int64(d.tokens.sot)])),
-                                                                   ("offset", try Tensor(shape: [1], values: [Int64(0)]))]
+            let feeds: [(name: String, value: any TensorValue)] =
+                [
+                    ("tokens", try Tensor(shape: [1, 1], values: [Int64(d.tokens.sot)])),
+                    ("offset", try Tensor(shape: [1], values: [Int64(0)])),
+                ]
                 + d.cacheNames.map { ($0, cache) } + zip(d.crossNames, cross).map { ($0, $1) }
             let out = try decoder.run(feeds, outputs: ["logits", "new_k", "new_v", "alignment"])
             let width = d.n_text_state / d.n_text_head
             guard cross.first?.shape == [1, d.n_text_head, width, 10], cross.last?.shape == [1, d.n_text_head, 10, width],
-                  out[0].shape == [1, d.n_vocab], out[1].shape == [d.n_text_layer, 1, 1, d.n_text_state], out[3].shape == [1, d.alignment_heads.count, 1, 10] else {
-                throw VoiceError.model("\(model.folder.path): the networks give outputs of shapes \(cross.first?.shape ?? []), \(out[0].shape) and \(out[3].shape), not what model.json describes")
+                out[0].shape == [1, d.n_vocab], out[1].shape == [d.n_text_layer, 1, 1, d.n_text_state],
+                out[3].shape == [1, d.alignment_heads.count, 1, 10]
+            else {
+                throw VoiceError.model(
+                    "\(model.folder.path): the networks give outputs of shapes \(cross.first?.shape ?? []), \(out[0].shape) and \(out[3].shape), not what model.json describes"
+                )
             }
         } catch let error as VoiceError where error.kind != .configuration {
             throw VoiceError.model("\(model.folder.path): the networks do not run (\(error.message))")

@@ -62,8 +62,10 @@ public final class WhisperRecognizer: Sendable {
     ///   - sharpen: Move word starts and ends to the pauses around them (`SpeechOnsets`); `false` keeps Whisper's own times.
     /// - Throws: `VoiceError` (`.badRequest`) for no audio or a language the model does not transcribe;
     ///   `CancellationError` when cancelled before its turn.
-    public func transcribe(_ samples: [Float], sampleRate: Int = WhisperRecognizer.sampleRate, language: String? = nil,
-                           sharpen: Bool = true) async throws -> Transcript {
+    public func transcribe(
+        _ samples: [Float], sampleRate: Int = WhisperRecognizer.sampleRate, language: String? = nil,
+        sharpen: Bool = true
+    ) async throws -> Transcript {
         guard sampleRate > 0, !samples.isEmpty else {
             throw VoiceError(.badRequest, provider: "whisper", message: "no audio to transcribe")
         }
@@ -103,9 +105,10 @@ public final class WhisperRecognizer: Sendable {
             guard !text.isEmpty else { continue }
             texts.append(text)
             spoken[piece.language, default: 0] += ranges[index].count
-            words += Self.withoutAnnotations(piece.words.map {
-                WordTiming(word: $0.word.trimmingCharacters(in: .whitespaces), start: $0.start + offset, end: $0.end + offset)
-            })
+            words += Self.withoutAnnotations(
+                piece.words.map {
+                    WordTiming(word: $0.word.trimmingCharacters(in: .whitespaces), start: $0.start + offset, end: $0.end + offset)
+                })
         }
         let detected = spoken.max { $0.value < $1.value || $0.value == $1.value && $0.key > $1.key }?.key
         let heardLanguage = Self.language(englishOnly: model.isEnglishOnly, asked: code, detected: detected)
@@ -130,13 +133,17 @@ public final class WhisperRecognizer: Sendable {
     public func transcribe(together audios: [[Float]], language: String? = nil, sharpen: Bool = true) async throws -> [Transcript] {
         let code = try language.map(languageCode(_:))
         let rate = Self.sampleRate
-        let gap = Int(Self.packingGap * Double(rate)), most = Int(SpeechChunks.longest * Double(rate))
+        let gap = Int(Self.packingGap * Double(rate))
+        let most = Int(SpeechChunks.longest * Double(rate))
         var transcripts = [Transcript?](repeating: nil, count: audios.count)
-        var windows: [[Int]] = [], alone: [Int] = []
+        var windows: [[Int]] = []
+        var alone: [Int] = []
         var length = 0
         for (index, samples) in audios.enumerated() {
             if samples.isEmpty || SpeechChunks.isSilent(samples[...], rate: rate) {
-                transcripts[index] = Transcript(text: "", language: Self.language(englishOnly: model.isEnglishOnly, asked: code, detected: nil), duration: Double(samples.count) / Double(rate), words: [])
+                transcripts[index] = Transcript(
+                    text: "", language: Self.language(englishOnly: model.isEnglishOnly, asked: code, detected: nil),
+                    duration: Double(samples.count) / Double(rate), words: [])
             } else if samples.count > most || (!model.isEnglishOnly && code == nil) {
                 alone.append(index)
             } else if !windows.isEmpty, length + gap + samples.count <= most {
@@ -147,7 +154,8 @@ public final class WhisperRecognizer: Sendable {
                 length = samples.count
             }
         }
-        let lanes = self.lanes, englishOnly = model.isEnglishOnly
+        let lanes = self.lanes
+        let englishOnly = model.isEnglishOnly
         let first = nextLane.withLock { lane in
             defer { lane = (lane + windows.count) % lanes.count }
             return lane
@@ -159,8 +167,9 @@ public final class WhisperRecognizer: Sendable {
                 guard !mine.isEmpty else { continue }
                 group.addTask {
                     try await lane.thread.run {
-                        let heard = try Self.hear(mine.map { $0.map { audios[$0] } }, gap: gap, on: lane.decoder, language: code,
-                                                  englishOnly: englishOnly, sharpen: sharpen)
+                        let heard = try Self.hear(
+                            mine.map { $0.map { audios[$0] } }, gap: gap, on: lane.decoder, language: code,
+                            englishOnly: englishOnly, sharpen: sharpen)
                         return zip(mine, heard).flatMap { window, transcripts in zip(window, transcripts).map { ($0, $1) } }
                     }
                 }
@@ -187,12 +196,16 @@ public final class WhisperRecognizer: Sendable {
     /// Windows of `audios`, each heard as one piece with `gap` samples of silence between its audios, together on
     /// `decoder` (a lane's, on its thread): each audio its words (those whose middle falls within its stretch, the
     /// silence around it shared half and half with its neighbours) in its own time, and their text.
-    private static func hear(_ windows: [[[Float]]], gap: Int, on decoder: WhisperDecoder, language: String?, englishOnly: Bool,
-                             sharpen: Bool) throws -> [[Transcript]] {
+    private static func hear(
+        _ windows: [[[Float]]], gap: Int, on decoder: WhisperDecoder, language: String?, englishOnly: Bool,
+        sharpen: Bool
+    ) throws -> [[Transcript]] {
         let rate = Double(sampleRate)
-        var packed: [[Float]] = [], starts: [[Int]] = []
+        var packed: [[Float]] = []
+        var starts: [[Int]] = []
         for audios in windows {
-            var samples: [Float] = [], offsets: [Int] = []
+            var samples: [Float] = []
+            var offsets: [Int] = []
             for audio in audios {
                 if !samples.isEmpty { samples += repeatElement(0, count: gap) }
                 offsets.append(samples.count)
@@ -209,7 +222,8 @@ public final class WhisperRecognizer: Sendable {
                 let middle = (word.start + word.end) / 2 * rate
                 var slot = 0
                 while slot + 1 < audios.count, Double(starts[slot + 1]) - Double(gap) / 2 <= middle { slot += 1 }
-                let offset = Double(starts[slot]) / rate, duration = Double(audios[slot].count) / rate
+                let offset = Double(starts[slot]) / rate
+                let duration = Double(audios[slot].count) / rate
                 let start = min(max(0, word.start - offset), duration)
                 words[slot].append(WordTiming(word: word.word, start: start, end: min(max(start, word.end - offset), duration)))
             }
@@ -235,9 +249,12 @@ public final class WhisperRecognizer: Sendable {
     public func languageCode(_ language: String) throws -> String {
         let code = LanguageNames.code(of: language.trimmingCharacters(in: .whitespaces))
         guard model.languages.contains(code) else {
-            throw VoiceError(.badRequest, provider: "whisper", message: model.isEnglishOnly
-                ? "\(model.name) is English-only; it does not transcribe \(language)"
-                : "\(model.name) does not transcribe \"\(language)\" (it knows \(model.languages.count) languages by ISO 639-1 code or English name)")
+            throw VoiceError(
+                .badRequest, provider: "whisper",
+                message: model.isEnglishOnly
+                    ? "\(model.name) is English-only; it does not transcribe \(language)"
+                    : "\(model.name) does not transcribe \"\(language)\" (it knows \(model.languages.count) languages by ISO 639-1 code or English name)"
+            )
         }
         return code
     }

@@ -30,7 +30,8 @@ struct WhisperTokenizer: Sendable {
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: true).enumerated() {
             let parts = line.split(separator: " ")
             guard parts.count == 2, let id = Int(parts[1]), (0..<endOfText).contains(id), let data = Data(base64Encoded: String(parts[0])),
-                  !data.isEmpty, bytes[id].isEmpty else {
+                !data.isEmpty, bytes[id].isEmpty
+            else {
                 throw VoiceError.model("\(name): line \(index + 1) is not \"<base64 token> <id below \(endOfText)>\" with an id of its own")
             }
             bytes[id] = Array(data)
@@ -59,7 +60,8 @@ struct WhisperTokenizer: Sendable {
     /// OpenAI's would make "4" and ":30" two words. Each word keeps its leading space.
     func words(of tokens: [Int], language: String) -> [(text: String, tokens: Range<Int>)] {
         var words: [(text: String, tokens: Range<Int>)] = []
-        var current: [UInt8] = [], start = 0
+        var current: [UInt8] = []
+        var start = 0
         func flush(at end: Int) {
             if end > start { words.append((String(decoding: current, as: UTF8.self), start..<end)) }
             current = []
@@ -74,7 +76,8 @@ struct WhisperTokenizer: Sendable {
                 continue
             }
             let isPunctuation = Self.isPunctuation(piece)
-            let inside = isPunctuation && piece.first != UInt8(ascii: " ") && !current.isEmpty && index + 1 < tokens.count
+            let inside =
+                isPunctuation && piece.first != UInt8(ascii: " ") && !current.isEmpty && index + 1 < tokens.count
                 && bytes(of: tokens[index + 1]).first.map { $0 != UInt8(ascii: " ") } == true && !Self.isPunctuation(bytes(of: tokens[index + 1]))
             if piece.first == UInt8(ascii: " ") || isPunctuation && !inside { flush(at: index) }
             current += piece
