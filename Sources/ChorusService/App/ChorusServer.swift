@@ -133,16 +133,20 @@ func buildRouter(state: ServiceState) -> (Router<ChorusRequestContext>, RouteTab
     let router = Router(context: ChorusRequestContext.self)
     let table = RouteTable()
     router.add(middleware: RequestLogMiddleware(logger: state.logger, metrics: state.metrics.requests, routes: table))
-    SystemController(state: state).register(on: router, table: table)
+    SystemController(metrics: state.metrics, recognition: state.recognition, transcriptionRoutes: state.transcriptionRoutes).register(
+        on: router, table: table)
     let v1 = router.group()
         .add(middleware: state.authenticator)
         .add(middleware: RateLimitMiddleware(limiter: state.limiter, shared: state.deployment.shared?.rateLimits))
     let renders = RendersController(state: state)
     renders.register(on: v1, table: table)
-    ClipsController(state: state).register(on: v1, table: table)
-    VoicesController(state: state).register(on: v1, table: table)
-    LexiconsController(state: state).register(on: v1, table: table)
+    ClipsController(clips: state.clips, configuration: state.configuration).register(on: v1, table: table)
+    VoicesController(chorus: state.chorus, clips: state.clips).register(on: v1, table: table)
+    LexiconsController(configuration: state.configuration, lexicons: state.lexicons).register(on: v1, table: table)
     SpeechController(state: state, renders: renders).register(on: v1, table: table)
-    TranscriptionController(state: state).register(on: v1, table: table)
+    TranscriptionController(
+        chorus: state.chorus, clips: state.clips, configuration: state.configuration, recognition: state.recognition,
+        transcriptionRoutes: state.transcriptionRoutes, transcripts: state.transcripts
+    ).register(on: v1, table: table)
     return (router, table)
 }

@@ -4,17 +4,19 @@ import Hummingbird
 
 /// The open routes: `/health`, `/metrics` (Prometheus text), `/openapi.json`.
 struct SystemController: Sendable {
-    let state: ServiceState
+    let metrics: ServiceMetrics
+    let recognition: SpeechRecognition
+    let transcriptionRoutes: TranscriptionRoutes
 
     func register(on router: some RouterMethods<ChorusRequestContext>, table: RouteTable) {
         table.add(.get, "/health", to: router) { _, _ in
             return try HTTPSupport.json(
                 HealthResponse(
-                    status: "ok", version: ChorusVersion.current, transcription: state.recognition.health,
-                    transcriptionModels: state.transcriptionRoutes.health(recognition: state.recognition)))
+                    status: "ok", version: ChorusVersion.current, transcription: recognition.health,
+                    transcriptionModels: transcriptionRoutes.health(recognition: recognition)))
         }
         table.add(.get, "/metrics", to: router) { _, _ in
-            HTTPSupport.bytes(Data(state.metrics.text().utf8), contentType: "text/plain; version=0.0.4; charset=utf-8")
+            HTTPSupport.bytes(Data(metrics.text().utf8), contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
         table.add(.get, "/openapi.json", to: router) { _, _ in
             HTTPSupport.bytes(try OpenAPIDocument.data(), contentType: "application/json")

@@ -13,7 +13,12 @@ import Hummingbird
 /// The form is read and the audio decoded on the worker threads, the model runs on its own thread: no event loop
 /// waits. Each request is one of at most `queueLimit` transcriptions (`SpeechRecognition`).
 struct TranscriptionController: Sendable {
-    let state: ServiceState
+    let chorus: Chorus
+    let clips: ClipStore
+    let configuration: ServiceConfiguration
+    let recognition: SpeechRecognition
+    let transcriptionRoutes: TranscriptionRoutes
+    let transcripts: TranscriptCache
 
     func register(on router: some RouterMethods<ChorusRequestContext>, table: RouteTable) {
         table.add(.post, ServicePaths.transcriptions, to: router) { request, _ in
@@ -31,9 +36,9 @@ struct TranscriptionController: Sendable {
         } catch let error as MultipartError {
             throw ServiceError.badRequest(error.description, field: "body")
         }
-        let body = try await HTTPSupport.body(of: request, limit: state.configuration.maxBodyBytes)
-        return try await state.recognition.admitted {
-            let pool = state.chorus.workerPool
+        let body = try await HTTPSupport.body(of: request, limit: configuration.maxBodyBytes)
+        return try await recognition.admitted {
+            let pool = chorus.workerPool
             let form = try await pool.run {
                 do {
                     return try TranscriptionRequest(form: try MultipartForm(body: body, boundary: boundary), alignment: alignment)
@@ -46,12 +51,12 @@ struct TranscriptionController: Sendable {
             let fresh = request.headers[.cacheControl]?.lowercased().contains("no-cache") == true
             let samples: [Float]
             let transcript: Transcript
-            switch try state.transcriptionRoutes.answerer(for: form.model, recognition: state.recognition) {
+            switch try transcriptionRoutes.answerer(for: form.model, recognition: recognition) {
             case .offline(let name):
                 // The default model hears English; another language given goes to the multilingual model.
                 let chosen =
-                    name ?? state.recognition.modelName.map { WhisperModel.model(for: form.language, defaultModel: $0, in: state.recognition.folder) }
-                let recognizer = try await state.recognition.recognizer(named: chosen)
+                    name ?? recognition.modelName.map { WhisperModel.model(for: form.language, defaultModel: $0, in: recognition.folder) }
+                let recognizer = try await recognition.recognizer(named: chosen)
                 let language = try Self.language(form.language, for: recognizer)
                 let bytes: Data
                 (bytes, samples) = try await audio(of: form)
@@ -68,7 +73,7 @@ struct TranscriptionController: Sendable {
             var transcription = transcript.transcription
             if alignment, let text = form.text {
                 // Matching words and finding pauses is CPU work (a text of thousands of words): on the worker threads.
-                transcription = try await state.chorus.workerPool.run {
+                transcription = try await chorus.workerPool.run {
                     transcript.alignment(of: text, samples: samples, rate: WhisperRecognizer.sampleRate)
                 }
             }
@@ -98,8 +103,8 @@ struct TranscriptionController: Sendable {
     private func transcribe(_ bytes: Data, _ samples: [Float], language: String?, with recognizer: WhisperRecognizer, fresh: Bool) async throws
         -> Transcript
     {
-        let cache = state.transcripts
-        let pool = state.chorus.workerPool
+        let cache = transcripts
+        let pool = chorus.workerPool
         let options = ["sharpened"] + (language.map { ["language \($0)"] } ?? [])
         let key = try await pool.run { TranscriptCache.key(audio: bytes, model: recognizer.modelIdentity, options: options) }
         if !fresh, let stored = try await pool.run({ cache.lookup(key) }) { return stored }
@@ -113,7 +118,7 @@ struct TranscriptionController: Sendable {
     /// - Throws: `ServiceError`: 400 for what the provider refused as asked, 409 without its key, else 502 naming it.
     private func transcribe(_ samples: [Float], language: String?, by provider: any SpeechToTextProvider, fresh: Bool) async throws -> Transcript {
         do {
-            return try await state.chorus.transcribe(SpeechToTextRequest(samples: samples, language: language), by: provider, cached: !fresh)
+            return try await chorus.transcribe(SpeechToTextRequest(samples: samples, language: language), by: provider, cached: !fresh)
         } catch let error as VoiceError {
             throw ServiceError.provider(error, field: "model")
         }
@@ -129,16 +134,16 @@ struct TranscriptionController: Sendable {
         case .file(let bytes, _):
             (field, data) = ("file", bytes)
         case .clip(let id):
-            guard let clip = try await state.clips.get(id) else {
+            guard let clip = try await clips.get(id) else {
                 throw ServiceError.invalid("clip: no uploaded clip \(id.prefix(80))", field: "clip", code: .clipNotFound)
             }
             field = "clip"
-            data = try await state.chorus.workerPool.run { try Data(contentsOf: clip.url) }
+            data = try await chorus.workerPool.run { try Data(contentsOf: clip.url) }
         }
-        let limit = state.configuration.maxClipSeconds
+        let limit = configuration.maxClipSeconds
         let samples: [Float]
         do {
-            samples = try await state.chorus.workerPool.run { try WhisperRecognizer.audio(data: data, name: field, limit: limit) }
+            samples = try await chorus.workerPool.run { try WhisperRecognizer.audio(data: data, name: field, limit: limit) }
         } catch {
             throw ServiceError(error, during: .upload(field: field))
         }

@@ -10,10 +10,11 @@ struct VoiceCloner: Sendable {
     static let maxClips = 25
     static let seconds = 10.0...300.0
 
-    let state: ServiceState
+    let chorus: Chorus
+    let clips: ClipStore
 
     private func provider() throws -> ElevenLabsProvider {
-        guard let provider = state.chorus.configuration.registry.providers[BuiltInProvider.elevenlabs.rawValue] as? ElevenLabsProvider,
+        guard let provider = chorus.configuration.registry.providers[BuiltInProvider.elevenlabs.rawValue] as? ElevenLabsProvider,
             provider.isConfigured
         else {
             throw ServiceError(
@@ -32,7 +33,7 @@ struct VoiceCloner: Sendable {
         var samples: [VoiceSample] = []
         var total = 0.0
         for (index, id) in request.clips.enumerated() {
-            guard let clip = try await state.clips.get(id) else {
+            guard let clip = try await clips.get(id) else {
                 throw ServiceError.invalid("clips[\(index)]: no uploaded clip \(id.prefix(80))", field: "clips[\(index)]", code: .clipNotFound)
             }
             total += clip.info.duration

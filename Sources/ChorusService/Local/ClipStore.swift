@@ -62,12 +62,15 @@ actor ClipStore {
             operation: "record a clip")
     }
 
-    /// Stores `data` after decoding it to the end; returns what it is and whether it is new.
+    /// Stores `data` after decoding it to the end; returns what it is and whether it is new. A clip lives `retention`
+    /// from when its record is written: a decode that took a while (seconds under a sanitizer) must not leave a record
+    /// born expired, which a sweep running while the upload finishes would delete while its audio is still being
+    /// written, leaving the audio behind.
     /// - Throws: `ServiceError` 415 (not audio), 422 (damaged, empty or longer than allowed).
-    func add(_ data: Data, now: Double = Date().timeIntervalSince1970) async throws -> (info: ClipInfo, created: Bool) {
+    func add(_ data: Data) async throws -> (info: ClipInfo, created: Bool) {
         let id = Self.id(of: data)
-        if var record = try await lookup(id, now: now) {
-            record.expiresAt = now + retention
+        if var record = try await lookup(id, now: Date().timeIntervalSince1970) {
+            record.expiresAt = Date().timeIntervalSince1970 + retention
             let encoded = try JSONEncoder().encode(record)
             try await publish { try await $0.publishClipRecord(id, record: encoded) }
             try await save(id, record)
@@ -76,7 +79,7 @@ actor ClipStore {
         writing.insert(id)
         defer { writing.remove(id) }
         let info = try await probe(data, id: id, field: "body")
-        let record = Record(info: info, expiresAt: now + retention)
+        let record = Record(info: info, expiresAt: Date().timeIntervalSince1970 + retention)
         let encoded = try JSONEncoder().encode(record)
         // Published before it is recorded here: once a client has the id, every instance can find the clip.
         try await publish { try await $0.publishClip(id, audio: data, record: encoded) }
