@@ -215,6 +215,7 @@ public struct Conversation: Sendable {
     /// The one reading of a conversation, from a file (`parse`) or the service's request: every field of `request`
     /// but `output` (the caller's: the command's flags, the service's output settings) checked and set.
     /// - Parameters:
+    ///   - request: the conversation as written (a conversation file's JSON, or the service's request body).
     ///   - name: where it came from, for messages.
     ///   - audioFields: how the caller's format names a clip (`"audio" (a clip)`; the service: `"clip" or "audio_base64"`).
     ///   - fallbackVoice: the fallback voice as written, and its field.
