@@ -1,6 +1,4 @@
 import ArgumentParser
-import ChorusAudio
-import Foundation
 
 /// `128k`, `128K`, `128kbps`, `96000`, or a bare number under 1000 taken as kbit/s.
 struct BitRate: ExpressibleByArgument {

@@ -1,5 +1,3 @@
-import ArgumentParser
-import ChorusAudio
 import Foundation
 
 enum Terminal {

@@ -364,17 +364,20 @@ struct EnglishRules: NormalizationRules {
 
     /// One word on its own: the first of the single-word rules that says it otherwise, in this order.
     func single(at index: Int) -> Planned? {
-        for rule in Self.singleRules {
-            if let planned = rule(self)(index) { return planned }
-        }
+        if let planned = money(index) { return planned }
+        if let planned = percent(index) { return planned }
+        if let planned = degrees(index) { return planned }
+        if let planned = time(index) { return planned }
+        if let planned = phone(index) { return planned }
+        if let planned = date(index) { return planned }
+        if let planned = month(index) { return planned }
+        if let planned = address(index) { return planned }
+        if let planned = unit(index) { return planned }
+        if let planned = ordinal(index) { return planned }
+        if let planned = number(index) { return planned }
+        if let planned = abbreviation(index) { return planned }
         return nil
     }
-
-    /// The single-word rules, in the order they are tried.
-    private static let singleRules: [@Sendable (EnglishRules) -> (Int) -> Planned?] = [
-        { $0.money }, { $0.percent }, { $0.degrees }, { $0.time }, { $0.phone }, { $0.date }, { $0.month }, { $0.address }, { $0.unit },
-        { $0.ordinal }, { $0.number }, { $0.abbreviation },
-    ]
 
     /// Money: "$12.50", "£3", "€1,200".
     private func money(_ index: Int) -> Planned? {
