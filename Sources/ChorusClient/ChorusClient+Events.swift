@@ -34,11 +34,10 @@ extension ChorusClient {
 }
 
 /// Turns a text/event-stream body into `RenderUpdate`s as bytes arrive.
-final class EventStreamDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+final class EventStreamDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private let continuation: AsyncThrowingStream<RenderUpdate, any Error>.Continuation
-    private var buffer = Data()
-    private var status = 200
-    private let lock = NSLock()
+    /// The bytes not yet handled, and the response's status.
+    private let state = Locked((buffer: Data(), status: 200))
 
     init(continuation: AsyncThrowingStream<RenderUpdate, any Error>.Continuation) {
         self.continuation = continuation
@@ -48,32 +47,33 @@ final class EventStreamDelegate: NSObject, URLSessionDataDelegate, @unchecked Se
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
-        status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        state.withLock { $0.status = status }
         completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        lock.lock()
-        defer { lock.unlock() }
-        buffer.append(data)
-        guard status < 400 else { return }
-        let separator = Data("\n\n".utf8)
-        while let end = buffer.range(of: separator) {
-            let event = String(decoding: buffer[buffer.startIndex..<end.lowerBound], as: UTF8.self)
-            buffer.removeSubrange(buffer.startIndex..<end.upperBound)
-            handle(event)
+        state.withLock { state in
+            state.buffer.append(data)
+            guard state.status < 400 else { return }
+            let separator = Data("\n\n".utf8)
+            while let end = state.buffer.range(of: separator) {
+                let event = String(decoding: state.buffer[state.buffer.startIndex..<end.lowerBound], as: UTF8.self)
+                state.buffer.removeSubrange(state.buffer.startIndex..<end.upperBound)
+                handle(event)
+            }
         }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        lock.lock()
-        defer { lock.unlock() }
-        if status >= 400, let response = task.response as? HTTPURLResponse {
-            continuation.finish(throwing: ChorusClientError(response: response, body: buffer))
-        } else if let error {
-            continuation.finish(throwing: error)
-        } else {
-            continuation.finish()
+        state.withLock { state in
+            if state.status >= 400, let response = task.response as? HTTPURLResponse {
+                continuation.finish(throwing: ChorusClientError(response: response, body: state.buffer))
+            } else if let error {
+                continuation.finish(throwing: error)
+            } else {
+                continuation.finish()
+            }
         }
     }
 

@@ -1,3 +1,4 @@
+import ChorusWire
 public import Foundation
 
 #if canImport(Glibc)
@@ -6,7 +7,7 @@ import Glibc
 
 /// A tiny HTTP/1.1 server on 127.0.0.1 for provider tests and benchmarks: one thread per connection, so
 /// concurrent requests really overlap. Handlers see the parsed request and return a response.
-public final class StubServer: @unchecked Sendable {
+public final class StubServer: Sendable {
     public struct Request: Sendable {
         public var method: String
         public var path: String
@@ -49,16 +50,18 @@ public final class StubServer: @unchecked Sendable {
 
     private let socketDescriptor: Int32
     public let port: Int
-    private let lock = NSLock()
     private let handler: @Sendable (Request) -> Response
-    private var _requests: [Request] = []
-    private var inFlight = 0
-    private var _maxInFlight = 0
-    private var stopped = false
+    private struct State {
+        var requests: [Request] = []
+        var inFlight = 0
+        var maxInFlight = 0
+        var stopped = false
+    }
+    private let state = Locked(State())
 
     public var baseURL: String { "http://127.0.0.1:\(port)" }
-    public var requests: [Request] { lock.withLocked { _requests } }
-    public var maxInFlight: Int { lock.withLocked { _maxInFlight } }
+    public var requests: [Request] { state.withLock { $0.requests } }
+    public var maxInFlight: Int { state.withLock { $0.maxInFlight } }
 
     public init(handler: @escaping @Sendable (Request) -> Response) throws {
         self.handler = handler
@@ -92,9 +95,9 @@ public final class StubServer: @unchecked Sendable {
     /// was between two `accept` calls — the loop would then take that server's connections and answer them with
     /// this one's handler.)
     public func stop() {
-        let wasStopped = lock.withLocked { () -> Bool in
-            defer { stopped = true }
-            return stopped
+        let wasStopped = state.withLock { state -> Bool in
+            defer { state.stopped = true }
+            return state.stopped
         }
         if !wasStopped { shutdown(socketDescriptor, Int32(SHUT_RDWR)) }
     }
@@ -104,7 +107,7 @@ public final class StubServer: @unchecked Sendable {
         while true {
             let client = accept(descriptor, nil, nil)
             if client < 0 { return }
-            guard let current = reference.server, !current.lock.withLocked({ current.stopped }) else {
+            guard let current = reference.server, !current.state.withLock({ $0.stopped }) else {
                 close(client)
                 return
             }
@@ -120,7 +123,7 @@ public final class StubServer: @unchecked Sendable {
         while true {
             let left = deadline.timeIntervalSinceNow
             if left <= 0 { return true }
-            if lock.withLocked({ stopped }) { return false }
+            if state.withLock({ $0.stopped }) { return false }
             var descriptor = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
             if poll(&descriptor, 1, Int32(min(left, 0.1) * 1000) + 1) > 0 {
                 var byte: UInt8 = 0
@@ -166,16 +169,16 @@ public final class StubServer: @unchecked Sendable {
         }
         let received = Date()
         let request = Request(method: String(requestLine[0]), path: String(pieces[0]), query: query, headers: headers, body: body)
-        lock.withLocked {
-            _requests.append(request)
-            inFlight += 1
-            _maxInFlight = max(_maxInFlight, inFlight)
+        state.withLock { state in
+            state.requests.append(request)
+            state.inFlight += 1
+            state.maxInFlight = max(state.maxInFlight, state.inFlight)
         }
         let response = handler(request)
         // The delay counts from the request's arrival, so the time spent making the response is part of it.
         let wait = response.delay - Date().timeIntervalSince(received)
         let callerWaits = wait <= 0 || stall(wait, client: client)
-        lock.withLocked { inFlight -= 1 }
+        state.withLock { $0.inFlight -= 1 }
         if response.drop || !callerWaits { return }
         var text = "HTTP/1.1 \(response.status) Stub\r\nContent-Length: \(response.body.count)\r\nConnection: close\r\n"
         for (name, value) in response.headers { text += "\(name): \(value)\r\n" }
@@ -197,12 +200,4 @@ public final class StubServer: @unchecked Sendable {
 private final class WeakServer: @unchecked Sendable {
     weak var server: StubServer?
     init(_ server: StubServer) { self.server = server }
-}
-
-extension NSLock {
-    fileprivate func withLocked<T>(_ body: () throws -> T) rethrows -> T {
-        lock()
-        defer { unlock() }
-        return try body()
-    }
 }

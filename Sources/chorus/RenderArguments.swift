@@ -1,6 +1,7 @@
 import ArgumentParser
 import ChorusAudio
 import ChorusVoices
+import ChorusWire
 import Foundation
 
 /// Output and processing options shared by `render` and `speak`. Defaults and ranges come from
@@ -167,10 +168,10 @@ struct RenderArguments: ParsableArguments {
             conversation.music?.label = music
         }
         let showProgress = !quiet && Terminal.isInteractive
-        let last = LastProgress()
+        let last = Locked<RenderProgress?>(nil)  // the latest progress event, kept for the summary
         let result = try await chorus.render(conversation, options: options, to: outputs).result { event in
             guard case .progress(let progress) = event else { return }
-            last.value = progress
+            last.withLock { $0 = progress }
             if showProgress { Terminal.status(Self.describe(progress)) }
         }
         if showProgress { Terminal.endStatus() }
@@ -204,24 +205,6 @@ struct RenderArguments: ParsableArguments {
             line += " · "
         }
         return line + "Rendered: \(progress.rendered)/\(progress.total) messages"
-    }
-}
-
-/// The latest progress event, kept for the summary.
-final class LastProgress: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: RenderProgress?
-    var value: RenderProgress? {
-        get {
-            lock.lock()
-            defer { lock.unlock() }
-            return stored
-        }
-        set {
-            lock.lock()
-            stored = newValue
-            lock.unlock()
-        }
     }
 }
 

@@ -6,7 +6,7 @@ import Foundation
 struct VoicesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "voices",
-        abstract: "List the voices of the TTS providers (piper, flite, espeak, elevenlabs, openai).",
+        abstract: "List the voices of the TTS providers (piper, kokoro, flite, espeak, elevenlabs, openai).",
         discussion: """
             ElevenLabs needs ELEVENLABS_API_KEY to list voices; without it, and without --provider, it is skipped \
             with a note. The full list ends with the default voices: what speakers without a voice get, in order of \
@@ -17,7 +17,7 @@ struct VoicesCommand: AsyncParsableCommand {
               chorus voices --provider espeak
             """)
 
-    @Option(help: "Only this provider: piper, flite, espeak, elevenlabs, openai, or one named in the CHORUS_PROVIDERS file.")
+    @Option(help: "Only this provider: piper, kokoro, flite, espeak, elevenlabs, openai, or one named in the CHORUS_PROVIDERS file.")
     var provider: String?
 
     @Flag(help: "Print JSON: [{\"id\", \"provider\", \"name\", \"details\"}].")

@@ -38,10 +38,10 @@ struct ServeCommandTests {
         return await send(request)
     }
 
-    /// The status and body of `request`, or `nil` when no answer came within 30 s.
-    static func send(_ request: URLRequest) async -> (status: Int, body: Data)? {
+    /// The status and body of `request`, or `nil` when no answer came within `timeout` seconds.
+    static func send(_ request: URLRequest, timeout: Double = 30) async -> (status: Int, body: Data)? {
         var request = request
-        request.timeoutInterval = 30
+        request.timeoutInterval = timeout
         return await withCheckedContinuation { continuation in
             URLSession.shared.dataTask(with: request) { data, response, _ in
                 guard let response = response as? HTTPURLResponse else { return continuation.resume(returning: nil) }

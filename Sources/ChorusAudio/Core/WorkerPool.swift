@@ -17,14 +17,16 @@ package final class WorkerPool: Sendable {
         threadCount = max(1, threads)
         queue = JobQueue()
         for index in 0..<threadCount {
+            let threadName = threadCount == 1 ? name : "\(name)-\(index)"
             let thread = Thread { [queue] in
+                // Named for the process's account of its threads (`ThreadBudget`): what `ps -L` and /proc show.
+                ThreadBudget.nameThread(threadName)
                 // Signals belong to the process's handlers (e.g. the CLI's Ctrl-C cleanup), never to a worker.
                 var all = sigset_t()
                 sigfillset(&all)
                 pthread_sigmask(SIG_BLOCK, &all, nil)
                 queue.work()
             }
-            thread.name = "\(name)-\(index)"
             thread.stackSize = 8 << 20
             thread.start()
         }
@@ -57,19 +59,10 @@ package final class WorkerPool: Sendable {
 }
 
 /// A thread-safe one-way flag.
-final class CancelFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    var isSet: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return value
-    }
-    func set() {
-        lock.lock()
-        value = true
-        lock.unlock()
-    }
+final class CancelFlag: Sendable {
+    private let flag = Locked(false)
+    var isSet: Bool { flag.value }
+    func set() { flag.withLock { $0 = true } }
 }
 
 /// The FIFO behind `WorkerPool`.

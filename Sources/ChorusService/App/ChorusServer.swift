@@ -138,12 +138,18 @@ func buildRouter(state: ServiceState) -> (Router<ChorusRequestContext>, RouteTab
     let v1 = router.group()
         .add(middleware: state.authenticator)
         .add(middleware: RateLimitMiddleware(limiter: state.limiter, shared: state.deployment.shared?.rateLimits))
-    let renders = RendersController(state: state)
+    let renders = RendersController(
+        configuration: state.configuration, data: state.data, deployment: state.deployment, shared: state.shared, catalog: state.catalog,
+        resolver: state.resolver, scheduler: state.scheduler, lexicons: state.lexicons, files: state.files, signer: state.signer,
+        pool: state.chorus.workerPool)
     renders.register(on: v1, table: table)
     ClipsController(clips: state.clips, configuration: state.configuration).register(on: v1, table: table)
     VoicesController(chorus: state.chorus, clips: state.clips).register(on: v1, table: table)
     LexiconsController(configuration: state.configuration, lexicons: state.lexicons).register(on: v1, table: table)
-    SpeechController(state: state, renders: renders).register(on: v1, table: table)
+    SpeechController(
+        configuration: state.configuration, lexicons: state.lexicons, resolver: state.resolver, catalog: state.catalog,
+        registry: state.chorus.configuration.registry, renders: renders
+    ).register(on: v1, table: table)
     TranscriptionController(
         chorus: state.chorus, clips: state.clips, configuration: state.configuration, recognition: state.recognition,
         transcriptionRoutes: state.transcriptionRoutes, transcripts: state.transcripts

@@ -1,3 +1,4 @@
+import ChorusAudio
 public import ChorusVoices
 import ChorusWire
 public import Foundation
@@ -23,7 +24,7 @@ public struct ServiceConfiguration: Sendable {
     /// Renders queued or running at once per key.
     public var rendersPerKey = 4
     /// Renders running at once; also the audio worker threads.
-    public var workers = max(1, ProcessInfo.processInfo.activeProcessorCount)
+    public var workers = ThreadBudget.machineCores
     /// Renders waiting for a worker before new ones get 503.
     public var queueLimit = 64
     /// Seconds a render or clip is kept.

@@ -64,7 +64,7 @@ struct ServiceState: Sendable {
         engine.sharedCache = shared?.cacheTier
         let recognition = SpeechRecognition(
             folder: WhisperModel.modelsFolder(environment: configuration.environment),
-            modelName: configuration.transcriptionModel, threads: min(configuration.workers, WhisperRecognizer.mostLanes),
+            modelName: configuration.transcriptionModel, threads: ThreadBudget(workers: configuration.workers).whisperLanes,
             limit: max(1, configuration.queueLimit), logger: logger)
         self.recognition = recognition
         engine.transcriber = recognition.transcriber

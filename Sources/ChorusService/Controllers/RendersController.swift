@@ -7,20 +7,31 @@ import Hummingbird
 /// `/v1/renders`: create (synchronous, `Prefer: respond-async`, or `?stream=true`), manifest, events,
 /// audio, timeline, captions, waveform, delete.
 struct RendersController: Sendable {
-    let state: ServiceState
+    let configuration: ServiceConfiguration
+    let data: DataDirectory
+    let deployment: Deployment
+    let shared: SharedStorage?
+    let catalog: RenderCatalog
+    let resolver: RenderRequestResolver
+    let scheduler: RenderScheduler
+    let lexicons: LexiconStore
+    let files: FileResponder
+    let signer: URLSigner
+    /// The service's audio threads (reading a finished render's bytes, pictures).
+    let pool: WorkerPool
 
     func register(on router: some RouterMethods<ChorusRequestContext>, table: RouteTable) {
         table.add(.post, ServicePaths.renders, to: router) { request, context in
             let body = try HTTPSupport.decode(
-                RenderRequest.self, from: try await HTTPSupport.body(of: request, limit: state.configuration.maxBodyBytes),
-                budget: JSONBudget(arrayKey: "messages", maxArrayElements: state.configuration.maxMessages))
+                RenderRequest.self, from: try await HTTPSupport.body(of: request, limit: configuration.maxBodyBytes),
+                budget: JSONBudget(arrayKey: "messages", maxArrayElements: configuration.maxMessages))
             return try await start(body, mode: try RenderMode(request), context: context)
         }
         table.add(.get, ServicePaths.render("{id}"), to: router) { _, context in
-            switch try await state.catalog.lookup(try id(context)) {
+            switch try await catalog.lookup(try id(context)) {
             case .active(let active): return try HTTPSupport.json(active.manifest())
             case .remote(let job): return try HTTPSupport.json(RenderResponses.manifest(job))
-            case .stored(let stored): return try HTTPSupport.json(RenderResponses.manifest(stored, data: state.data))
+            case .stored(let stored): return try HTTPSupport.json(RenderResponses.manifest(stored, data: data))
             }
         }
         table.add(.get, ServicePaths.render("{id}", .events), to: router) { _, context in try await events(id: try id(context)) }
@@ -29,22 +40,22 @@ struct RendersController: Sendable {
                 let stored = try await finished(try id(context))
                 let contentType = stored.audioContentType
                 let modified = Date(timeIntervalSince1970: stored.createdAt)
-                if let shared = state.shared {
+                if let shared = shared {
                     // A signed link's expiry also bounds the presigned URL it leads to.
                     let linkExpiry = request.uri.queryParameters["exp"].flatMap { Double(String($0)) }
                     if let url = shared.audioRedirect(of: stored, until: linkExpiry) {
                         return Response(status: .found, headers: [.location: url, .cacheControl: "private, no-store"])
                     }
-                    if !state.catalog.hasLocalAudio(stored) {
+                    if !catalog.hasLocalAudio(stored) {
                         // Made by another instance: ranges straight from the shared storage.
-                        return try await state.files.respond(
+                        return try await files.respond(
                             to: request, size: stored.audioBytes, contentType: contentType, etag: stored.etag,
                             modified: modified
                         ) { range in try await shared.audio(of: stored, range: range) }
                     }
                 }
-                guard let path = state.catalog.audioPath(stored) else { throw ServiceError.notFound("the audio of render \(stored.manifest.id)") }
-                return try await state.files.respond(
+                guard let path = catalog.audioPath(stored) else { throw ServiceError.notFound("the audio of render \(stored.manifest.id)") }
+                return try await files.respond(
                     to: request, context: context, path: path, size: stored.audioBytes,
                     contentType: contentType, etag: stored.etag, modified: modified)
             }
@@ -52,28 +63,29 @@ struct RendersController: Sendable {
         table.add(.get, ServicePaths.render("{id}", .timeline), to: router) { _, context in
             let stored = try await finished(try id(context))
             return HTTPSupport.bytes(
-                try Data(contentsOf: state.data.render(stored.manifest.id).url(.timeline)),
+                try Data(contentsOf: data.render(stored.manifest.id).url(.timeline)),
                 contentType: RenderFolder.File.timeline.contentType)
         }
         table.add(.get, ServicePaths.render("{id}", .captions), to: router) { _, context in
             let stored = try await finished(try id(context))
             return HTTPSupport.bytes(
-                try Data(contentsOf: state.data.render(stored.manifest.id).url(.captions)),
+                try Data(contentsOf: data.render(stored.manifest.id).url(.captions)),
                 contentType: RenderFolder.File.captions.contentType)
         }
         table.add(.get, ServicePaths.render("{id}", .waveform), to: router) { request, context in
-            try await WaveformResponder(state: state).respond(to: request, stored: try await finished(try id(context)))
+            try await WaveformResponder(catalog: catalog, data: data, pool: pool).respond(to: request, stored: try await finished(try id(context)))
         }
         for (path, svg) in [(ServicePaths.render("{id}", .waveformPNG), false), (ServicePaths.render("{id}", .waveformSVG), true)] {
             table.add(.get, path, to: router) { request, context in
-                try await PictureResponder(state: state).respond(to: request, stored: try await finished(try id(context)), svg: svg)
+                try await PictureResponder(catalog: catalog, data: data, pool: pool, retentionSeconds: configuration.retentionSeconds).respond(
+                    to: request, stored: try await finished(try id(context)), svg: svg)
             }
         }
         table.add(.get, ServicePaths.render("{id}", .player), to: router) { request, context in
-            try PlayerResponder(state: state).respond(to: request, context: context, stored: try await finished(try id(context)))
+            try PlayerResponder(signer: signer).respond(to: request, context: context, stored: try await finished(try id(context)))
         }
         table.add(.delete, ServicePaths.render("{id}"), to: router) { _, context in
-            try await state.catalog.delete(try id(context))
+            try await catalog.delete(try id(context))
             return Response(status: .noContent)
         }
     }
@@ -85,7 +97,7 @@ struct RendersController: Sendable {
 
     /// A render whose files exist (409 while it runs, 404 when unknown or failed-without-audio).
     private func finished(_ id: String) async throws -> StoredRender {
-        switch try await state.catalog.lookup(id) {
+        switch try await catalog.lookup(id) {
         case .active, .remote: throw ServiceError(.conflict, .notReady, "the render is still running; follow GET /v1/renders/\(id)/events")
         case .stored(let stored):
             guard stored.isDone else { throw ServiceError(.notFound, .renderFailed, "render \(id) failed: \(stored.manifest.error?.message ?? "")") }
@@ -98,23 +110,23 @@ struct RendersController: Sendable {
     func start(_ request: RenderRequest, mode: RenderMode, context: ChorusRequestContext, words: Bool = true) async throws -> Response {
         // A stored lexicon named is given as its entries, now: the id is computed from them and a queued render carries them.
         var body = request
-        body.lexicon = try await state.lexicons.inlined(body.lexicon, caller: context.caller?.id ?? "anonymous")
-        let resolved = try await state.resolver.resolve(body)
+        body.lexicon = try await lexicons.inlined(body.lexicon, caller: context.caller?.id ?? "anonymous")
+        let resolved = try await resolver.resolve(body)
         let streaming = mode == .stream
         if streaming && !resolved.format.isStreamable {
             throw ServiceError.badRequest(
                 "?stream=true needs mp3 or ogg output (\(resolved.format.rawValue) rewrites its header at the end)", field: "stream")
         }
         let locations: HTTPFields = [.init("X-Render-Id")!: resolved.id, .contentLocation: ServicePaths.render(resolved.id)]
-        if case .stored(let stored)? = try await state.catalog.existing(resolved.id), stored.isDone {
+        if case .stored(let stored)? = try await catalog.existing(resolved.id), stored.isDone {
             if streaming { return try await streamStored(stored, headers: locations, context: context) }
-            return try HTTPSupport.json(RenderResponses.manifest(stored, data: state.data, words: words), headers: locations)
+            return try HTTPSupport.json(RenderResponses.manifest(stored, data: data, words: words), headers: locations)
         }
         // Failed before: the scheduler replaces the failed record as it accepts the render again.
         let active: ActiveRender
-        switch try await state.scheduler.submit(
+        switch try await scheduler.submit(
             resolved, request: body, caller: context.caller?.id ?? "anonymous",
-            retention: state.configuration.retentionSeconds)
+            retention: configuration.retentionSeconds)
         {
         case .local(let render):
             active = render
@@ -125,9 +137,9 @@ struct RendersController: Sendable {
                 headers[.location] = ServicePaths.render(resolved.id)
                 return try HTTPSupport.json(RenderResponses.manifest(job), status: .accepted, headers: headers)
             }
-            let stored = try await state.catalog.finishedShared(job.id)
+            let stored = try await catalog.finishedShared(job.id)
             if streaming { return try await streamStored(stored, headers: locations, context: context) }
-            return try HTTPSupport.json(RenderResponses.manifest(stored, data: state.data, words: words), status: .created, headers: locations)
+            return try HTTPSupport.json(RenderResponses.manifest(stored, data: data, words: words), status: .created, headers: locations)
         }
         if streaming, let tap = active.audio {
             var headers = locations
@@ -157,12 +169,12 @@ struct RendersController: Sendable {
         }
         switch await active.completion() {
         case .success(let stored):
-            return try HTTPSupport.json(RenderResponses.manifest(stored, data: state.data, words: words), status: .created, headers: locations)
+            return try HTTPSupport.json(RenderResponses.manifest(stored, data: data, words: words), status: .created, headers: locations)
         case .failure(let error):
             // A shared job this instance gave up (another instance took it over): that instance's result.
-            if state.deployment.shared != nil, active.isStopped {
-                let stored = try await state.catalog.finishedShared(resolved.id)
-                return try HTTPSupport.json(RenderResponses.manifest(stored, data: state.data, words: words), status: .created, headers: locations)
+            if deployment.shared != nil, active.isStopped {
+                let stored = try await catalog.finishedShared(resolved.id)
+                return try HTTPSupport.json(RenderResponses.manifest(stored, data: data, words: words), status: .created, headers: locations)
             }
             throw error
         }
@@ -171,17 +183,17 @@ struct RendersController: Sendable {
     private func streamStored(_ stored: StoredRender, headers: HTTPFields, context: ChorusRequestContext) async throws -> Response {
         var headers = headers
         headers[.contentType] = stored.audioContentType
-        let file = try await state.catalog.localAudio(stored)
+        let file = try await catalog.localAudio(stored)
         // Read before the status is sent (off the event loop), so a render deleted meanwhile is a 404, not a cut-off 200.
-        guard let audio = try? await state.chorus.workerPool.run({ try Data(contentsOf: file, options: .mappedIfSafe) }) else {
+        guard let audio = try? await pool.run({ try Data(contentsOf: file, options: .mappedIfSafe) }) else {
             throw ServiceError(.notFound, .notFound, "render \(stored.manifest.id) is gone")
         }
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(data: audio)))
     }
 
     private func events(id: String) async throws -> Response {
-        let lookup = try await state.catalog.lookup(id)
-        let data = state.data
+        let lookup = try await catalog.lookup(id)
+        let data = data
         let headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-cache"]
         switch lookup {
         case .active(let active):
@@ -193,11 +205,10 @@ struct RendersController: Sendable {
                     try await writer.finish(nil)
                 })
         case .remote(let job):
-            let state = self.state
             return Response(
                 status: .ok, headers: headers,
                 body: ResponseBody { writer in
-                    for await event in Self.remoteEvents(of: job, state: state) { try await writer.write(RenderResponses.event(event, data: data)) }
+                    for await event in remoteEvents(of: job) { try await writer.write(RenderResponses.event(event, data: data)) }
                     try await writer.finish(nil)
                 })
         case .stored(let stored):
@@ -214,14 +225,14 @@ struct RendersController: Sendable {
     /// failure). If this instance ends up running it, its live events. A database or storage that cannot be reached
     /// meanwhile is tried again for about 10 s (`remoteRetry`), then reported (`failed`, 503); a shutdown ends the
     /// stream too.
-    static func remoteEvents(of job: SharedQueue.Entry, state: ServiceState) -> AsyncStream<RenderFeedEvent> {
+    func remoteEvents(of job: SharedQueue.Entry) -> AsyncStream<RenderFeedEvent> {
         AsyncStream { continuation in
             let task = Task {
-                guard let watcher = state.deployment.shared?.watcher else { return continuation.finish() }
+                guard let watcher = deployment.shared?.watcher else { return continuation.finish() }
                 await watcher.watching(job.id) { signal in
                     var progress: RenderProgressBody?
                     while !Task.isCancelled {
-                        guard await state.scheduler.isAccepting else {
+                        guard await scheduler.isAccepting else {
                             continuation.yield(.failed(ServiceError.shuttingDown))
                             return
                         }
@@ -229,7 +240,7 @@ struct RendersController: Sendable {
                         do {
                             // The database or storage could not be reached: tried again for about 10 s, then told.
                             found = try await Self.remoteRetry.run(
-                                { _ in try await state.catalog.existing(job.id) }, classify: { _ in .retry(after: nil) },
+                                { _ in try await catalog.existing(job.id) }, classify: { _ in .retry(after: nil) },
                                 wait: { await signal.wait(timeout: $0) })
                         } catch {
                             continuation.yield(.failed(ServiceError(error, during: .render)))
@@ -248,7 +259,7 @@ struct RendersController: Sendable {
                             } catch {}  // a render's events end with `failed`, never by throwing
                             return
                         case .stored(let stored)?:
-                            RenderResponses.replay(stored, data: state.data).forEach { continuation.yield($0) }
+                            RenderResponses.replay(stored, data: data).forEach { continuation.yield($0) }
                             return
                         case nil:
                             continuation.yield(.failed(ServiceError.notFound("render \(job.id)")))

@@ -8,7 +8,12 @@ import Hummingbird
 /// `POST /v1/audio/speech`: OpenAI's speech endpoint, so an app written against the OpenAI SDK works
 /// against Chorus by changing its base URL.
 struct SpeechController: Sendable {
-    let state: ServiceState
+    let configuration: ServiceConfiguration
+    let lexicons: LexiconStore
+    let resolver: RenderRequestResolver
+    let catalog: RenderCatalog
+    /// The voices (which providers are set up: the stand-ins of OpenAI's names).
+    let registry: VoiceRegistry
     let renders: RendersController
 
     /// Offline stand-ins for OpenAI's voices when no OpenAI key is configured: fixed espeak-ng voices.
@@ -23,7 +28,7 @@ struct SpeechController: Sendable {
     func register(on router: some RouterMethods<ChorusRequestContext>, table: RouteTable) {
         table.add(.post, ServicePaths.speech, to: router) { request, context in
             let body = try HTTPSupport.decode(
-                SpeechRequest.self, from: try await HTTPSupport.body(of: request, limit: state.configuration.maxBodyBytes))
+                SpeechRequest.self, from: try await HTTPSupport.body(of: request, limit: configuration.maxBodyBytes))
             var render = RenderRequest(
                 messages: [.init(speaker: "Speaker", text: body.text, voice: body.voice)],
                 output: OutputSettings(format: body.format, chapters: false))  // one utterance: no chapter
@@ -32,7 +37,7 @@ struct SpeechController: Sendable {
         }
         table.add(.post, ServicePaths.audioSpeech, to: router) { request, context in
             let body = try HTTPSupport.decode(
-                OpenAISpeechRequest.self, from: try await HTTPSupport.body(of: request, limit: state.configuration.maxBodyBytes))
+                OpenAISpeechRequest.self, from: try await HTTPSupport.body(of: request, limit: configuration.maxBodyBytes))
             return try await openAISpeech(body, request: request, context: context)
         }
     }
@@ -59,17 +64,17 @@ struct SpeechController: Sendable {
             messages: [.init(speaker: "Speaker", text: body.input, voice: voice.description)],
             voiceSettings: settings.isEmpty ? nil : [voice.provider: .object(settings)],
             output: OutputSettings(format: format.rawValue, sampleRate: 24_000, channels: 1, chapters: false))
-        render.lexicon = try await state.lexicons.inlined(body.lexicon, caller: context.caller?.id ?? "anonymous")
-        let resolved = try await state.resolver.resolve(render)
+        render.lexicon = try await lexicons.inlined(body.lexicon, caller: context.caller?.id ?? "anonymous")
+        let resolved = try await resolver.resolve(render)
         let streaming = try HTTPSupport.flag(request, "stream") || body.streamFormat?.lowercased() == "audio"
         if streaming && format.isStreamable && name != "pcm" {
             return try await renders.start(render, mode: .stream, context: context)
         }
         _ = try await renders.start(render, mode: .sync, context: context)
-        guard case .stored(let stored) = try await state.catalog.lookup(resolved.id), stored.isDone else {
+        guard case .stored(let stored) = try await catalog.lookup(resolved.id), stored.isDone else {
             throw ServiceError(.internalServerError, .internal, "the speech was not stored")
         }
-        let audio = try Data(contentsOf: try await state.catalog.localAudio(stored))
+        let audio = try Data(contentsOf: try await catalog.localAudio(stored))
         if name == "pcm" { return HTTPSupport.bytes(try Self.pcm(fromWAV: audio), contentType: "audio/pcm") }
         return HTTPSupport.bytes(audio, contentType: format.mimeType)
     }
@@ -83,10 +88,10 @@ struct SpeechController: Sendable {
             throw ServiceError.badRequest(
                 "voice: \"\(text.prefix(60))\" is neither a voice id (provider:voice) nor an OpenAI voice name", field: "voice")
         }
-        if let openAI = state.chorus.configuration.registry.providers[BuiltInProvider.openai.rawValue] as? OpenAIProvider, openAI.isConfigured {
+        if let openAI = registry.providers[BuiltInProvider.openai.rawValue] as? OpenAIProvider, openAI.isConfigured {
             return VoiceID(provider: "openai", voice: name)
         }
-        if let natural = Self.naturalVoices[name]?.first(where: { Self.installedPiperVoices(state).contains($0) }) {
+        if let natural = Self.naturalVoices[name]?.first(where: { installedPiperVoices.contains($0) }) {
             return VoiceID(provider: "piper", voice: natural)
         }
         return VoiceID(provider: "espeak", voice: offline)
@@ -101,8 +106,8 @@ struct SpeechController: Sendable {
     ]
 
     /// The Piper voices the service's registry offers (its folder's prepared voices).
-    private static func installedPiperVoices(_ state: ServiceState) -> [String] {
-        guard let piper = state.chorus.configuration.registry.providers[BuiltInProvider.piper.rawValue] as? PiperProvider else { return [] }
+    private var installedPiperVoices: [String] {
+        guard let piper = registry.providers[BuiltInProvider.piper.rawValue] as? PiperProvider else { return [] }
         return PiperVoice.names(in: piper.folder)
     }
 

@@ -1,6 +1,6 @@
+import ChorusWire
 import Foundation
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import SQLiteNIO
@@ -35,10 +35,10 @@ final class LocalDatabase: Sendable {
         self.thread = thread
     }
 
-    private let closed = NIOLockedValueBox(false)
+    private let closed = Locked(false)
 
     deinit {
-        guard !closed.withLockedValue({ $0 }) else { return }
+        guard !closed.value else { return }
         let thread = self.thread
         connection.close().whenComplete { _ in thread.shutdownGracefully { _ in } }
     }
@@ -47,7 +47,7 @@ final class LocalDatabase: Sendable {
     /// `chorus serve` does this last, when it stops (an instance that is only released does it on release).
     func close() async {
         guard
-            !closed.withLockedValue({
+            !closed.withLock({
                 let was = $0
                 $0 = true
                 return was
@@ -138,8 +138,8 @@ final class LocalDatabase: Sendable {
         let connection = self.connection
         let quiet = Logger(label: "chorus.sqlite", factory: { _ in SwiftLogNoOpLogHandler() })
         @Sendable func run(_ sql: String) -> EventLoopFuture<[SQLiteRow]> {
-            let collected = Collected()
-            return connection.query(sql, [], logger: quiet) { collected.append($0) }.hop(to: loop).map { collected.rows }
+            let collected = Locked<[SQLiteRow]>([])
+            return connection.query(sql, [], logger: quiet) { row in collected.withLock { $0.append(row) } }.hop(to: loop).map { collected.value }
         }
         @Sendable func run(_ statements: ArraySlice<String>) -> EventLoopFuture<Void> {
             guard let first = statements.first else { return loop.makeSucceededVoidFuture() }
@@ -233,10 +233,10 @@ final class LocalDatabase: Sendable {
     }
 
     /// When a statement last found the database locked by another process.
-    private let lockedAt = NIOLockedValueBox<Double?>(nil)
-    private let lockWaitCount = NIOLockedValueBox(0)
+    private let lockedAt = Locked<Double?>(nil)
+    private let lockWaitCount = Locked(0)
     /// How many statements have waited out the busy timeout on a lock another process held (and failed).
-    var lockWaits: Int { lockWaitCount.withLockedValue { $0 } }
+    var lockWaits: Int { lockWaitCount.value }
     /// Background statements run one at a time, each deciding when its turn comes whether to try.
     private let backgroundTurn = SerialChanges()
 
@@ -252,7 +252,7 @@ final class LocalDatabase: Sendable {
     func rows(_ sql: String, _ binds: [SQLiteData] = [], operation: String = "query", background: Bool = false) async throws -> [SQLiteRow] {
         if background {
             return try await backgroundTurn.run {
-                if let locked = self.lockedAt.withLockedValue({ $0 }), Date().timeIntervalSince1970 - locked < Self.backgroundPause {
+                if let locked = self.lockedAt.value, Date().timeIntervalSince1970 - locked < Self.backgroundPause {
                     throw DatabaseError(
                         kind: .unavailable, operation: "\(operation) (\(Self.fileName))", reason: "locked by another process (left for later)")
                 }
@@ -260,14 +260,14 @@ final class LocalDatabase: Sendable {
             }
         }
         do {
-            let collected = Collected()
-            try await connection.query(sql, binds) { collected.append($0) }
-            return collected.rows
+            let collected = Locked<[SQLiteRow]>([])
+            try await connection.query(sql, binds) { row in collected.withLock { $0.append(row) } }
+            return collected.value
         } catch {
             let converted = convert(error, operation: operation)
             if let locked = converted as? DatabaseError, locked.kind == .unavailable {
-                lockedAt.withLockedValue { $0 = Date().timeIntervalSince1970 }
-                lockWaitCount.withLockedValue { $0 += 1 }
+                lockedAt.withLock { $0 = Date().timeIntervalSince1970 }
+                lockWaitCount.withLock { $0 += 1 }
             }
             throw converted
         }
@@ -297,13 +297,5 @@ final class LocalDatabase: Sendable {
 
     private static func describe(_ error: any Error) -> String {
         (error as? SQLiteError).map { "\($0.reason): \($0.message)" } ?? "\(error)"
-    }
-
-    /// Rows as the driver hands them over (on its thread), collected for the caller.
-    private final class Collected: @unchecked Sendable {
-        private let lock = NSLock()
-        private var list: [SQLiteRow] = []
-        func append(_ row: SQLiteRow) { lock.withLock { list.append(row) } }
-        var rows: [SQLiteRow] { lock.withLock { list } }
     }
 }

@@ -9,7 +9,7 @@ import SQLiteNIO
 /// Lookups read the in-memory index under a lock and never wait: every audio request reads it, some on an event
 /// loop. Changes run one at a time (`SerialChanges`), the database first and the index after, so a `DELETE` and a
 /// late update of the same render cannot interleave, and a change the database refused is not in the index either.
-final class RenderStore: @unchecked Sendable {
+final class RenderStore: Sendable {
     /// A render accepted before a restart and not finished: what runs it again.
     struct Pending: Sendable {
         let id: String
@@ -49,18 +49,12 @@ final class RenderStore: @unchecked Sendable {
     private let data: DataDirectory
     private let database: LocalDatabase
     private let changes = SerialChanges()
-    private let indexLock = NSLock()
-    private var records: [String: StoredRender] = [:]
+    /// The in-memory index of the finished renders, by id.
+    private let index = Locked<[String: StoredRender]>([:])
 
     init(data: DataDirectory, database: LocalDatabase) {
         self.data = data
         self.database = database
-    }
-
-    private func index<T>(_ body: (inout [String: StoredRender]) throws -> T) rethrows -> T {
-        indexLock.lock()
-        defer { indexLock.unlock() }
-        return try body(&records)
     }
 
     /// Reads the index at start: moves the records of earlier versions (`renders/<id>/render.json`) into the database,
@@ -94,7 +88,7 @@ final class RenderStore: @unchecked Sendable {
             else { continue }
             loaded[stored.manifest.id] = stored
         }
-        index { $0 = loaded }
+        index.withLock { $0 = loaded }
         var result = Loaded()
         let accepted = try await database.rows("SELECT \(Pending.columns) FROM accepted ORDER BY created_at", operation: "read the accepted renders")
         for row in accepted {
@@ -115,7 +109,7 @@ final class RenderStore: @unchecked Sendable {
             }
         }
         let pendingIDs = Set(result.pending.map(\.id))
-        for id in folders where index({ $0[id] }) == nil {
+        for id in folders where index.withLock({ $0[id] }) == nil {
             // Started but never finished: keep the fact (the job, or an earlier version's `job.json` marker), not the files.
             let folder = data.render(id).url
             let marked = files.fileExists(atPath: data.render(id).url(.runningMarker).path)
@@ -138,7 +132,7 @@ final class RenderStore: @unchecked Sendable {
     }
 
     func get(_ id: String, now: Double = Date().timeIntervalSince1970) -> StoredRender? {
-        index { records in
+        index.withLock { records in
             guard let stored = records[id], stored.expiresAt > now else { return nil }
             return stored
         }
@@ -159,7 +153,7 @@ final class RenderStore: @unchecked Sendable {
             ON CONFLICT (id) DO UPDATE SET status = excluded.status, record = excluded.record, expires_at = excluded.expires_at
             """, [.text(id), .text(stored.isDone ? "done" : "failed"), .text(json), .float(stored.createdAt), .float(stored.expiresAt)],
             operation: "record a render")
-        index { $0[id] = stored }
+        index.withLock { $0[id] = stored }
         // Best effort: the record is what counts, and `load` drops a job that has one.
         _ = try? await database.rows("DELETE FROM accepted WHERE id = ?", [.text(id)], operation: "forget an accepted render")
     }
@@ -175,7 +169,7 @@ final class RenderStore: @unchecked Sendable {
     /// undone by a late update).
     func replace(_ stored: StoredRender) async throws {
         try await changes.run {
-            guard self.index({ $0[stored.manifest.id] }) != nil else { return }
+            guard self.index.withLock({ $0[stored.manifest.id] }) != nil else { return }
             try await self.write(stored)
         }
     }
@@ -203,7 +197,7 @@ final class RenderStore: @unchecked Sendable {
     /// whether it removed it.
     func remove(_ id: String, madeAt createdAt: Double?, isActive: @escaping @Sendable (String) async -> Bool) async throws -> Bool {
         try await changes.run {
-            guard let stored = self.index({ $0[id] }), createdAt.map({ abs($0 - stored.createdAt) < 0.001 }) ?? true,
+            guard let stored = self.index.withLock({ $0[id] }), createdAt.map({ abs($0 - stored.createdAt) < 0.001 }) ?? true,
                 await !isActive(id)
             else { return false }
             return try await self.removeSerially(id)
@@ -212,7 +206,7 @@ final class RenderStore: @unchecked Sendable {
 
     private func removeSerially(_ id: String, expiredBy now: Double? = nil, isActive: (@Sendable (String) async -> Bool)? = nil) async throws -> Bool
     {
-        let existed = index { $0[id] } != nil
+        let existed = index.withLock { $0[id] } != nil
         let removed: [SQLiteRow]
         if let now {
             removed = try await database.rows(
@@ -221,7 +215,7 @@ final class RenderStore: @unchecked Sendable {
         } else {
             removed = try await database.rows("DELETE FROM renders WHERE id = ? RETURNING id", [.text(id)], operation: "delete a render")
         }
-        index { $0[id] = nil }
+        index.withLock { $0[id] = nil }
         // The folder too, unless the render is being made again (accepted under the same id: its job is recorded, or,
         // with a shared queue, it runs here).
         var remade = !(try await database.rows("SELECT id FROM accepted WHERE id = ?", [.text(id)], operation: "delete a render")).isEmpty
@@ -233,7 +227,7 @@ final class RenderStore: @unchecked Sendable {
     /// Deletes expired renders (not the folder of one being made again: `isActive`); returns their ids.
     func sweep(now: Double = Date().timeIntervalSince1970, isActive: (@Sendable (String) async -> Bool)? = nil) async throws -> [String] {
         try await changes.run {
-            let expired = self.index { $0.filter { $0.value.expiresAt <= now }.map(\.key) }
+            let expired = self.index.withLock { $0.filter { $0.value.expiresAt <= now }.map(\.key) }
             for id in expired { _ = try await self.removeSerially(id, expiredBy: now, isActive: isActive) }
             return expired
         }
@@ -254,10 +248,10 @@ final class RenderStore: @unchecked Sendable {
         return pending
     }
 
-    var count: Int { index { $0.count } }
+    var count: Int { index.withLock { $0.count } }
 
     /// Every render recorded here, with when it was made.
-    var recorded: [(id: String, createdAt: Double)] { index { $0.map { ($0.key, $0.value.createdAt) } } }
+    var recorded: [(id: String, createdAt: Double)] { index.withLock { $0.map { ($0.key, $0.value.createdAt) } } }
 }
 
 /// Runs changes one at a time, in order, across their suspension points (an actor alone would interleave them).

@@ -75,22 +75,21 @@ public struct JSONLogHandler: LogHandler {
 }
 
 /// Now as text (`DateText.iso` unless told otherwise), formatted once per second however often it is asked for.
-final class SecondText: @unchecked Sendable {
-    private let lock = NSLock()
+final class SecondText: Sendable {
     private let format: @Sendable (Double) -> String
-    private var second = -1
-    private var text = ""
+    /// The second last formatted, and its text.
+    private let last = Locked((second: -1, text: ""))
 
     init(_ format: @escaping @Sendable (Double) -> String = DateText.iso) { self.format = format }
 
     func now() -> String {
         let current = Int(Date().timeIntervalSince1970)
-        lock.lock()
-        defer { lock.unlock() }
-        if current != second {
-            second = current
-            text = format(Double(current))
+        return last.withLock { last in
+            if current != last.second {
+                last.second = current
+                last.text = format(Double(current))
+            }
+            return last.text
         }
-        return text
     }
 }

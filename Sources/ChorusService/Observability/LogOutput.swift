@@ -1,3 +1,4 @@
+import ChorusWire
 import Foundation
 
 /// Standard output for log lines, buffered: lines are collected and written when 32 KB have gathered
@@ -5,8 +6,7 @@ import Foundation
 final class LogOutput: @unchecked Sendable {
     static let standard = LogOutput()
 
-    private let lock = NSLock()
-    private var buffer: [UInt8] = []
+    private let buffer = Locked<[UInt8]>([])
     private let timer: any DispatchSourceTimer
 
     private init() {
@@ -18,19 +18,20 @@ final class LogOutput: @unchecked Sendable {
     }
 
     func write(_ line: String) {
-        lock.lock()
-        buffer.append(contentsOf: line.utf8)
-        buffer.append(10)
-        let full = buffer.count >= 32 * 1024
-        lock.unlock()
+        let full = buffer.withLock { buffer in
+            buffer.append(contentsOf: line.utf8)
+            buffer.append(10)
+            return buffer.count >= 32 * 1024
+        }
         if full { flush() }
     }
 
     func flush() {
-        lock.lock()
-        let pending = buffer
-        buffer.removeAll(keepingCapacity: true)
-        lock.unlock()
+        let pending = buffer.withLock { buffer in
+            let pending = buffer
+            buffer.removeAll(keepingCapacity: true)
+            return pending
+        }
         guard !pending.isEmpty else { return }
         pending.withUnsafeBytes { raw in
             var offset = 0

@@ -1,3 +1,4 @@
+import ChorusWire
 import Foundation
 import NIOCore
 
@@ -10,43 +11,48 @@ import NIOCore
 /// a stored 4.8 MB MP3, random 1–256 KB ranges, 64 connections): through the router with this cache 5,943–6,623
 /// requests a second (p99 19–21 ms), reading each range from disk with Hummingbird's `FileIO` instead 3,274–3,512
 /// (p99 33–36 ms); the fast path 6,789–7,726. It costs memory up to `capacityBytes` (about 19 MB more RSS there).
-final class AudioMemoryCache: @unchecked Sendable {
-    private let lock = NSLock()
-    private var files: [String: (buffer: ByteBuffer, used: UInt64)] = [:]
-    private var bytes = 0
-    private var clock: UInt64 = 0
+final class AudioMemoryCache: Sendable {
+    private struct State {
+        var files: [String: (buffer: ByteBuffer, used: UInt64)] = [:]
+        var bytes = 0
+        var clock: UInt64 = 0
+    }
+    private let state = Locked(State())
     let capacityBytes: Int
 
     init(capacityBytes: Int = 256 * 1_048_576) { self.capacityBytes = capacityBytes }
 
     /// The bytes of the file at `path`.
     func buffer(_ path: String) throws -> ByteBuffer {
-        lock.lock()
-        clock += 1
-        if let entry = files[path] {
-            files[path] = (entry.buffer, clock)
-            lock.unlock()
+        let cached = state.withLock { state -> ByteBuffer? in
+            state.clock += 1
+            guard let entry = state.files[path] else { return nil }
+            state.files[path] = (entry.buffer, state.clock)
             return entry.buffer
         }
-        lock.unlock()
+        if let cached { return cached }
         let data = try Data(contentsOf: URL(fileURLWithPath: path), options: .mappedIfSafe)
         let buffer = data.withUnsafeBytes { ByteBuffer(bytes: $0) }
-        lock.lock()
-        defer { lock.unlock() }
-        if files[path] == nil {
-            files[path] = (buffer, clock)
-            bytes += buffer.readableBytes
-        }
-        while bytes > capacityBytes, files.count > 1, let oldest = files.min(by: { $0.value.used < $1.value.used })?.key {
-            bytes -= files.removeValue(forKey: oldest)?.buffer.readableBytes ?? 0
+        state.withLock { state in
+            if state.files[path] == nil {
+                state.files[path] = (buffer, state.clock)
+                state.bytes += buffer.readableBytes
+            }
+            while state.bytes > capacityBytes, state.files.count > 1,
+                let oldest = state.files.min(by: { $0.value.used < $1.value.used })?.key
+            {
+                state.bytes -= state.files.removeValue(forKey: oldest)?.buffer.readableBytes ?? 0
+            }
         }
         return buffer
     }
 
     /// Forgets every file under `folder` (a render being deleted).
     func forget(under folder: URL) {
-        lock.lock()
-        for key in files.keys where key.hasPrefix(folder.path + "/") { bytes -= files.removeValue(forKey: key)?.buffer.readableBytes ?? 0 }
-        lock.unlock()
+        state.withLock { state in
+            for key in state.files.keys where key.hasPrefix(folder.path + "/") {
+                state.bytes -= state.files.removeValue(forKey: key)?.buffer.readableBytes ?? 0
+            }
+        }
     }
 }

@@ -1,3 +1,4 @@
+import ChorusWire
 import Foundation
 import Hummingbird
 import NIOCore
@@ -114,15 +115,14 @@ struct FileResponder: Sendable {
 
 /// `Last-Modified` values by time: the same few stored files are asked for over and over, and formatting a date
 /// costs more than the rest of a range request's headers.
-final class ModifiedTexts: @unchecked Sendable {
-    private let lock = NSLock()
-    private var texts: [Double: String] = [:]
+final class ModifiedTexts: Sendable {
+    private let texts = Locked<[Double: String]>([:])
 
     func text(_ date: Date) -> String {
         let seconds = date.timeIntervalSince1970
-        if let text = lock.withLock({ texts[seconds] }) { return text }
+        if let text = texts.withLock({ $0[seconds] }) { return text }
         let text = HTTPSupport.httpDate(date)
-        lock.withLock {
+        texts.withLock { texts in
             if texts.count >= 4_096 { texts.removeAll(keepingCapacity: true) }
             texts[seconds] = text
         }

@@ -8,7 +8,7 @@ import Hummingbird
 /// with `?exp=…&sig=…`; with a valid signature → the player page, whose audio, peaks and timeline URLs
 /// carry their own signatures, so the key is in neither the page, the address bar nor later requests.
 struct PlayerResponder: Sendable {
-    let state: ServiceState
+    let signer: URLSigner
 
     func respond(to request: Request, context: ChorusRequestContext, stored: StoredRender) throws -> Response {
         let path = request.uri.path
@@ -20,10 +20,10 @@ struct PlayerResponder: Sendable {
             throw ServiceError.badRequest("sig: not a signature (64 hexadecimal digits)", field: "sig")
         }
         guard query["sig"] != nil,
-            state.signer.verify(path: path, expires: query["exp"].map(String.init), signature: query["sig"].map(String.init))
+            signer.verify(path: path, expires: query["exp"].map(String.init), signature: query["sig"].map(String.init))
         else {
             var headers = HTTPFields()
-            headers[.location] = state.signer.sign(path)
+            headers[.location] = signer.sign(path)
             headers[.cacheControl] = "no-store"
             headers[.init("Referrer-Policy")!] = "no-referrer"
             return Response(status: .seeOther, headers: headers)
@@ -35,9 +35,9 @@ struct PlayerResponder: Sendable {
         let wanted = rate / PlayerPage.peaksPerSecond(duration: stored.manifest.duration ?? 0)
         let samplesPerPixel = max(stride, (wanted + stride - 1) / stride * stride)
         let html = PlayerPage.html(
-            audio: .url(state.signer.sign(ServicePaths.render(id, .audio))),
-            peaks: .url(state.signer.sign(ServicePaths.render(id, .waveform), query: "samples_per_pixel=\(samplesPerPixel)&bits=8")),
-            timeline: .url(state.signer.sign(ServicePaths.render(id, .timeline))),
+            audio: .url(signer.sign(ServicePaths.render(id, .audio))),
+            peaks: .url(signer.sign(ServicePaths.render(id, .waveform), query: "samples_per_pixel=\(samplesPerPixel)&bits=8")),
+            timeline: .url(signer.sign(ServicePaths.render(id, .timeline))),
             title: "Chorus render \(stored.manifest.id.prefix(8))")
         var headers = HTTPFields()
         // The page reaches nothing but this service; signed URLs expire, so it is never cached or referred on.

@@ -6,7 +6,9 @@ import Hummingbird
 /// audiowaveform-format peaks of the stored audio. A zoom that is a multiple of the stored base
 /// (`RenderExecutor.waveformBase`) is derived from it exactly; any other zoom decodes the audio.
 struct WaveformResponder: Sendable {
-    let state: ServiceState
+    let catalog: RenderCatalog
+    let data: DataDirectory
+    let pool: WorkerPool
 
     func respond(to request: Request, stored: StoredRender) async throws -> Response {
         let samplesPerPixel = try HTTPSupport.integer(request, "samples_per_pixel")
@@ -28,9 +30,9 @@ struct WaveformResponder: Sendable {
         } catch let error as AudioError {
             throw ServiceError.badRequest("\(error.subject)\(error.value.map { " \($0)" } ?? ""): \(error.reason)", field: error.subject)
         }
-        let waveformURL = state.data.render(stored.manifest.id).url(.waveform)
+        let waveformURL = data.render(stored.manifest.id).url(.waveform)
         let base = stored.waveformBase
-        let derived = try await state.chorus.workerPool.run { () -> WaveformPeaks? in
+        let derived = try await pool.run { () -> WaveformPeaks? in
             guard let base, spp % base == 0, let data = try? Data(contentsOf: waveformURL),
                 let basePeaks = try? WaveformPeaks(datData: data), basePeaks.samplesPerPixel == base
             else { return nil }
@@ -40,8 +42,8 @@ struct WaveformResponder: Sendable {
         if let derived {
             peaks = derived
         } else {
-            let audio = try await state.catalog.localAudio(stored)
-            peaks = try await state.chorus.workerPool.run { try WaveformPeaks.compute(fileAt: audio, zoom: .samplesPerPixel(spp)) }
+            let audio = try await catalog.localAudio(stored)
+            peaks = try await pool.run { try WaveformPeaks.compute(fileAt: audio, zoom: .samplesPerPixel(spp)) }
         }
         return format == "dat"
             ? HTTPSupport.bytes(peaks.datData(bits: bits), contentType: "application/octet-stream")

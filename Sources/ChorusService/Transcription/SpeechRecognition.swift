@@ -11,7 +11,7 @@ import Logging
 /// compares the model's files with what it loaded, so a model deleted or replaced while the service runs is checked
 /// again (and loaded again) instead of trusted; a broken one is answered with 503 naming the file and the reason, for
 /// that model alone. At most `limit` transcriptions wait or run at once; more are refused with 503 and `Retry-After`.
-final class SpeechRecognition: @unchecked Sendable {
+final class SpeechRecognition: Sendable {
     /// What `/health` says of a model.
     enum Status: Sendable, Equatable {
         case loading
@@ -26,10 +26,12 @@ final class SpeechRecognition: @unchecked Sendable {
     private let limit: Int
     private let logger: Logger
 
-    private let lock = NSLock()
-    /// Each model asked for, as it last was.
-    private var statuses: [String: Status] = [:]
-    private var running = 0
+    private struct State {
+        /// Each model asked for, as it last was.
+        var statuses: [String: Status] = [:]
+        var running = 0
+    }
+    private let state: Locked<State>
 
     init(folder: URL, modelName: String?, threads: Int, limit: Int, logger: Logger) {
         self.folder = folder
@@ -37,7 +39,9 @@ final class SpeechRecognition: @unchecked Sendable {
         self.threads = max(1, threads)
         self.limit = max(1, limit)
         self.logger = logger
-        if let modelName { statuses[modelName] = .loading }
+        var initial = State()
+        if let modelName { initial.statuses[modelName] = .loading }
+        state = Locked(initial)
     }
 
     /// Starts loading the default model in the background.
@@ -54,7 +58,7 @@ final class SpeechRecognition: @unchecked Sendable {
 
     /// What `/health` says of model `name`.
     func health(of name: String) -> TranscriptionHealth {
-        switch lock.withLock({ statuses[name] }) {
+        switch state.withLock({ $0.statuses[name] }) {
         case .ready: return TranscriptionHealth(status: "ready", model: name)
         case .unavailable(let reason): return TranscriptionHealth(status: "unavailable", model: name, reason: reason)
         case .loading, nil: return TranscriptionHealth(status: "loading", model: name)
@@ -89,9 +93,9 @@ final class SpeechRecognition: @unchecked Sendable {
 
     /// Records `status` for `name`, and logs a change.
     private func record(_ status: Status, for name: String) {
-        let before = lock.withLock { () -> Status? in
-            let before = statuses[name]
-            statuses[name] = status
+        let before = state.withLock { state -> Status? in
+            let before = state.statuses[name]
+            state.statuses[name] = status
             return before
         }
         guard before != status else { return }
@@ -114,15 +118,15 @@ final class SpeechRecognition: @unchecked Sendable {
     /// Runs `body` as one of at most `limit` transcriptions.
     /// - Throws: `ServiceError` 503 `overloaded` when `limit` are already waiting or running.
     func admitted<T: Sendable>(_ body: () async throws -> T) async throws -> T {
-        let admitted = lock.withLock {
-            guard running < limit else { return false }
-            running += 1
+        let admitted = state.withLock { state in
+            guard state.running < limit else { return false }
+            state.running += 1
             return true
         }
         guard admitted else {
             throw ServiceError(.serviceUnavailable, .overloaded, "the transcription queue is full (\(limit)); try again shortly", retryAfter: 2)
         }
-        defer { lock.withLock { running -= 1 } }
+        defer { state.withLock { $0.running -= 1 } }
         return try await body()
     }
 }

@@ -1,4 +1,5 @@
 import ChorusAudio
+import ChorusWire
 import Crypto
 public import Foundation
 
@@ -10,7 +11,7 @@ public final class TranscriptCache: Sendable {
     static let formatVersion = 1
     public let directory: URL
     public let maxEntries: Int
-    private let stores = Counter()
+    private let stores = Locked(0)
 
     /// Opens (creating if needed) `<directory>/transcripts/v1`.
     /// - Throws: `AudioError.writeFailed` when the folder cannot be created.
@@ -58,7 +59,11 @@ public final class TranscriptCache: Sendable {
         } catch {
             return
         }
-        if stores.increment() % 64 == 0 { evict() }
+        let stored = stores.withLock {
+            $0 += 1
+            return $0
+        }
+        if stored % 64 == 0 { evict() }
     }
 
     /// Removes the least recently used transcripts beyond `maxEntries`.
@@ -71,16 +76,5 @@ public final class TranscriptCache: Sendable {
         }
         guard files.count > maxEntries else { return }
         for (url, _) in files.sorted(by: { $0.1 < $1.1 }).prefix(files.count - maxEntries) { try? FileManager.default.removeItem(at: url) }
-    }
-
-    private final class Counter: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value = 0
-        func increment() -> Int {
-            lock.withLock {
-                value += 1
-                return value
-            }
-        }
     }
 }

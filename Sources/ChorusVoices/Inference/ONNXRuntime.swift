@@ -1,4 +1,5 @@
 import CONNXRuntime
+import ChorusAudio
 import Foundation
 
 /// The process's ONNX Runtime, Chorus's one owner of it: the C API table (asked for the API version Chorus's header
@@ -21,7 +22,7 @@ final class ONNXRuntime: @unchecked Sendable {
     let allocator: UnsafeMutablePointer<OrtAllocator>
 
     /// Threads of the shared pool: one per core (the calling thread of a run is one of its workers).
-    static var sharedThreads: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
+    static var sharedThreads: Int { ThreadBudget().inference }
 
     /// The runtime, made on first use; the same error every time when it cannot be.
     static func shared() throws -> ONNXRuntime { try loaded.get() }
@@ -53,9 +54,11 @@ final class ONNXRuntime: @unchecked Sendable {
         try Self.check(api, api.pointee.SetGlobalInterOpNumThreads(threading, 1), "shared threads", kind: .configuration)
         try Self.check(api, api.pointee.SetGlobalSpinControl(threading, 0), "shared threads", kind: .configuration)
         var environment: OpaquePointer?
-        try Self.check(
-            api, api.pointee.CreateEnvWithGlobalThreadPools(ORT_LOGGING_LEVEL_ERROR, "chorus", threading, &environment),
-            "starting ONNX Runtime", kind: .configuration)
+        // The pool's threads take the name of the thread that starts them: "onnx", for the process's account of them.
+        let started = ThreadBudget.naming(
+            threadsStartedBy: { api.pointee.CreateEnvWithGlobalThreadPools(ORT_LOGGING_LEVEL_ERROR, "chorus", threading, &environment) },
+            as: "onnx")
+        try Self.check(api, started, "starting ONNX Runtime", kind: .configuration)
         var memory: OpaquePointer?
         do {
             try Self.check(

@@ -49,7 +49,7 @@ public final class Chorus: Sendable {
             registry: VoiceRegistry = .standard(), cacheDirectory: URL = SynthesisCache.defaultDirectory(),
             cacheMaxBytes: Int = Configuration.defaultCacheMaxBytes,
             providerConcurrency: Int = Configuration.defaultProviderConcurrency,
-            retry: RetryPolicy = RetryPolicy(), workerThreads: Int = ProcessInfo.processInfo.activeProcessorCount
+            retry: RetryPolicy = RetryPolicy(), workerThreads: Int = ThreadBudget.machineCores
         ) {
             self.registry = registry
             self.cacheDirectory = cacheDirectory

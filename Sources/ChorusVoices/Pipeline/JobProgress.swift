@@ -1,28 +1,24 @@
+import ChorusWire
 import Foundation
 
 /// One render's counters, updated from concurrent tasks; every change is reported at once.
-final class JobProgress: @unchecked Sendable {
-    private let lock = NSLock()
-    private var progress: RenderProgress
+final class JobProgress: Sendable {
+    private let progress: Locked<RenderProgress>
     private let report: @Sendable (RenderProgress) -> Void
 
     init(_ initial: RenderProgress, report: @escaping @Sendable (RenderProgress) -> Void) {
-        progress = initial
+        progress = Locked(initial)
         self.report = report
     }
 
-    var current: RenderProgress {
-        lock.lock()
-        defer { lock.unlock() }
-        return progress
-    }
+    var current: RenderProgress { progress.value }
 
     /// Applies `change`; reports the new counts when `announce` (requests alone are not worth an event).
     func update(announce: Bool = true, _ change: (inout RenderProgress) -> Void) {
-        lock.lock()
-        change(&progress)
-        let snapshot = progress
-        if announce { report(snapshot) }
-        lock.unlock()
+        progress.withLock { progress in
+            change(&progress)
+            let snapshot = progress
+            if announce { report(snapshot) }
+        }
     }
 }

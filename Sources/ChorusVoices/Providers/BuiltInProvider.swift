@@ -1,13 +1,13 @@
 /// The providers Chorus has built in, by id: the one list that says which speak offline (engines in this process) and
 /// which names a providers file may not take. Each built-in provider's `id` is its case here.
 public enum BuiltInProvider: String, Sendable, CaseIterable {
-    case piper, flite, espeak, elevenlabs, openai
+    case piper, kokoro, flite, espeak, elevenlabs, openai
 
     /// Speaks on this machine, with no network: free and fast, so its clips are cached locally only
     /// (`VoiceProvider.isLocal`), and its text is normalized unless a conversation says otherwise.
     public var isOffline: Bool {
         switch self {
-        case .piper, .flite, .espeak: true
+        case .piper, .kokoro, .flite, .espeak: true
         case .elevenlabs, .openai: false
         }
     }
@@ -21,7 +21,7 @@ public enum BuiltInProvider: String, Sendable, CaseIterable {
         switch self {
         case .openai: Hosting(baseURL: "https://api.openai.com/v1", baseURLVariable: "OPENAI_BASE_URL", keyVariable: "OPENAI_API_KEY")
         case .elevenlabs: Hosting(baseURL: "https://api.elevenlabs.io", baseURLVariable: "ELEVENLABS_BASE_URL", keyVariable: "ELEVENLABS_API_KEY")
-        case .piper, .flite, .espeak: nil
+        case .piper, .kokoro, .flite, .espeak: nil
         }
     }
 
@@ -43,6 +43,8 @@ public enum BuiltInProvider: String, Sendable, CaseIterable {
     public static let timeoutSeconds: Int64 = 120
 
     /// Names a providers file's entry may not take (`ProvidersFile`): every built-in one but `openai`, which an entry
-    /// of that name reconfigures; the others do not speak OpenAI's wire format.
-    public static let reserved = Set(allCases.filter { $0 != .openai }.map(\.rawValue))
+    /// of that name reconfigures, and `kokoro`, which an entry of that name replaces by the user's own server (a
+    /// Kokoro-FastAPI a providers file named `kokoro` before Kokoro was built in keeps working); the others do not speak
+    /// OpenAI's wire format.
+    public static let reserved = Set(allCases.filter { $0 != .openai && $0 != .kokoro }.map(\.rawValue))
 }

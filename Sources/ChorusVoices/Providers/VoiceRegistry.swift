@@ -3,7 +3,7 @@ public import Foundation
 /// The voice providers Chorus can use, by id.
 ///
 /// ```swift
-/// let registry = VoiceRegistry.standard()          // piper, flite, espeak, elevenlabs, openai (keys from the environment)
+/// let registry = VoiceRegistry.standard()          // piper, kokoro, flite, espeak, elevenlabs, openai (keys from the environment)
 /// let provider = try registry.provider(for: VoiceID("openai:nova")!)
 /// ```
 public struct VoiceRegistry: Sendable {
@@ -17,11 +17,12 @@ public struct VoiceRegistry: Sendable {
         self.providers = Dictionary(providers.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
     }
 
-    /// Piper, Flite and espeak-ng (offline), ElevenLabs and OpenAI, configured from `environment`, and the
+    /// Piper, Kokoro, Flite and espeak-ng (offline), ElevenLabs and OpenAI, configured from `environment`, and the
     /// OpenAI-compatible servers of the `CHORUS_PROVIDERS` file (`ProvidersFile`).
     public static func standard(environment: [String: String] = ProcessInfo.processInfo.environment) -> VoiceRegistry {
         var providers: [any VoiceProvider] = [
-            PiperProvider(folder: PiperVoice.voicesFolder(environment: environment)), FliteProvider(),
+            PiperProvider(folder: PiperVoice.voicesFolder(environment: environment)),
+            KokoroProvider(folder: KokoroModel.folder(environment: environment)), FliteProvider(),
             EspeakProvider(), ElevenLabsProvider(environment: environment),
             OpenAIProvider(environment: environment),
         ]

@@ -43,21 +43,11 @@ struct PiperTests {
         #expect(words.map(\.word) == WordAligner.words(in: Self.text).map(\.word))
         #expect(zip(words, words.dropFirst()).allSatisfy { $0.end <= $1.start + 1e-9 && $0.start < $0.end })
         #expect(words.last.map { $0.end <= buffer.duration + 1e-6 } == true)
-        let recognizer = try await WhisperTests.recognizer()
-        let samples = try await offCooperativeThreads { try Self.speech16k(buffer) }
-        let heard = try await recognizer.transcribe(samples)
+        let (heard, differences) = try await Self.heard(buffer, words: words)
         #expect(WhisperTests.wordErrorRate(heard.text, Self.text) <= 0.1, "\(heard.text)")
         // Each word the recognizer heard as written starts where the voice says it does: most within 120 ms, half within
         // 60 ms, none further than 500 ms (Whisper's word times from its alignment heads, as OpenAI's and faster-whisper's
         // — which gives the same times on this audio — sometimes give a short word's frames to its neighbour: "lazy").
-        func plain(_ word: String) -> String { word.lowercased().filter(\.isLetter) }
-        var differences: [Double] = []
-        var next = heard.words.startIndex
-        for word in words {
-            guard let match = heard.words[next...].firstIndex(where: { plain($0.word) == plain(word.word) }) else { continue }
-            differences.append(abs(heard.words[match].start - word.start))
-            next = heard.words.index(after: match)
-        }
         #expect(differences.count >= words.count - 3, "\(heard.words)")
         #expect(
             differences.filter { $0 < 0.12 }.count >= differences.count * 8 / 10 && differences.sorted()[differences.count / 2] < 0.06
@@ -264,6 +254,23 @@ struct PiperTests {
     }
 
     /// `buffer` as Whisper hears it: mono at 16 kHz.
+    /// `buffer` heard by the Whisper model, and for each of `words` it heard as written, how far its start is from where
+    /// Whisper heard it (seconds).
+    static func heard(_ buffer: AudioBuffer, words: [WordTiming]) async throws -> (transcript: Transcript, differences: [Double]) {
+        let recognizer = try await WhisperTests.recognizer()
+        let samples = try await offCooperativeThreads { try Self.speech16k(buffer) }
+        let heard = try await recognizer.transcribe(samples)
+        func plain(_ word: String) -> String { word.lowercased().filter(\.isLetter) }
+        var differences: [Double] = []
+        var next = heard.words.startIndex
+        for word in words {
+            guard let match = heard.words[next...].firstIndex(where: { plain($0.word) == plain(word.word) }) else { continue }
+            differences.append(abs(heard.words[match].start - word.start))
+            next = heard.words.index(after: match)
+        }
+        return (heard, differences)
+    }
+
     static func speech16k(_ buffer: AudioBuffer) throws -> [Float] {
         let resampler = try Resampler(from: buffer.format, to: AudioFormat(sampleRate: 16_000, channels: 1))
         var samples: [Float] = []

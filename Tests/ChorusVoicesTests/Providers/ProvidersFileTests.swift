@@ -74,7 +74,7 @@ struct ProvidersFileTests {
             #expect(error?.description.contains("CHORUS_PROVIDERS") == true, "\(String(describing: error))")
         }
         let plain = VoiceRegistry.standard(environment: [:])
-        #expect(plain.configurationError == nil && plain.ids == ["elevenlabs", "espeak", "flite", "openai", "piper"])
+        #expect(plain.configurationError == nil && plain.ids == ["elevenlabs", "espeak", "flite", "kokoro", "openai", "piper"])
     }
 
     /// A server speaking OpenAI's route that answers WAV at 22.05 kHz (as Piper-based servers do), recording requests.

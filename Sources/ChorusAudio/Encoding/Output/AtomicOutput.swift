@@ -1,3 +1,4 @@
+import ChorusWire
 public import Foundation
 
 /// A file written under a temporary name beside its destination and renamed into place only on
@@ -45,15 +46,15 @@ public final class AtomicOutput: @unchecked Sendable {
         }
         let name = ".\(self.destination.lastPathComponent).\(UUID().uuidString.prefix(8)).partial"
         temporaryURL = directory.appendingPathComponent(name)
-        Self.pending.withLock { $0.insert(temporaryURL.path) }
+        Self.pending.withLock { _ = $0.insert(temporaryURL.path) }
     }
 
     /// Temporary files not yet committed or discarded, so an interrupted process can remove them.
-    private static let pending = PendingFiles()
+    private static let pending = Locked<Set<String>>([])
 
     /// Removes every temporary file still pending; for signal handlers (`SIGINT`, `SIGTERM`) before exiting.
     public static func discardAllPending() {
-        for path in pending.withLock({ $0 }) { unlink(path) }
+        for path in pending.value { unlink(path) }
     }
 
     /// Writes `data` to the temporary file.
@@ -77,27 +78,14 @@ public final class AtomicOutput: @unchecked Sendable {
                 underlying: String(cString: strerror(errno)))
         }
         committed = true
-        Self.pending.withLock { $0.remove(temporaryURL.path) }
+        Self.pending.withLock { _ = $0.remove(temporaryURL.path) }
     }
 
     /// Removes the temporary file if it was not committed. Safe to call more than once.
     public func discard() {
         if !committed && !inPlace { unlink(temporaryURL.path) }
-        Self.pending.withLock { $0.remove(temporaryURL.path) }
+        Self.pending.withLock { _ = $0.remove(temporaryURL.path) }
     }
 
     deinit { discard() }
-}
-
-/// A lock-protected set of paths.
-final class PendingFiles: @unchecked Sendable {
-    private var paths = Set<String>()
-    private let lock = NSLock()
-
-    @discardableResult
-    func withLock<T>(_ body: (inout Set<String>) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&paths)
-    }
 }

@@ -1,3 +1,4 @@
+import ChorusWire
 import Dispatch
 import Foundation
 
@@ -19,8 +20,7 @@ final class EncoderPiece<Codec: PieceCodec>: @unchecked Sendable {
     private var error: (any Error)?
     private(set) var cpuSeconds = 0.0
     /// The piece's first failure as soon as it happens, for the owner to stop early (`error` is the queue's own copy).
-    private var reportedFailure: (any Error)?
-    private let failureLock = NSLock()
+    private let reportedFailure = Locked<(any Error)?>(nil)
 
     private let queue: DispatchQueue
     private let codec: Codec
@@ -36,7 +36,7 @@ final class EncoderPiece<Codec: PieceCodec>: @unchecked Sendable {
     }
 
     /// The piece's failure, if it has failed yet (read at any time by the owner).
-    var failure: (any Error)? { failureLock.withLock { reportedFailure } }
+    var failure: (any Error)? { reportedFailure.value }
 
     /// What the piece encoded, once `done` has been signalled; the first failure otherwise.
     func result() throws -> Codec.Encoded {
@@ -101,7 +101,7 @@ final class EncoderPiece<Codec: PieceCodec>: @unchecked Sendable {
 
     private func fail(_ error: any Error) {
         self.error = error
-        failureLock.withLock { reportedFailure = error }
+        reportedFailure.withLock { $0 = error }
     }
 
     private func timed(_ body: () -> Void) {

@@ -1,4 +1,5 @@
 import ChorusOutbound
+import ChorusWire
 import Crypto
 import Foundation
 import Hummingbird
@@ -84,13 +85,12 @@ struct AuthenticationMiddleware: RouterMiddleware {
 }
 
 /// Keys seen to be valid, by the exact text presented (bounded: only valid keys get in, a few spellings each).
-final class ProvenKeys: @unchecked Sendable {
-    private let lock = NSLock()
-    private var callers: [String: Caller] = [:]
+final class ProvenKeys: Sendable {
+    private let callers = Locked<[String: Caller]>([:])
 
-    subscript(key: String) -> Caller? { lock.withLock { callers[key] } }
+    subscript(key: String) -> Caller? { callers.withLock { $0[key] } }
 
     func add(_ key: String, _ caller: Caller, limit: Int) {
-        lock.withLock { if callers.count < limit { callers[key] = caller } }
+        callers.withLock { if $0.count < limit { $0[key] = caller } }
     }
 }

@@ -1,9 +1,9 @@
 import ChorusOutbound
+import ChorusWire
 import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
-import NIOConcurrencyHelpers
 
 /// Gives every request an id (`X-Request-Id`, and in the log), turns any error into the service's JSON
 /// error body (`ServiceError.answering`), counts it (`RequestMetrics`) and writes one log line per request: method, path (secrets in the query removed),
@@ -81,7 +81,7 @@ struct RequestLogMiddleware: RouterMiddleware {
     /// response, and are no secret — the mix can be inverted). No system call: the kernel's random bytes cost a
     /// `getrandom` per request, measurable on the audio fast path.
     static func newID() -> String {
-        let count = requestCounter.withLockedValue { value -> UInt64 in
+        let count = requestCounter.withLock { value -> UInt64 in
             value &+= 1
             return value
         }
@@ -93,6 +93,6 @@ struct RequestLogMiddleware: RouterMiddleware {
     }
 
     /// A lock rather than `Synchronization.Atomic`, which needs macOS 15 (the package supports 14).
-    private static let requestCounter = NIOLockedValueBox<UInt64>(0)
+    private static let requestCounter = Locked<UInt64>(0)
     private static let requestKey = UInt64.random(in: .min ... .max)
 }

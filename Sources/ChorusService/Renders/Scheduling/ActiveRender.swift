@@ -12,7 +12,7 @@ enum RenderFeedEvent: Sendable {
 
 /// A render that is queued or running: its progress, the segments fixed so far, its audio as it is
 /// encoded, and everyone waiting for it. A listener that joins late first hears every segment so far (`Broadcast`).
-final class ActiveRender: @unchecked Sendable {
+final class ActiveRender: Sendable {
     let resolved: ResolvedRender
     let caller: String
     let createdAt: Double
@@ -21,11 +21,15 @@ final class ActiveRender: @unchecked Sendable {
     let audio: Broadcast<Data>?
     /// Its events: progress (live only), segments (kept), and at the end `done` or `failed`.
     private let events = Broadcast<RenderFeedEvent>()
-    private let lock = NSLock()
-    private var status = RenderManifest.Status.queued
-    private var progress: RenderProgressBody
-    private var outcome: Result<StoredRender, ServiceError>?
-    private var waiters: [CheckedContinuation<Result<StoredRender, ServiceError>, Never>] = []
+    private struct State {
+        var status = RenderManifest.Status.queued
+        var progress: RenderProgressBody
+        var outcome: Result<StoredRender, ServiceError>?
+        var waiters: [CheckedContinuation<Result<StoredRender, ServiceError>, Never>] = []
+        /// Stopped by the service, not failed (`isStopped`).
+        var stopped = false
+    }
+    private let state: Locked<State>
     /// Recorded clips count as synthesized from the start.
     private let recorded: Int
 
@@ -38,47 +42,33 @@ final class ActiveRender: @unchecked Sendable {
         self.expiresAt = expiresAt
         audio = resolved.format.isStreamable ? Broadcast() : nil
         recorded = resolved.conversation.messages.filter { !$0.needsSynthesis }.count
-        progress = RenderProgressBody(synthesized: recorded, rendered: 0, total: resolved.conversation.messages.count)
+        state = Locked(State(progress: RenderProgressBody(synthesized: recorded, rendered: 0, total: resolved.conversation.messages.count)))
     }
 
     /// The manifest while it is queued or running.
     func manifest() -> RenderManifest {
-        lock.lock()
-        defer { lock.unlock() }
-        var manifest = RenderManifest(id: id, status: status, createdAt: Timestamp.iso(createdAt), expiresAt: Timestamp.iso(expiresAt))
-        manifest.progress = progress
-        manifest.format = resolved.format.rawValue
-        return manifest
+        state.withLock { state in
+            var manifest = RenderManifest(id: id, status: state.status, createdAt: Timestamp.iso(createdAt), expiresAt: Timestamp.iso(expiresAt))
+            manifest.progress = state.progress
+            manifest.format = resolved.format.rawValue
+            return manifest
+        }
     }
-
-    private var stopped = false
 
     /// Stopped by the service, not failed: at shutdown (it runs again after the restart) or when another instance took
     /// it over. Its cancellation is then not recorded as its failure.
-    var isStopped: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return stopped
-    }
+    var isStopped: Bool { state.withLock { $0.stopped } }
 
-    func markStopped() {
-        lock.lock()
-        stopped = true
-        lock.unlock()
-    }
+    func markStopped() { state.withLock { $0.stopped = true } }
 
-    func markRunning() {
-        lock.lock()
-        status = .running
-        lock.unlock()
-    }
+    func markRunning() { state.withLock { $0.status = .running } }
 
     /// New counts from the engine (recorded clips count as synthesized from the start).
     func update(synthesizedText: Int, rendered: Int) {
-        lock.lock()
-        progress = RenderProgressBody(synthesized: recorded + synthesizedText, rendered: rendered, total: progress.total)
-        let current = progress
-        lock.unlock()
+        let current = state.withLock { state in
+            state.progress = RenderProgressBody(synthesized: recorded + synthesizedText, rendered: rendered, total: state.progress.total)
+            return state.progress
+        }
         events.send(.progress(current), keep: false)
     }
 
@@ -86,12 +76,13 @@ final class ActiveRender: @unchecked Sendable {
 
     /// Ends the render for everyone listening or waiting.
     func finish(_ result: Result<StoredRender, ServiceError>) {
-        lock.lock()
-        outcome = result
-        status = (try? result.get()) == nil ? .failed : .done
-        let waiting = waiters
-        waiters.removeAll()
-        lock.unlock()
+        let waiting = state.withLock { state in
+            state.outcome = result
+            state.status = (try? result.get()) == nil ? .failed : .done
+            let waiting = state.waiters
+            state.waiters.removeAll()
+            return waiting
+        }
         switch result {
         case .success(let stored): events.finish(last: [.done(stored)])
         case .failure(let error): events.finish(last: [.failed(error)])
@@ -101,23 +92,19 @@ final class ActiveRender: @unchecked Sendable {
 
     /// Progress now and every segment so far, then live events until the end (`done` or `failed`).
     func listen() -> AsyncThrowingStream<RenderFeedEvent, any Error> {
-        lock.lock()
-        let current = progress
-        lock.unlock()
+        let current = state.withLock { $0.progress }
         return events.listen(first: [.progress(current)])
     }
 
     /// Waits for the end.
     func completion() async -> Result<StoredRender, ServiceError> {
         await withCheckedContinuation { continuation in
-            lock.lock()
-            if let outcome {
-                lock.unlock()
-                continuation.resume(returning: outcome)
-            } else {
-                waiters.append(continuation)
-                lock.unlock()
+            let outcome = state.withLock { state -> Result<StoredRender, ServiceError>? in
+                if let outcome = state.outcome { return outcome }
+                state.waiters.append(continuation)
+                return nil
             }
+            if let outcome { continuation.resume(returning: outcome) }
         }
     }
 }

@@ -1,3 +1,4 @@
+import ChorusWire
 import Foundation
 import Hummingbird
 import Logging
@@ -73,62 +74,67 @@ final class PostgresDatabase: Sendable {
 
     /// The first of an operation's result, its deadline and its caller's cancellation; the others are ignored, and the
     /// work is cancelled if it was not first.
-    private final class Outcome<T: Sendable>: @unchecked Sendable {
-        private let lock = NSLock()
-        private var continuation: CheckedContinuation<T, any Error>?
-        private var early: Result<T, any Error>?
-        private var done = false
-        private var abandon: (@Sendable () -> Void)?
-        private var timer: Task<Void, Never>?
+    private final class Outcome<T: Sendable>: Sendable {
+        private struct State {
+            var continuation: CheckedContinuation<T, any Error>?
+            var early: Result<T, any Error>?
+            var done = false
+            var succeeded = false
+            var abandon: (@Sendable () -> Void)?
+            var timer: Task<Void, Never>?
+        }
+        private let state = Locked(State())
+        private struct Decided {
+            var continuation: CheckedContinuation<T, any Error>?
+            var abandon: (@Sendable () -> Void)?
+            var timer: Task<Void, Never>?
+        }
 
         func setTimer(_ task: Task<Void, Never>) {
-            lock.lock()
-            let cancelNow = done
-            timer = task
-            lock.unlock()
+            let cancelNow = state.withLock { state in
+                let cancelNow = state.done
+                state.timer = task
+                return cancelNow
+            }
             if cancelNow { task.cancel() }
         }
 
         /// Returns whether the work should start (`false`: it is already decided, and `continuation` resumed).
         func set(_ continuation: CheckedContinuation<T, any Error>) -> Bool {
-            lock.lock()
-            if let early {
-                lock.unlock()
-                continuation.resume(with: early)
-                return false
+            let early = state.withLock { state -> Result<T, any Error>? in
+                if let early = state.early { return early }
+                state.continuation = continuation
+                return nil
             }
-            self.continuation = continuation
-            lock.unlock()
-            return true
+            guard let early else { return true }
+            continuation.resume(with: early)
+            return false
         }
 
         func onAbandon(_ action: @escaping @Sendable () -> Void) {
-            lock.lock()
-            let finishedFirst = done && !succeeded
-            abandon = action
-            lock.unlock()
+            let finishedFirst = state.withLock { state in
+                let finishedFirst = state.done && !state.succeeded
+                state.abandon = action
+                return finishedFirst
+            }
             if finishedFirst { action() }
         }
 
-        private var succeeded = false
-
         func finish(_ result: Result<T, any Error>) {
-            lock.lock()
-            guard !done else {
-                lock.unlock()
-                return
+            // What to resume, cancel and stop, outside the lock; nil when something finished first.
+            let first = state.withLock { state -> Decided? in
+                guard !state.done else { return nil }
+                state.done = true
+                if case .success = result { state.succeeded = true }
+                let continuation = state.continuation
+                state.continuation = nil
+                if continuation == nil { state.early = result }
+                return Decided(continuation: continuation, abandon: state.succeeded ? nil : state.abandon, timer: state.timer)
             }
-            done = true
-            if case .success = result { succeeded = true }
-            let continuation = self.continuation
-            self.continuation = nil
-            if continuation == nil { early = result }
-            let abandon = succeeded ? nil : self.abandon
-            let timer = self.timer
-            lock.unlock()
-            continuation?.resume(with: result)
-            abandon?()
-            timer?.cancel()
+            guard let first else { return }
+            first.continuation?.resume(with: result)
+            first.abandon?()
+            first.timer?.cancel()
         }
     }
 

@@ -1,3 +1,4 @@
+import ChorusWire
 import Foundation
 import Logging
 import PostgresNIO
@@ -7,9 +8,13 @@ import ServiceLifecycle
 /// instance runs are told when its row changes, and the claim loop is woken when a job is queued. Notifications are
 /// hints, not the truth: whoever is woken reads the row, and everyone also looks again every second or two, so a
 /// notification lost while the listening connection was down delays, never loses, anything.
-final class QueueWatcher: @unchecked Sendable {
-    private let lock = NSLock()
-    private var waiters: [String: [UUID: Signal]] = [:]
+final class QueueWatcher: Sendable {
+    private typealias DeletedHandler = @Sendable (_ id: String, _ createdAt: Double) -> Void
+    private struct State {
+        var waiters: [String: [UUID: Signal]] = [:]
+        var deleted: DeletedHandler?
+    }
+    private let state = Locked(State())
     let claims = Signal()
 
     /// Calls `body` with a signal woken whenever render `id`'s row may have changed (registered before `body` runs,
@@ -17,21 +22,19 @@ final class QueueWatcher: @unchecked Sendable {
     func watching<T>(_ id: String, _ body: (Signal) async throws -> T) async rethrows -> T {
         let signal = Signal()
         let token = UUID()
-        lock.withLock { waiters[id, default: [:]][token] = signal }
+        state.withLock { $0.waiters[id, default: [:]][token] = signal }
         defer {
-            lock.withLock {
-                waiters[id]?.removeValue(forKey: token)
-                if waiters[id]?.isEmpty == true { waiters.removeValue(forKey: id) }
+            state.withLock { state in
+                state.waiters[id]?.removeValue(forKey: token)
+                if state.waiters[id]?.isEmpty == true { state.waiters.removeValue(forKey: id) }
             }
         }
         return try await body(signal)
     }
 
-    private var deleted: (@Sendable (_ id: String, _ createdAt: Double) -> Void)?
-
     /// Sets what to do when a render is deleted (on any instance): `createdAt` tells that render from one made again.
     func whenDeleted(_ handler: @escaping @Sendable (_ id: String, _ createdAt: Double) -> Void) {
-        lock.withLock { deleted = handler }
+        state.withLock { $0.deleted = handler }
     }
 
     /// A notification's payload: `<id> <status>`, or `<id> deleted <created_at>`.
@@ -39,54 +42,61 @@ final class QueueWatcher: @unchecked Sendable {
         let parts = payload.split(separator: " ", maxSplits: 1)
         guard let id = parts.first.map(String.init) else { return }
         if parts.count > 1, parts[1] == "queued" { claims.wake() }
-        if parts.count > 1, parts[1].hasPrefix("deleted "), let createdAt = Double(parts[1].dropFirst(8)), let handler = lock.withLock({ deleted }) {
+        if parts.count > 1, parts[1].hasPrefix("deleted "), let createdAt = Double(parts[1].dropFirst(8)),
+            let handler = state.withLock({ $0.deleted })
+        {
             handler(id, createdAt)
         }
-        let current = lock.withLock { waiters[id].map { Array($0.values) } ?? [] }
+        let current = state.withLock { $0.waiters[id].map { Array($0.values) } ?? [] }
         current.forEach { $0.wake() }
     }
 
     /// Every waiter (the listening connection came back: anything may have changed meanwhile).
     func wakeAll() {
-        let current = lock.withLock { waiters.values.flatMap(\.values) }
+        let current = state.withLock { $0.waiters.values.flatMap(\.values) }
         current.forEach { $0.wake() }
         claims.wake()
     }
 }
 
 /// A wake-up with a timeout for one waiting task; a wake with nobody waiting is kept for the next wait.
-final class Signal: @unchecked Sendable {
-    private let lock = NSLock()
-    private var pending = false
-    private var waiter: CheckedContinuation<Void, Never>?
-    private var generation = 0
+final class Signal: Sendable {
+    private struct State {
+        var pending = false
+        var waiter: CheckedContinuation<Void, Never>?
+        var generation = 0
+    }
+    private let state = Locked(State())
 
     func wake() {
-        lock.lock()
-        guard let waiter else {
-            pending = true
-            lock.unlock()
-            return
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard let waiter = state.waiter else {
+                state.pending = true
+                return nil
+            }
+            state.waiter = nil
+            return waiter
         }
-        self.waiter = nil
-        lock.unlock()
-        waiter.resume()
+        waiter?.resume()
     }
 
     /// Returns when woken or after `timeout` seconds, whichever is first.
     func wait(timeout: Double) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            lock.lock()
-            if pending {
-                pending = false
-                lock.unlock()
+            // nil: a wake was pending, so this wait is over at once.
+            let mine = state.withLock { state -> Int? in
+                if state.pending {
+                    state.pending = false
+                    return nil
+                }
+                state.generation += 1
+                state.waiter = continuation
+                return state.generation
+            }
+            guard let mine else {
                 continuation.resume()
                 return
             }
-            generation += 1
-            let mine = generation
-            waiter = continuation
-            lock.unlock()
             Task {
                 try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
                 self.timeOut(mine)
@@ -95,14 +105,12 @@ final class Signal: @unchecked Sendable {
     }
 
     private func timeOut(_ generation: Int) {
-        lock.lock()
-        guard self.generation == generation, let waiter else {
-            lock.unlock()
-            return
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard state.generation == generation, let waiter = state.waiter else { return nil }
+            state.waiter = nil
+            return waiter
         }
-        self.waiter = nil
-        lock.unlock()
-        waiter.resume()
+        waiter?.resume()
     }
 }
 

@@ -1,3 +1,4 @@
+import ChorusWire
 import Foundation
 import PostgresNIO
 
@@ -71,11 +72,10 @@ struct SharedRateLimits: Sendable {
 }
 
 /// When something last failed.
-final class FailureClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var last: Date?
+final class FailureClock: Sendable {
+    private let last = Locked<Date?>(nil)
 
-    func mark() { lock.withLock { last = Date() } }
+    func mark() { last.withLock { $0 = Date() } }
 
-    func recent(within seconds: Double) -> Bool { lock.withLock { last.map { Date().timeIntervalSince($0) < seconds } ?? false } }
+    func recent(within seconds: Double) -> Bool { last.withLock { $0.map { Date().timeIntervalSince($0) < seconds } ?? false } }
 }

@@ -1,5 +1,6 @@
 public import ChorusAudio
 import ChorusOutbound
+import ChorusWire
 import Crypto
 import Foundation
 

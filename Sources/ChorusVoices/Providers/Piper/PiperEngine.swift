@@ -2,16 +2,13 @@ import ChorusAudio
 import Foundation
 
 /// The process's Piper voices: each voice loaded once (and again only when its folder changes), at most `mostLoaded`
-/// at a time, and the threads that synthesize: one per core, never Swift's cooperative pool (a sentence is a second of
-/// CPU work). Loads run on a thread of their own.
+/// at a time; they synthesize on the neural voices' threads (`SynthesisThreads`). Loads run on a thread of their own.
 actor PiperEngine {
     static let shared = PiperEngine()
 
     /// Loaded voices kept at once; the one used longest ago goes first.
     static let mostLoaded = 4
 
-    /// Synthesis threads: one per core (one runtime thread each; measured faster than one voice with two threads).
-    nonisolated let pool = WorkerPool(threads: max(1, ProcessInfo.processInfo.activeProcessorCount), name: "piper")
     private let loader = WorkerPool(threads: 1, name: "piper-load")
     private var loads: [String: (stamp: [String], task: Task<PiperSynthesizer, any Error>)] = [:]
     private var used: [String] = []

@@ -10,7 +10,7 @@ public import Foundation
 ///
 /// Words are timed by the voice itself: the prepared graph also gives how many frames it spoke each phoneme for
 /// (`scripts/prepare_piper.py`), so every phoneme's first and last sample is known; each word of the text starts
-/// where its first phoneme does (`words(of:clauses:spoken:rate:)`) and ends at the next word or at its clause's
+/// where its first phoneme does (`SpokenPhonemes.words(of:clauses:spoken:known:rate:)`) and ends at the next word or at its clause's
 /// punctuation.
 ///
 /// ```swift
@@ -95,30 +95,17 @@ public struct PiperProvider: VoiceProvider {
         guard !sentences.isEmpty else {
             throw VoiceError(.badRequest, provider: id, message: "no words espeak-ng can read in this text")
         }
-        let engine = PiperEngine.shared
-        let synthesizer = try await engine.synthesizer(for: voice)
+        let synthesizer = try await PiperEngine.shared.synthesizer(for: voice)
         let noise = PiperSynthesizer.Noise(scale: settings.noiseScale, w: settings.noiseW)
-        let spoken = try await withThrowingTaskGroup(of: (Int, PiperSynthesizer.Spoken).self) { group in
-            for (index, sentence) in sentences.enumerated() {
-                group.addTask {
-                    (
-                        index,
-                        try await engine.pool.run {
-                            try synthesizer.speak(sentence, lengthScale: settings.lengthScale, noise: noise, speaker: settings.speaker)
-                        }
-                    )
-                }
-            }
-            var parts = [PiperSynthesizer.Spoken?](repeating: nil, count: sentences.count)
-            for try await (index, part) in group { parts[index] = part }
-            return parts.compactMap { $0 }
+        let spoken = try await SynthesisThreads.speak(sentences) {
+            try synthesizer.speak($0, lengthScale: settings.lengthScale, noise: noise, speaker: settings.speaker)
         }
         let samples = spoken.flatMap(\.samples)
         guard !samples.isEmpty else {
             throw VoiceError(.badRequest, provider: id, message: "\(voice.name) produced no audio for this text")
         }
         let audio = AudioBuffer(format: AudioFormat(sampleRate: voice.sampleRate, channels: 1), samples: samples)
-        let words = Self.words(of: request.text, clauses: clauses, spoken: spoken, known: voice.symbols, rate: voice.sampleRate)
+        let words = SpokenPhonemes.words(of: request.text, clauses: clauses, spoken: spoken, known: voice.symbols, rate: voice.sampleRate)
         return SynthesizedSpeech(audio: .pcm(audio), words: words)
     }
 
@@ -135,76 +122,5 @@ public struct PiperProvider: VoiceProvider {
         let last = rest.trimmingCharacters(in: .whitespaces)
         if !last.isEmpty { pieces.append(last) }
         return pieces.filter { !$0.isEmpty }
-    }
-
-    /// Every word of `text` timed from its phonemes' times. The phoneme words heard (runs of phonemes between spaces
-    /// and punctuation, in `spoken`, one sentence after another) are matched to the clauses' phoneme words; a clause
-    /// whose text has as many words gives each word its phoneme word's start; otherwise each text word's phonemes read
-    /// alone say how many phoneme words it takes; a clause that matches neither way times its first word and shares
-    /// the rest of its time by length (`WordAligner`). Words end at the next word or where punctuation or a
-    /// sentence's end is heard.
-    static func words(
-        of text: String, clauses: [EspeakEngine.PhonemeClause], spoken: [PiperSynthesizer.Spoken],
-        known: Set<Unicode.Scalar>, rate: Int
-    ) -> [WordTiming] {
-        // The phoneme words heard, as their first samples, and the samples where punctuation or a sentence's end is heard.
-        var heard: [Int] = []
-        var pauses: [Int] = []
-        var offset = 0
-        for part in spoken {
-            var inWord = false
-            for phoneme in part.phonemes {
-                if phoneme.scalar == " " {
-                    inWord = false
-                } else if EspeakEngine.clauseMarks.contains(Character(phoneme.scalar)) {
-                    inWord = false
-                    pauses.append(offset + phoneme.samples.lowerBound)
-                } else if !inWord {
-                    inWord = true
-                    heard.append(offset + phoneme.samples.lowerBound)
-                }
-            }
-            pauses.append(offset + part.speechEnd)
-            offset += part.samples.count
-        }
-        let duration = Double(offset) / Double(rate)
-        func seconds(_ sample: Int) -> Double { Double(sample) / Double(rate) }
-        /// How many phoneme words the voice hears in `phonemes` (words of phonemes it does not know are not heard).
-        func phonemeWords(_ phonemes: String) -> Int {
-            phonemes.split(separator: " ").filter { word in
-                word.unicodeScalars.contains { known.contains($0) && !EspeakEngine.clauseMarks.contains(Character($0)) }
-            }.count
-        }
-
-        let textWords = WordAligner.words(in: text)
-        var anchors: [(offset: Int, time: Double)] = []
-        let clauseWords = clauses.map { WordAligner.words(in: $0.text).count }
-        let clausePhonemeWords = clauses.map { phonemeWords($0.phonemes) }
-        if clauseWords.reduce(0, +) == textWords.count, clausePhonemeWords.reduce(0, +) == heard.count {
-            var word = 0
-            var phoneme = 0
-            for (index, clause) in clauses.enumerated() {
-                let words = textWords[word..<(word + clauseWords[index])]
-                let starts = heard[phoneme..<(phoneme + clausePhonemeWords[index])]
-                if words.count == starts.count {
-                    for (textWord, start) in zip(words, starts) { anchors.append((textWord.range.lowerBound, seconds(start))) }
-                } else if let alone = clause.wordPhonemes?.map(phonemeWords), alone.count == words.count,
-                    alone.reduce(0, +) == starts.count
-                {
-                    var next = starts.startIndex
-                    for (textWord, taken) in zip(words, alone) {
-                        if taken > 0 { anchors.append((textWord.range.lowerBound, seconds(starts[next]))) }
-                        next += taken
-                    }
-                } else if let first = words.first, let start = starts.first {
-                    anchors.append((first.range.lowerBound, seconds(start)))
-                }
-                word += words.count
-                phoneme += starts.count
-            }
-        } else if let first = textWords.first, let start = heard.first {
-            anchors.append((first.range.lowerBound, seconds(start)))
-        }
-        return WordAligner.align(text, anchors: anchors, pauses: pauses.map(seconds), duration: duration)
     }
 }

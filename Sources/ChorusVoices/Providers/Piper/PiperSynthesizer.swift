@@ -32,24 +32,14 @@ final class PiperSynthesizer: @unchecked Sendable {
             inputs: inputs, outputs: [.float("output", session.outputs.first?.shape.map { _ in -1 } ?? [-1]), .float("durations", [-1])])
     }
 
-    /// One sentence spoken: its samples at the voice's rate, and when each of its phonemes is heard.
-    struct Spoken: Sendable {
-        var samples: [Float]
-        /// Each phoneme of the sentence the voice knows, in order, with the samples from its start to the next one's
-        /// (the pad Piper puts after each phoneme belongs to it).
-        var phonemes: [(scalar: Unicode.Scalar, samples: Range<Int>)]
-        /// Where the last phoneme ends (the end marker's frames, silence, follow).
-        var speechEnd: Int
-    }
-
     /// One sentence of phonemes (`EspeakEngine.phonemes`) spoken at `lengthScale` with `noise` by `speaker`, as Piper
     /// gives them to its voices: start, pad, then each phoneme the voice knows followed by a pad, then end. Phonemes
     /// the voice does not know are left out.
     /// - Throws: `VoiceError`: `.unavailable` when the runtime fails, `.configuration` when the voice's durations do not
     ///   account for its samples (`scripts/prepare_piper.py`).
-    func speak(_ phonemes: String, lengthScale: Double, noise: Noise, speaker: Int) throws -> Spoken {
+    func speak(_ phonemes: String, lengthScale: Double, noise: Noise, speaker: Int) throws -> SpokenPhonemes {
         let known = phonemes.unicodeScalars.filter { voice.ids[$0] != nil }
-        guard !known.isEmpty else { return Spoken(samples: [], phonemes: [], speechEnd: 0) }
+        guard !known.isEmpty else { return SpokenPhonemes(samples: [], phonemes: [], speechEnd: 0) }
         let pad = voice.ids["_"]!
         let start = voice.ids["^"]!
         let end = voice.ids["$"]!
@@ -68,7 +58,7 @@ final class PiperSynthesizer: @unchecked Sendable {
 
     /// The samples and the frames of each phoneme id (start, pad, each known phoneme and its pad, end) taken apart:
     /// each phoneme's time is its id's frames and its pad's.
-    static func split(samples: [Float], frames: [Float], known: [Unicode.Scalar], voice: PiperVoice) throws -> Spoken {
+    static func split(samples: [Float], frames: [Float], known: [Unicode.Scalar], voice: PiperVoice) throws -> SpokenPhonemes {
         func refuse(_ reason: String) -> VoiceError {
             PiperVoice.broken("\(voice.model.path): \(reason); run scripts/setup.sh to prepare the voice again")
         }
@@ -85,6 +75,6 @@ final class PiperSynthesizer: @unchecked Sendable {
         let phonemes = known.enumerated().map { index, scalar in
             (scalar: scalar, samples: starts[2 + 2 * index]..<starts[4 + 2 * index])
         }
-        return Spoken(samples: samples, phonemes: phonemes, speechEnd: starts[frames.count - 1])
+        return SpokenPhonemes(samples: samples, phonemes: phonemes, speechEnd: starts[frames.count - 1])
     }
 }

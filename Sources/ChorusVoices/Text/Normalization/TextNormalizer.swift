@@ -1,3 +1,4 @@
+import ChorusWire
 import Foundation
 
 /// Text as people read it aloud, before synthesis (English): scripture references ("John 3:16" → "John chapter three,

@@ -14,6 +14,9 @@ public actor WhisperModels {
     public static let shared = WhisperModels()
     private let loader = WorkerPool(threads: 1, name: "whisper-load")
     private var loads: [Key: (stamp: [String], task: Task<WhisperRecognizer, any Error>)] = [:]
+    /// The keys loaded, the one used longest ago first: at most `ThreadBudget.whisperModels` are kept (each keeps its
+    /// lanes' threads and a hundred megabytes and more).
+    private var used: [Key] = []
 
     private struct Key: Hashable {
         var folder: String
@@ -29,11 +32,16 @@ public actor WhisperModels {
         let loader = self.loader
         // A listing and a few stats: microseconds, not worth a thread hop.
         let stamp = WhisperModel.contents(of: folder)
+        used.removeAll { $0 == key }
+        used.append(key)
         if let load = loads[key], load.stamp == stamp { return try await load.task.value }
         let task = Task {
             try await loader.run { try WhisperRecognizer(model: try WhisperModel.named(name, in: models), threads: key.lanes) }
         }
         loads[key] = (stamp, task)
+        while used.count > ThreadBudget.whisperModels {
+            loads[used.removeFirst()] = nil
+        }
         return try await task.value
     }
 }

@@ -26,11 +26,11 @@ public final class WhisperRecognizer: Sendable {
     /// temperature fallback.
     public static let decodingRevision = 5
 
-    /// The most lanes one recognizer keeps (each holds a decoding cache; the networks are shared).
-    public static let mostLanes = 8
+    /// The most lanes one recognizer keeps (`ThreadBudget.mostWhisperLanes`).
+    public static let mostLanes = ThreadBudget.mostWhisperLanes
 
-    /// The lanes a recognizer keeps unless told: one per core, at most `mostLanes`.
-    public static var defaultLanes: Int { min(ProcessInfo.processInfo.activeProcessorCount, mostLanes) }
+    /// The lanes a recognizer keeps unless told: one per core, at most `mostLanes` (`ThreadBudget.whisperLanes`).
+    public static var defaultLanes: Int { ThreadBudget().whisperLanes }
 
     /// A decoder's state and the one thread that uses it.
     private struct Lane: Sendable {
@@ -49,7 +49,7 @@ public final class WhisperRecognizer: Sendable {
         let networks = try WhisperNetworks(model: model)
         self.networks = networks
         lanes = try (0..<count).map { index in
-            Lane(decoder: try WhisperDecoder(networks: networks), thread: WorkerPool(threads: 1, name: "whisper-\(index)"))
+            Lane(decoder: try WhisperDecoder(networks: networks), thread: WorkerPool(threads: 1, name: "whisper-lane-\(index)"))
         }
     }
 

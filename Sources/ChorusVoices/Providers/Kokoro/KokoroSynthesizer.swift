@@ -1,0 +1,128 @@
+import ChorusAudio
+import Foundation
+
+/// The Kokoro model loaded into ONNX Runtime: the one owner of its session, made when this is and released with it.
+/// Voice (style) and speed are given per call, so one load serves every voice. `speak` may be called from several
+/// threads at once (each call has tensors of its own).
+final class KokoroSynthesizer: Sendable {
+    let model: KokoroModel
+    private let session: InferenceSession
+
+    /// Loads `model` (checked by `KokoroModel`; a second or two).
+    /// - Throws: `VoiceError` (`.configuration`) naming the file when the runtime refuses it or its inputs and outputs
+    ///   are not a prepared Kokoro model's.
+    init(model: KokoroModel) throws {
+        self.model = model
+        let bytes: Data
+        do {
+            bytes = try Data(contentsOf: model.model, options: .alwaysMapped)
+        } catch {
+            throw KokoroModel.broken("\(model.model.path): cannot be read")
+        }
+        session = try InferenceSession(file: model.model, bytes: bytes, threads: .own(1), provider: BuiltInProvider.kokoro.rawValue)
+        try session.expect(
+            inputs: [.int64("tokens", [1, -1]), .float("style", [1, KokoroModel.styleWidth]), .float("speed", [1])],
+            outputs: [.float("audio", [-1]), .float("durations", [-1])])
+    }
+
+    /// The token ids of `phonemes` (canonically composed, as the vocabulary has them); symbols the vocabulary does not
+    /// have are left out and counted.
+    func tokens(of phonemes: String) -> (ids: [Int64], scalars: [Unicode.Scalar], dropped: Int) {
+        var ids: [Int64] = []
+        var scalars: [Unicode.Scalar] = []
+        var dropped = 0
+        for scalar in phonemes.precomposedStringWithCanonicalMapping.unicodeScalars {
+            if let id = model.vocabulary[scalar] {
+                ids.append(id)
+                scalars.append(scalar)
+            } else {
+                dropped += 1
+            }
+        }
+        return (ids, scalars, dropped)
+    }
+
+    /// espeak-ng's English IPA in the symbols Kokoro's English voices were trained on (misaki's): a diphthong and an
+    /// affricate are one symbol each (`eɪ` A, `aɪ` I, `aʊ` W, `ɔɪ` Y, `dʒ` ʤ, `tʃ` ʧ; American `oʊ` O, British `əʊ` Q),
+    /// and American r-coloured vowels, flaps and lengths as misaki writes them (`ɚ` əɹ, `ɜː` ɜɹ, `ɾ` T, no `ː`).
+    /// Heard back by Whisper, a sentence the Japanese pack's voices spoke from plain IPA lost words ("moved to" heard
+    /// as "move the") that it kept in these symbols. Other languages' phonemes are left as they are.
+    static func trainedSymbols(_ phonemes: String, language: String) -> String {
+        let language = language.lowercased()
+        guard language.hasPrefix("en") else { return phonemes }
+        let british = language.hasPrefix("en-gb") || language.hasPrefix("en-uk")
+        var text = phonemes.precomposedStringWithCanonicalMapping
+        let common = [("eɪ", "A"), ("aɪ", "I"), ("aʊ", "W"), ("ɔɪ", "Y"), ("dʒ", "ʤ"), ("tʃ", "ʧ")]
+        let american = [("oʊ", "O"), ("ɚ", "əɹ"), ("ɜː", "ɜɹ"), ("ɾ", "T"), ("ː", "")]
+        for (from, to) in common + (british ? [("əʊ", "Q")] : american) {
+            text = text.replacingOccurrences(of: from, with: to)
+        }
+        return text
+    }
+
+    /// One sentence of phonemes spoken with `style` at `speed`: the tokens between two pads, the style's row for
+    /// their count. At most `KokoroModel.mostTokens` tokens are spoken (callers cut longer text first).
+    /// - Throws: `VoiceError`: `.unavailable` when the runtime fails, `.configuration` when the model's durations do not
+    ///   account for its samples (`scripts/prepare_kokoro.py`).
+    func speak(_ phonemes: String, style: KokoroVoices.Style, speed: Double) throws -> SpokenPhonemes {
+        let (allIDs, allScalars, _) = tokens(of: phonemes)
+        let ids = Array(allIDs.prefix(KokoroModel.mostTokens))
+        let scalars = Array(allScalars.prefix(KokoroModel.mostTokens))
+        guard !ids.isEmpty else { return SpokenPhonemes(samples: [], phonemes: [], speechEnd: 0) }
+        let outputs = try session.run(
+            [
+                ("tokens", try Tensor(shape: [1, ids.count + 2], values: [0] + ids + [0])),
+                ("style", try Tensor(shape: [1, KokoroModel.styleWidth], values: style.row(forTokens: ids.count))),
+                ("speed", try Tensor(shape: [1], values: [Float(speed)])),
+            ], outputs: ["audio", "durations"])
+        return try Self.split(samples: Array(outputs[0].floats), frames: Array(outputs[1].floats), scalars: scalars, model: model)
+    }
+
+    /// The samples and each token's frames (the start pad, each phoneme, the end pad) taken apart.
+    static func split(samples: [Float], frames: [Float], scalars: [Unicode.Scalar], model: KokoroModel) throws -> SpokenPhonemes {
+        func refuse(_ reason: String) -> VoiceError {
+            KokoroModel.broken("\(model.model.path): \(reason); run scripts/setup.sh to prepare the model again")
+        }
+        guard frames.count == scalars.count + 2 else { throw refuse("it timed \(frames.count) tokens for \(scalars.count) phonemes") }
+        guard frames.allSatisfy({ $0 >= 0 && $0.rounded() == $0 && $0 < 1e6 }) else { throw refuse("its token durations are not whole frames") }
+        let total = frames.reduce(0) { $0 + Int($1) }
+        guard total * KokoroModel.frameSamples == samples.count else {
+            throw refuse("\(samples.count) samples are not its \(total) frames of \(KokoroModel.frameSamples)")
+        }
+        var starts = [0]
+        starts.reserveCapacity(frames.count + 1)
+        for frame in frames { starts.append(starts[starts.count - 1] + Int(frame) * KokoroModel.frameSamples) }
+        let phonemes = scalars.enumerated().map { index, scalar in (scalar: scalar, samples: starts[1 + index]..<starts[2 + index]) }
+        return SpokenPhonemes(samples: samples, phonemes: phonemes, speechEnd: starts[frames.count - 1])
+    }
+}
+
+/// The process's Kokoro model: loaded once (and again only when its folder changes), on a thread of its own; its voice
+/// files read again when the voices folder changes.
+actor KokoroEngine {
+    static let shared = KokoroEngine()
+
+    private let loader = WorkerPool(threads: 1, name: "kokoro-load")
+    private var load: (stamp: [String], task: Task<KokoroSynthesizer, any Error>)?
+    private var voices: (stamp: [String], voices: KokoroVoices)?
+
+    /// The synthesizer of the model in `folder`, loaded once.
+    /// - Throws: `VoiceError` (`.configuration`) naming the file and the reason, for as long as the folder stays as it is.
+    func synthesizer(in folder: URL) async throws -> KokoroSynthesizer {
+        let stamp = WhisperModel.contents(of: folder)
+        if let load, load.stamp == stamp { return try await load.task.value }
+        let loader = self.loader
+        let task = Task { try await loader.run { try KokoroSynthesizer(model: try KokoroModel(folder: folder)) } }
+        load = (stamp, task)
+        return try await task.value
+    }
+
+    /// The voices of `folder`, read again when its files change.
+    func voices(in folder: URL) -> KokoroVoices {
+        let stamp = WhisperModel.contents(of: folder)
+        if let voices, voices.stamp == stamp { return voices.voices }
+        let read = KokoroVoices(folder: folder)
+        voices = (stamp, read)
+        return read
+    }
+}

@@ -1,0 +1,152 @@
+public import Foundation
+
+/// The Kokoro voices of a voices folder: every `.npz` archive (kokoro-onnx's `voices-v1.0.bin` is one, whatever its
+/// name ends in: `.bin` files are read as archives too) and every single-voice `.npy` file, each voice a float32 style
+/// array of 510 rows of 256 (`[510, 1, 256]` or `[510, 256]`). A file that cannot be read is reported by name and
+/// left out; the other files' voices are kept. Where two files hold a voice of the same name, the file sorted last wins.
+public struct KokoroVoices: Sendable {
+    /// One voice's styles: a row per token count.
+    public struct Style: Sendable, Equatable {
+        /// `KokoroModel.styleRows` × `KokoroModel.styleWidth` numbers.
+        let values: [Float]
+
+        /// The row for a call of `tokens` phoneme tokens.
+        func row(forTokens tokens: Int) -> [Float] {
+            let row = min(max(tokens, 0), KokoroModel.styleRows - 1)
+            return Array(values[(row * KokoroModel.styleWidth)..<((row + 1) * KokoroModel.styleWidth)])
+        }
+    }
+
+    /// The voices by name.
+    public let styles: [String: Style]
+    /// Files that could not be read, each with why.
+    public let problems: [String]
+
+    /// Reads every voice file of `folder`.
+    public init(folder: URL) {
+        var styles: [String: Style] = [:]
+        var problems: [String] = []
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+        for name in names {
+            let file = folder.appendingPathComponent(name)
+            let kind = file.pathExtension.lowercased()
+            guard ["npz", "bin", "npy"].contains(kind) else { continue }
+            do {
+                guard let data = try? Data(contentsOf: file, options: .mappedIfSafe) else {
+                    throw NumPyArchive.Failure(description: "cannot be read")
+                }
+                if kind == "npy" {
+                    styles[file.deletingPathExtension().lastPathComponent] = try Self.style(NumPyArchive.array(ofFile: data))
+                } else {
+                    let arrays = try NumPyArchive.arrays(ofArchive: data)
+                    guard !arrays.isEmpty else { throw NumPyArchive.Failure(description: "holds no voices (.npy members)") }
+                    for (voice, array) in arrays {
+                        do {
+                            styles[voice] = try Self.style(array)
+                        } catch let failure as NumPyArchive.Failure {
+                            throw NumPyArchive.Failure(description: "\(voice): \(failure.description)")
+                        }
+                    }
+                }
+            } catch {
+                problems.append("\(file.path): \(error)")
+            }
+        }
+        self.styles = styles
+        self.problems = problems
+    }
+
+    private static func style(_ array: NumPyArchive.Array) throws -> Style {
+        let rows = KokoroModel.styleRows
+        let width = KokoroModel.styleWidth
+        guard array.shape == [rows, 1, width] || array.shape == [rows, width] else {
+            throw NumPyArchive.Failure(
+                description: "shape \(array.shape.map(String.init).joined(separator: "×")); a Kokoro voice is \(rows)×1×\(width)")
+        }
+        return Style(values: array.values)
+    }
+
+    /// What a voice's name says of it by Kokoro's convention: its first letter the language (`a` American English,
+    /// `b` British English, `e` Spanish, `f` French, `h` Hindi, `i` Italian, `j` Japanese, `p` Brazilian Portuguese,
+    /// `z` Mandarin), its second `f` female or `m` male, then `_`.
+    public struct Kind: Sendable, Equatable {
+        /// The language's name, `nil` when the name does not follow the convention.
+        public var language: String?
+        /// The espeak-ng voice its phonemes are read with unless a request says another.
+        public var espeakVoice: String
+        /// "female", "male", or `nil`.
+        public var sounds: String?
+    }
+
+    /// Languages by a voice name's first letter: name and espeak-ng voice. The Japanese and Mandarin voices read with
+    /// English phonemes unless told otherwise: Chorus's texts are English unless a conversation says, and espeak-ng
+    /// reads neither language's usual writing well (the Japanese pack's five voices were measured reading English).
+    static let languages: [Character: (name: String, espeak: String)] = [
+        "a": ("American English", "en-us"), "b": ("British English", "en-gb"), "e": ("Spanish", "es"), "f": ("French", "fr-fr"),
+        "h": ("Hindi", "hi"), "i": ("Italian", "it"), "j": ("Japanese", "en-us"), "p": ("Brazilian Portuguese", "pt-br"),
+        "z": ("Mandarin", "en-us"),
+    ]
+
+    public static func kind(of name: String) -> Kind {
+        let letters = Array(name)
+        guard letters.count > 3, letters[2] == "_", let language = languages[letters[0]] else {
+            return Kind(language: nil, espeakVoice: "en-us", sounds: nil)
+        }
+        let sounds: String? = letters[1] == "f" ? "female" : letters[1] == "m" ? "male" : nil
+        return Kind(language: language.name, espeakVoice: language.espeak, sounds: sounds)
+    }
+
+    /// A voice as written: one name, or a blend as Kokoro-FastAPI writes them (`af_bella+af_sky` in equal parts,
+    /// `af_bella(2)+af_sky(1)` weighted), its weights summing to 1.
+    public struct Blend: Sendable, Equatable {
+        public var parts: [(name: String, weight: Double)]
+
+        public static func == (lhs: Blend, rhs: Blend) -> Bool {
+            lhs.parts.map(\.name) == rhs.parts.map(\.name) && lhs.parts.map(\.weight) == rhs.parts.map(\.weight)
+        }
+
+        /// Reads `text`.
+        /// - Throws: `VoiceError` (`.badRequest`) naming what is wrong.
+        public init(_ text: String) throws {
+            func bad(_ reason: String) -> VoiceError {
+                VoiceError(.badRequest, provider: BuiltInProvider.kokoro.rawValue, message: "voice \"\(text)\": \(reason)")
+            }
+            var parts: [(name: String, weight: Double)] = []
+            for piece in text.split(separator: "+", omittingEmptySubsequences: false) {
+                var name = piece.trimmingCharacters(in: .whitespaces)
+                var weight = 1.0
+                if name.hasSuffix(")"), let open = name.firstIndex(of: "(") {
+                    let number = name[name.index(after: open)..<name.index(before: name.endIndex)]
+                    guard let value = Double(number), value.isFinite, value > 0, value <= 1_000 else {
+                        throw bad("the weight \"\(number)\" is not a number above 0 (at most 1000)")
+                    }
+                    weight = value
+                    name = String(name[..<open]).trimmingCharacters(in: .whitespaces)
+                }
+                guard !name.isEmpty, name.count <= 64, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == "." })
+                else { throw bad("\"\(piece)\" is not a voice name") }
+                parts.append((name, weight))
+            }
+            guard parts.count <= 8 else { throw bad("\(parts.count) voices blended (at most 8)") }
+            let total = parts.reduce(0) { $0 + $1.weight }
+            self.parts = parts.map { ($0.name, $0.weight / total) }
+        }
+    }
+
+    /// The style of `blend`: its voices' styles, weighted.
+    /// - Throws: `VoiceError` (`.badRequest`) naming a voice the folder does not have.
+    func style(of blend: Blend) throws -> Style {
+        var values = [Float](repeating: 0, count: KokoroModel.styleRows * KokoroModel.styleWidth)
+        for part in blend.parts {
+            guard let style = styles[part.name] else {
+                let known = styles.keys.sorted()
+                throw VoiceError(
+                    .badRequest, provider: BuiltInProvider.kokoro.rawValue,
+                    message: "no Kokoro voice \"\(part.name)\" (known: \(known.isEmpty ? "none" : known.joined(separator: ", ")))")
+            }
+            let weight = Float(part.weight)
+            for index in values.indices { values[index] += weight * style.values[index] }
+        }
+        return Style(values: values)
+    }
+}
