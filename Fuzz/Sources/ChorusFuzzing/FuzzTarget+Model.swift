@@ -35,5 +35,17 @@ extension FuzzTarget {
         } catch {
             refused(error, by: "PiperVoice.tokens")
         }
+        for voiceFile in [name + ".npz", name + ".npy"] {
+            do {
+                check(try ModelFiles.kokoroVoices(bytes, name: voiceFile) >= 1, "a voice file without voices was accepted")
+            } catch {
+                refused(error, by: "KokoroVoices.read")
+            }
+        }
+        do {
+            check(try ModelFiles.kokoroVocabulary(bytes, name: name) >= 32, "a Kokoro vocabulary of fewer than 32 symbols")
+        } catch {
+            refused(error, by: "KokoroModel.vocabulary")
+        }
     }
 }

@@ -27,8 +27,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// written word comes back from words timed on what is said.
     case ssml
     /// Model files as Chorus reads them itself before the runtime sees them: the bytes as an ONNX graph's header, as
-    /// Whisper's `model.json`, as its token table and as a Piper voice's token table — read, or refused with a
-    /// `VoiceError` naming the file (`FuzzTarget+Model.swift`).
+    /// Whisper's `model.json`, as its token table, as a Piper voice's token table, as a Kokoro voice file (archive and
+    /// array) and vocabulary — read, or refused with a `VoiceError` naming the file (`FuzzTarget+Model.swift`).
     case model
 
     /// Runs the target on `bytes`.

@@ -1,7 +1,8 @@
 package import Foundation
 
 /// What Chorus itself reads of the model files it is given, in one place for the fuzzer (`FuzzTarget.model`): the ONNX
-/// header walk (`ONNXModelFile`), Whisper's `model.json` and token table, and a Piper voice's token table. Each takes
+/// header walk (`ONNXModelFile`), Whisper's `model.json` and token table, a Piper voice's token table, and Kokoro's
+/// voice files (NumPy archives and arrays) and vocabulary. Each takes
 /// any bytes and either reads them or throws a `VoiceError` (`.configuration`) naming `name`.
 package enum ModelFiles {
     /// The ONNX graph's inputs, outputs and metadata keys, read from `bytes`.
@@ -27,5 +28,15 @@ package enum ModelFiles {
     /// A Piper voice's token table: its symbols.
     package static func piperTokens(_ text: String, name: String) throws -> Int {
         try PiperVoice.tokens(text, name: name).count
+    }
+
+    /// A Kokoro voice file (`name` ending in `.npy` for one voice, else an archive): its voices.
+    package static func kokoroVoices(_ bytes: Data, name: String) throws -> Int {
+        try KokoroVoices.read(bytes, file: URL(fileURLWithPath: name)).count
+    }
+
+    /// Kokoro's vocabulary: its symbols.
+    package static func kokoroVocabulary(_ bytes: Data, name: String) throws -> Int {
+        try KokoroModel.vocabulary(bytes, file: URL(fileURLWithPath: name)).count
     }
 }

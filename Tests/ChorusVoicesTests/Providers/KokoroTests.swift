@@ -94,6 +94,25 @@ struct KokoroTests {
         #expect(synthesizer.tokens(of: spanish).dropped == 0, "espeak-ng's Spanish phonemes are all in the vocabulary")
     }
 
+    @Test("NumPy's archives (stored and deflated, as numpy.savez and savez_compressed write them) and arrays are read exactly")
+    func numPyFiles() throws {
+        let stored = try NumPyArchive.arrays(ofArchive: Data(contentsOf: Repository.file("Fuzz/corpus/model/kokoro-small.npz")))
+        #expect(stored == ["af_test": .init(shape: [2, 256], values: [Float](repeating: 0, count: 512))])
+        let deflated = try NumPyArchive.arrays(ofArchive: Data(contentsOf: Repository.file("Fuzz/corpus/model/kokoro-small-deflated.npz")))
+        #expect(deflated == ["bf_test": .init(shape: [3, 256], values: [Float](repeating: 1, count: 768))])
+        let array = try NumPyArchive.array(ofFile: Data(contentsOf: Repository.file("Fuzz/corpus/model/kokoro-voice-small.npy")))
+        #expect(array.shape == [4, 256] && array.values.count == 1024)
+        // Damaged: a flipped byte in the deflated data fails its CRC or its inflation, never reads as other numbers.
+        var damaged = try Data(contentsOf: Repository.file("Fuzz/corpus/model/kokoro-small-deflated.npz"))
+        let member = try #require(NumPyArchive.members(of: damaged).first)
+        let header = member.localHeader
+        let start =
+            header + 30 + Int(damaged[header + 26]) + (Int(damaged[header + 27]) << 8) + Int(damaged[header + 28]) + (Int(damaged[header + 29]) << 8)
+        damaged[start + member.compressedSize / 2] ^= 0x55
+        #expect(throws: NumPyArchive.Failure.self) { try NumPyArchive.arrays(ofArchive: damaged) }
+        #expect(throws: VoiceError.self) { try KokoroVoices.read(damaged, file: URL(fileURLWithPath: "/v/x.npz")) }
+    }
+
     @Test("a broken voice file is named and left out while the others keep working; a broken model is named")
     func brokenFiles() async throws {
         let directory = try TemporaryDirectory()

@@ -60,9 +60,13 @@ public struct KokoroModel: Sendable, Equatable {
 
     /// A vocabulary file: a JSON object of single symbols to ids (kokoro-onnx's `{"vocab": {…}}` too).
     static func vocabulary(_ file: URL) throws -> [Unicode.Scalar: Int64] {
-        guard let data = try? Data(contentsOf: file), let json = try? JSONSerialization.jsonObject(with: data) else {
-            throw broken("\(file.path): missing or not JSON; run scripts/setup.sh")
-        }
+        guard let data = try? Data(contentsOf: file) else { throw broken("\(file.path): missing; run scripts/setup.sh") }
+        return try vocabulary(data, file: file)
+    }
+
+    /// Vocabulary file `data` (`file`) read.
+    static func vocabulary(_ data: Data, file: URL) throws -> [Unicode.Scalar: Int64] {
+        guard let json = try? JSONSerialization.jsonObject(with: data) else { throw broken("\(file.path): not JSON") }
         let table = ((json as? [String: Any])?["vocab"] as? [String: Any]) ?? (json as? [String: Any]) ?? [:]
         var result: [Unicode.Scalar: Int64] = [:]
         for (symbol, value) in table {

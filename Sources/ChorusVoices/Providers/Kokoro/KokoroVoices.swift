@@ -32,28 +32,40 @@ public struct KokoroVoices: Sendable {
             let kind = file.pathExtension.lowercased()
             guard ["npz", "bin", "npy"].contains(kind) else { continue }
             do {
-                guard let data = try? Data(contentsOf: file, options: .mappedIfSafe) else {
-                    throw NumPyArchive.Failure(description: "cannot be read")
-                }
-                if kind == "npy" {
-                    styles[file.deletingPathExtension().lastPathComponent] = try Self.style(NumPyArchive.array(ofFile: data))
-                } else {
-                    let arrays = try NumPyArchive.arrays(ofArchive: data)
-                    guard !arrays.isEmpty else { throw NumPyArchive.Failure(description: "holds no voices (.npy members)") }
-                    for (voice, array) in arrays {
-                        do {
-                            styles[voice] = try Self.style(array)
-                        } catch let failure as NumPyArchive.Failure {
-                            throw NumPyArchive.Failure(description: "\(voice): \(failure.description)")
-                        }
-                    }
-                }
+                guard let data = try? Data(contentsOf: file, options: .mappedIfSafe) else { throw KokoroModel.broken("\(file.path): cannot be read") }
+                styles.merge(try Self.read(data, file: file)) { _, later in later }
+            } catch let error as VoiceError {
+                problems.append(error.message)
             } catch {
                 problems.append("\(file.path): \(error)")
             }
         }
         self.styles = styles
         self.problems = problems
+    }
+
+    /// The voices of voice file `data` (`file`: a `.npy` array is one voice named after the file, anything else is read
+    /// as an archive of them).
+    /// - Throws: `VoiceError` (`.configuration`) naming the file (and the member) and what is wrong.
+    static func read(_ data: Data, file: URL) throws -> [String: Style] {
+        do {
+            if file.pathExtension.lowercased() == "npy" {
+                return [file.deletingPathExtension().lastPathComponent: try style(NumPyArchive.array(ofFile: data))]
+            }
+            let arrays = try NumPyArchive.arrays(ofArchive: data)
+            guard !arrays.isEmpty else { throw NumPyArchive.Failure(description: "holds no voices (.npy members)") }
+            var styles: [String: Style] = [:]
+            for (voice, array) in arrays {
+                do {
+                    styles[voice] = try style(array)
+                } catch let failure as NumPyArchive.Failure {
+                    throw NumPyArchive.Failure(description: "\(voice): \(failure.description)")
+                }
+            }
+            return styles
+        } catch let failure as NumPyArchive.Failure {
+            throw KokoroModel.broken("\(file.path): \(failure.description)")
+        }
     }
 
     private static func style(_ array: NumPyArchive.Array) throws -> Style {
