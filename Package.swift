@@ -162,7 +162,10 @@ let package = Package(
             name: "ChorusTestSupport",
             dependencies: ["ChorusAudio", "ChorusFixtures"],
             path: "Tests/ChorusTestSupport",
-            exclude: ["png_columns.py", "player_check.py", "s3_server.py", "pg_server.py", "tcp_proxy.py", "openai_sdk_check.py", "whisper_referee.py"],
+            exclude: [
+                "png_columns.py", "player_check.py", "s3_server.py", "pg_server.py", "tcp_proxy.py", "openai_sdk_check.py",
+                "whisper_referee.py",
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ChorusAudioTests",

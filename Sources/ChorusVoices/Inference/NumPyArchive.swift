@@ -26,10 +26,12 @@ enum NumPyArchive {
     /// - Throws: `Failure` saying what is wrong, naming the member.
     static func arrays(ofArchive data: Data) throws -> [String: Array] {
         var result: [String: Array] = [:]
-        for member in try members(of: data) where member.name.hasSuffix(".npy") {
+        // The archive's bytes taken once: a voices file of dozens of voices is read member by member from them.
+        let bytes = [UInt8](data)
+        for member in try members(of: bytes) where member.name.hasSuffix(".npy") {
             let name = String(member.name.dropLast(4))
             do {
-                result[name] = try array(ofFile: try contents(of: member, in: data))
+                result[name] = try array(ofFile: try contents(of: member, in: bytes))
             } catch let failure as Failure {
                 throw Failure(description: "\(member.name): \(failure.description)")
             }
@@ -120,8 +122,9 @@ enum NumPyArchive {
     }
 
     /// The members listed by `data`'s central directory.
-    static func members(of data: Data) throws -> [Member] {
-        let bytes = [UInt8](data)
+    static func members(of data: Data) throws -> [Member] { try members(of: [UInt8](data)) }
+
+    private static func members(of bytes: [UInt8]) throws -> [Member] {
         func u16(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }
         func u32(_ at: Int) -> Int { u16(at) | u16(at + 2) << 16 }
         guard bytes.count >= 22, bytes[0] == 0x50, bytes[1] == 0x4B else { throw Failure(description: "not a NumPy archive (not a ZIP file)") }
@@ -161,8 +164,9 @@ enum NumPyArchive {
     }
 
     /// The bytes of `member` of archive `data`, checked against its CRC-32.
-    static func contents(of member: Member, in data: Data) throws -> Data {
-        let bytes = [UInt8](data)
+    static func contents(of member: Member, in data: Data) throws -> Data { try contents(of: member, in: [UInt8](data)) }
+
+    private static func contents(of member: Member, in bytes: [UInt8]) throws -> Data {
         func u16(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }
         let header = member.localHeader
         guard header >= 0, header + 30 <= bytes.count, bytes[header] == 0x50, bytes[header + 1] == 0x4B, bytes[header + 2] == 3,
