@@ -108,6 +108,7 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--voices", default="jf_alpha,jf_gongitsune,jf_nezumi,jf_tebukuro,jm_kumo")
     arguments = parser.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)  # each figure as it is measured, into a file too
     chorus = arguments.chorus
     scratch = tempfile.mkdtemp(prefix="chorus-bench-kokoro-")
     environment = dict(os.environ)

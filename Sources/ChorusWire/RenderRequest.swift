@@ -2,7 +2,7 @@
 /// uploaded clip (`clip`) or inline bytes (`audio_base64`) — never a server path — plus output settings.
 ///
 /// ```json
-/// {"gap_ms": 300, "voices": {"Sarah": "espeak:en-us+f3"},
+/// {"gap_ms": 300, "voices": {"Sarah": "espeak:en-us+f3"}, "speakers": {"Marcus": {"sounds": "male"}},
 ///  "messages": [{"speaker": "Sarah", "text": "Dinner at seven."}, {"speaker": "Marcus", "clip": "9f86d0…"}],
 ///  "output": {"format": "mp3", "loudness": -16}}
 /// ```
@@ -166,6 +166,8 @@ public struct RenderRequest: Codable, Sendable, Equatable {
     /// Played the gap after the last message.
     public var outro: Bookend?
     public var voices: [String: String]?
+    /// Speaker name → what the speaker sounds like, for speakers the render gives a default voice.
+    public var speakers: [String: Speaker]?
     /// Provider id → settings object, passed to that provider.
     public var voiceSettings: [String: JSONValue]?
     public var gapMs: Int?
@@ -193,7 +195,7 @@ public struct RenderRequest: Codable, Sendable, Equatable {
     public var emoji: String?
 
     public init(
-        messages: [Message], voices: [String: String]? = nil, voiceSettings: [String: JSONValue]? = nil,
+        messages: [Message], voices: [String: String]? = nil, speakers: [String: Speaker]? = nil, voiceSettings: [String: JSONValue]? = nil,
         gapMs: Int? = nil, output: OutputSettings? = nil, transcribe: Bool? = nil, loudnessPreset: String? = nil,
         intro: Bookend? = nil, outro: Bookend? = nil, music: Music? = nil, cleanup: Cleanup? = nil
     ) {
@@ -203,6 +205,7 @@ public struct RenderRequest: Codable, Sendable, Equatable {
         self.intro = intro
         self.outro = outro
         self.voices = voices
+        self.speakers = speakers
         self.voiceSettings = voiceSettings
         self.gapMs = gapMs
         self.output = output
@@ -210,8 +213,16 @@ public struct RenderRequest: Codable, Sendable, Equatable {
         self.loudnessPreset = loudnessPreset
     }
 
+    /// What a speaker is like: `{"sounds": "female"}`.
+    public struct Speaker: Codable, Sendable, Equatable {
+        /// `female` or `male`: a speaker without a voice gets a default voice that sounds so.
+        public var sounds: String?
+
+        public init(sounds: String? = nil) { self.sounds = sounds }
+    }
+
     enum CodingKeys: String, CodingKey {
-        case messages, voices
+        case messages, voices, speakers
         case voiceSettings = "voice_settings"
         case gapMs = "gap_ms"
         case output, transcribe

@@ -183,7 +183,9 @@ struct RenderArguments: ParsableArguments {
             "Wrote \(output): \(formatDuration(timeline.duration)), \(timeline.segments.count) message\(timeline.segments.count == 1 ? "" : "s"), "
                 + "\(timeline.speakers.count) speaker\(timeline.speakers.count == 1 ? "" : "s"), \(timeline.sampleRate) Hz "
                 + (timeline.channels == 1 ? "mono" : "stereo")
-                + String(format: " (rendered in %.2f s, %.0f× real time)", result.wallSeconds, speed))
+                + String(
+                    format: speed < 10 ? " (rendered in %.2f s, %.1f× real time)" : " (rendered in %.2f s, %.0f× real time)", result.wallSeconds,
+                    speed))
         if let synthesis = last.value, synthesis.toSynthesize > 0 {
             var parts = [
                 "\(synthesis.toSynthesize) synthesized", "\(synthesis.cacheHits) from cache",

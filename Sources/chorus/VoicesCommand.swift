@@ -63,7 +63,9 @@ struct VoicesCommand: AsyncParsableCommand {
                     print(
                         "\nSpeakers without a voice get, in order of first appearance (--voice-engine piper, the default): "
                             + defaults.joined(separator: ", ")
-                            + ". Natural voices first; one voice is never given to two speakers while another is left, so speakers stay distinct.")
+                            + ". Natural voices first; a speaker gets one that sounds as the conversation's \"speakers\" or the speaker's name"
+                            + " (Mom, Dad) says, others alternate female and male; one voice is never given to two speakers while another is"
+                            + " left, so speakers stay distinct.")
                 }
             }
         }

@@ -33,7 +33,7 @@ package struct MessageProcessor: Sendable {
     /// - Throws: `AudioError` about the clip; `corrupt` when it decodes to other than `expectedSourceFrames`.
     package func process(_ message: RenderMessage, index: Int) throws -> ProcessedMessage {
         var timings = StageTimings()
-        var warnings: [String] = []
+        var warnings = message.notes.map { "\(message.subject ?? RenderMessage.subject(index: index, speaker: message.speaker)): \($0)" }
         var audio: AudioBuffer
         var sourceFrames: Int?
         func decode(_ reader: AudioFileReader) throws -> AudioBuffer {

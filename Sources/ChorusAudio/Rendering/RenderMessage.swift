@@ -47,6 +47,8 @@ public struct RenderMessage: Sendable {
     public var subject: String?
     /// Clean-up run on the decoded clip before it is trimmed and normalized (recorded voice notes).
     public var cleanup: VoiceCleanup?
+    /// What its voice said it left out of the text, each a warning of the render, after the message's subject.
+    public var notes: [String] = []
 
     public init(
         speaker: String, source: ClipSource, label: String, text: String? = nil,

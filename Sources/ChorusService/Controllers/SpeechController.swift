@@ -80,7 +80,7 @@ struct SpeechController: Sendable {
     }
 
     /// A Chorus voice id as it is, or a bare OpenAI voice name: the OpenAI voice when a key is set, else its natural
-    /// stand-in when one is installed (`naturalVoices`), else its espeak-ng stand-in.
+    /// stand-in when one is installed (`naturalStandIn`), else its espeak-ng stand-in.
     func resolveVoice(_ text: String) throws -> VoiceID {
         if let voice = VoiceID(text) { return voice }
         let name = text.lowercased()
@@ -91,24 +91,30 @@ struct SpeechController: Sendable {
         if let openAI = registry.providers[BuiltInProvider.openai.rawValue] as? OpenAIProvider, openAI.isConfigured {
             return VoiceID(provider: "openai", voice: name)
         }
-        if let natural = Self.naturalVoices[name]?.first(where: { installedPiperVoices.contains($0) }) {
-            return VoiceID(provider: "piper", voice: natural)
-        }
-        return VoiceID(provider: "espeak", voice: offline)
+        return naturalStandIn(for: name) ?? VoiceID(provider: "espeak", voice: offline)
     }
 
-    /// Natural stand-ins for OpenAI's voices: Piper voices of the same kind (US English, male), used when installed and
-    /// no OpenAI key is configured. The others keep their espeak-ng stand-ins, which differ from each other: one natural
-    /// voice for every name would make them all sound alike.
-    static let naturalVoices: [String: [String]] = [
-        "onyx": [PiperVoice.defaultName], "echo": [PiperVoice.defaultName], "ash": [PiperVoice.defaultName],
-        "cedar": [PiperVoice.defaultName],
-    ]
+    /// OpenAI's voices in the order they get natural stand-ins: the most used of each sound first.
+    static let standInOrder = ["nova", "onyx", "shimmer", "echo", "alloy", "fable", "coral", "ash", "sage", "ballad", "marin", "verse", "cedar"]
 
-    /// The Piper voices the service's registry offers (its folder's prepared voices).
-    private var installedPiperVoices: [String] {
-        guard let piper = registry.providers[BuiltInProvider.piper.rawValue] as? PiperProvider else { return [] }
-        return PiperVoice.names(in: piper.folder)
+    /// The natural voice standing in for OpenAI voice `name` with no OpenAI key: a Kokoro voice of that name, as
+    /// Kokoro-FastAPI maps them (`nova` → `af_nova`, `fable` → `bm_fable`), when one is among the natural defaults;
+    /// else, of the natural defaults (`VoiceEngine.piper`, in order) that sound as `name`'s espeak-ng stand-in does
+    /// (`VoiceSound.of`), the one at `name`'s place among the OpenAI voices of that sound (`standInOrder`), so that
+    /// different names sound different; `nil` when there are fewer of them, and the espeak-ng stand-in speaks.
+    func naturalStandIn(for name: String) -> VoiceID? {
+        guard let offline = Self.offlineVoices[name], let sound = VoiceSound.of(VoiceID(provider: "espeak", voice: offline)) else { return nil }
+        let natural = VoiceEngine.piper.defaultVoices(in: registry).filter {
+            BuiltInProvider(rawValue: $0.provider)?.isNatural == true && VoiceSound.of($0) == sound
+        }
+        if let named = natural.first(where: {
+            $0.provider == BuiltInProvider.kokoro.rawValue && !$0.voice.contains("+") && $0.voice.hasSuffix("_" + name)
+        }) {
+            return named
+        }
+        let sameSound = Self.standInOrder.filter { Self.offlineVoices[$0].flatMap { VoiceSound.of(VoiceID(provider: "espeak", voice: $0)) } == sound }
+        guard let place = sameSound.firstIndex(of: name), place < natural.count else { return nil }
+        return natural[place]
     }
 
     /// The samples of a 16-bit PCM WAV file (`response_format: "pcm"`: raw little-endian 16-bit).

@@ -29,7 +29,7 @@ struct VoicesController: Sendable {
             guard let listed = try? await registry.providers[id]!.voices() else { continue }
             voices += listed.map { info in
                 let details = info.details.lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-                let gender = details.first { $0 == "male" || $0 == "female" }
+                let gender = VoiceSound.of(info.id)?.rawValue ?? details.first { $0 == "male" || $0 == "female" }
                 let language = details.first {
                     $0.count >= 2 && $0.count <= 12 && $0.allSatisfy { $0.isLetter || $0 == "-" } && $0 != "male" && $0 != "female"
                 }

@@ -27,6 +27,8 @@ public final class SynthesisCache: Sendable {
     public struct Entry: Sendable {
         public var audio: URL
         public var words: [WordTiming]?
+        /// What the provider said it left out (`SynthesizedSpeech.notes`).
+        public var notes: [String] = []
         /// Frames at `sampleRate` the audio decodes to.
         public var frames: Int
         public var sampleRate: Int
@@ -108,7 +110,7 @@ public final class SynthesisCache: Sendable {
         }
         // Mark as recently used for eviction.
         utimes(metadataURL.path, nil)
-        return Entry(audio: audio, words: metadata.words, frames: frames!, sampleRate: rate!)
+        return Entry(audio: audio, words: metadata.words, notes: metadata.notes ?? [], frames: frames!, sampleRate: rate!)
     }
 
     /// Deletes the entry for `key` (it failed to decode when rendered).
@@ -148,13 +150,13 @@ public final class SynthesisCache: Sendable {
             rate = decoded.format.sampleRate
         }
         let metadata = Metadata(
-            audio: name, voice: voice, words: speech.words, created: Date().timeIntervalSince1970,
-            frames: frames, sample_rate: rate)
+            audio: name, voice: voice, words: speech.words, notes: speech.notes.isEmpty ? nil : speech.notes,
+            created: Date().timeIntervalSince1970, frames: frames, sample_rate: rate)
         let output = try AtomicOutput(destination: metadataURL(for: key))
         defer { output.discard() }
         try output.write(JSONEncoder().encode(metadata))
         try output.commit()
-        return Entry(audio: folder.appendingPathComponent(name), words: speech.words, frames: frames, sampleRate: rate)
+        return Entry(audio: folder.appendingPathComponent(name), words: speech.words, notes: speech.notes, frames: frames, sampleRate: rate)
     }
 
     // MARK: the shared tier
@@ -244,6 +246,7 @@ public final class SynthesisCache: Sendable {
         var audio: String
         var voice: String
         var words: [WordTiming]?
+        var notes: [String]?
         var created: Double
         var frames: Int?
         var sample_rate: Int?

@@ -13,6 +13,7 @@ public import Foundation
 ///   "outro": { "speaker": "Sarah", "text": "That was today's family news." },
 ///   "music": { "audio": "bed.mp3", "level_lu": -20, "duck_db": 12, "fade_in_ms": 1500, "fade_out_ms": 3000, "loop": true },
 ///   "voices": { "Marcus": "elevenlabs:JBFqnCBsd6RMkjVDRZzb" },
+///   "speakers": { "Aisha": { "sounds": "female" } },
 ///   "messages": [ { "speaker": "Sarah", "audio": "clips/sarah-1.mp3", "text": "Practice moved to 4:30." },
 ///                 { "speaker": "Marcus", "text": "On my way." },
 ///                 { "speaker": "Aisha", "text": "Wait!", "gap_ms": -400 } ] }
@@ -93,6 +94,9 @@ public struct Conversation: Sendable {
     public var gapMilliseconds: Int
     /// Speaker name → voice.
     public var voices: [String: VoiceID]
+    /// Speaker name → what the speaker sounds like (`"speakers": {"Mom": {"sounds": "female"}}`), for speakers given a
+    /// default voice (`VoiceAssignment`).
+    public var speakerSounds: [String: VoiceSound] = [:]
     /// Provider id → that provider's settings (`voice_settings.elevenlabs`, …).
     public var voiceSettings: [String: [String: JSONValue]]
     /// The voice for a message whose provider fails for good (its segment is marked `fallback`);
@@ -240,6 +244,13 @@ public struct Conversation: Sendable {
             audioFields: audioFields, name: name,
             intro: try bookend(request.intro, "intro"), outro: try bookend(request.outro, "outro"))
         conversation.transcribe = request.transcribe ?? true
+        for (speaker, traits) in request.speakers ?? [:] {
+            guard let sounds = traits.sounds else { continue }
+            guard let sound = VoiceSound(rawValue: sounds.lowercased()) else {
+                throw AudioError(.invalidConversation, subject: "speakers.\(speaker).sounds", reason: "must be \"female\" or \"male\"")
+            }
+            conversation.speakerSounds[speaker] = sound
+        }
         conversation.cleanup = try request.cleanup?.settings(field: "cleanup")
         conversation.music = try request.music.map { music in
             guard let bed = try audio(music.reference, "music", true) else {

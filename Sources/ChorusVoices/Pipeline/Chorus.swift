@@ -130,8 +130,8 @@ public final class Chorus: Sendable {
     }
 
     /// The voice of every message that will be synthesized (`nil` for recorded clips): a message's
-    /// own `voice`, else the `voices` map, else the `voiceEngine`'s defaults in order of first appearance (a spoken
-    /// intro's speaker is the first to appear).
+    /// own `voice`, else the `voices` map, else one of the `voiceEngine`'s defaults, in order of first appearance and
+    /// by what the speaker sounds like (`VoiceAssignment`; a spoken intro's speaker is the first to appear).
     public func voices(for conversation: Conversation) -> [VoiceID?] { allVoices(for: conversation).messages }
 
     /// The voices of the messages (as `voices(for:)`) and of a spoken intro and outro (`nil` for a clip or none),

@@ -223,10 +223,13 @@ final class MessageSynthesizer: Sendable {
         } else {
             source = clipParts.count == 1 ? .file(pieces[0].entry.audio) : .parts(clipParts)
         }
-        let rendered = RenderMessage(
+        var rendered = RenderMessage(
             speaker: utterance.speaker, source: source, label: voice.description, text: Conversation.Message.shown(utterance.text),
             voice: voice.description, fallback: utterance.fallback, words: anyWords ? words : nil,
             expectedSourceFrames: pieces.map(\.entry.frames).reduce(0, +))
+        var notes: [String] = []
+        for note in pieces.flatMap(\.entry.notes) where !notes.contains(note) { notes.append(note) }
+        rendered.notes = notes
         return SourcedMessage(message: rendered, cacheKeys: pieces.filter(\.fromCache).map(\.key))
     }
 

@@ -12,6 +12,9 @@ public enum BuiltInProvider: String, Sendable, CaseIterable {
         }
     }
 
+    /// Its voices are neural networks' and sound like people (Piper, Kokoro): the first voices speakers without one get.
+    public var isNatural: Bool { self == .piper || self == .kokoro }
+
     /// The ids of the offline ones.
     public static let offline = Set(allCases.filter(\.isOffline).map(\.rawValue))
 

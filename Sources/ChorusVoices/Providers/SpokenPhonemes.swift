@@ -84,3 +84,16 @@ extension SpokenPhonemes {
         return WordAligner.align(text, anchors: anchors, pauses: pauses.map(seconds), duration: duration)
     }
 }
+
+extension SpokenPhonemes {
+    /// The note of a voice given phonemes it has no symbol for (`dropped`, left out of what it was given, in order),
+    /// for the render's warnings: `kokoro:jf_alpha has no symbol for 3 of the text's phonemes (ɬ, ʕ); they were left
+    /// out`. None when nothing was left out.
+    static func droppedNote(_ dropped: [Unicode.Scalar], voice: String) -> [String] {
+        guard !dropped.isEmpty else { return [] }
+        var distinct: [Unicode.Scalar] = []
+        for symbol in dropped where !distinct.contains(symbol) { distinct.append(symbol) }
+        let listed = distinct.prefix(8).map { String($0) }.joined(separator: ", ") + (distinct.count > 8 ? ", …" : "")
+        return ["\(voice) has no symbol for \(dropped.count) of the text's phonemes (\(listed)); they were left out"]
+    }
+}

@@ -86,10 +86,14 @@ public enum SpeechAudio: Sendable {
 public struct SynthesizedSpeech: Sendable {
     public var audio: SpeechAudio
     public var words: [WordTiming]?
+    /// What the provider left out of the text or could not do as asked, for the render's warnings (kept with the
+    /// cached clip, so every render of it says so).
+    public var notes: [String]
 
-    public init(audio: SpeechAudio, words: [WordTiming]?) {
+    public init(audio: SpeechAudio, words: [WordTiming]?, notes: [String] = []) {
         self.audio = audio
         self.words = words
+        self.notes = notes
     }
 }
 

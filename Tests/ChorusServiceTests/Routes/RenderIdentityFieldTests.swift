@@ -26,6 +26,7 @@ struct RenderIdentityFieldTests {
         "output.format": .string("wav"), "output.sample_rate": .number(22_050), "output.channels": .number(1),
         "output.bitrate": .number(96_000), "output.fallback_voice": .string("flite:awb"), "loudness_preset": .string("broadcast"),
         "language": .string("de"), "emoji": .string("drop"), "voice_settings.openai.speed": .number(1.5),
+        "speakers.Mom.sounds": .string("female"),
     ]
 
     static func samples(clips: [String], inline: [String]) -> [String] {
@@ -49,6 +50,7 @@ struct RenderIdentityFieldTests {
             #"""
             {"messages": [{"speaker": "Mom", "text": "Dinner at seven."}, {"speaker": "Dad", "clip": "\#(clips[3])"}],
              "intro": {"audio_base64": "\#(inline[1])"}, "loudness_preset": "podcast", "normalize_text": true, "cleanup": true,
+             "speakers": {"Mom": {"sounds": "male"}},
              "music": {"audio_base64": "\#(inline[2])"}}
             """#,
         ]

@@ -91,7 +91,25 @@ struct KokoroTests {
         let (inEnglish, _) = try await Self.speak(text, voice: "jf_alpha")
         #expect(inSpanish.samples != inEnglish.samples)
         #expect(words.map(\.word) == WordAligner.words(in: text).map(\.word))
-        #expect(synthesizer.tokens(of: spanish).dropped == 0, "espeak-ng's Spanish phonemes are all in the vocabulary")
+        #expect(synthesizer.tokens(of: spanish).dropped.isEmpty, "espeak-ng's Spanish phonemes are all in the vocabulary")
+    }
+
+    @Test("phonemes the vocabulary lacks are left out and said in the render's warnings, fresh and from the cache")
+    func droppedSymbols() async throws {
+        // Welsh's "ll" is ɬ, which Kokoro's vocabulary has not: three of them here.
+        let voice = "jf_alpha?language=cy"
+        let speech = try await KokoroProvider().synthesize(SynthesisRequest(voice: voice, text: "Llanelli a Llandudno.", outputFormat: "pcm"))
+        #expect(speech.notes == ["kokoro:\(voice) has no symbol for 3 of the text's phonemes (ɬ); they were left out"], "\(speech.notes)")
+        #expect(try await KokoroProvider().synthesize(SynthesisRequest(voice: "jf_alpha", text: "All here.", outputFormat: "pcm")).notes.isEmpty)
+        let directory = try TemporaryDirectory()
+        let chorus = try Chorus(
+            configuration: Chorus.Configuration(registry: VoiceRegistry(providers: [KokoroProvider()]), cacheDirectory: directory.file("cache")))
+        let chat = Conversation(messages: [.init(speaker: "Gareth", text: "Llanelli a Llandudno.", voice: VoiceID("kokoro:\(voice)"))])
+        for pass in ["fresh", "cached"] {
+            let rendered = try await render(chat, with: chorus)
+            #expect(rendered.result.warnings == ["messages[0] (Gareth): " + speech.notes[0]], "\(pass): \(rendered.result.warnings)")
+            #expect(rendered.progress.cacheHits == (pass == "cached" ? 1 : 0))
+        }
     }
 
     @Test("NumPy's archives (stored and deflated, as numpy.savez and savez_compressed write them) and arrays are read exactly")
@@ -111,6 +129,28 @@ struct KokoroTests {
         damaged[start + member.compressedSize / 2] ^= 0x55
         #expect(throws: NumPyArchive.Failure.self) { try NumPyArchive.arrays(ofArchive: damaged) }
         #expect(throws: VoiceError.self) { try KokoroVoices.read(damaged, file: URL(fileURLWithPath: "/v/x.npz")) }
+    }
+
+    @Test("set-up's defaults: Kokoro's voices, Piper's, blends, then Flite's; the sample family gets four natural voices")
+    func defaults() throws {
+        let defaults = VoiceEngine.piper.defaultVoices(piperVoices: PiperVoice.voicesFolder(), kokoro: KokoroModel.folder()).map(\.description)
+        #expect(
+            Array(defaults.prefix(8)) == [
+                "kokoro:jf_gongitsune", "kokoro:jf_nezumi", "kokoro:jm_kumo", "kokoro:jf_tebukuro", "kokoro:jf_alpha",
+                "piper:en_US-joe-medium", "kokoro:jf_gongitsune+jf_nezumi", "kokoro:jf_tebukuro+jf_alpha",
+            ], "\(defaults)")
+        #expect(defaults.dropFirst(8).first == "flite:slt?rate=1.08" && defaults.last?.hasPrefix("espeak:") == true)
+        // A providers-file server named kokoro (Kokoro-FastAPI) replaces the built-in one: its voices are not listed here.
+        let registry = VoiceRegistry(providers: [PiperProvider(), KokoroProvider(), FliteProvider(), EspeakProvider()])
+        #expect(VoiceEngine.piper.defaultVoices(in: registry).map(\.description) == defaults)
+        let directory = try TemporaryDirectory()
+        let chorus = try Chorus(configuration: Chorus.Configuration(registry: registry, cacheDirectory: directory.url))
+        let family = try Conversation.load(from: Repository.file("samples/family-chat.json"))
+        var bySpeaker: [String: String] = [:]
+        for (message, voice) in zip(family.messages, chorus.voices(for: family)) { bySpeaker[message.speaker] = voice?.description }
+        #expect(
+            bySpeaker == ["Dad": "kokoro:jm_kumo", "Mom": "kokoro:jf_gongitsune", "Grandma": "kokoro:jf_nezumi", "Maya": "kokoro:jf_tebukuro"],
+            "\(bySpeaker)")
     }
 
     @Test("a broken voice file is named and left out while the others keep working; a broken model is named")

@@ -29,6 +29,16 @@ public struct EspeakProvider: VoiceProvider {
         "en-us+f1?pitch=50&rate=175",
     ]
 
+    /// What voice `spec` sounds like by its variant (`en-us+f3`: female, `en+m1`: male); `nil` without one.
+    static func sounds(of spec: String) -> VoiceSound? {
+        let variant = spec.prefix { $0 != "?" }.split(separator: "+", maxSplits: 1).dropFirst().first
+        switch variant?.lowercased().first {
+        case "f"?: return .female
+        case "m"?: return .male
+        default: return nil
+        }
+    }
+
     public func voices() async throws -> [VoiceInfo] {
         var result = Self.defaultVoices.enumerated().map { index, spec in
             VoiceInfo(

@@ -23,6 +23,12 @@ struct FliteVoice: Sendable, Equatable {
     static let rateRange = 0.7...1.5
     static let pitchRange = 0.75...1.35
 
+    /// What voice `spec` sounds like (`nil` for no Flite voice).
+    static func sounds(of spec: String) -> VoiceSound? {
+        let name = spec.prefix { $0 != "?" }.lowercased().replacingOccurrences(of: "cmu_us_", with: "")
+        return catalog[name].flatMap { VoiceSound(rawValue: $0.gender) }
+    }
+
     var name: String
     var rate: Double?
     var pitch: Double?

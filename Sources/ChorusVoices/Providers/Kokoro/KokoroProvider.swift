@@ -40,7 +40,7 @@ public struct KokoroProvider: VoiceProvider {
             guard FileManager.default.fileExists(atPath: folder.path) else { return [] }
             return [VoiceInfo(id: VoiceID(provider: id, voice: "*"), name: "kokoro", details: "not usable: \(error.message)")]
         }
-        let voices = await KokoroEngine.shared.voices(in: model.voicesFolder)
+        let voices = KokoroVoices.of(folder: model.voicesFolder)
         var result = voices.styles.keys.sorted().map { name in
             let kind = KokoroVoices.kind(of: name)
             let described = [kind.language, kind.sounds].compactMap { $0 }.joined(separator: ", ")
@@ -132,7 +132,7 @@ public struct KokoroProvider: VoiceProvider {
         let spoken = try Self.spoken(request.voice, settings: request.settings)
         let engine = KokoroEngine.shared
         let synthesizer = try await engine.synthesizer(in: folder)
-        let style = try await engine.voices(in: synthesizer.model.voicesFolder).style(of: spoken.blend)
+        let style = try KokoroVoices.of(folder: synthesizer.model.voicesFolder).style(of: spoken.blend)
         let language = spoken.language ?? KokoroVoices.kind(of: spoken.blend.parts[0].name).espeakVoice
         let known = Set(synthesizer.model.vocabulary.keys)
         let english = language.lowercased().hasPrefix("en")
@@ -150,6 +150,8 @@ public struct KokoroProvider: VoiceProvider {
         guard !samples.isEmpty else { throw VoiceError(.badRequest, provider: id, message: "Kokoro produced no audio for this text") }
         let audio = AudioBuffer(format: AudioFormat(sampleRate: KokoroModel.sampleRate, channels: 1), samples: samples)
         let words = SpokenPhonemes.words(of: request.text, clauses: clauses, spoken: parts, known: known, rate: KokoroModel.sampleRate)
-        return SynthesizedSpeech(audio: .pcm(audio), words: words)
+        return SynthesizedSpeech(
+            audio: .pcm(audio), words: words,
+            notes: SpokenPhonemes.droppedNote(sentences.flatMap { synthesizer.tokens(of: $0).dropped }, voice: "\(id):\(request.voice)"))
     }
 }

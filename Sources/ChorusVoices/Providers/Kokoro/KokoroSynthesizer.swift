@@ -26,17 +26,17 @@ final class KokoroSynthesizer: Sendable {
     }
 
     /// The token ids of `phonemes` (canonically composed, as the vocabulary has them); symbols the vocabulary does not
-    /// have are left out and counted.
-    func tokens(of phonemes: String) -> (ids: [Int64], scalars: [Unicode.Scalar], dropped: Int) {
+    /// have are left out and listed.
+    func tokens(of phonemes: String) -> (ids: [Int64], scalars: [Unicode.Scalar], dropped: [Unicode.Scalar]) {
         var ids: [Int64] = []
         var scalars: [Unicode.Scalar] = []
-        var dropped = 0
+        var dropped: [Unicode.Scalar] = []
         for scalar in phonemes.precomposedStringWithCanonicalMapping.unicodeScalars {
             if let id = model.vocabulary[scalar] {
                 ids.append(id)
                 scalars.append(scalar)
             } else {
-                dropped += 1
+                dropped.append(scalar)
             }
         }
         return (ids, scalars, dropped)
@@ -97,14 +97,12 @@ final class KokoroSynthesizer: Sendable {
     }
 }
 
-/// The process's Kokoro model: loaded once (and again only when its folder changes), on a thread of its own; its voice
-/// files read again when the voices folder changes.
+/// The process's Kokoro model: loaded once (and again only when its folder changes), on a thread of its own.
 actor KokoroEngine {
     static let shared = KokoroEngine()
 
     private let loader = WorkerPool(threads: 1, name: "kokoro-load")
     private var load: (stamp: [String], task: Task<KokoroSynthesizer, any Error>)?
-    private var voices: (stamp: [String], voices: KokoroVoices)?
 
     /// The synthesizer of the model in `folder`, loaded once.
     /// - Throws: `VoiceError` (`.configuration`) naming the file and the reason, for as long as the folder stays as it is.
@@ -115,14 +113,5 @@ actor KokoroEngine {
         let task = Task { try await loader.run { try KokoroSynthesizer(model: try KokoroModel(folder: folder)) } }
         load = (stamp, task)
         return try await task.value
-    }
-
-    /// The voices of `folder`, read again when its files change.
-    func voices(in folder: URL) -> KokoroVoices {
-        let stamp = WhisperModel.contents(of: folder)
-        if let voices, voices.stamp == stamp { return voices.voices }
-        let read = KokoroVoices(folder: folder)
-        voices = (stamp, read)
-        return read
     }
 }

@@ -1,3 +1,4 @@
+import ChorusWire
 public import Foundation
 
 /// The Kokoro voices of a voices folder: every `.npz` archive (kokoro-onnx's `voices-v1.0.bin` is one, whatever its
@@ -43,6 +44,18 @@ public struct KokoroVoices: Sendable {
         self.styles = styles
         self.problems = problems
     }
+
+    /// The voices of `folder`, read once and again only when its files change (`WhisperModel.contents`); shared by
+    /// every caller in the process.
+    public static func of(folder: URL) -> KokoroVoices {
+        let stamp = WhisperModel.contents(of: folder)
+        if let known = read.withLock({ $0[folder.path] }), known.stamp == stamp { return known.voices }
+        let voices = KokoroVoices(folder: folder)
+        read.withLock { $0[folder.path] = (stamp, voices) }
+        return voices
+    }
+
+    private static let read = Locked<[String: (stamp: [String], voices: KokoroVoices)]>([:])
 
     /// The voices of voice file `data` (`file`: a `.npy` array is one voice named after the file, anything else is read
     /// as an archive of them).
@@ -106,6 +119,48 @@ public struct KokoroVoices: Sendable {
         }
         let sounds: String? = letters[1] == "f" ? "female" : letters[1] == "m" ? "male" : nil
         return Kind(language: language.name, espeakVoice: language.espeak, sounds: sounds)
+    }
+
+    /// What voice `voice` (a name or a blend, with or without its `?` settings) sounds like by its names' prefixes:
+    /// the sound of more than half its weight, `nil` when none has it.
+    static func sounds(of voice: String) -> VoiceSound? {
+        guard let blend = try? Blend(String(voice.prefix { $0 != "?" })) else { return nil }
+        var weights: [VoiceSound: Double] = [:]
+        for part in blend.parts {
+            if let sounds = kind(of: part.name).sounds.flatMap(VoiceSound.init(rawValue:)) { weights[sounds, default: 0] += part.weight }
+        }
+        return weights.first { $0.value > 0.5 }?.key
+    }
+
+    /// The voices of `names` that speakers without a voice get, in order: those that read English (`kind(of:)`),
+    /// Kokoro's best-graded English voices first (`preferred`), then the other English ones, then the rest (the
+    /// Japanese pack's in the order they were best understood, docs/benchmarks.md), each group by name.
+    static func defaultOrder(of names: [String]) -> [String] {
+        let english = names.filter { kind(of: $0).espeakVoice.hasPrefix("en") }
+        let preferred = Self.preferred.filter(english.contains)
+        let native = english.filter { !preferred.contains($0) && kind(of: $0).language?.hasSuffix("English") == true }.sorted()
+        let rest = english.filter { !preferred.contains($0) && !native.contains($0) }.sorted()
+        return preferred + native + rest
+    }
+
+    /// Kokoro's voices heard as the best of their kind, first among the defaults when installed: the English voices
+    /// Kokoro's author grades highest, then the Japanese pack's, best understood reading English first (Whisper's
+    /// words wrong over 50 messages, docs/benchmarks.md: gongitsune 2.0 %, nezumi 2.9 %, kumo 2.8 %, tebukuro 7.1 %,
+    /// alpha 12.6 %).
+    static let preferred = [
+        "af_heart", "af_bella", "am_michael", "am_fenrir", "af_nicole", "bf_emma", "bm_george",
+        "jf_gongitsune", "jf_nezumi", "jm_kumo", "jf_tebukuro", "jf_alpha",
+    ]
+
+    /// Blends that give a large group more natural voices: of the first four voices of each sound in `ordered`, the
+    /// first with the second and the third with the fourth (`a+b`: equal parts).
+    static func defaultBlends(of ordered: [String]) -> [String] {
+        var blends: [String] = []
+        for sound in VoiceSound.allCases {
+            let voices = Array(ordered.filter { sounds(of: $0) == sound }.prefix(4))
+            for pair in stride(from: 0, to: voices.count - 1, by: 2) { blends.append("\(voices[pair])+\(voices[pair + 1])") }
+        }
+        return blends
     }
 
     /// A voice as written: one name, or a blend as Kokoro-FastAPI writes them (`af_bella+af_sky` in equal parts,

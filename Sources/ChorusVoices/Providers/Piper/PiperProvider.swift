@@ -106,7 +106,9 @@ public struct PiperProvider: VoiceProvider {
         }
         let audio = AudioBuffer(format: AudioFormat(sampleRate: voice.sampleRate, channels: 1), samples: samples)
         let words = SpokenPhonemes.words(of: request.text, clauses: clauses, spoken: spoken, known: voice.symbols, rate: voice.sampleRate)
-        return SynthesizedSpeech(audio: .pcm(audio), words: words)
+        return SynthesizedSpeech(
+            audio: .pcm(audio), words: words, notes: SpokenPhonemes.droppedNote(sentences.flatMap(voice.unknownSymbols), voice: "\(id):\(voice.name)")
+        )
     }
 
     /// `phonemes` cut at spaces into pieces of at most `most` characters (a piece without a space is cut anywhere).

@@ -38,7 +38,7 @@ final class PiperSynthesizer: @unchecked Sendable {
     /// - Throws: `VoiceError`: `.unavailable` when the runtime fails, `.configuration` when the voice's durations do not
     ///   account for its samples (`scripts/prepare_piper.py`).
     func speak(_ phonemes: String, lengthScale: Double, noise: Noise, speaker: Int) throws -> SpokenPhonemes {
-        let known = phonemes.unicodeScalars.filter { voice.ids[$0] != nil }
+        let known = phonemes.unicodeScalars.filter(voice.hasSymbol)
         guard !known.isEmpty else { return SpokenPhonemes(samples: [], phonemes: [], speechEnd: 0) }
         let pad = voice.ids["_"]!
         let start = voice.ids["^"]!

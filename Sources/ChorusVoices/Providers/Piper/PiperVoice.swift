@@ -36,6 +36,12 @@ public struct PiperVoice: Sendable, Equatable {
     public let defaults: PiperSettings
     /// The SHA-256 of the `.onnx` it was prepared from: part of every clip's cache key.
     public let sourceDigest: String
+    /// Whether its token table has `symbol` (phonemes it has not are left out of what it is given).
+    func hasSymbol(_ symbol: Unicode.Scalar) -> Bool { ids[symbol] != nil }
+
+    /// The phonemes of `phonemes` it has no token for, in order.
+    func unknownSymbols(_ phonemes: String) -> [Unicode.Scalar] { phonemes.unicodeScalars.filter { !hasSymbol($0) } }
+
     /// The phonemes in its token table (others are left out of what it is given).
     public var symbols: Set<Unicode.Scalar> { Set(ids.keys) }
     /// Each phoneme's id in its table.
@@ -46,6 +52,25 @@ public struct PiperVoice: Sendable, Equatable {
 
     /// The voice set-up installs (`scripts/setup-speech.sh`).
     public static let defaultName = "en_US-joe-medium"
+
+    /// What voice `name` sounds like, for the speakers of Piper's published English voices (`en_US-joe-medium`: its
+    /// speaker, `joe`, is male); `nil` for others.
+    static func sounds(of name: String) -> VoiceSound? {
+        let parts = name.split(separator: "-")
+        guard parts.count >= 2 else { return nil }
+        let speaker = parts[1].lowercased()
+        if femaleSpeakers.contains(speaker) { return .female }
+        if maleSpeakers.contains(speaker) { return .male }
+        return nil
+    }
+
+    /// The speakers of Piper's English voices (rhasspy/piper-voices), by how they sound.
+    static let femaleSpeakers: Set = [
+        "amy", "kathleen", "kristin", "lessac", "ljspeech", "hfc_female", "jenny_dioco", "alba", "southern_english_female", "cori",
+    ]
+    static let maleSpeakers: Set = [
+        "joe", "ryan", "john", "kusal", "bryce", "danny", "norman", "hfc_male", "alan", "northern_english_male", "sam",
+    ]
 
     /// Where Piper voices are: the `piper` folder of the models folder (`WhisperModel.modelsFolder`).
     public static func voicesFolder(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
