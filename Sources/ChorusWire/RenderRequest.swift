@@ -213,12 +213,28 @@ public struct RenderRequest: Codable, Sendable, Equatable {
         self.loudnessPreset = loudnessPreset
     }
 
-    /// What a speaker is like: `{"sounds": "female"}`.
+    /// What a speaker is like: `{"sounds": "female"}`. Another field is refused (a misspelt one would be ignored).
     public struct Speaker: Codable, Sendable, Equatable {
         /// `female` or `male`: a speaker without a voice gets a default voice that sounds so.
         public var sounds: String?
 
         public init(sounds: String? = nil) { self.sounds = sounds }
+
+        struct Field: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: Field.self)
+            if let unknown = container.allKeys.map(\.stringValue).sorted().first(where: { $0 != "sounds" }) {
+                throw DecodingError.dataCorruptedError(
+                    forKey: Field(stringValue: unknown), in: container, debugDescription: "unknown field (known: sounds)")
+            }
+            sounds = try container.decodeIfPresent(String.self, forKey: Field(stringValue: "sounds"))
+        }
     }
 
     enum CodingKeys: String, CodingKey {

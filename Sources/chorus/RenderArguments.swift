@@ -228,7 +228,7 @@ struct VoiceArguments: ParsableArguments {
     @Option(
         name: .customLong("voice-engine"),
         help:
-            "Default voices for speakers without one: piper (the natural Piper voices installed, then Flite's and espeak-ng's), flite (Flite's, then espeak-ng's) or espeak."
+            "Default voices for speakers without one: piper (the natural Kokoro and Piper voices installed, then Flite's and espeak-ng's; each speaker matched by how they sound), flite (Flite's, then espeak-ng's) or espeak."
     )
     var voiceEngine: String = VoiceEngine.piper.rawValue
 

@@ -9,9 +9,10 @@ struct VoicesCommand: AsyncParsableCommand {
         abstract: "List the voices of the TTS providers (piper, kokoro, flite, espeak, elevenlabs, openai).",
         discussion: """
             ElevenLabs needs ELEVENLABS_API_KEY to list voices; without it, and without --provider, it is skipped \
-            with a note. The full list ends with the default voices: what speakers without a voice get, in order of \
-            first appearance (the natural Piper voices installed first, then Flite's and espeak-ng's, so that every \
-            speaker sounds different).
+            with a note. The full list ends with the default voices speakers without a voice get, in the order they \
+            are tried (the natural Kokoro and Piper voices installed first, then Flite's and espeak-ng's); each speaker \
+            gets the first free one that sounds as the conversation or the speaker's name says, so that every speaker \
+            sounds different.
 
             Example:
               chorus voices --provider espeak
@@ -61,7 +62,7 @@ struct VoicesCommand: AsyncParsableCommand {
                 if provider == nil {
                     let defaults = VoiceEngine.piper.defaultVoices(in: registry).map(\.description)
                     print(
-                        "\nSpeakers without a voice get, in order of first appearance (--voice-engine piper, the default): "
+                        "\nSpeakers without a voice get the first free one of these that fits them, tried in this order (--voice-engine piper, the default): "
                             + defaults.joined(separator: ", ")
                             + ". Natural voices first; a speaker gets one that sounds as the conversation's \"speakers\" or the speaker's name"
                             + " (Mom, Dad) says, others alternate female and male; one voice is never given to two speakers while another is"

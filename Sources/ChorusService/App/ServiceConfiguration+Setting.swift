@@ -202,7 +202,7 @@ extension ServiceConfiguration {
                 return Facts(
                     flag: "--voice-engine", variable: "CHORUS_VOICE_ENGINE",
                     help:
-                        "Default voices for speakers without one: `piper` (the natural Piper voices, then Flite's and espeak-ng's), `flite` (Flite's, then espeak-ng's) or `espeak`",
+                        "Default voices for speakers without one: `piper` (the natural Kokoro and Piper voices, then Flite's and espeak-ng's), `flite` (Flite's, then espeak-ng's) or `espeak`",
                     value: .custom(
                         { text, configuration in
                             guard let engine = VoiceEngine(rawValue: text) else {

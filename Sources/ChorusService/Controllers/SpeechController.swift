@@ -16,7 +16,8 @@ struct SpeechController: Sendable {
     let registry: VoiceRegistry
     let renders: RendersController
 
-    /// Offline stand-ins for OpenAI's voices when no OpenAI key is configured: fixed espeak-ng voices.
+    /// Offline stand-ins for OpenAI's voices when no OpenAI key is configured: fixed espeak-ng voices. Each variant
+    /// (`+f3`, `+m7`) is also what the name sounds like, for its natural stand-in (`naturalStandIns`).
     static let offlineVoices: [String: String] = [
         "alloy": "en-us+f3?pitch=60&rate=170", "ash": "en-us+m3?pitch=40&rate=165", "ballad": "en-gb+m1?pitch=45&rate=155",
         "coral": "en-us+f4?pitch=75&rate=172", "echo": "en-us+m1?pitch=35&rate=160", "fable": "en-gb-x-rp+m3?pitch=50&rate=165",
@@ -97,24 +98,37 @@ struct SpeechController: Sendable {
     /// OpenAI's voices in the order they get natural stand-ins: the most used of each sound first.
     static let standInOrder = ["nova", "onyx", "shimmer", "echo", "alloy", "fable", "coral", "ash", "sage", "ballad", "marin", "verse", "cedar"]
 
-    /// The natural voice standing in for OpenAI voice `name` with no OpenAI key: a Kokoro voice of that name, as
-    /// Kokoro-FastAPI maps them (`nova` → `af_nova`, `fable` → `bm_fable`), when one is among the natural defaults;
-    /// else, of the natural defaults (`VoiceEngine.piper`, in order) that sound as `name`'s espeak-ng stand-in does
-    /// (`VoiceSound.of`), the one at `name`'s place among the OpenAI voices of that sound (`standInOrder`), so that
-    /// different names sound different; `nil` when there are fewer of them, and the espeak-ng stand-in speaks.
+    /// The natural voice standing in for OpenAI voice `name` with no OpenAI key (`naturalStandIns` of the service's
+    /// natural default voices), `nil` when it has none and its espeak-ng stand-in speaks.
     func naturalStandIn(for name: String) -> VoiceID? {
-        guard let offline = Self.offlineVoices[name], let sound = VoiceSound.of(VoiceID(provider: "espeak", voice: offline)) else { return nil }
-        let natural = VoiceEngine.piper.defaultVoices(in: registry).filter {
-            BuiltInProvider(rawValue: $0.provider)?.isNatural == true && VoiceSound.of($0) == sound
+        Self.naturalStandIns(
+            natural: VoiceEngine.piper.defaultVoices(in: registry).filter { BuiltInProvider(rawValue: $0.provider)?.isNatural == true })[name]
+    }
+
+    /// Every OpenAI name's natural stand-in among `natural` (natural default voices, in order), each voice given to one
+    /// name only: first the names with a Kokoro voice of their name and sound, as Kokoro-FastAPI maps them (`nova` →
+    /// `af_nova`, `fable` → `bm_fable`); then the others in `standInOrder`, each the first free voice of its sound (a
+    /// name's sound is its espeak-ng stand-in's, `VoiceSound.of`). Names left over keep their espeak-ng stand-ins.
+    static func naturalStandIns(natural: [VoiceID]) -> [String: VoiceID] {
+        func sound(of name: String) -> VoiceSound? { offlineVoices[name].flatMap { VoiceSound.of(VoiceID(provider: "espeak", voice: $0)) } }
+        var result: [String: VoiceID] = [:]
+        var taken = Set<VoiceID>()
+        for name in standInOrder {
+            let named = natural.first {
+                $0.provider == BuiltInProvider.kokoro.rawValue && !$0.voice.contains("+") && $0.voice.hasSuffix("_" + name)
+                    && VoiceSound.of($0) == sound(of: name)
+            }
+            if let named, !taken.contains(named) {
+                result[name] = named
+                taken.insert(named)
+            }
         }
-        if let named = natural.first(where: {
-            $0.provider == BuiltInProvider.kokoro.rawValue && !$0.voice.contains("+") && $0.voice.hasSuffix("_" + name)
-        }) {
-            return named
+        for name in standInOrder where result[name] == nil {
+            guard let voice = natural.first(where: { !taken.contains($0) && VoiceSound.of($0) == sound(of: name) }) else { continue }
+            result[name] = voice
+            taken.insert(voice)
         }
-        let sameSound = Self.standInOrder.filter { Self.offlineVoices[$0].flatMap { VoiceSound.of(VoiceID(provider: "espeak", voice: $0)) } == sound }
-        guard let place = sameSound.firstIndex(of: name), place < natural.count else { return nil }
-        return natural[place]
+        return result
     }
 
     /// The samples of a 16-bit PCM WAV file (`response_format: "pcm"`: raw little-endian 16-bit).

@@ -18,8 +18,9 @@ enum RenderIdentity {
     /// setting of `RenderOptions.identity`, where 2 had a list of its own that missed MP3 quality, fades, the
     /// true-peak ceiling and the trimmer; 4: recorded messages get words, and the transcription model is part of it;
     /// 5: the offline voices' text is normalized before synthesis, a voice's consecutive messages carry context;
-    /// 6: emoji joiners and variation selectors are no words in the timeline, IPA pronunciations reach the engines).
-    static let engineVersion = 6
+    /// 6: emoji joiners and variation selectors are no words in the timeline, IPA pronunciations reach the engines;
+    /// 7: a conversation's language is the phonemes' language for Kokoro's voices, and voices' notes are warnings).
+    static let engineVersion = 7
 
     /// - Parameter transcription: the model that hears the recorded messages (`nil`: none is heard).
     static func id(

@@ -244,10 +244,12 @@ public struct Conversation: Sendable {
             audioFields: audioFields, name: name,
             intro: try bookend(request.intro, "intro"), outro: try bookend(request.outro, "outro"))
         conversation.transcribe = request.transcribe ?? true
-        for (speaker, traits) in request.speakers ?? [:] {
+        for (speaker, traits) in (request.speakers ?? [:]).sorted(by: { $0.key < $1.key }) {
             guard let sounds = traits.sounds else { continue }
             guard let sound = VoiceSound(rawValue: sounds.lowercased()) else {
-                throw AudioError(.invalidConversation, subject: "speakers.\(speaker).sounds", reason: "must be \"female\" or \"male\"")
+                throw AudioError(
+                    .invalidConversation, subject: "speakers.\(speaker).sounds",
+                    reason: "\"\(sounds.prefix(40))\" is not \"female\" or \"male\"")
             }
             conversation.speakerSounds[speaker] = sound
         }

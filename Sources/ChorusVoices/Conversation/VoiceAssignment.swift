@@ -3,8 +3,9 @@ public import Foundation
 /// Which voice speaks each message that needs one.
 ///
 /// A message's own `voice` wins over the conversation's `voices` map. Speakers with neither get default voices in
-/// order of first appearance, each a voice no other speaker of the conversation has while one is left, so different
-/// speakers sound different and re-renders sound the same. What a default voice sounds like (`VoiceSound.of`) is
+/// order of first appearance (a spoken intro's speaker first), each a voice the conversation does not name (in
+/// `voices` or a message, with any settings) and no other speaker has while one is left, so different speakers sound
+/// different and re-renders sound the same. What a default voice sounds like (`VoiceSound.of`) is
 /// matched to the speaker:
 /// - a speaker the conversation says sounds female or male (`"speakers": {"Mom": {"sounds": "female"}}`), or whose
 ///   name says so (`VoiceSound(speakerName:)`: Mom, Grandma, Dad, Uncle Bob), gets the first free default that sounds
@@ -22,10 +23,12 @@ enum VoiceAssignment {
         let sounds = defaults.map(VoiceSound.of)
         let natural = defaults.map { BuiltInProvider(rawValue: $0.provider)?.isNatural == true }
         var assigned: [String: VoiceID] = [:]
-        var taken = Set(conversation.voices.values).union(all.compactMap(\.voice))
+        // A voice is taken with any settings (`kokoro:jf_alpha?speed=1.1` takes `kokoro:jf_alpha`).
+        func plain(_ voice: VoiceID) -> String { "\(voice.provider):\(voice.voice.prefix { $0 != "?" })" }
+        var taken = Set((Array(conversation.voices.values) + all.compactMap(\.voice)).map(plain))
         var unhinted = 0
         var shared: [VoiceSound: Int] = [:]
-        func first(_ fits: (Int) -> Bool) -> Int? { defaults.indices.first { !taken.contains(defaults[$0]) && fits($0) } }
+        func first(_ fits: (Int) -> Bool) -> Int? { defaults.indices.first { !taken.contains(plain(defaults[$0])) && fits($0) } }
         return all.map { message in
             guard message.needsSynthesis else { return nil }
             if let own = message.voice { return own }
@@ -46,7 +49,7 @@ enum VoiceAssignment {
                 voice = defaults[cycle[shared[wanted, default: 0] % cycle.count]]
                 shared[wanted, default: 0] += 1
             }
-            taken.insert(voice)
+            taken.insert(plain(voice))
             assigned[message.speaker] = voice
             return voice
         }

@@ -18,8 +18,9 @@ public enum VoiceSound: String, Sendable, CaseIterable {
         }
     }
 
-    /// What a speaker's name says they sound like: a word of it that names a woman's or a man's part in a family
-    /// (`Mom`, `Grandma`, `Aunt Sue`, `Dad`, `Uncle Bob`, `Mr Lee`), `nil` when it has none or words of both.
+    /// What a speaker's name says they sound like: a word of it that names a woman's or a man's part in a family, or a
+    /// title (`Mom`, `Grandma`, `Aunt Sue`, `Mrs Lee`, `Dad`, `Uncle Bob`, `Mr Lee`); `nil` when it has none or words of
+    /// both.
     public init?(speakerName name: String) {
         let words = Set(name.lowercased().split { !$0.isLetter }.map(String.init))
         let female = !words.isDisjoint(with: Self.femaleWords)
@@ -28,17 +29,15 @@ public enum VoiceSound: String, Sendable, CaseIterable {
         self = female ? .female : .male
     }
 
-    /// Words of a speaker's name that say she is a woman or a girl.
+    /// Words of a speaker's name that say she is a woman: family words and titles.
     static let femaleWords: Set<String> = [
         "mom", "mum", "mommy", "mummy", "mother", "mama", "mamma", "momma", "grandma", "grandmom", "grandmother", "granny",
-        "gran", "nana", "nanna", "aunt", "auntie", "aunty", "sister", "sis", "wife", "daughter", "niece", "girl", "lady",
-        "woman", "mrs", "ms", "miss", "madam", "queen", "princess", "stepmom", "stepmum", "godmother", "grandaughter",
-        "granddaughter",
+        "gran", "nana", "nanna", "aunt", "auntie", "aunty", "sister", "sis", "wife", "daughter", "niece", "granddaughter",
+        "stepmom", "stepmum", "godmother", "mrs", "ms", "miss", "madam",
     ]
-    /// Words of a speaker's name that say he is a man or a boy.
+    /// Words of a speaker's name that say he is a man: family words and titles.
     static let maleWords: Set<String> = [
-        "dad", "daddy", "father", "papa", "pop", "pops", "grandpa", "granddad", "grandad", "grandfather", "gramps",
-        "grampa", "uncle", "brother", "bro", "husband", "son", "nephew", "boy", "man", "mr", "sir", "king", "prince",
-        "stepdad", "godfather", "grandson",
+        "dad", "daddy", "father", "papa", "grandpa", "granddad", "grandad", "grandfather", "gramps", "grampa", "uncle",
+        "brother", "bro", "husband", "son", "nephew", "grandson", "stepdad", "godfather", "mr", "sir",
     ]
 }

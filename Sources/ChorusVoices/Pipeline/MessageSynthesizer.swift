@@ -130,9 +130,9 @@ final class MessageSynthesizer: Sendable {
     /// `utterance` spoken: its segments' chunks obtained (from the cache or the provider), then put together.
     private func speak(_ utterance: Utterance, fresh: Bool, progress: JobProgress) async throws -> SourcedMessage {
         let voice = utterance.voice
-        let settings = utterance.settings
         let neighbors = utterance.neighbors
         let provider = try registry.provider(for: voice)
+        let settings = utterance.reading.statedLanguage.map { provider.settings(utterance.settings, forTextIn: $0) } ?? utterance.settings
         let segments = try Self.segments(of: utterance, provider: provider)
         let chunks = segments.flatMap { segment -> [(text: String, rate: Double?, pronunciations: [Pronunciation])] in
             if case .speech(let form, let chunks, let rate) = segment { chunks.map { ($0, rate, form.pronunciations(in: $0)) } } else { [] }

@@ -78,7 +78,7 @@ struct RenderPipeline: Sendable {
         emit: @escaping @Sendable (RenderEvent) -> Void
     ) async throws {
         let processingWindow = options.jobs + 1
-        let language = conversation.textReading.language == TextReading.defaultLanguage ? nil : conversation.textReading.primaryLanguage
+        let language = conversation.textReading.statedLanguage.map { _ in conversation.textReading.primaryLanguage }
         let setting = RenderStitching.Setting(
             chorus: chorus, conversation: conversation, voices: voices, session: session, progress: progress, emit: emit,
             listening: listening, together: listening && chorus.listener.hearsTogether, processingWindow: processingWindow,

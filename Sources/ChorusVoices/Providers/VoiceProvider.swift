@@ -124,6 +124,10 @@ public protocol VoiceProvider: Sendable {
     /// through its own knob (Piper's `length_scale`, espeak-ng's and Flite's `?rate=`, OpenAI's `speed`, ElevenLabs'
     /// `speed` within its 0.7–1.2); by default unchanged.
     func adjusting(rate: Double, voice: String, settings: [String: JSONValue]) -> (voice: String, settings: [String: JSONValue])
+    /// `settings` for text written in `language` (a conversation's `"language"` when it says one, a tag such as `es` or
+    /// `en-GB`): a provider whose voices read text in whichever language they are told (Kokoro) is told this one where
+    /// its settings say none; by default unchanged.
+    func settings(_ settings: [String: JSONValue], forTextIn language: String) -> [String: JSONValue]
     /// For a provider whose engine takes phonemes inline (espeak-ng's `[[…]]`, Piper): how `voice` (the provider's own
     /// voice id) is given a word's IPA (`IPA.validated`) in its text, or `nil` for an IPA it cannot say; `nil` (the
     /// default) when it takes none — the word is then said through its alias, or as written.
@@ -144,6 +148,8 @@ extension VoiceProvider {
     public func adjusting(rate: Double, voice: String, settings: [String: JSONValue]) -> (voice: String, settings: [String: JSONValue]) {
         (voice, settings)
     }
+
+    public func settings(_ settings: [String: JSONValue], forTextIn language: String) -> [String: JSONValue] { settings }
 
     /// `voice` (`name?key=value&…`) with its query's `key` set to `value` (the other parameters kept in order).
     static func voice(_ voice: String, setting key: String, to value: String) -> String {

@@ -33,12 +33,12 @@ struct VoiceAssignmentTests {
             "kokoro:af_bella": .female, "kokoro:bm_george?speed=1.2": .male, "kokoro:jf_alpha(1)+jm_kumo(3)": .male,
             "kokoro:jf_alpha+jm_kumo": nil, "kokoro:custom": nil, "piper:en_US-joe-medium": .male, "piper:en_GB-alba-medium": .female,
             "piper:mine": nil, "flite:slt?rate=1.08": .female, "flite:kal16?pitch=1.2": .male, "espeak:en-us+f3?pitch=72": .female,
-            "espeak:en+m1": .male, "espeak:en-us": nil, "openai:nova": nil,
+            "espeak:en+m1": .male, "espeak:en-us": nil, "espeak:en-us+fast": nil, "openai:nova": nil,
         ]
         for (voice, sounds) in expected { #expect(VoiceSound.of(VoiceID(voice)!) == sounds, "\(voice)") }
         let names: [String: VoiceSound?] = [
             "Mom": .female, "Grandma": .female, "Aunt Sue": .female, "Mrs. Lee": .female, "Dad": .male, "Uncle Bob": .male,
-            "grandpa joe": .male, "Mom and Dad": nil, "Momo": nil, "Maya": nil, "Sam": nil,
+            "grandpa joe": .male, "Mom and Dad": nil, "Momo": nil, "Maya": nil, "Sam": nil, "Billie Jean King": nil,
         ]
         for (name, sounds) in names { #expect(VoiceSound(speakerName: name) == sounds, "\(name)") }
     }
@@ -80,7 +80,24 @@ struct VoiceAssignmentTests {
             try voices(#"{"messages": [\#(messages("Mom", "Dad", "Aunt May", "Uncle Al", "Sis"))]}"#, defaults: two) == [
                 "kokoro:jf_alpha", "kokoro:jm_kumo", "kokoro:jf_alpha", "kokoro:jm_kumo", "kokoro:jf_alpha",
             ])
-        #expect(try voices(#"{"messages": [\#(messages("Mom", "Dad"))]}"#) == voices(#"{"messages": [\#(messages("Mom", "Dad"))]}"#))
+        // A voice named with settings takes the voice: Ann does not get kokoro:jf_alpha at another speed.
+        #expect(
+            try voices(#"{"voices": {"Eve": "kokoro:jf_alpha?speed=1.1"}, "messages": [\#(messages("Eve", "Ann"))]}"#) == [
+                "kokoro:jf_alpha?speed=1.1", "kokoro:jf_nezumi",
+            ])
+    }
+
+    @Test("a spoken intro's speaker appears first; a recorded message gets no voice; a hint on a speaker with a voice is not counted")
+    func order() throws {
+        let chat = try voices(
+            #"""
+            {"intro": {"speaker": "Host", "text": "Welcome."}, "outro": {"audio": "bye.wav"},
+             "speakers": {"Eve": {"sounds": "male"}}, "voices": {"Eve": "flite:slt"},
+             "messages": [{"speaker": "Rec", "audio": "r.wav"}, \#(messages("Eve", "Rec", "Ann"))]}
+            """#)
+        // Host is the first speaker without a hint (female), Rec the second (male: its recorded message had no voice),
+        // Ann the third (female); Eve keeps her voice and does not move the alternation.
+        #expect(chat == ["kokoro:jf_alpha", "-", "flite:slt", "kokoro:jm_kumo", "kokoro:jf_nezumi", "-"])
     }
 
     @Test("a hint that is not female or male is refused, naming the speaker")
@@ -88,8 +105,12 @@ struct VoiceAssignmentTests {
         let error = #expect(throws: AudioError.self) {
             try parse(#"{"speakers": {"Mom": {"sounds": "robot"}}, "messages": [\#(messages("Mom"))]}"#)
         }
-        #expect(error?.description.contains(#"speakers.Mom.sounds: must be "female" or "male""#) == true, "\(String(describing: error))")
+        #expect(error?.description.contains(#"speakers.Mom.sounds: "robot" is not "female" or "male""#) == true, "\(String(describing: error))")
         let notObject = #expect(throws: AudioError.self) { try parse(#"{"speakers": {"Mom": "female"}, "messages": [\#(messages("Mom"))]}"#) }
-        #expect(notObject?.description.contains("speakers.Mom") == true, "\(String(describing: notObject))")
+        #expect(notObject?.description.contains("speakers.Mom: must be an object") == true, "\(String(describing: notObject))")
+        let misspelt = #expect(throws: AudioError.self) {
+            try parse(#"{"speakers": {"Mom": {"sound": "female"}}, "messages": [\#(messages("Mom"))]}"#)
+        }
+        #expect(misspelt?.description.contains("speakers.Mom.sound: unknown field (known: sounds)") == true, "\(String(describing: misspelt))")
     }
 }

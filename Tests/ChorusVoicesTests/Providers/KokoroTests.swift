@@ -94,12 +94,37 @@ struct KokoroTests {
         #expect(synthesizer.tokens(of: spanish).dropped.isEmpty, "espeak-ng's Spanish phonemes are all in the vocabulary")
     }
 
+    @Test("a conversation's language is the phonemes' language for Kokoro's voices, unless the settings say another")
+    func conversationLanguage() async throws {
+        let directory = try TemporaryDirectory()
+        let chorus = try Chorus(
+            configuration: Chorus.Configuration(registry: VoiceRegistry(providers: [KokoroProvider()]), cacheDirectory: directory.file("cache")))
+        func chat(_ fields: String) throws -> Conversation {
+            try Conversation.parse(
+                Data(
+                    #"{\#(fields) "normalize_text": false, "messages": [{"speaker": "Ana", "text": "Nos vemos mañana.", "voice": "kokoro:jf_alpha"}]}"#
+                        .utf8),
+                baseDirectory: directory.url, name: "chat.json")
+        }
+        let spanish = try await render(try chat(#""language": "es","#), with: chorus)
+        #expect(spanish.progress.cacheHits == 0)
+        // The same settings said another way: the same clip, from the cache.
+        let told = try await render(try chat(#""voice_settings": {"kokoro": {"language": "es"}},"#), with: chorus)
+        #expect(told.progress.cacheHits == 1)
+        // Settings that say another language win over the conversation's.
+        let english = try await render(try chat(#""language": "es", "voice_settings": {"kokoro": {"language": "en-us"}},"#), with: chorus)
+        let plain = try await render(try chat(""), with: chorus)
+        #expect(english.progress.cacheHits == 0 && plain.progress.cacheHits == 0)
+        let audio = try [spanish, english, plain].map { try AudioFileReader(data: try #require($0.result.audio), name: "wav").readAll().samples }
+        #expect(audio[0] != audio[2] && audio[1] == audio[2], "Spanish phonemes differ from English; en-us is what the voice reads by default")
+    }
+
     @Test("phonemes the vocabulary lacks are left out and said in the render's warnings, fresh and from the cache")
     func droppedSymbols() async throws {
         // Welsh's "ll" is ɬ, which Kokoro's vocabulary has not: three of them here.
         let voice = "jf_alpha?language=cy"
         let speech = try await KokoroProvider().synthesize(SynthesisRequest(voice: voice, text: "Llanelli a Llandudno.", outputFormat: "pcm"))
-        #expect(speech.notes == ["kokoro:\(voice) has no symbol for 3 of the text's phonemes (ɬ); they were left out"], "\(speech.notes)")
+        #expect(speech.notes == ["kokoro:jf_alpha has no symbol for 3 of the text's phonemes (ɬ); they were left out"], "\(speech.notes)")
         #expect(try await KokoroProvider().synthesize(SynthesisRequest(voice: "jf_alpha", text: "All here.", outputFormat: "pcm")).notes.isEmpty)
         let directory = try TemporaryDirectory()
         let chorus = try Chorus(

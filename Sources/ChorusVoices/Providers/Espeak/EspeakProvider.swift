@@ -29,14 +29,11 @@ public struct EspeakProvider: VoiceProvider {
         "en-us+f1?pitch=50&rate=175",
     ]
 
-    /// What voice `spec` sounds like by its variant (`en-us+f3`: female, `en+m1`: male); `nil` without one.
+    /// What voice `spec` sounds like by its variant (`en-us+f3`: female, `en+m1`: male); `nil` without one of those.
     static func sounds(of spec: String) -> VoiceSound? {
-        let variant = spec.prefix { $0 != "?" }.split(separator: "+", maxSplits: 1).dropFirst().first
-        switch variant?.lowercased().first {
-        case "f"?: return .female
-        case "m"?: return .male
-        default: return nil
-        }
+        let variant = Array(spec.prefix { $0 != "?" }.split(separator: "+", maxSplits: 1).dropFirst().first?.lowercased() ?? "")
+        guard variant.count >= 2, variant.dropFirst().allSatisfy(\.isNumber) else { return nil }
+        return variant[0] == "f" ? .female : variant[0] == "m" ? .male : nil
     }
 
     public func voices() async throws -> [VoiceInfo] {

@@ -7,7 +7,8 @@ public import Foundation
 /// Voice ids are the voices' names, or blends as Kokoro-FastAPI writes them: `kokoro:jf_alpha`,
 /// `kokoro:jf_alpha+jf_nezumi` (equal parts), `kokoro:jf_alpha(2)+jm_kumo(1)` (weighted, normalized). Settings, in
 /// the voice's query or `voice_settings.kokoro` (the query wins): `speed` (0.5–2, 1 unless told) and `language`
-/// (the espeak-ng voice the text is phonemized with; by default the one the voice's name says, `KokoroVoices.kind`).
+/// (the espeak-ng voice the text is phonemized with; by default the conversation's `"language"` when it says one,
+/// else the one the voice's name says, `KokoroVoices.kind`).
 /// Text becomes IPA phonemes through libespeak-ng (as for Piper: one owner of phonemization), English written in the
 /// symbols Kokoro was trained on (`KokoroSynthesizer.trainedSymbols`) and mapped through the model's vocabulary
 /// (symbols it lacks are left out); each sentence is one call (cut at a space if it has more
@@ -83,6 +84,15 @@ public struct KokoroProvider: VoiceProvider {
         return (Self.voice(voice, setting: "speed", to: String(speed)), settings)
     }
 
+    /// The conversation's language as espeak-ng's voice for the phonemes — its language and region (`es`, `en-gb` for
+    /// `en-GB-oxendict`) — unless `settings` name one (a voice's own `?language=` still wins over both).
+    public func settings(_ settings: [String: JSONValue], forTextIn language: String) -> [String: JSONValue] {
+        guard settings["language"] == nil else { return settings }
+        var result = settings
+        result["language"] = .string(language.lowercased().split(separator: "-").prefix(2).joined(separator: "-"))
+        return result
+    }
+
     /// IPA between `[[` and `]]`: spliced into the phonemes espeak-ng gives the rest of the text.
     public func phonemeMarkup(voice: String) -> (@Sendable (String) -> String?)? { { ipa in IPA.open + ipa + IPA.close } }
 
@@ -152,6 +162,7 @@ public struct KokoroProvider: VoiceProvider {
         let words = SpokenPhonemes.words(of: request.text, clauses: clauses, spoken: parts, known: known, rate: KokoroModel.sampleRate)
         return SynthesizedSpeech(
             audio: .pcm(audio), words: words,
-            notes: SpokenPhonemes.droppedNote(sentences.flatMap { synthesizer.tokens(of: $0).dropped }, voice: "\(id):\(request.voice)"))
+            notes: SpokenPhonemes.droppedNote(
+                sentences.flatMap { synthesizer.tokens(of: $0).dropped }, voice: "\(id):\(request.voice.prefix { $0 != "?" })"))
     }
 }

@@ -22,6 +22,9 @@ public struct TextReading: Sendable, Equatable {
         self.emoji = emoji
     }
 
+    /// The language the conversation says its text is in, `nil` when it says none (the default).
+    public var statedLanguage: String? { language == Self.defaultLanguage ? nil : language }
+
     /// The language's primary subtag, lowercased (`en-GB` → `en`).
     public var primaryLanguage: String { String(language.split(separator: "-").first ?? "").lowercased() }
 
