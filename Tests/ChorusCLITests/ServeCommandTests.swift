@@ -306,8 +306,10 @@ struct ServeCommandTests {
     }
 }
 
-/// Two `chorus serve` processes sharing one PostgreSQL (a real server) and one storage folder, with a 3 s lease: the
-/// instance running a render dies (`kill -9`) or stalls (`SIGSTOP`) past its lease, and the other completes it.
+/// Two `chorus serve` processes sharing one PostgreSQL (a real server) and one storage folder, with a 6 s lease: the
+/// instance running a render dies (`kill -9`) or stalls (`SIGSTOP`) past its lease, and the other completes it. (A
+/// 3 s lease was taken over once too often under the whole suite's load — an instance's renewal stalled 3.3 s by other
+/// tests' processes, which is the lease doing its job, not what these tests are about.)
 @Suite("chorus serve: jobs taken over", .serialized, .enabled("needs PostgreSQL (apt-get install postgresql)") { await PostgresTestServer.shouldRun })
 struct TakeoverTests {
     static let key = "takeover-test-key-0123456789"
@@ -328,7 +330,7 @@ struct TakeoverTests {
         let process = try await ServeCommandTests.launch(
             [
                 "--port", String(port), "--data-dir", directory.appendingPathComponent(name).path,
-                "--concurrency", "1", "--workers", "1", "--lease", "3s", "--rate-limit", "0",
+                "--concurrency", "1", "--workers", "1", "--lease", "6s", "--rate-limit", "0",
                 "--storage", directory.appendingPathComponent("shared").path, "--database", database,
             ],
             environment: environment, port: port, log: log)
@@ -399,10 +401,10 @@ struct TakeoverTests {
             if result.b.process.isRunning { result.b.process.terminate() }
             try? FileManager.default.removeItem(at: result.directory)
         }
-        // Not before the lease (3 s) ran out; then within the render's own time (6 s) and a claim poll, with slack for
+        // Not before the lease (6 s) ran out; then within the render's own time (6 s) and a claim poll, with slack for
         // a loaded machine: under AddressSanitizer, beside the other CLI tests' processes (some load the Piper voice
         // and the Whisper model), the instance taking over once needed 38 s.
-        #expect(result.seconds > 2.5 && result.seconds < 90, "taken over after \(result.seconds) s")
+        #expect(result.seconds > 5.5 && result.seconds < 90, "taken over after \(result.seconds) s")
         let row = try await result.server.psql(result.url, "SELECT status || ':' || attempts FROM chorus_renders WHERE id = '\(result.id)'")
         #expect(
             row == "done:2",

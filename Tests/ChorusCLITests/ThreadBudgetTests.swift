@@ -94,7 +94,7 @@ struct ThreadBudgetTests {
             return (samples.map(\.count).max() ?? 0, pools, strangers, history)
         }
 
-        // Three renders at once (Piper and Flite by default, one speaker by espeak-ng, one by Kokoro; half a minute each,
+        // Three renders at once (a speaker each by Piper, Flite, Kokoro and espeak-ng; half a minute each,
         // so MP3 is encoded in pieces), then the first render's audio transcribed twice at once, twice over.
         let lines = [
             "Heads up, everyone. Coach just texted: soccer practice moved to half past four today.",
@@ -107,7 +107,8 @@ struct ThreadBudgetTests {
             let messages = (0..<8).map { turn in
                 ["speaker": ["Dad", "Mom", "Grandma", "Maya"][turn % 4], "text": "\(lines[turn % 4]) Render \(index), turn \(turn)."]
             }
-            let request: [String: Any] = ["messages": messages, "voices": ["Maya": "espeak:en-us", "Grandma": "kokoro:jf_alpha"], "format": "mp3"]
+            let voices = ["Dad": "piper:\(PiperVoice.defaultName)", "Mom": "flite:slt", "Grandma": "kokoro:jf_alpha", "Maya": "espeak:en-us"]
+            let request: [String: Any] = ["messages": messages, "voices": voices, "format": "mp3"]
             let json = String(decoding: try JSONSerialization.data(withJSONObject: request), as: UTF8.self)
             let response = try #require(await ServeCommandTests.post("\(base)/v1/renders", key: ServeCommandTests.serveKey, json: json, async: true))
             try #require(response.status == 202, "\(String(decoding: response.body, as: UTF8.self))")
