@@ -224,12 +224,17 @@ final class RenderStore: Sendable {
         return existed || !removed.isEmpty
     }
 
-    /// Deletes expired renders (not the folder of one being made again: `isActive`); returns their ids.
+    /// Deletes expired renders; returns their ids. One that `isActive` still holds (finishing, or being made again under
+    /// its id) is left for a later sweep: deleting its record now would leave its folder behind for good.
     func sweep(now: Double = Date().timeIntervalSince1970, isActive: (@Sendable (String) async -> Bool)? = nil) async throws -> [String] {
         try await changes.run {
-            let expired = self.index.withLock { $0.filter { $0.value.expiresAt <= now }.map(\.key) }
-            for id in expired { _ = try await self.removeSerially(id, expiredBy: now, isActive: isActive) }
-            return expired
+            var swept: [String] = []
+            for id in self.index.withLock({ $0.filter { $0.value.expiresAt <= now }.map(\.key) }) {
+                if let isActive, await isActive(id) { continue }
+                _ = try await self.removeSerially(id, expiredBy: now, isActive: isActive)
+                swept.append(id)
+            }
+            return swept
         }
     }
 

@@ -141,6 +141,9 @@ struct ServiceLoadTests {
             let manifest = try await client.call(.post, "/v1/renders", json: textRequest(["Short lived."])).decode(RenderManifest.self)
             let clip = try await client.call(.post, "/v1/clips", body: try await ClipAndVoiceRouteTests.voiceNote(seconds: 1)).decode(ClipInfo.self)
             try await Task.sleep(nanoseconds: 1_200_000_000)
+            // The answer comes before the render leaves the scheduler; a render it still holds is swept later (under
+            // ThreadSanitizer that took over a second here once, and the folder was kept: the failure that showed it).
+            for _ in 0..<600 where await server.state.scheduler.find(manifest.id) != nil { try await Task.sleep(nanoseconds: 50_000_000) }
             await RetentionSweeper(state: server.state).sweep()
             #expect(try await client.call(.get, "/v1/renders/\(manifest.id)").status == .notFound)
             let folders = try FileManager.default.contentsOfDirectory(
