@@ -133,11 +133,18 @@ final class OutputTensor: TensorValue, @unchecked Sendable {
     /// How many elements it holds.
     var count: Int { shape.reduce(1, *) }
 
-    /// Its elements as floats (empty unless it holds floats); valid while this lives.
-    var floats: UnsafeBufferPointer<Float> {
-        guard element == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, let data else { return UnsafeBufferPointer(start: nil, count: 0) }
-        return UnsafeBufferPointer(start: data.assumingMemoryBound(to: Float.self), count: count)
+    /// `body` given its elements as floats (empty unless it holds floats). The runtime's memory is freed with this, so
+    /// it is read only inside `body`, while this is kept alive (a pointer kept past the last use of this reads freed
+    /// memory: the runtime's allocator hands it to the next run).
+    func withFloats<Result>(_ body: (UnsafeBufferPointer<Float>) throws -> Result) rethrows -> Result {
+        try withExtendedLifetime(self) {
+            guard element == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, let data else { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
+            return try body(UnsafeBufferPointer(start: data.assumingMemoryBound(to: Float.self), count: count))
+        }
     }
+
+    /// Its elements as floats, copied (empty unless it holds floats).
+    var floatArray: [Float] { withFloats { Array($0) } }
 
     /// Its elements as 64-bit integers (empty unless it holds them); valid while this lives.
     var integers: UnsafeBufferPointer<Int64> {

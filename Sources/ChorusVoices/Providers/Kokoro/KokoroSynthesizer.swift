@@ -19,7 +19,8 @@ final class KokoroSynthesizer: Sendable {
         } catch {
             throw KokoroModel.broken("\(model.model.path): cannot be read")
         }
-        session = try InferenceSession(file: model.model, bytes: bytes, threads: .own(1), provider: BuiltInProvider.kokoro.rawValue)
+        session = try InferenceSession(
+            file: model.model, bytes: bytes, threads: .own(1), provider: BuiltInProvider.kokoro.rawValue, flushingDenormals: true)
         try session.expect(
             inputs: [.int64("tokens", [1, -1]), .float("style", [1, KokoroModel.styleWidth]), .float("speed", [1])],
             outputs: [.float("audio", [-1]), .float("durations", [-1])])
@@ -75,7 +76,7 @@ final class KokoroSynthesizer: Sendable {
                 ("style", try Tensor(shape: [1, KokoroModel.styleWidth], values: style.row(forTokens: ids.count))),
                 ("speed", try Tensor(shape: [1], values: [Float(speed)])),
             ], outputs: ["audio", "durations"])
-        return try Self.split(samples: Array(outputs[0].floats), frames: Array(outputs[1].floats), scalars: scalars, model: model)
+        return try Self.split(samples: outputs[0].floatArray, frames: outputs[1].floatArray, scalars: scalars, model: model)
     }
 
     /// The samples and each token's frames (the start pad, each phoneme, the end pad) taken apart.

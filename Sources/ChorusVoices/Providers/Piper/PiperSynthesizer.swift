@@ -53,7 +53,7 @@ final class PiperSynthesizer: @unchecked Sendable {
         ]
         if voice.speakers > 1 { feeds.append(("sid", try Tensor(shape: [1], values: [Int64(speaker)]))) }
         let outputs = try session.run(feeds, outputs: ["output", "durations"])
-        return try Self.split(samples: Array(outputs[0].floats), frames: Array(outputs[1].floats), known: Array(known), voice: voice)
+        return try Self.split(samples: outputs[0].floatArray, frames: outputs[1].floatArray, known: Array(known), voice: voice)
     }
 
     /// The samples and the frames of each phoneme id (start, pad, each known phoneme and its pad, end) taken apart:

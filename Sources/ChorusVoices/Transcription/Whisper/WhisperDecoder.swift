@@ -215,7 +215,7 @@ final class WhisperDecoder: @unchecked Sendable {
                     throw VoiceError(
                         .unavailable, provider: "whisper", message: "the encoder gave outputs of shape \(output.shape) and \(tensor.shape)")
                 }
-                (tensor.elements.baseAddress! + index * size).update(from: output.floats.baseAddress!, count: size)
+                output.withFloats { (tensor.elements.baseAddress! + index * size).update(from: $0.baseAddress!, count: size) }
             }
         }
         let alone = try windows.indices.map { index in try together.map { try $0.item(index) as any TensorValue } }
@@ -356,32 +356,34 @@ final class WhisperDecoder: @unchecked Sendable {
         let layers = d.n_text_layer
         let capacity = self.capacity
         for (part, new) in [out[1], out[2]].enumerated() {
-            let source = new.floats
-            guard source.count == layers * count * n * state else {
-                throw VoiceError(
-                    .unavailable, provider: "whisper", message: "the decoder gave \(source.count) cached values for \(count) × \(n) tokens")
-            }
-            // new_k and new_v: (layers, windows, tokens, state); the cache: (windows, capacity, state) per layer.
-            for layer in 0..<layers {
-                for window in 0..<count {
-                    (cache[part * layers + layer].elements.baseAddress! + (window * capacity + offset) * state)
-                        .update(from: source.baseAddress! + ((layer * count + window) * n) * state, count: n * state)
+            try new.withFloats { source in
+                guard source.count == layers * count * n * state else {
+                    throw VoiceError(
+                        .unavailable, provider: "whisper", message: "the decoder gave \(source.count) cached values for \(count) × \(n) tokens")
+                }
+                // new_k and new_v: (layers, windows, tokens, state); the cache: (windows, capacity, state) per layer.
+                for layer in 0..<layers {
+                    for window in 0..<count {
+                        (cache[part * layers + layer].elements.baseAddress! + (window * capacity + offset) * state)
+                            .update(from: source.baseAddress! + ((layer * count + window) * n) * state, count: n * state)
+                    }
                 }
             }
         }
         let heads = d.alignment_heads.count
-        let weights = out[3].floats
         let vocabulary = d.n_vocab
         let frames = out[3].shape.last ?? 0
-        guard weights.count == count * heads * n * frames, out[0].count == count * vocabulary else {
+        guard out[3].count == count * heads * n * frames, out[0].count == count * vocabulary else {
             throw VoiceError(.unavailable, provider: "whisper", message: "the decoder gave outputs of shapes \(out[0].shape) and \(out[3].shape)")
         }
-        let logits = (0..<count).map { Array(out[0].floats[($0 * vocabulary)..<(($0 + 1) * vocabulary)]) }
+        let logits = out[0].withFloats { all in (0..<count).map { Array(all[($0 * vocabulary)..<(($0 + 1) * vocabulary)]) } }
         let size = n * frames
         let alignment =
             n > 1
-            ? (0..<count).map { window in
-                (0..<heads).map { head in Array(weights[((window * heads + head) * size)..<((window * heads + head + 1) * size)]) }
+            ? out[3].withFloats { weights in
+                (0..<count).map { window in
+                    (0..<heads).map { head in Array(weights[((window * heads + head) * size)..<((window * heads + head + 1) * size)]) }
+                }
             } : []
         return (logits, alignment)
     }
