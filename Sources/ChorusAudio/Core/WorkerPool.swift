@@ -2,7 +2,8 @@ import Foundation
 
 /// A fixed set of threads for CPU-heavy audio work (decode, normalize, encode), so it never runs
 /// on Swift's cooperative pool or an event loop, where it would starve the server and HTTP
-/// clients' deadlines. Callers are bounded by their own windows; the queue is FIFO.
+/// clients' deadlines. Callers are bounded by their own windows; the queue is FIFO, but for urgent jobs (what a
+/// listener is waiting for), which go before every job not urgent.
 ///
 /// ```swift
 /// let pool = WorkerPool(threads: 2)
@@ -34,14 +35,14 @@ package final class WorkerPool: Sendable {
 
     deinit { queue.stop() }
 
-    /// Runs `body` on a pool thread and returns its result. A task cancelled before its turn comes
-    /// throws `CancellationError` without running `body`.
-    package func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    /// Runs `body` on a pool thread and returns its result; `urgent`, before the jobs waiting that are not. A task
+    /// cancelled before its turn comes throws `CancellationError` without running `body`.
+    package func run<T: Sendable>(urgent: Bool = false, _ body: @escaping @Sendable () throws -> T) async throws -> T {
         try Task.checkCancellation()
         let cancelled = CancelFlag()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-                queue.enqueue {
+                queue.enqueue(urgent: urgent) {
                     if cancelled.isSet {
                         continuation.resume(throwing: CancellationError())
                     } else {
@@ -65,9 +66,10 @@ final class CancelFlag: Sendable {
     func set() { flag.withLock { $0 = true } }
 }
 
-/// The FIFO behind `WorkerPool`.
+/// The FIFO behind `WorkerPool`, and the urgent jobs' FIFO before it.
 private final class JobQueue: @unchecked Sendable {
     private let condition = NSCondition()
+    private var urgent: [() -> Void] = []
     private var jobs: [() -> Void] = []
     private var head = 0
     private var stopped = false
@@ -76,12 +78,12 @@ private final class JobQueue: @unchecked Sendable {
     var count: Int {
         condition.lock()
         defer { condition.unlock() }
-        return jobs.count - head
+        return urgent.count + jobs.count - head
     }
 
-    func enqueue(_ job: @escaping () -> Void) {
+    func enqueue(urgent isUrgent: Bool, _ job: @escaping () -> Void) {
         condition.lock()
-        jobs.append(job)
+        if isUrgent { urgent.append(job) } else { jobs.append(job) }
         condition.signal()
         condition.unlock()
     }
@@ -96,7 +98,13 @@ private final class JobQueue: @unchecked Sendable {
     func work() {
         while true {
             condition.lock()
-            while head == jobs.count && !stopped { condition.wait() }
+            while urgent.isEmpty && head == jobs.count && !stopped { condition.wait() }
+            if !urgent.isEmpty {
+                let job = urgent.removeFirst()  // a few at most: what listeners wait for
+                condition.unlock()
+                job()
+                continue
+            }
             if head == jobs.count {
                 condition.unlock()
                 return

@@ -62,7 +62,7 @@ struct SpeechController: Sendable {
             if let instructions = body.instructions { settings["instructions"] = .string(instructions) }
         }
         var render = RenderRequest(
-            messages: [.init(speaker: "Speaker", text: body.input, voice: voice.description)],
+            messages: Self.messages(body.input, voice: voice, local: registry.providers[voice.provider]?.isLocal == true),
             voiceSettings: settings.isEmpty ? nil : [voice.provider: .object(settings)],
             output: OutputSettings(format: format.rawValue, sampleRate: 24_000, channels: 1, chapters: false))
         render.lexicon = try await lexicons.inlined(body.lexicon, caller: context.caller?.id ?? "anonymous")
@@ -78,6 +78,28 @@ struct SpeechController: Sendable {
         let audio = try Data(contentsOf: try await catalog.localAudio(stored))
         if name == "pcm" { return HTTPSupport.bytes(try Self.pcm(fromWAV: audio), contentType: "audio/pcm") }
         return HTTPSupport.bytes(audio, contentType: format.mimeType)
+    }
+
+    /// The pauses after an opening clause spoken on its own (`messages`), milliseconds: about what a voice pauses after
+    /// a comma, and after a sentence (each piece keeps 25 ms of its own silence at either end, `SilenceTrimmer`).
+    static let clausePauseMilliseconds = 150
+    static let sentencePauseMilliseconds = 450
+
+    /// The input as the render's messages. A voice of this machine (`isLocal`) speaks its opening clause
+    /// (`TextChunker.firstClause`: "Running late," of "Running late, practice moved to four.") as a message of its own,
+    /// then the rest after the clause's pause, so a stream's first audio comes once a few words are spoken instead of
+    /// the whole input; streamed or not, the same request gives the same audio. A hosted voice (one request), text
+    /// with markup, or an opening of more than a dozen words is one message.
+    static func messages(_ input: String, voice: VoiceID, local: Bool) -> [RenderRequest.Message] {
+        guard local, let opening = TextChunker.firstClause(input) else {
+            return [.init(speaker: "Speaker", text: input, voice: voice.description)]
+        }
+        return [
+            .init(speaker: "Speaker", text: opening.first, voice: voice.description),
+            .init(
+                speaker: "Speaker", text: opening.rest, voice: voice.description,
+                gapMs: opening.endsSentence ? sentencePauseMilliseconds : clausePauseMilliseconds),
+        ]
     }
 
     /// A Chorus voice id as it is, or a bare OpenAI voice name: the OpenAI voice when a key is set, else its natural

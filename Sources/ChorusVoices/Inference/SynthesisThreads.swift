@@ -6,11 +6,13 @@ import ChorusAudio
 enum SynthesisThreads {
     static let pool = WorkerPool(threads: ThreadBudget().speech, name: "speech")
 
-    /// Each of `sentences` spoken by `speak` on these threads at once, in order.
+    /// Each of `sentences` spoken by `speak` on these threads at once, in order; before other speech waiting when the
+    /// calling task's priority is high (the message a render's audio waits for, `RenderStitching`).
     static func speak(_ sentences: [String], by speak: @escaping @Sendable (String) throws -> SpokenPhonemes) async throws -> [SpokenPhonemes] {
-        try await withThrowingTaskGroup(of: (Int, SpokenPhonemes).self) { group in
+        let urgent = Task.currentPriority >= .high
+        return try await withThrowingTaskGroup(of: (Int, SpokenPhonemes).self) { group in
             for (index, sentence) in sentences.enumerated() {
-                group.addTask { (index, try await pool.run { try speak(sentence) }) }
+                group.addTask { (index, try await pool.run(urgent: urgent) { try speak(sentence) }) }
             }
             var parts = [SpokenPhonemes?](repeating: nil, count: sentences.count)
             for try await (index, part) in group { parts[index] = part }

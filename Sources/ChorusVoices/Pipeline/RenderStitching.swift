@@ -91,7 +91,9 @@ struct RenderStitching {
             previous: index > 0 && voices[index - 1] == voices[index] ? messages[index - 1].visibleText : nil,
             next: index + 1 < messages.count && voices[index + 1] == voices[index] ? messages[index + 1].visibleText : nil)
         let voice = voices[index]
-        group.addTask {
+        // The message the audio waits for next is spoken before the ones sourced ahead (`SynthesisThreads`): a stream's
+        // first audio comes once its first message is spoken, not once every message in the window is.
+        group.addTask(priority: index == written ? .high : nil) {
             if let voice {
                 let result = try await synthesizer.synthesize(
                     index: index, message: message, voice: voice, in: conversation,

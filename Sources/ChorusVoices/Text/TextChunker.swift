@@ -29,6 +29,42 @@ public enum TextChunker {
         return pack(pieces, limit: limit)
     }
 
+    /// The words of `text` up to its first clause or sentence end (`,` `;` `:` or `.` `!` `?` `…` followed by
+    /// whitespace), and the rest, when both have words and the first has at most `mostWords`: what is spoken first when
+    /// a stream's first audio should come soon (`"Running late, practice moved to four."` → `"Running late,"` and
+    /// `"practice moved to four."`). `nil` for text with markup (SSML, `[pause:…]`, `[[IPA]]`: cut, it would not read),
+    /// and where a period may end an abbreviation (`Dr.`, `Mrs.`, `St.`: a capitalized word of four letters or fewer).
+    public static func firstClause(_ text: String, mostWords: Int = 12) -> (first: String, rest: String, endsSentence: Bool)? {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.contains(where: { "<>[]{}".contains($0) }) else { return nil }
+        let characters = Array(trimmed)
+        var words = 0
+        var inWord = false
+        for (index, character) in characters.enumerated() {
+            if character.isWhitespace {
+                inWord = false
+                continue
+            }
+            if !inWord && (character.isLetter || character.isNumber) {
+                inWord = true
+                words += 1
+                if words > mostWords { return nil }
+            }
+            guard words > 0, ",;:.!?…".contains(character), index + 1 < characters.count, characters[index + 1].isWhitespace else {
+                continue
+            }
+            if character == "." {
+                let word = characters[..<index].reversed().prefix { !$0.isWhitespace }
+                if let initial = word.last, initial.isUppercase, word.count <= 4 { continue }
+            }
+            let first = String(characters[...index])
+            let rest = String(characters[(index + 1)...]).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard rest.contains(where: { $0.isLetter || $0.isNumber }) else { return nil }
+            return (first, rest, ".!?…".contains(character))
+        }
+        return nil
+    }
+
     /// Greedily joins pieces with spaces while the result stays within `limit`.
     static func pack(_ pieces: [String], limit: Int) -> [String] {
         var chunks: [String] = []

@@ -28,19 +28,42 @@ struct WorkerPoolTests {
         #expect(watched == nil)
     }
 
-    @Test("jobs run in the order they were submitted: queued behind a busy thread, they start first in, first out")
-    func submissionOrder() async throws {
-        let pool = WorkerPool(threads: 1, name: "test-pool-fifo")
+    /// The pool's one thread held by a job (recorded as -1 in `order`) until `release` is signalled; returns once it is.
+    private func hold(_ pool: WorkerPool, order: ExecutionOrder) async throws -> (release: DispatchSemaphore, blocker: Task<Void, any Error>) {
         let release = DispatchSemaphore(value: 0)
-        let order = ExecutionOrder()
-        // The one thread is held until every job below is queued, in a known order (each queued before the next is sent).
         let blocker = Task {
             try await pool.run {
                 order.append(-1)
                 release.wait()
             }
         }
-        while order.isEmpty { try await Task.sleep(nanoseconds: 1_000_000) }  // the blocker holds the thread
+        while order.isEmpty { try await Task.sleep(nanoseconds: 1_000_000) }
+        return (release, blocker)
+    }
+
+    @Test("urgent jobs go before the jobs waiting that are not, first in, first out among themselves")
+    func urgentFirst() async throws {
+        let pool = WorkerPool(threads: 1, name: "test-pool-urgent")
+        let order = ExecutionOrder()
+        let (release, blocker) = try await hold(pool, order: order)
+        var jobs: [Task<Void, any Error>] = []
+        for index in 0..<6 {
+            // 0, 2, 4 ordinary; 1, 3, 5 urgent; each queued before the next is sent.
+            jobs.append(Task { try await pool.run(urgent: index % 2 == 1) { order.append(index) } })
+            while pool.waiting < index + 1 { try await Task.sleep(nanoseconds: 100_000) }
+        }
+        release.signal()
+        try await blocker.value
+        for job in jobs { try await job.value }
+        #expect(order.values == [-1, 1, 3, 5, 0, 2, 4])
+    }
+
+    @Test("jobs run in the order they were submitted: queued behind a busy thread, they start first in, first out")
+    func submissionOrder() async throws {
+        let pool = WorkerPool(threads: 1, name: "test-pool-fifo")
+        let order = ExecutionOrder()
+        // The one thread is held until every job below is queued, in a known order (each queued before the next is sent).
+        let (release, blocker) = try await hold(pool, order: order)
         var jobs: [Task<Int, any Error>] = []
         for index in 0..<200 {
             jobs.append(

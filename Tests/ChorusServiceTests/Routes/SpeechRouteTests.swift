@@ -136,6 +136,21 @@ struct SpeechRouteTests {
         }
     }
 
+    @Test("a voice of this machine speaks the opening clause as a piece of its own, after which the rest follows its pause")
+    func openingClause() throws {
+        let kokoro = VoiceID(provider: "kokoro", voice: "jf_alpha")
+        let pieces = SpeechController.messages("Running late, practice moved. See you!", voice: kokoro, local: true)
+        #expect(pieces.map(\.text) == ["Running late,", "practice moved. See you!"])
+        #expect(pieces.map(\.gapMs) == [nil, SpeechController.clausePauseMilliseconds])
+        #expect(pieces.allSatisfy { $0.voice == "kokoro:jf_alpha" && $0.speaker == "Speaker" })
+        let sentence = SpeechController.messages("Good news! Grandma lands at noon.", voice: kokoro, local: true)
+        #expect(sentence.map(\.gapMs) == [nil, SpeechController.sentencePauseMilliseconds])
+        // A hosted voice is one request; text with nothing to cut is one message.
+        #expect(
+            SpeechController.messages("Running late, practice moved.", voice: VoiceID(provider: "openai", voice: "nova"), local: false).count == 1)
+        #expect(SpeechController.messages("Hello there.", voice: kokoro, local: true).map(\.text) == ["Hello there."])
+    }
+
     @Test("with Kokoro installed and no OpenAI key, OpenAI's names get distinct natural stand-ins of their sound")
     func kokoroStandIns() async throws {
         let service = try TestService { configuration in
