@@ -3,7 +3,8 @@ import Foundation
 /// A fixed set of threads for CPU-heavy audio work (decode, normalize, encode), so it never runs
 /// on Swift's cooperative pool or an event loop, where it would starve the server and HTTP
 /// clients' deadlines. Callers are bounded by their own windows; the queue is FIFO, but for urgent jobs (what a
-/// listener is waiting for), which go before every job not urgent.
+/// listener is waiting for), which go before the jobs not urgent — all but every `urgentRun`-th job taken, which is the
+/// oldest job not urgent, so a steady stream of urgent work never stops the rest.
 ///
 /// ```swift
 /// let pool = WorkerPool(threads: 2)
@@ -68,8 +69,12 @@ final class CancelFlag: Sendable {
 
 /// The FIFO behind `WorkerPool`, and the urgent jobs' FIFO before it.
 private final class JobQueue: @unchecked Sendable {
+    /// At most this many urgent jobs are taken in a row while others wait (`WorkerPool`).
+    static let urgentRun = 4
     private let condition = NSCondition()
     private var urgent: [() -> Void] = []
+    /// Urgent jobs taken in a row while others waited.
+    private var urgentInARow = 0
     private var jobs: [() -> Void] = []
     private var head = 0
     private var stopped = false
@@ -99,12 +104,14 @@ private final class JobQueue: @unchecked Sendable {
         while true {
             condition.lock()
             while urgent.isEmpty && head == jobs.count && !stopped { condition.wait() }
-            if !urgent.isEmpty {
+            if !urgent.isEmpty && (urgentInARow < Self.urgentRun || head == jobs.count) {
                 let job = urgent.removeFirst()  // a few at most: what listeners wait for
+                urgentInARow = head == jobs.count ? 0 : urgentInARow + 1
                 condition.unlock()
                 job()
                 continue
             }
+            urgentInARow = 0
             if head == jobs.count {
                 condition.unlock()
                 return

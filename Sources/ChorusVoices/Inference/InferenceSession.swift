@@ -37,10 +37,8 @@ final class InferenceSession: @unchecked Sendable {
     /// - Parameters:
     ///   - threads: The runtime's threads for one call.
     ///   - provider: Who errors are from.
-    ///   - flushingDenormals: Whether the session's threads treat denormal floats as zero (Kokoro's vocoder: measured
-    ///     4–5 % faster, the same samples on the benchmark's messages).
     /// - Throws: `VoiceError` (`.configuration`) naming the file when the runtime refuses it.
-    init(file: URL, bytes: Data, threads: Threads, provider: String, flushingDenormals: Bool = false) throws {
+    init(file: URL, bytes: Data, threads: Threads, provider: String) throws {
         let runtime = try ONNXRuntime.shared()
         let api = runtime.api.pointee
         self.runtime = runtime
@@ -63,9 +61,6 @@ final class InferenceSession: @unchecked Sendable {
         try set(api.SetSessionGraphOptimizationLevel(options, ORT_ENABLE_ALL), "optimization level")
         // Threads that wait for work sleep instead of spinning: lanes share the cores with each other and the encoders.
         try set(api.AddSessionConfigEntry(options, "session.intra_op.allow_spinning", "0"), "spinning")
-        if flushingDenormals {
-            try set(api.AddSessionConfigEntry(options, "session.set_denormal_as_zero", "1"), "denormals as zero")
-        }
         var session: OpaquePointer?
         try bytes.withUnsafeBytes { raw in
             try runtime.check(

@@ -145,12 +145,6 @@ final class OutputTensor: TensorValue, @unchecked Sendable {
 
     /// Its elements as floats, copied (empty unless it holds floats).
     var floatArray: [Float] { withFloats { Array($0) } }
-
-    /// Its elements as 64-bit integers (empty unless it holds them); valid while this lives.
-    var integers: UnsafeBufferPointer<Int64> {
-        guard element == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, let data else { return UnsafeBufferPointer(start: nil, count: 0) }
-        return UnsafeBufferPointer(start: data.assumingMemoryBound(to: Int64.self), count: count)
-    }
 }
 
 /// Reading a tensor description's element type and dimensions.

@@ -91,8 +91,9 @@ struct RenderStitching {
             previous: index > 0 && voices[index - 1] == voices[index] ? messages[index - 1].visibleText : nil,
             next: index + 1 < messages.count && voices[index + 1] == voices[index] ? messages[index + 1].visibleText : nil)
         let voice = voices[index]
-        // The message the audio waits for next is spoken before the ones sourced ahead (`SynthesisThreads`): a stream's
-        // first audio comes once its first message is spoken, not once every message in the window is.
+        // A message the encoder already waits for when it is sourced — a render's first (or one sourced again) — is
+        // spoken before those sourced ahead (`SynthesisThreads`): a stream's first audio comes once its first message
+        // is spoken, not once every message in the window is.
         group.addTask(priority: index == written ? .high : nil) {
             if let voice {
                 let result = try await synthesizer.synthesize(

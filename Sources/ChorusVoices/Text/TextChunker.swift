@@ -32,8 +32,9 @@ public enum TextChunker {
     /// The words of `text` up to its first clause or sentence end (`,` `;` `:` or `.` `!` `?` `…` followed by
     /// whitespace), and the rest, when both have words and the first has at most `mostWords`: what is spoken first when
     /// a stream's first audio should come soon (`"Running late, practice moved to four."` → `"Running late,"` and
-    /// `"practice moved to four."`). `nil` for text with markup (SSML, `[pause:…]`, `[[IPA]]`: cut, it would not read),
-    /// and where a period may end an abbreviation (`Dr.`, `Mrs.`, `St.`: a capitalized word of four letters or fewer).
+    /// `"practice moved to four."`). `nil` for text with markup (SSML, `[pause:…]`, `[[IPA]]`: cut, it would not read).
+    /// A period that may end an abbreviation is passed over: after a capitalized word of four letters or fewer (`Dr.`,
+    /// `Mrs.`, `"St.`), a word with periods inside (`p.m.`, `e.g.`, `U.S.A.`) or one the normalizer expands (`vs.`).
     public static func firstClause(_ text: String, mostWords: Int = 12) -> (first: String, rest: String, endsSentence: Bool)? {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.contains(where: { "<>[]{}".contains($0) }) else { return nil }
@@ -54,8 +55,12 @@ public enum TextChunker {
                 continue
             }
             if character == "." {
-                let word = characters[..<index].reversed().prefix { !$0.isWhitespace }
-                if let initial = word.last, initial.isUppercase, word.count <= 4 { continue }
+                // The word before the period, without the quotes or brackets it opens with.
+                let word = String(characters[..<index].reversed().prefix { !$0.isWhitespace }.reversed().drop { !$0.isLetter && !$0.isNumber })
+                let abbreviated =
+                    word.contains(".") || EnglishRules.abbreviations[word.lowercased()] != nil
+                    || (word.first?.isUppercase == true && word.count <= 4)
+                if abbreviated { continue }
             }
             let first = String(characters[...index])
             let rest = String(characters[(index + 1)...]).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -58,6 +58,23 @@ struct WorkerPoolTests {
         #expect(order.values == [-1, 1, 3, 5, 0, 2, 4])
     }
 
+    @Test("a run of urgent jobs lets the oldest job not urgent go after every fourth")
+    func urgentRunsLetOthersThrough() async throws {
+        let pool = WorkerPool(threads: 1, name: "test-pool-fair")
+        let order = ExecutionOrder()
+        let (release, blocker) = try await hold(pool, order: order)
+        var jobs: [Task<Void, any Error>] = []
+        for index in 0..<8 {
+            // 0 and 1 ordinary, 2…7 urgent; each queued before the next is sent.
+            jobs.append(Task { try await pool.run(urgent: index >= 2) { order.append(index) } })
+            while pool.waiting < index + 1 { try await Task.sleep(nanoseconds: 100_000) }
+        }
+        release.signal()
+        try await blocker.value
+        for job in jobs { try await job.value }
+        #expect(order.values == [-1, 2, 3, 4, 5, 0, 6, 7, 1])
+    }
+
     @Test("jobs run in the order they were submitted: queued behind a busy thread, they start first in, first out")
     func submissionOrder() async throws {
         let pool = WorkerPool(threads: 1, name: "test-pool-fifo")

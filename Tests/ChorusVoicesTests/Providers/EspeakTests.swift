@@ -184,6 +184,10 @@ struct ChunkingTests {
         #expect(cut("It costs 1,000 dollars at 4:30, sadly.") == ["It costs 1,000 dollars at 4:30,", "sadly.", "clause"])
         #expect(cut("Dr. Smith called. Call back.") == ["Dr. Smith called.", "Call back.", "sentence"])
         #expect(cut("Mrs. Jones, hi there.") == ["Mrs. Jones,", "hi there.", "clause"])
+        #expect(cut("Meet at 4 p.m. tomorrow, then home.") == ["Meet at 4 p.m. tomorrow,", "then home.", "clause"])
+        #expect(cut("Cats vs. dogs, round two.") == ["Cats vs. dogs,", "round two.", "clause"])
+        #expect(cut("\"Mr. Smith called. Call back.\"") == ["\"Mr. Smith called.", "Call back.\"", "sentence"])
+        #expect(cut("(Dr. Lee) is here. Come in.") == ["(Dr. Lee) is here.", "Come in.", "sentence"])
         // Nothing to cut: one clause, nothing after the mark, an opening over a dozen words, markup, no words first.
         #expect(cut("Just one sentence here.") == nil)
         #expect(cut("Trailing marks only, ") == nil)
