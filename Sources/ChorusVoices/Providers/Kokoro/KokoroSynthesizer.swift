@@ -19,8 +19,7 @@ final class KokoroSynthesizer: Sendable {
         } catch {
             throw KokoroModel.broken("\(model.model.path): cannot be read")
         }
-        session = try InferenceSession(
-            file: model.model, bytes: bytes, threads: .own(1), provider: BuiltInProvider.kokoro.rawValue)
+        session = try InferenceSession(file: model.model, bytes: bytes, threads: .own(1), provider: BuiltInProvider.kokoro.rawValue)
         try session.expect(
             inputs: [.int64("tokens", [1, -1]), .float("style", [1, KokoroModel.styleWidth]), .float("speed", [1])],
             outputs: [.float("audio", [-1]), .float("durations", [-1])])
