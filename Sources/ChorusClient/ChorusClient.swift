@@ -19,16 +19,21 @@ public final class ChorusClient: Sendable {
     public let baseURL: URL
     private let apiKey: String?
     private let session: URLSession
+    private let timeout: TimeInterval
 
     /// A client of the service at `baseURL`.
     /// - Parameters:
     ///   - baseURL: the service's address (`https://host` or `http://127.0.0.1:8080`).
     ///   - apiKey: sent as `Authorization: Bearer …`; `nil` for a service without keys.
     ///   - session: the URL session requests go through.
-    public init(baseURL: URL, apiKey: String?, session: URLSession = .shared) {
+    ///   - timeout: seconds a request may take (600, as OpenAI's SDKs). A render, speech, transcription or alignment
+    ///     answers only when its work is done, which on a busy or small server can take well over the URL session's
+    ///     own 60 s; `events(_:)` is open for up to an hour.
+    public init(baseURL: URL, apiKey: String?, session: URLSession = .shared, timeout: TimeInterval = 600) {
         self.baseURL = baseURL
         self.apiKey = apiKey
         self.session = session
+        self.timeout = timeout
     }
 
     // MARK: Voices and clips
@@ -162,6 +167,7 @@ public final class ChorusClient: Sendable {
 
     func request(_ method: String, _ path: String, body: Data? = nil, contentType: String? = nil, headers: [String: String] = [:]) -> URLRequest {
         var request = URLRequest(url: url(path))
+        request.timeoutInterval = timeout  // set, not given to init: swift-corelibs-foundation honours only a set one
         request.httpMethod = method
         request.httpBody = body
         if let contentType { request.setValue(contentType, forHTTPHeaderField: "Content-Type") }

@@ -144,6 +144,27 @@ struct ClientTests {
         }
     }
 
+    @Test("a request waits as long as the client's timeout (600 s unless told; URLSession's own is 60 s), then fails timed out")
+    func timeout() async throws {
+        // A server that answers late (the stub stops stalling as soon as the client hangs up).
+        let server = try StubServer { request in
+            var response = StubServer.Response.json(200, ["voices": [] as [Any]])
+            response.delay = request.headers["authorization"] == "Bearer hasty" ? 30 : 2
+            return response
+        }
+        let patient = ChorusClient(baseURL: URL(string: server.baseURL)!, apiKey: "patient", timeout: 20)
+        #expect(try await patient.voices().isEmpty)
+        let hasty = ChorusClient(baseURL: URL(string: server.baseURL)!, apiKey: "hasty", timeout: 1)
+        let started = Date()
+        do {
+            _ = try await hasty.voices()
+            Issue.record("expected a timeout")
+        } catch {
+            #expect((error as? URLError)?.code == .timedOut, "\(error)")
+        }
+        #expect(Date().timeIntervalSince(started) < 25)
+    }
+
     @Test("a rate-limited call surfaces Retry-After")
     func retryAfter() async throws {
         try await withService(rateLimit: 1) { chorus in
