@@ -61,7 +61,10 @@ public struct ThreadBudget: Sendable, Equatable {
             Pool(name: "chorus-audio", threads: audio, owner: "a `Chorus` (the service's one), at its start", named: true),
             Pool(name: "speech", threads: speech, owner: "the first Piper or Kokoro voice spoken", named: true),
             Pool(name: "piper-load", threads: 1, owner: "the first Piper voice loaded", named: true),
-            Pool(name: "kokoro-load", threads: 1, owner: "the first Kokoro voice spoken (the model is loaded once)", named: true),
+            Pool(
+                name: "kokoro-load", threads: 1,
+                owner: "the first Kokoro voice spoken (the model is loaded once; again on the shared pool when a stream first waits for it)",
+                named: true),
             Pool(name: "flite", threads: 1, owner: "the first Flite voice spoken (Flite is not thread-safe)", named: true),
             Pool(
                 name: "espeak", threads: 2,

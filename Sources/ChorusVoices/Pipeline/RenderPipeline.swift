@@ -79,11 +79,12 @@ struct RenderPipeline: Sendable {
     ) async throws {
         let processingWindow = options.jobs + 1
         let language = conversation.textReading.statedLanguage.map { _ in conversation.textReading.primaryLanguage }
-        let setting = RenderStitching.Setting(
+        var setting = RenderStitching.Setting(
             chorus: chorus, conversation: conversation, voices: voices, session: session, progress: progress, emit: emit,
             listening: listening, together: listening && chorus.listener.hearsTogether, processingWindow: processingWindow,
             lookAhead: min(messages.count, max(processingWindow, 2 * chorus.configuration.providerConcurrency + processingWindow)),
             language: language)
+        setting.streaming = outputs.stream != nil
         try await withThrowingTaskGroup(of: RenderStitching.Step.self) { group in
             var stitching = RenderStitching(setting)
             stitching.launch(in: &group)

@@ -37,6 +37,9 @@ struct RenderStitching {
         let lookAhead: Int
         /// The conversation's language, when it says one: it chooses the model that hears its recorded messages.
         let language: String?
+        /// The audio is streamed: a listener waits for the first message, which is sourced alone (the others once it
+        /// is) and urgently (`SynthesisThreads`), so it is spoken on every core rather than beside the messages after it.
+        var streaming = false
 
         var messages: [Conversation.Message] { conversation.messages }
     }
@@ -91,10 +94,9 @@ struct RenderStitching {
             previous: index > 0 && voices[index - 1] == voices[index] ? messages[index - 1].visibleText : nil,
             next: index + 1 < messages.count && voices[index + 1] == voices[index] ? messages[index + 1].visibleText : nil)
         let voice = voices[index]
-        // A message the encoder already waits for when it is sourced — a render's first (or one sourced again) — is
-        // spoken before those sourced ahead (`SynthesisThreads`): a stream's first audio comes once its first message
-        // is spoken, not once every message in the window is.
-        group.addTask(priority: index == written ? .high : nil) {
+        // In a stream, the message the encoder already waits for when it is sourced — the first (or one sourced again)
+        // — is urgent: spoken before other speech waiting, on every core (`SynthesisThreads`).
+        group.addTask(priority: setting.streaming && index == written ? .high : nil) {
             if let voice {
                 let result = try await synthesizer.synthesize(
                     index: index, message: message, voice: voice, in: conversation,
@@ -111,7 +113,8 @@ struct RenderStitching {
     /// Sources the messages within `lookAhead` of the encoder, and processes those sourced within `processingWindow`.
     mutating func launch(in group: inout Group) {
         let count = setting.messages.count
-        while nextToSource < min(count, written + setting.lookAhead) {
+        let ahead = setting.streaming && sourced.isEmpty && written == 0 ? 1 : setting.lookAhead
+        while nextToSource < min(count, written + ahead) {
             source(nextToSource, fresh: false, in: &group)
             nextToSource += 1
         }

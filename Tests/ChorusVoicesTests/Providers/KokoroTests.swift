@@ -80,6 +80,22 @@ struct KokoroTests {
         await #expect(throws: VoiceError.self) { try await Self.speak(text, voice: "jf_alpha?pitch=3") }
     }
 
+    @Test(
+        "urgent speech (a stream's first words: the session on the shared pool, made in the background when first asked for) gives the same samples")
+    func urgentSameSamples() async throws {
+        let synthesizer = try await KokoroEngine.shared.synthesizer(in: KokoroModel.folder())
+        let style = try KokoroVoices.of(folder: synthesizer.model.voicesFolder).style(of: KokoroVoices.Blend("jf_alpha"))
+        let ipa = try await EspeakEngine.shared.phonemes("Running late, practice moved to four thirty.", voice: "en-us").joined(separator: " ")
+        let phonemes = KokoroSynthesizer.trainedSymbols(ipa, language: "en-us")
+        let ordinary = try synthesizer.speak(phonemes, style: style, speed: 1, urgent: false)
+        // The first urgent call starts making the session and is spoken on the other; later ones on it.
+        #expect(try synthesizer.speak(phonemes, style: style, speed: 1, urgent: true).samples == ordinary.samples)
+        for _ in 0..<1_200 where !synthesizer.urgentSessionReady { try await Task.sleep(nanoseconds: 50_000_000) }
+        #expect(synthesizer.urgentSessionReady)
+        let urgent = try synthesizer.speak(phonemes, style: style, speed: 1, urgent: true)
+        #expect(urgent.samples == ordinary.samples && urgent.phonemes.map(\.samples) == ordinary.phonemes.map(\.samples))
+    }
+
     @Test("another language's text goes through that language's phonemes (espeak-ng's Spanish, not English)")
     func otherLanguage() async throws {
         let text = "Hola, ¿cómo estás? Nos vemos mañana a las cuatro."

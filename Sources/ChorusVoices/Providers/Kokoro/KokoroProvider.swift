@@ -155,7 +155,7 @@ public struct KokoroProvider: VoiceProvider {
             throw VoiceError(.badRequest, provider: id, message: "no words espeak-ng can read in this text")
         }
         let speed = spoken.speed
-        let parts = try await SynthesisThreads.speak(sentences) { try synthesizer.speak($0, style: style, speed: speed) }
+        let parts = try await SynthesisThreads.speak(sentences) { try synthesizer.speak($0, style: style, speed: speed, urgent: $1) }
         let samples = parts.flatMap(\.samples)
         guard !samples.isEmpty else { throw VoiceError(.badRequest, provider: id, message: "Kokoro produced no audio for this text") }
         let audio = AudioBuffer(format: AudioFormat(sampleRate: KokoroModel.sampleRate, channels: 1), samples: samples)

@@ -1,17 +1,24 @@
 import ChorusAudio
 import Foundation
 
-/// The Kokoro model loaded into ONNX Runtime: the one owner of its session, made when this is and released with it.
-/// Voice (style) and speed are given per call, so one load serves every voice. `speak` may be called from several
-/// threads at once (each call has tensors of its own).
+/// The Kokoro model loaded into ONNX Runtime: the one owner of its sessions, made when this is (the urgent one when
+/// first wanted) and released with it. Voice (style) and speed are given per call, so one load serves every voice.
+/// `speak` may be called from several threads at once (each call has tensors of its own).
 final class KokoroSynthesizer: Sendable {
     let model: KokoroModel
+    /// One thread per call: two calls at once, one per core, speak faster than two on the runtime's shared pool
+    /// (measured 15–20 % slower: each call's operators wait for the pool's thread the other call holds).
     private let session: InferenceSession
+    /// The calls a listener waits for (`SynthesisThreads.isUrgent`: a stream's first message, spoken alone) run on
+    /// the runtime's shared pool, on every core: a second session (~110 MB), made in the background the first time
+    /// one is urgent, on a machine of more than one core; until it is ready, they run on `session`.
+    private let urgentSession: BackgroundSession?
 
-    /// Loads `model` (checked by `KokoroModel`; a second or two).
+    /// Loads `model` (checked by `KokoroModel`; a second or two) on the caller's thread; `loader` makes the urgent
+    /// session when it is first wanted.
     /// - Throws: `VoiceError` (`.configuration`) naming the file when the runtime refuses it or its inputs and outputs
     ///   are not a prepared Kokoro model's.
-    init(model: KokoroModel) throws {
+    init(model: KokoroModel, loader: WorkerPool) throws {
         self.model = model
         let bytes: Data
         do {
@@ -19,11 +26,29 @@ final class KokoroSynthesizer: Sendable {
         } catch {
             throw KokoroModel.broken("\(model.model.path): cannot be read")
         }
-        session = try InferenceSession(file: model.model, bytes: bytes, threads: .own(1), provider: BuiltInProvider.kokoro.rawValue)
+        let file = model.model
+        session = try InferenceSession(file: file, bytes: bytes, threads: .own(1), provider: BuiltInProvider.kokoro.rawValue)
         try session.expect(
             inputs: [.int64("tokens", [1, -1]), .float("style", [1, KokoroModel.styleWidth]), .float("speed", [1])],
             outputs: [.float("audio", [-1]), .float("durations", [-1])])
+        // The file is read again when the urgent session is made (holding the mapping would keep its 92 MB resident),
+        // and only if it is still the file this session was made from.
+        let loaded = try? FileManager.default.attributesOfItem(atPath: file.path)
+        let stamp = (loaded?[.size] as? Int, loaded?[.modificationDate] as? Date)
+        urgentSession =
+            ONNXRuntime.sharedThreads > 1
+            ? BackgroundSession(loader: loader) {
+                let now = try FileManager.default.attributesOfItem(atPath: file.path)
+                guard stamp.0 != nil, now[.size] as? Int == stamp.0, now[.modificationDate] as? Date == stamp.1 else {
+                    throw KokoroModel.broken("\(file.path): changed since it was loaded")
+                }
+                let bytes = try Data(contentsOf: file, options: .alwaysMapped)
+                return try InferenceSession(file: file, bytes: bytes, threads: .shared, provider: BuiltInProvider.kokoro.rawValue)
+            } : nil
     }
+
+    /// Whether urgent calls run on the shared pool's session yet.
+    var urgentSessionReady: Bool { urgentSession?.isReady ?? false }
 
     /// The token ids of `phonemes` (canonically composed, as the vocabulary has them); symbols the vocabulary does not
     /// have are left out and listed.
@@ -60,16 +85,16 @@ final class KokoroSynthesizer: Sendable {
         return text
     }
 
-    /// One sentence of phonemes spoken with `style` at `speed`: the tokens between two pads, the style's row for
+    /// One sentence of phonemes spoken with `style` at `speed` (`urgent`: a listener waits for it, `urgentSession`): the tokens between two pads, the style's row for
     /// their count. At most `KokoroModel.mostTokens` tokens are spoken (callers cut longer text first).
     /// - Throws: `VoiceError`: `.unavailable` when the runtime fails, `.configuration` when the model's durations do not
     ///   account for its samples (`scripts/prepare_kokoro.py`).
-    func speak(_ phonemes: String, style: KokoroVoices.Style, speed: Double) throws -> SpokenPhonemes {
+    func speak(_ phonemes: String, style: KokoroVoices.Style, speed: Double, urgent: Bool) throws -> SpokenPhonemes {
         let (allIDs, allScalars, _) = tokens(of: phonemes)
         let ids = Array(allIDs.prefix(KokoroModel.mostTokens))
         let scalars = Array(allScalars.prefix(KokoroModel.mostTokens))
         guard !ids.isEmpty else { return SpokenPhonemes(samples: [], phonemes: [], speechEnd: 0) }
-        let outputs = try session.run(
+        let outputs = try ((urgent ? urgentSession?.session : nil) ?? session).run(
             [
                 ("tokens", try Tensor(shape: [1, ids.count + 2], values: [0] + ids + [0])),
                 ("style", try Tensor(shape: [1, KokoroModel.styleWidth], values: style.row(forTokens: ids.count))),
@@ -110,8 +135,54 @@ actor KokoroEngine {
         let stamp = WhisperModel.contents(of: folder)
         if let load, load.stamp == stamp { return try await load.task.value }
         let loader = self.loader
-        let task = Task { try await loader.run { try KokoroSynthesizer(model: try KokoroModel(folder: folder)) } }
+        let task = Task { try await loader.run { try KokoroSynthesizer(model: try KokoroModel(folder: folder), loader: loader) } }
         load = (stamp, task)
         return try await task.value
+    }
+}
+
+/// A session made in the background when first asked for: `nil` until it is ready (and for good if it cannot be made:
+/// the caller's other session serves instead).
+final class BackgroundSession: Sendable {
+    private enum State {
+        case notAsked, loading, ready(InferenceSession), failed
+    }
+
+    private let loader: WorkerPool
+    private let make: @Sendable () throws -> InferenceSession
+    private let state = Locked(State.notAsked)
+
+    init(loader: WorkerPool, make: @escaping @Sendable () throws -> InferenceSession) {
+        self.loader = loader
+        self.make = make
+    }
+
+    /// Whether the session is ready (without asking for it).
+    var isReady: Bool {
+        state.withLock {
+            if case .ready = $0 { return true }
+            return false
+        }
+    }
+
+    /// The session when it is ready; the first ask starts making it on `loader`.
+    var session: InferenceSession? {
+        let (ready, start) = state.withLock { state -> (InferenceSession?, Bool) in
+            switch state {
+            case .ready(let session): return (session, false)
+            case .loading, .failed: return (nil, false)
+            case .notAsked:
+                state = .loading
+                return (nil, true)
+            }
+        }
+        if start {
+            let (loader, make, state) = (self.loader, self.make, self.state)
+            Task {
+                let made = try? await loader.run(make)
+                state.withLock { $0 = made.map(State.ready) ?? .failed }
+            }
+        }
+        return ready
     }
 }

@@ -97,8 +97,8 @@ public struct PiperProvider: VoiceProvider {
         }
         let synthesizer = try await PiperEngine.shared.synthesizer(for: voice)
         let noise = PiperSynthesizer.Noise(scale: settings.noiseScale, w: settings.noiseW)
-        let spoken = try await SynthesisThreads.speak(sentences) {
-            try synthesizer.speak($0, lengthScale: settings.lengthScale, noise: noise, speaker: settings.speaker)
+        let spoken = try await SynthesisThreads.speak(sentences) { sentence, _ in
+            try synthesizer.speak(sentence, lengthScale: settings.lengthScale, noise: noise, speaker: settings.speaker)
         }
         let samples = spoken.flatMap(\.samples)
         guard !samples.isEmpty else {
