@@ -28,12 +28,12 @@ public final class ChorusClient: Sendable {
     ///   - session: the URL session requests go through.
     ///   - timeout: seconds a request may take (600, as OpenAI's SDKs). A render, speech, transcription or alignment
     ///     answers only when its work is done, which on a busy or small server can take well over the URL session's
-    ///     own 60 s; `events(_:)` is open for up to an hour.
+    ///     own 60 s; `events(_:)` is open for up to an hour. Zero, negative or not finite: 600.
     public init(baseURL: URL, apiKey: String?, session: URLSession = .shared, timeout: TimeInterval = 600) {
         self.baseURL = baseURL
         self.apiKey = apiKey
         self.session = session
-        self.timeout = timeout
+        self.timeout = timeout.isFinite && timeout > 0 ? timeout : 600
     }
 
     // MARK: Voices and clips

@@ -33,13 +33,15 @@ final class KokoroSynthesizer: Sendable {
             outputs: [.float("audio", [-1]), .float("durations", [-1])])
         // The file is read again when the urgent session is made (holding the mapping would keep its 92 MB resident),
         // and only if it is still the file this session was made from.
-        let loaded = try? FileManager.default.attributesOfItem(atPath: file.path)
-        let stamp = (loaded?[.size] as? Int, loaded?[.modificationDate] as? Date)
+        @Sendable func stamp() -> (size: Int?, date: Date?) {
+            let attributes = try? FileManager.default.attributesOfItem(atPath: file.path)
+            return (attributes?[.size] as? Int, attributes?[.modificationDate] as? Date)
+        }
+        let loaded = stamp()
         urgentSession =
             ONNXRuntime.sharedThreads > 1
             ? BackgroundSession(loader: loader) {
-                let now = try FileManager.default.attributesOfItem(atPath: file.path)
-                guard stamp.0 != nil, now[.size] as? Int == stamp.0, now[.modificationDate] as? Date == stamp.1 else {
+                guard loaded.size != nil, stamp() == loaded else {
                     throw KokoroModel.broken("\(file.path): changed since it was loaded")
                 }
                 let bytes = try Data(contentsOf: file, options: .alwaysMapped)
@@ -85,8 +87,9 @@ final class KokoroSynthesizer: Sendable {
         return text
     }
 
-    /// One sentence of phonemes spoken with `style` at `speed` (`urgent`: a listener waits for it, `urgentSession`): the tokens between two pads, the style's row for
-    /// their count. At most `KokoroModel.mostTokens` tokens are spoken (callers cut longer text first).
+    /// One sentence of phonemes spoken with `style` at `speed`: the tokens between two pads, the style's row for
+    /// their count; `urgent` (a listener waits for it) on `urgentSession` once it is ready. At most
+    /// `KokoroModel.mostTokens` tokens are spoken (callers cut longer text first).
     /// - Throws: `VoiceError`: `.unavailable` when the runtime fails, `.configuration` when the model's durations do not
     ///   account for its samples (`scripts/prepare_kokoro.py`).
     func speak(_ phonemes: String, style: KokoroVoices.Style, speed: Double, urgent: Bool) throws -> SpokenPhonemes {
@@ -138,51 +141,5 @@ actor KokoroEngine {
         let task = Task { try await loader.run { try KokoroSynthesizer(model: try KokoroModel(folder: folder), loader: loader) } }
         load = (stamp, task)
         return try await task.value
-    }
-}
-
-/// A session made in the background when first asked for: `nil` until it is ready (and for good if it cannot be made:
-/// the caller's other session serves instead).
-final class BackgroundSession: Sendable {
-    private enum State {
-        case notAsked, loading, ready(InferenceSession), failed
-    }
-
-    private let loader: WorkerPool
-    private let make: @Sendable () throws -> InferenceSession
-    private let state = Locked(State.notAsked)
-
-    init(loader: WorkerPool, make: @escaping @Sendable () throws -> InferenceSession) {
-        self.loader = loader
-        self.make = make
-    }
-
-    /// Whether the session is ready (without asking for it).
-    var isReady: Bool {
-        state.withLock {
-            if case .ready = $0 { return true }
-            return false
-        }
-    }
-
-    /// The session when it is ready; the first ask starts making it on `loader`.
-    var session: InferenceSession? {
-        let (ready, start) = state.withLock { state -> (InferenceSession?, Bool) in
-            switch state {
-            case .ready(let session): return (session, false)
-            case .loading, .failed: return (nil, false)
-            case .notAsked:
-                state = .loading
-                return (nil, true)
-            }
-        }
-        if start {
-            let (loader, make, state) = (self.loader, self.make, self.state)
-            Task {
-                let made = try? await loader.run(make)
-                state.withLock { $0 = made.map(State.ready) ?? .failed }
-            }
-        }
-        return ready
     }
 }
