@@ -32,7 +32,7 @@ extension SpokenPhonemes {
             for phoneme in part.phonemes {
                 if phoneme.scalar == " " {
                     inWord = false
-                } else if EspeakEngine.clauseMarks.contains(Character(phoneme.scalar)) {
+                } else if Punctuation.clauseEnds.contains(Character(phoneme.scalar)) {
                     inWord = false
                     pauses.append(offset + phoneme.samples.lowerBound)
                 } else if !inWord {
@@ -48,7 +48,7 @@ extension SpokenPhonemes {
         /// How many phoneme words the voice hears in `phonemes` (words of phonemes it does not know are not heard).
         func phonemeWords(_ phonemes: String) -> Int {
             phonemes.split(separator: " ").filter { word in
-                word.unicodeScalars.contains { known.contains($0) && !EspeakEngine.clauseMarks.contains(Character($0)) }
+                word.unicodeScalars.contains { known.contains($0) && !Punctuation.clauseEnds.contains(Character($0)) }
             }.count
         }
 

@@ -51,7 +51,7 @@ public enum TextChunker {
                 words += 1
                 if words > mostWords { return nil }
             }
-            guard words > 0, ",;:.!?…".contains(character), index + 1 < characters.count, characters[index + 1].isWhitespace else {
+            guard words > 0, Punctuation.clauseEnds.contains(character), index + 1 < characters.count, characters[index + 1].isWhitespace else {
                 continue
             }
             if character == "." {
@@ -65,7 +65,7 @@ public enum TextChunker {
             let first = String(characters[...index])
             let rest = String(characters[(index + 1)...]).trimmingCharacters(in: .whitespacesAndNewlines)
             guard rest.contains(where: { $0.isLetter || $0.isNumber }) else { return nil }
-            return (first, rest, ".!?…".contains(character))
+            return (first, rest, Punctuation.sentenceEnds.contains(character))
         }
         return nil
     }
@@ -98,8 +98,8 @@ public enum TextChunker {
             let character = characters[index]
             current.append(character)
             var end = character.isNewline
-            if ".!?…".contains(character) {
-                while index + 1 < characters.count, "\"'”’)]".contains(characters[index + 1]) {
+            if Punctuation.sentenceEnds.contains(character) {
+                while index + 1 < characters.count, Punctuation.closers.contains(characters[index + 1]) {
                     index += 1
                     current.append(characters[index])
                 }

@@ -160,6 +160,9 @@ struct ChunkingTests {
         let chunks = TextChunker.chunks(text, limit: 40)
         #expect(chunks == ["First sentence here.", "Second one is a bit longer! Third?", "Fourth sentence ends it."])
         #expect(chunks.joined(separator: " ") == text)
+        // A closing quote or bracket stays with the sentence it closes (the closers espeak-ng's clauses keep too).
+        let quoted = "She said «Stop.» He stopped. {Done!} Next one here."
+        #expect(TextChunker.chunks(quoted, limit: 20) == ["She said «Stop.»", "He stopped. {Done!}", "Next one here."])
     }
 
     @Test("a sentence over the limit splits between words; a huge word is cut")

@@ -68,7 +68,7 @@ final class EspeakEngine: Sendable {
                 sentence += clause.phonemes
                 if let mark = clause.mark { sentence.append(mark) }
             }
-            if let mark = clause.mark, ".?!".contains(mark) {
+            if let mark = clause.mark, Punctuation.sentenceEnds.contains(mark) {
                 let finished = sentence.trimmingCharacters(in: .whitespaces)
                 if !finished.isEmpty { sentences.append(finished) }
                 sentence = ""
@@ -81,15 +81,13 @@ final class EspeakEngine: Sendable {
         return sentences
     }
 
-    /// The punctuation that ends a clause and is kept in Piper's phonemes.
-    static let clauseMarks: Set<Character> = [".", "?", "!", ",", ":", ";", "…"]
-
     /// `text` cut into clauses at punctuation followed by a space or the end (`3.5` and `e.g.` inside a word stay), each
     /// with the mark that ends it (`…` is a `.`; a run of marks is its first), and at line breaks (no mark). libespeak-ng
     /// 1.51 reads all it is given as one clause and does not say how a clause ended.
     static func clauses(of text: String) -> [(text: String, mark: Character?)] {
         let characters = Array(text)
-        let closers: Set<Character> = ["\"", "'", ")", "]", "}", "”", "’", "»"]
+        let marks = Punctuation.clauseEnds
+        let closers = Punctuation.closers
         var clauses: [(text: String, mark: Character?)] = []
         var current = ""
         func finish(_ mark: Character?) {
@@ -105,10 +103,10 @@ final class EspeakEngine: Sendable {
                 index += 1
                 continue
             }
-            if clauseMarks.contains(character) {
+            if marks.contains(character) {
                 // The run of marks and closing quotes or brackets that follows.
                 var end = index + 1
-                while end < characters.count, clauseMarks.contains(characters[end]) || closers.contains(characters[end]) { end += 1 }
+                while end < characters.count, marks.contains(characters[end]) || closers.contains(characters[end]) { end += 1 }
                 if end == characters.count || characters[end].isWhitespace {
                     current += String(characters[(index + 1)..<end].filter { closers.contains($0) })
                     finish(character == "…" ? "." : character)
