@@ -41,20 +41,34 @@ struct WorkerPoolTests {
         return (release, blocker)
     }
 
+    /// Jobs `0..<count` sent to `pool` in order, each queued before the next is sent (urgent where `urgent` says);
+    /// each appends its index to `order` and returns twice it.
+    private func queue(
+        _ count: Int, on pool: WorkerPool, order: ExecutionOrder, urgent: @escaping @Sendable (Int) -> Bool = { _ in false }
+    ) async throws -> [Task<Int, any Error>] {
+        var jobs: [Task<Int, any Error>] = []
+        for index in 0..<count {
+            jobs.append(
+                Task {
+                    try await pool.run(urgent: urgent(index)) {
+                        order.append(index)
+                        return index * 2
+                    }
+                })
+            while pool.waiting < index + 1 { try await Task.sleep(nanoseconds: 100_000) }
+        }
+        return jobs
+    }
+
     @Test("urgent jobs go before the jobs waiting that are not, first in, first out among themselves")
     func urgentFirst() async throws {
         let pool = WorkerPool(threads: 1, name: "test-pool-urgent")
         let order = ExecutionOrder()
         let (release, blocker) = try await hold(pool, order: order)
-        var jobs: [Task<Void, any Error>] = []
-        for index in 0..<6 {
-            // 0, 2, 4 ordinary; 1, 3, 5 urgent; each queued before the next is sent.
-            jobs.append(Task { try await pool.run(urgent: index % 2 == 1) { order.append(index) } })
-            while pool.waiting < index + 1 { try await Task.sleep(nanoseconds: 100_000) }
-        }
+        let jobs = try await queue(6, on: pool, order: order) { $0 % 2 == 1 }  // 0, 2, 4 ordinary; 1, 3, 5 urgent
         release.signal()
         try await blocker.value
-        for job in jobs { try await job.value }
+        for job in jobs { _ = try await job.value }
         #expect(order.values == [-1, 1, 3, 5, 0, 2, 4])
     }
 
@@ -63,15 +77,10 @@ struct WorkerPoolTests {
         let pool = WorkerPool(threads: 1, name: "test-pool-fair")
         let order = ExecutionOrder()
         let (release, blocker) = try await hold(pool, order: order)
-        var jobs: [Task<Void, any Error>] = []
-        for index in 0..<8 {
-            // 0 and 1 ordinary, 2…7 urgent; each queued before the next is sent.
-            jobs.append(Task { try await pool.run(urgent: index >= 2) { order.append(index) } })
-            while pool.waiting < index + 1 { try await Task.sleep(nanoseconds: 100_000) }
-        }
+        let jobs = try await queue(8, on: pool, order: order) { $0 >= 2 }  // 0 and 1 ordinary, 2…7 urgent
         release.signal()
         try await blocker.value
-        for job in jobs { try await job.value }
+        for job in jobs { _ = try await job.value }
         #expect(order.values == [-1, 2, 3, 4, 5, 0, 6, 7, 1])
     }
 
@@ -81,17 +90,7 @@ struct WorkerPoolTests {
         let order = ExecutionOrder()
         // The one thread is held until every job below is queued, in a known order (each queued before the next is sent).
         let (release, blocker) = try await hold(pool, order: order)
-        var jobs: [Task<Int, any Error>] = []
-        for index in 0..<200 {
-            jobs.append(
-                Task {
-                    try await pool.run {
-                        order.append(index)
-                        return index * 2
-                    }
-                })
-            while pool.waiting < index + 1 { try await Task.sleep(nanoseconds: 100_000) }
-        }
+        let jobs = try await queue(200, on: pool, order: order)
         release.signal()
         try await blocker.value
         var results: [Int] = []
