@@ -14,7 +14,20 @@ public final class TemporaryDirectory: @unchecked Sendable {
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 
-    deinit { try? FileManager.default.removeItem(at: url) }
+    /// Removes the folder. Something released with it may still be changing it (a service's database closing in the
+    /// background deletes its log file), and a removal that meets a file appearing or vanishing gives up part-way: it is
+    /// tried again, for up to a second.
+    deinit {
+        for _ in 0..<50 {
+            do {
+                try FileManager.default.removeItem(at: url)
+                return
+            } catch {
+                guard FileManager.default.fileExists(atPath: url.path) else { return }
+                usleep(20_000)
+            }
+        }
+    }
 
     /// A path inside the folder.
     public func file(_ name: String) -> URL { url.appendingPathComponent(name) }

@@ -66,8 +66,10 @@ struct TestService {
 
     func server() async throws -> ChorusServer { try await ChorusServer(configuration: configuration, logger: logs.logger) }
 
-    /// Runs `body` against the application, in-process (`.router`) or over a real socket (`.live`), and stops it; a test
-    /// that has not ended in 10 minutes (a request, a socket or the server's shutdown waiting for ever) fails, naming
+    /// Runs `body` against the application, in-process (`.router`) or over a real socket (`.live`), and stops it as
+    /// `chorus serve` stops: renders still running are stopped, then the embedded database is closed (released instead,
+    /// it closed in the background, and SQLite removing its log raced this folder's removal, which gave up and left
+    /// the folder behind); a test that has not ended in 10 minutes (a request, a socket or the server's shutdown waiting for ever) fails, naming
     /// where it was called, instead of holding the whole run.
     func test<T: Sendable>(
         _ setup: TestingSetup = .router, sourceLocation: SourceLocation = #_sourceLocation,
@@ -76,7 +78,10 @@ struct TestService {
         let server = try await server()
         let application = UncheckedBox(server.application)
         return try await withinTimeLimit(600, "the service test at \(sourceLocation.fileName):\(sourceLocation.line)") {
-            try await application.value.test(setup, body)
+            let result = try await application.value.test(setup, body)
+            await server.state.scheduler.shutdown(timeout: 0)
+            await server.state.local.close()
+            return result
         }
     }
 }
