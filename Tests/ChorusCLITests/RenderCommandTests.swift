@@ -15,11 +15,12 @@ import Glibc
 /// The commands that read and write files: render, speak, voices, probe, waveform, player, and Ctrl-C.
 @Suite("The chorus command")
 struct CLITests {
-    let directory: URL
+    /// The suite's scratch folder, removed with the suite's instance (each test has its own).
+    let folder: TemporaryDirectory
+    var directory: URL { folder.url }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        folder = try TemporaryDirectory(prefix: "chorus-cli")
         let format = AudioFormat(sampleRate: 22_050, channels: 1)
         for (index, encoding) in [ClipEncoding.mp3, .m4a].enumerated() {
             let voice = SignalGenerator.concatenate([
@@ -158,11 +159,12 @@ struct CLITests {
 
 @Suite("The chorus command with voices")
 struct VoiceCLITests {
-    let directory: URL
+    /// The suite's scratch folder, removed with the suite's instance (each test has its own).
+    let folder: TemporaryDirectory
+    var directory: URL { folder.url }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-cli-voices-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        folder = try TemporaryDirectory(prefix: "chorus-cli-voices")
         try Data(#"{"messages": [{"speaker": "Ann", "text": "Practice moved to 4:30."}, {"speaker": "Ben", "text": "On my way."}]}"#.utf8)
             .write(to: directory.appendingPathComponent("text.json"))
     }

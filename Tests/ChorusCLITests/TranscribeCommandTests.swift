@@ -1,4 +1,5 @@
 import ChorusAudio
+import ChorusFixtures
 import ChorusTestSupport
 import ChorusWire
 import Foundation
@@ -7,11 +8,12 @@ import Testing
 /// `chorus transcribe` on the repository's recorded sample clips, with the model set-up installs.
 @Suite("chorus transcribe")
 struct TranscribeCommandTests {
-    let directory: URL
+    /// The suite's scratch folder, removed with the suite's instance (each test has its own).
+    let folder: TemporaryDirectory
+    var directory: URL { folder.url }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-transcribe-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        folder = try TemporaryDirectory(prefix: "chorus-transcribe")
     }
 
     func file(_ name: String) -> URL { directory.appendingPathComponent(name) }
