@@ -67,9 +67,9 @@ struct TestService {
     func server() async throws -> ChorusServer { try await ChorusServer(configuration: configuration, logger: logs.logger) }
 
     /// Runs `body` against the application, in-process (`.router`) or over a real socket (`.live`), and stops it as
-    /// `chorus serve` stops: renders still running are stopped, then the embedded database is closed (released instead,
-    /// it closed in the background, and SQLite removing its log raced this folder's removal, which gave up and left
-    /// the folder behind); a test that has not ended in 10 minutes (a request, a socket or the server's shutdown waiting for ever) fails, naming
+    /// `chorus serve` stops (`ChorusServer.stop`: renders drained, the embedded database closed — released instead, it
+    /// closed in the background, and SQLite removing its log raced this folder's removal, which gave up and left the
+    /// folder behind), whether `body` succeeded or not; a test that has not ended in 10 minutes (a request, a socket or the server's shutdown waiting for ever) fails, naming
     /// where it was called, instead of holding the whole run.
     func test<T: Sendable>(
         _ setup: TestingSetup = .router, sourceLocation: SourceLocation = #_sourceLocation,
@@ -78,9 +78,14 @@ struct TestService {
         let server = try await server()
         let application = UncheckedBox(server.application)
         return try await withinTimeLimit(600, "the service test at \(sourceLocation.fileName):\(sourceLocation.line)") {
-            let result = try await application.value.test(setup, body)
-            await server.state.scheduler.shutdown(timeout: 0)
-            await server.state.local.close()
+            let result: T
+            do {
+                result = try await application.value.test(setup, body)
+            } catch {
+                await server.stop()
+                throw error
+            }
+            await server.stop()
             return result
         }
     }

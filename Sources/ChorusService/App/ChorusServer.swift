@@ -108,6 +108,13 @@ public struct ChorusServer: Sendable {
         await stopped()
     }
 
+    /// Stops a server whose application ran without `run` (in process, as HummingbirdTesting runs it) as `run` stops
+    /// one: renders drained, then `stopped`.
+    func stop() async {
+        await state.drainRenders()
+        await stopped()
+    }
+
     /// Last, when the service has stopped: keeps the request limits' buckets and closes the embedded database.
     private func stopped() async {
         do {

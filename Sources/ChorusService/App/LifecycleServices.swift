@@ -12,13 +12,20 @@ struct RenderDrain: Service, CustomStringConvertible {
 
     func run() async throws {
         try? await gracefulShutdown()
-        let depth = await state.scheduler.depth
-        state.logger.info(
+        await state.drainRenders()
+    }
+}
+
+extension ServiceState {
+    /// Stops taking renders and lets the accepted ones finish within the shutdown timeout, then cancels the rest.
+    func drainRenders() async {
+        let depth = await scheduler.depth
+        logger.info(
             "shutting down", metadata: ["renders_running": .stringConvertible(depth.running), "renders_waiting": .stringConvertible(depth.waiting)])
         // The timeout is the whole shutdown: renders get it less 2 s (at least half of it) for cancelling the rest,
         // answering their callers and closing connections (about 1 s measured), so the process exits within it.
-        let timeout = state.configuration.shutdownTimeoutSeconds
-        await state.scheduler.shutdown(timeout: max(timeout / 2, timeout - 2))
+        let timeout = configuration.shutdownTimeoutSeconds
+        await scheduler.shutdown(timeout: max(timeout / 2, timeout - 2))
     }
 }
 

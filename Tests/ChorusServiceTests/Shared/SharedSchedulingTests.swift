@@ -20,13 +20,28 @@ struct SharedSchedulingTests {
         private var releases: [String: CheckedContinuation<Void, Never>] = [:]
         private var released: Set<String> = []
 
+        /// Whether a waveform base, once begun, waits for `finishWaveform(_:)`.
+        private let holdingWaveforms: Bool
+        private var waveformReleases: [String: CheckedContinuation<Void, Never>] = [:]
+
+        init(holdingWaveforms: Bool = false) { self.holdingWaveforms = holdingWaveforms }
+
         var events: [String] { lock.withLock { log } }
-        private func note(_ event: String) { lock.withLock { log.append(event) } }
+        func note(_ event: String) { lock.withLock { log.append(event) } }
 
         func accept(_ active: ActiveRender, request: Data?) async throws { note("accept \(active.id)") }
         func forgetAccepted(_ id: String) async throws { note("forget \(id)") }
         func replaceEarlier(_ id: String, now: Double, createdAt: Double?) async throws {}
-        func addWaveformBase(to stored: StoredRender) async { note("waveform \(stored.manifest.id)") }
+        func addWaveformBase(to stored: StoredRender) async {
+            let id = stored.manifest.id
+            note("waveform \(id)")
+            guard holdingWaveforms else { return }
+            await withCheckedContinuation { continuation in lock.withLock { waveformReleases[id] = continuation } }
+            note("waveform added \(id)")
+        }
+
+        /// Lets the waveform base of render `id`, begun and held, end.
+        func finishWaveform(_ id: String) { lock.withLock { waveformReleases.removeValue(forKey: id) }?.resume() }
         func queued(depth: Int) {}
         func claimed(waited: Double) {}
 
@@ -215,6 +230,27 @@ struct SharedSchedulingTests {
         try await Self.eventually { runner.events.contains("waveform \(first)") }
         #expect(runner.events == ["accept \(first)", "run \(first)", "done \(first)", "waveform \(first)"])
         #expect(try await !scheduler.claimNext(), "nothing left to claim")
+    }
+
+    @Test("a shutdown waits for the waveform base of a render that has finished (the database closes after it)")
+    func shutdownAwaitsWaveformBase() async throws {
+        let queue = MemoryQueue(lease: 15)
+        let runner = RecordingRunner(holdingWaveforms: true)
+        let scheduler = Self.scheduler(workers: 1, queue: queue, runner: runner, resolve: Self.resolve)
+        let id = Self.id("f")
+        await queue.add(id)
+        #expect(try await scheduler.claimNext())
+        runner.finish(id)
+        try await Self.eventually { runner.events.contains("waveform \(id)") }
+        #expect(await scheduler.depth.running == 0, "the render has left the workers")
+        let shutdown = Task {
+            await scheduler.shutdown(timeout: 0)
+            runner.note("shut down")
+        }
+        try await Task.sleep(nanoseconds: 300_000_000)  // long enough for a shutdown that does not wait to have returned
+        runner.finishWaveform(id)
+        await shutdown.value
+        #expect(runner.events.suffix(3) == ["waveform \(id)", "waveform added \(id)", "shut down"])
     }
 
     @Test("with every worker busy nothing is claimed; a worker set free claims the next")

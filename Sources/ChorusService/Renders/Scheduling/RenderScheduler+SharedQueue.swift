@@ -147,6 +147,7 @@ extension RenderScheduler {
             }
             self.finished(render)
             if let stored { await executor.addWaveformBase(to: stored) }
+            self.addedWaveformBase(render)
         }
         return .started(render)
     }

@@ -21,6 +21,9 @@ actor RenderScheduler {
     var active: [String: ActiveRender] = [:]
     var waiting: [ActiveRender] = []
     var running: [String: Task<Void, Never>] = [:]
+    /// The tasks of renders that have left `running` and are adding their waveform base (by render): a shutdown waits
+    /// for them, so that the database is not closed under them.
+    var finishing: [ObjectIdentifier: Task<Void, Never>] = [:]
     var perCallerCount: [String: Int] = [:]
     var accepting = true
     let shared: SharedQueueAccess?
@@ -152,13 +155,14 @@ actor RenderScheduler {
                 self.finished(render)
                 // After the render has left the active set: its waveform base (worker pool, bounded like renders).
                 if let stored { await executor.addWaveformBase(to: stored) }
+                self.addedWaveformBase(render)
             }
         }
         executor.queued(depth: waiting.count)
     }
 
     func finished(_ render: ActiveRender) {
-        running.removeValue(forKey: render.id)
+        if let task = running.removeValue(forKey: render.id) { finishing[ObjectIdentifier(render)] = task }
         active.removeValue(forKey: render.id)
         if let shared {
             // Given up while running (renewals failing): if this instance still holds it (its own claim loop may have
@@ -175,7 +179,13 @@ actor RenderScheduler {
         startWaiting()
     }
 
-    /// Stops taking renders; waits up to `timeout` seconds for accepted ones, then cancels what is left.
+    /// A finished render's waveform base has been added (or could not be).
+    func addedWaveformBase(_ render: ActiveRender) {
+        finishing.removeValue(forKey: ObjectIdentifier(render))
+    }
+
+    /// Stops taking renders; waits up to `timeout` seconds for accepted ones, then cancels what is left, and lets the
+    /// finished ones add their waveform base (a second or so of peaks from the stored audio).
     func shutdown(timeout: Double) async {
         accepting = false
         let deadline = Date().addingTimeInterval(timeout)
@@ -202,6 +212,7 @@ actor RenderScheduler {
         for id in unfinished { active[id]?.markStopped() }  // not failed: they run again after the restart (or elsewhere)
         for task in running.values { task.cancel() }
         for task in running.values { await task.value }
+        for task in Array(finishing.values) { await task.value }
         if let shared {
             // At once and briefly: with the database gone the leases run out and other instances take the jobs anyway.
             await withTaskGroup(of: Void.self) { group in
