@@ -66,10 +66,11 @@ struct TestService {
 
     func server() async throws -> ChorusServer { try await ChorusServer(configuration: configuration, logger: logs.logger) }
 
-    /// Runs `body` against the application, in-process (`.router`) or over a real socket (`.live`), and stops it as
-    /// `chorus serve` stops (`ChorusServer.stop`: renders drained, the embedded database closed — released instead, it
-    /// closed in the background, and SQLite removing its log raced this folder's removal, which gave up and left the
-    /// folder behind), whether `body` succeeded or not; a test that has not ended in 10 minutes (a request, a socket or the server's shutdown waiting for ever) fails, naming
+    /// Runs `body` against the application, in-process (`.router`) or over a real socket (`.live`), then, whether `body`
+    /// succeeded or not, does what `chorus serve`'s shutdown does besides stopping the HTTP server (`ChorusServer.stop`:
+    /// renders drained, the embedded database closed — released instead, it closed in the background, and SQLite
+    /// removing its log raced this folder's removal, which gave up and left the folder behind); a test that has not
+    /// ended in 10 minutes (a request, a socket or the server's shutdown waiting for ever) fails, naming
     /// where it was called, instead of holding the whole run.
     func test<T: Sendable>(
         _ setup: TestingSetup = .router, sourceLocation: SourceLocation = #_sourceLocation,

@@ -108,8 +108,8 @@ public struct ChorusServer: Sendable {
         await stopped()
     }
 
-    /// Stops a server whose application ran without `run` (in process, as HummingbirdTesting runs it) as `run` stops
-    /// one: renders drained, then `stopped`.
+    /// For a server whose application ran without `run` (in process, as HummingbirdTesting runs it), once it has
+    /// stopped: what `run` does besides stopping the HTTP server — renders drained, then `stopped`.
     func stop() async {
         await state.drainRenders()
         await stopped()

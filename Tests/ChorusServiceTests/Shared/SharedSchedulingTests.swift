@@ -34,9 +34,14 @@ struct SharedSchedulingTests {
         func replaceEarlier(_ id: String, now: Double, createdAt: Double?) async throws {}
         func addWaveformBase(to stored: StoredRender) async {
             let id = stored.manifest.id
-            note("waveform \(id)")
-            guard holdingWaveforms else { return }
-            await withCheckedContinuation { continuation in lock.withLock { waveformReleases[id] = continuation } }
+            guard holdingWaveforms else { return note("waveform \(id)") }
+            // Noted once it can be let go.
+            await withCheckedContinuation { continuation in
+                lock.withLock {
+                    waveformReleases[id] = continuation
+                    log.append("waveform \(id)")
+                }
+            }
             note("waveform added \(id)")
         }
 

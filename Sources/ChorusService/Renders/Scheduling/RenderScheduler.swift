@@ -179,13 +179,17 @@ actor RenderScheduler {
         startWaiting()
     }
 
+    /// Seconds a shutdown waits for waveform bases once renders are over (out of the 2 s it keeps for the end).
+    static let waveformBaseGrace = 1.0
+
     /// A finished render's waveform base has been added (or could not be).
     func addedWaveformBase(_ render: ActiveRender) {
         finishing.removeValue(forKey: ObjectIdentifier(render))
     }
 
-    /// Stops taking renders; waits up to `timeout` seconds for accepted ones, then cancels what is left, and lets the
-    /// finished ones add their waveform base (a second or so of peaks from the stored audio).
+    /// Stops taking renders; waits up to `timeout` seconds for accepted ones, then cancels what is left, and gives the
+    /// finished ones up to a second more to add their waveform base (peaks read from the stored audio; one cut short
+    /// only lacks its base, which the waveform route computes when asked).
     func shutdown(timeout: Double) async {
         accepting = false
         let deadline = Date().addingTimeInterval(timeout)
@@ -212,7 +216,10 @@ actor RenderScheduler {
         for id in unfinished { active[id]?.markStopped() }  // not failed: they run again after the restart (or elsewhere)
         for task in running.values { task.cancel() }
         for task in running.values { await task.value }
-        for task in Array(finishing.values) { await task.value }
+        let bases = Date().addingTimeInterval(Self.waveformBaseGrace)
+        while !finishing.isEmpty && Date() < bases {
+            try? await Task.sleep(nanoseconds: 20_000_000)
+        }
         if let shared {
             // At once and briefly: with the database gone the leases run out and other instances take the jobs anyway.
             await withTaskGroup(of: Void.self) { group in
