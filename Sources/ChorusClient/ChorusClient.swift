@@ -26,15 +26,18 @@ public final class ChorusClient: Sendable {
     ///   - baseURL: the service's address (`https://host` or `http://127.0.0.1:8080`).
     ///   - apiKey: sent as `Authorization: Bearer …`; `nil` for a service without keys.
     ///   - session: the URL session requests go through.
-    ///   - timeout: seconds a request may take (600, as OpenAI's SDKs). A render, speech, transcription or alignment
+    ///   - timeout: seconds a request may take (`defaultTimeout`). A render, speech, transcription or alignment
     ///     answers only when its work is done, which on a busy or small server can take well over the URL session's
-    ///     own 60 s; `events(_:)` is open for up to an hour. Zero, negative or not finite: 600.
-    public init(baseURL: URL, apiKey: String?, session: URLSession = .shared, timeout: TimeInterval = 600) {
+    ///     own 60 s; `events(_:)` is open for up to an hour. Zero, negative or not finite: `defaultTimeout`.
+    public init(baseURL: URL, apiKey: String?, session: URLSession = .shared, timeout: TimeInterval = defaultTimeout) {
         self.baseURL = baseURL
         self.apiKey = apiKey
         self.session = session
-        self.timeout = timeout.isFinite && timeout > 0 ? timeout : 600
+        self.timeout = timeout.isFinite && timeout > 0 ? timeout : Self.defaultTimeout
     }
+
+    /// Seconds a request may take unless the client is told otherwise: 600, as OpenAI's SDKs wait.
+    public static let defaultTimeout: TimeInterval = 600
 
     // MARK: Voices and clips
 

@@ -154,6 +154,10 @@ struct ClientTests {
         }
         let patient = ChorusClient(baseURL: URL(string: server.baseURL)!, apiKey: "patient", timeout: 20)
         #expect(try await patient.voices().isEmpty)
+        // A timeout that is no time at all is the default: the late answer still arrives.
+        for nonsense in [0, -.infinity] as [TimeInterval] {
+            #expect(try await ChorusClient(baseURL: URL(string: server.baseURL)!, apiKey: "patient", timeout: nonsense).voices().isEmpty)
+        }
         let hasty = ChorusClient(baseURL: URL(string: server.baseURL)!, apiKey: "hasty", timeout: 1)
         let started = Date()
         do {
