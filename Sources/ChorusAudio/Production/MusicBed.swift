@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Music under a whole render (`music` in a conversation, `--music`): from the first sample to a tail of
 /// `fadeOutMilliseconds` after the last message or outro, looped if shorter, lowered while anyone speaks.

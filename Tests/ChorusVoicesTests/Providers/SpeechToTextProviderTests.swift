@@ -120,6 +120,44 @@ struct SpeechToTextProviderTests {
         #expect(transcript.words.map(\.word) == ["Hello", "there"] && transcript.language == "en")
     }
 
+    @Test(
+        "both read answers one way: a word whose times are missing or reversed is refused, not retried; text without words is aligned; a word's end is clipped to the audio",
+        arguments: ["openai", "elevenlabs"])
+    func answerRules(provider name: String) async throws {
+        let key = name == "openai" ? "word" : "text"
+        func answer(_ words: [[String: Any]], text: String = "Hello there") -> StubServer.Response {
+            .json(200, ["text": text, (name == "openai" ? "language" : "language_code"): "en", "words": words])
+        }
+        let cases: [(String, StubServer.Response, VoiceError.Kind?)] = [
+            ("end before start", answer([[key: "Hello", "start": 0.9, "end": 0.5]]), .invalidResponse),
+            ("no start", answer([[key: "Hello", "end": 0.5]]), .invalidResponse),
+            ("a negative start", answer([[key: "Hello", "start": -1, "end": 0.5]]), .invalidResponse),
+            ("text, no words", answer([], text: "Practice moved to four thirty."), nil),
+            ("an end past the audio, an empty word", answer([[key: "Hello", "start": 0.5, "end": 9], [key: " ", "start": 1, "end": 1]]), nil),
+        ]
+        for (label, reply, failure) in cases {
+            let server = try StubServer { _ in reply }
+            defer { server.stop() }
+            let provider: any SpeechToTextProvider =
+                name == "openai"
+                ? OpenAISpeechToText(baseURL: server.baseURL, apiKey: testKey)
+                : ElevenLabsSpeechToText(baseURL: server.baseURL, apiKey: testKey)
+            let directory = try TemporaryDirectory()
+            do {
+                let transcript = try await Self.chorus(provider, cache: directory).transcribe(Self.request)
+                #expect(failure == nil, "\(name), \(label): succeeded")
+                #expect(
+                    !transcript.words.isEmpty && transcript.words.allSatisfy { !$0.word.isEmpty && $0.end <= Self.request.duration },
+                    "\(name), \(label)")
+                if label == "text, no words" { #expect(transcript.words.map(\.word) == ["Practice", "moved", "to", "four", "thirty"]) }
+            } catch let error as VoiceError {
+                #expect(error.kind == failure && error.provider == name, "\(name), \(label): \(error)")
+                #expect("\(error)".contains("a word without a valid start and end"), "\(name), \(label): \(error)")
+            }
+            #expect(server.requests.count == 1, "\(name), \(label): \(server.requests.count) requests")
+        }
+    }
+
     /// The fault matrix: what the stub does on each call (`nil`: answer well), and what the caller then sees. Made per
     /// test, not a stored global: LeakSanitizer does not see `Data` held in a global array of tuples as reachable.
     static func faults() -> [(name: String, answers: [StubServer.Response?], requests: Int, failure: VoiceError.Kind?)] {

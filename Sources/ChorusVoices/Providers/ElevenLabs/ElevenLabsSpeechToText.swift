@@ -49,27 +49,12 @@ public struct ElevenLabsSpeechToText: SpeechToTextProvider {
             headers: [("xi-api-key", apiKey)], body: form.finished(),
             contentType: form.contentType)
         guard response.status == 200 else { throw speech.error(for: response) }
-        guard let object = ProviderHTTP.jsonObject(response.body), let text = object["text"] as? String else {
-            throw VoiceError(
-                .invalidResponse, provider: id,
-                message: "the answer is not a transcription (JSON with \"text\"): \(speech.http.redact(String(response.text.prefix(120))))")
-        }
-        var words: [WordTiming] = []
-        for item in (object["words"] as? [[String: Any]]) ?? [] where (item["type"] as? String ?? "word") == "word" {
-            guard let word = item["text"] as? String, let start = OpenAISpeechToText.seconds(item["start"]),
-                let end = OpenAISpeechToText.seconds(item["end"]), start.isFinite, end.isFinite, start >= 0, end >= start
-            else {
-                throw VoiceError(.invalidResponse, provider: id, message: "a word without a valid start and end: \(item)")
-            }
-            let spelled = word.trimmingCharacters(in: .whitespaces)
-            if !spelled.isEmpty { words.append(WordTiming(word: spelled, start: start, end: min(end, request.duration))) }
-        }
+        let (object, text) = try HostedTranscript.answer(response, provider: id, http: speech.http)
+        // Spacing and sound events are items too: only words are kept.
+        let items = ((object["words"] as? [[String: Any]]) ?? []).filter { ($0["type"] as? String ?? "word") == "word" }
+        let words = try HostedTranscript.words(items, key: "text", provider: id, duration: request.duration)
         let language = LanguageNames.code(of: (object["language_code"] as? String) ?? request.language ?? "")
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        if words.isEmpty && !trimmed.isEmpty { return Transcript.timing(text: trimmed, language: language, samples: request.samples) }
-        return Transcript(
-            text: trimmed, language: language, duration: request.duration,
-            words: SpeechOnsets.refine(words, samples: request.samples, rate: WhisperRecognizer.sampleRate))
+        return HostedTranscript.transcript(text: text, language: language, words: words, request: request)
     }
 }
 

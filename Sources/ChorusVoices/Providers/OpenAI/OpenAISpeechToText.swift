@@ -56,34 +56,16 @@ public struct OpenAISpeechToText: SpeechToTextProvider {
             headers: apiKey.map { [("Authorization", "Bearer \($0)")] } ?? [], body: form.finished(),
             contentType: form.contentType)
         guard response.status == 200 else { throw speech.error(for: response) }
-        guard let object = ProviderHTTP.jsonObject(response.body), let text = object["text"] as? String else {
-            throw VoiceError(
-                .invalidResponse, provider: id,
-                message: "the answer is not a transcription (JSON with \"text\"): \(speech.http.redact(String(response.text.prefix(120))))")
-        }
+        let (object, text) = try HostedTranscript.answer(response, provider: id, http: speech.http)
         let language = LanguageNames.code(of: (object["language"] as? String) ?? request.language ?? "")
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard timesWords, let list = object["words"] as? [[String: Any]] else {
-            return trimmed.isEmpty
-                ? Transcript(text: "", language: language, duration: request.duration, words: [])
-                : Transcript.timing(text: trimmed, language: language, samples: request.samples)
-        }
-        var words: [WordTiming] = []
-        for item in list {
-            guard let word = item["word"] as? String, let start = Self.seconds(item["start"]), let end = Self.seconds(item["end"]),
-                start.isFinite, end.isFinite, start >= 0, end >= start
-            else {
-                throw VoiceError(.invalidResponse, provider: id, message: "a word without a valid start and end: \(item)")
-            }
-            words.append(WordTiming(word: word.trimmingCharacters(in: .whitespaces), start: start, end: min(end, request.duration)))
-        }
-        let duration = Self.seconds(object["duration"]) ?? request.duration
-        return Transcript(
-            text: trimmed, language: language, duration: duration,
-            words: SpeechOnsets.refine(words, samples: request.samples, rate: WhisperRecognizer.sampleRate))
+        let words =
+            timesWords
+            ? try HostedTranscript.words(object["words"] as? [[String: Any]] ?? [], key: "word", provider: id, duration: request.duration)
+            : []
+        return HostedTranscript.transcript(
+            text: text, language: language, words: words, request: request,
+            duration: HostedTranscript.seconds(object["duration"]))
     }
-
-    static func seconds(_ value: Any?) -> Double? { (value as? NSNumber)?.doubleValue }
 }
 
 extension OpenAISpeechToText: CustomStringConvertible, CustomReflectable {
