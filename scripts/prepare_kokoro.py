@@ -4,8 +4,8 @@ process on ONNX Runtime. Run by scripts/setup-speech.sh; needs the onnx package 
 
     prepare_kokoro.py MODEL.onnx OUTPUT_FOLDER --vocabulary VOCAB.json [--licence TEXT] [--revision N]
 
-Writes OUTPUT_FOLDER/{model.onnx, vocab.json, model.json} into a temporary folder beside it and renames it into place at
-the end, so an interrupted run leaves nothing half-written (the folder's voices/ is kept as it was).
+Writes OUTPUT_FOLDER/{model.onnx, vocab.json, model.json} all at once (model_folder.py: an interrupted run leaves
+nothing half-written); the folder's voices/ is kept as it was.
 
 What Chorus needs that the export lacks:
 - the time of every phoneme: a second output, `durations`, the frames the decoder makes for each token it was given
@@ -16,23 +16,17 @@ The graph draws no random numbers: the same tokens, style and speed give the sam
 """
 import argparse
 import hashlib
-import json
 import os
-import shutil
 import sys
-import tempfile
 
-import onnx
 from onnx import TensorProto, helper
+
+from model_folder import PreparationError, check_onnx, read_json, read_onnx, write_folder, write_json
 
 # Bumped when the output changes; model.json carries it, and Chorus refuses other revisions.
 REVISION = 1
 SAMPLE_RATE = 24000
 FRAME_SAMPLES = 600
-
-
-class PreparationError(Exception):
-    pass
 
 
 def with_durations(graph, model_path):
@@ -55,13 +49,7 @@ def with_durations(graph, model_path):
 
 
 def load_vocabulary(path):
-    try:
-        with open(path, encoding="utf-8") as handle:
-            table = json.load(handle)
-    except OSError as error:
-        raise PreparationError(f"{path}: cannot be read ({error.strerror})")
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise PreparationError(f"{path}: not JSON ({error})")
+    table = read_json(path)
     if isinstance(table, dict) and isinstance(table.get("vocab"), dict):
         table = table["vocab"]
     if not isinstance(table, dict) or not table or not all(
@@ -73,15 +61,7 @@ def load_vocabulary(path):
 
 def prepare(model_path, output, vocabulary_path, licence=None, revision=REVISION):
     vocabulary = load_vocabulary(vocabulary_path)
-    try:
-        with open(model_path, "rb") as handle:
-            raw = handle.read()
-    except OSError as error:
-        raise PreparationError(f"{model_path}: cannot be read ({error.strerror})")
-    try:
-        model = onnx.load_from_string(raw)
-    except Exception as error:  # onnx raises DecodeError and others for damaged files
-        raise PreparationError(f"{model_path}: not an ONNX model ({type(error).__name__})")
+    raw, model = read_onnx(model_path)
     graph = model.graph
     inputs = sorted(i.name for i in graph.input)
     outputs = [o.name for o in graph.output]
@@ -93,10 +73,7 @@ def prepare(model_path, output, vocabulary_path, licence=None, revision=REVISION
     with_durations(graph, model_path)
     for key, value in {"chorus_kokoro": "1", "chorus_revision": str(revision), "sample_rate": str(SAMPLE_RATE)}.items():
         model.metadata_props.add(key=key, value=value)
-    try:
-        onnx.checker.check_model(model)
-    except Exception as error:
-        raise PreparationError(f"{model_path}: the prepared graph does not check ({error})")
+    check_onnx(model, model_path)
 
     description = {
         "name": "kokoro",
@@ -109,27 +86,14 @@ def prepare(model_path, output, vocabulary_path, licence=None, revision=REVISION
         "licence": licence or "Kokoro-82M weights: Apache-2.0 (hexgrad/Kokoro-82M)",
         "chorus_revision": revision,
     }
-    parent = os.path.dirname(os.path.abspath(output))
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".kokoro-", dir=parent)
-    try:
-        os.chmod(staging, 0o755)
+
+    def write(staging):
         with open(os.path.join(staging, "model.onnx"), "wb") as handle:
             handle.write(model.SerializeToString())
-        with open(os.path.join(staging, "vocab.json"), "w", encoding="utf-8") as handle:
-            json.dump(dict(sorted(vocabulary.items(), key=lambda item: item[1])), handle, indent=0, ensure_ascii=False)
-            handle.write("\n")
-        with open(os.path.join(staging, "model.json"), "w", encoding="utf-8") as handle:
-            json.dump(description, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
-        if os.path.isdir(os.path.join(output, "voices")):
-            shutil.move(os.path.join(output, "voices"), os.path.join(staging, "voices"))
-        if os.path.exists(output):
-            shutil.rmtree(output)
-        os.rename(staging, output)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+        write_json(os.path.join(staging, "vocab.json"), dict(sorted(vocabulary.items(), key=lambda item: item[1])), indent=0)
+        write_json(os.path.join(staging, "model.json"), description)
+
+    write_folder(output, ".kokoro-", write, keep=["voices"])
     return description
 
 

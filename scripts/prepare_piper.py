@@ -5,8 +5,8 @@ runs it in process on ONNX Runtime. Run by scripts/setup-speech.sh; needs the on
     prepare_piper.py MODEL.onnx OUTPUT_FOLDER [--config MODEL.onnx.json] [--licence TEXT] [--model-card FILE]
                      [--revision N]
 
-Writes OUTPUT_FOLDER/{model.onnx, tokens.txt, voice.json[, MODEL_CARD]} into a temporary folder beside it and renames
-it into place at the end, so an interrupted run leaves nothing half-written.
+Writes OUTPUT_FOLDER/{model.onnx, tokens.txt, voice.json[, MODEL_CARD]} all at once (model_folder.py: an interrupted
+run leaves nothing half-written).
 
 What Chorus needs that a Piper export lacks:
 - the same audio for the same text: a Piper graph draws its noise (RandomNormalLike: the phoneme durations' and the
@@ -23,31 +23,20 @@ What Chorus needs that a Piper export lacks:
 """
 import argparse
 import hashlib
-import json
 import os
 import shutil
 import sys
-import tempfile
 
-import onnx
 from onnx import TensorProto, helper
+
+from model_folder import PreparationError, check_onnx, read_json, read_onnx, write_folder, write_json
 
 # Bumped when the output changes; voice.json and the model's metadata carry it, and Chorus refuses other revisions.
 REVISION = 3
 
 
-class PreparationError(Exception):
-    pass
-
-
 def load_config(path):
-    try:
-        with open(path, encoding="utf-8") as handle:
-            config = json.load(handle)
-    except OSError as error:
-        raise PreparationError(f"{path}: cannot be read ({error.strerror})")
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise PreparationError(f"{path}: not JSON ({error})")
+    config = read_json(path)
     if not isinstance(config, dict):
         raise PreparationError(f"{path}: not a Piper voice config (a JSON object)")
 
@@ -194,15 +183,7 @@ def with_durations(graph, model_path):
 def prepare(model_path, output, config_path=None, licence=None, model_card=None, revision=REVISION):
     config_path = config_path or model_path + ".json"
     config = load_config(config_path)
-    try:
-        with open(model_path, "rb") as handle:
-            raw = handle.read()
-    except OSError as error:
-        raise PreparationError(f"{model_path}: cannot be read ({error.strerror})")
-    try:
-        model = onnx.load_from_string(raw)
-    except Exception as error:  # onnx raises DecodeError and others for damaged files
-        raise PreparationError(f"{model_path}: not an ONNX model ({type(error).__name__})")
+    raw, model = read_onnx(model_path)
     graph = model.graph
     inputs = [i.name for i in graph.input]
     if inputs[:3] != ["input", "input_lengths", "scales"] or len(graph.output) != 1:
@@ -239,10 +220,7 @@ def prepare(model_path, output, config_path=None, licence=None, model_card=None,
     model.metadata_props.extend(kept)
     for key, value in metadata.items():
         model.metadata_props.add(key=key, value=value)
-    try:
-        onnx.checker.check_model(model)
-    except Exception as error:
-        raise PreparationError(f"{model_path}: the prepared graph does not check ({error})")
+    check_onnx(model, model_path)
 
     voice = {
         "name": os.path.basename(os.path.normpath(output)),
@@ -258,27 +236,18 @@ def prepare(model_path, output, config_path=None, licence=None, model_card=None,
         "source_sha256": hashlib.sha256(raw).hexdigest(),
         "chorus_revision": revision,
     }
-    parent = os.path.dirname(os.path.abspath(output))
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".piper-", dir=parent)
-    try:
-        os.chmod(staging, 0o755)
+
+    def write(staging):
         with open(os.path.join(staging, "model.onnx"), "wb") as handle:
             handle.write(model.SerializeToString())
         with open(os.path.join(staging, "tokens.txt"), "w", encoding="utf-8", newline="\n") as handle:
             for symbol, token in sorted(config["tokens"].items(), key=lambda item: item[1]):
                 handle.write(f"{symbol} {token}\n")
-        with open(os.path.join(staging, "voice.json"), "w", encoding="utf-8") as handle:
-            json.dump(voice, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
+        write_json(os.path.join(staging, "voice.json"), voice)
         if model_card:
             shutil.copyfile(model_card, os.path.join(staging, "MODEL_CARD"))
-        if os.path.exists(output):
-            shutil.rmtree(output)
-        os.rename(staging, output)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+
+    write_folder(output, ".piper-", write)
     return voice
 
 

@@ -24,7 +24,15 @@ step copy each layer's out of it (2 × 1500 × n_state values per layer: 13 % of
 Both files of a pair come from one conversion, so the layout is private to the pair.
 
 With --int8, every matrix product of weights is in int8, the weights scaled per output channel as CTranslate2's int8
-(what faster-whisper runs) scales them. The decoder's products are written in the graph as CTranslate2 computes them,
+(what faster-whisper runs) scales them. ONNX Runtime's fastest int8 kernel multiplies unsigned activations by signed
+weights, and on x86 processors without VNNI (AVX2 only, as AMD EPYC Milan) it adds each pair of byte products in 16
+bits, which saturates past 32,767 (255 × 127 × 2 is 64,770): on such a host tiny.en heard 364 words of the human
+corpus's 3,589 wrong with 8-bit signed weights, against 300 on a VNNI host, whose kernel is exact. So the weights are
+either 7 bits signed (-63 … 63: 255 × 63 × 2 = 32,130 cannot saturate; tiny.en 301 wrong on the AVX2 host, the
+kernel's speed kept) or, with --full-weights (base, the model chosen for accuracy), 8 bits stored unsigned with their
+zero at 128 (the same integers; ONNX Runtime's unsigned × unsigned kernel is exact everywhere, its encoder 7 % slower
+than the signed one on AVX2): 7 bits cost base words of a Spanish prompt that 8 bits keep. Either way every
+processor computes the same products. The decoder's products are written in the graph as CTranslate2 computes them,
 each row (a window's token) scaled on its own: windows decoded side by side then give exactly what each gives alone
 (ONNX Runtime's dynamic quantization scales a whole input at once, so one window's words would depend on the others').
 The encoder's go through ONNX Runtime's dynamic quantization (one scale for all 1500 frames: quiet frames lose their
@@ -41,22 +49,22 @@ import argparse
 import base64
 import json
 import os
-import shutil
 import struct
 import sys
-import tempfile
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from model_folder import PreparationError, write_folder, write_json
+
 OPSET = 20
+# The largest int8 weight: 7 bits signed, or 8 bits stored unsigned with --full-weights (the module's note says why).
+# ONNX Runtime's reduce_range gives the encoder it quantizes (tiny.en's) the 7-bit range.
+SIGNED_LIMIT = 63
+FULL_LIMIT = 127
 # CTranslate2's DataType ids (include/ctranslate2/types.h) and what numpy reads them as.
 CT2_TYPES = {0: np.float32, 1: np.int8, 2: np.int16, 3: np.int32, 4: np.float16}
-
-
-class ConversionError(Exception):
-    pass
 
 
 def read_ct2(path):
@@ -64,14 +72,14 @@ def read_ct2(path):
     try:
         data = open(path, "rb").read()
     except OSError as error:
-        raise ConversionError(f"{path}: cannot be read ({error.strerror})")
+        raise PreparationError(f"{path}: cannot be read ({error.strerror})")
     position = 0
 
     def take(fmt):
         nonlocal position
         size = struct.calcsize("<" + fmt)
         if position + size > len(data):
-            raise ConversionError(f"{path}: ends early (truncated at byte {position})")
+            raise PreparationError(f"{path}: ends early (truncated at byte {position})")
         values = struct.unpack_from("<" + fmt, data, position)
         position += size
         return values
@@ -80,18 +88,18 @@ def read_ct2(path):
         nonlocal position
         (length,) = take("H")
         if position + length > len(data):
-            raise ConversionError(f"{path}: ends early (truncated at byte {position})")
+            raise PreparationError(f"{path}: ends early (truncated at byte {position})")
         value = data[position:position + length].rstrip(b"\0").decode("utf-8", "replace")
         position += length
         return value
 
     (version,) = take("I")
     if version not in (5, 6):
-        raise ConversionError(f"{path}: CTranslate2 model format {version}; this converter reads versions 5 and 6")
+        raise PreparationError(f"{path}: CTranslate2 model format {version}; this converter reads versions 5 and 6")
     spec = text()
     take("I")  # the spec's revision
     if spec != "WhisperSpec":
-        raise ConversionError(f"{path}: a {spec or 'unnamed'} model, not Whisper")
+        raise PreparationError(f"{path}: a {spec or 'unnamed'} model, not Whisper")
     (count,) = take("I")
     variables = {}
     for _ in range(count):
@@ -101,19 +109,19 @@ def read_ct2(path):
         (type_id,) = take("B")
         (size,) = take("I")
         if type_id not in CT2_TYPES:
-            raise ConversionError(f"{path}: variable {name} has data type {type_id}, which this converter does not read")
+            raise PreparationError(f"{path}: variable {name} has data type {type_id}, which this converter does not read")
         if position + size > len(data):
-            raise ConversionError(f"{path}: ends early (truncated in {name})")
+            raise PreparationError(f"{path}: ends early (truncated in {name})")
         array = np.frombuffer(data, dtype=CT2_TYPES[type_id], count=size // np.dtype(CT2_TYPES[type_id]).itemsize, offset=position)
         if array.size != int(np.prod(shape)):
-            raise ConversionError(f"{path}: variable {name} has {array.size} values for shape {shape}")
+            raise PreparationError(f"{path}: variable {name} has {array.size} values for shape {shape}")
         variables[name] = array.reshape(shape)
         position += size
     (aliases,) = take("I")
     for _ in range(aliases):
         alias, target = text(), text()
         if target not in variables:
-            raise ConversionError(f"{path}: alias {alias} names a missing variable {target}")
+            raise PreparationError(f"{path}: alias {alias} names a missing variable {target}")
         variables[alias] = variables[target]
     return variables
 
@@ -121,9 +129,10 @@ def read_ct2(path):
 class Graph:
     """A small builder: numbered node outputs, float32 initializers."""
 
-    def __init__(self, weights, rowwise_int8=False):
+    def __init__(self, weights, rowwise_int8=False, full_weights=False):
         self.weights = weights
         self.rowwise_int8 = rowwise_int8
+        self.full_weights = full_weights
         self.nodes, self.initializers, self.count = [], {}, 0
         self.quantized = {}   # an input's name -> its uint8 values and scales (rowwise_int8)
 
@@ -144,7 +153,7 @@ class Graph:
 
     def weight(self, name):
         if name not in self.weights:
-            raise ConversionError(f"model.bin has no variable {name}")
+            raise PreparationError(f"model.bin has no variable {name}")
         return self.const(self.weights[name].astype(np.float32), name=name.replace("/", "."))
 
     def linear(self, x, prefix, rows=None, scale=1.0):
@@ -166,9 +175,13 @@ class Graph:
         """x @ matrix in int8 as CTranslate2 computes it: the weights scaled per output column, and x per row (each
         frame its own scale, taken from the values as they come). ONNX Runtime's dynamic quantization scales a whole
         activation tensor at once: over the encoder's 1500 frames, the quiet frames lose their precision to the loud."""
-        scales = np.maximum(np.abs(matrix).max(axis=0), 1e-12) / 127
-        quantized = np.clip(np.round(matrix / scales), -127, 127)
-        weight = self.const(quantized, name=name + ".wq", dtype=np.int8)
+        limit = FULL_LIMIT if self.full_weights else SIGNED_LIMIT
+        scales = np.maximum(np.abs(matrix).max(axis=0), 1e-12) / limit
+        quantized = np.clip(np.round(matrix / scales), -limit, limit)
+        if self.full_weights:   # the same integers stored unsigned, their zero at 128
+            weight = self.const(quantized + 128, name=name + ".wq", dtype=np.uint8)
+        else:
+            weight = self.const(quantized, name=name + ".wq", dtype=np.int8)
         if x not in self.quantized:   # once per input: the queries, keys and values of one input share it
             largest = self.op("ReduceMax", [self.op("Abs", [x]), self.const([-1], dtype=np.int64)], "amax", keepdims=1)
             x_scale = self.op("Div", [self.op("Max", [largest, self.const(1e-12)]), self.const(127.0)], "scale")
@@ -177,7 +190,8 @@ class Graph:
             self.quantized[x] = (x_uint8, x_scale)
         x_uint8, x_scale = self.quantized[x]
         zero = self.const(128, name="zero_point_128", dtype=np.uint8)
-        product = self.op("Cast", [self.op("MatMulInteger", [x_uint8, weight, zero], "matmul")], to=TensorProto.FLOAT)
+        product = self.op("Cast", [self.op("MatMulInteger", [x_uint8, weight, zero] + ([zero] if self.full_weights else []), "matmul")],
+                          to=TensorProto.FLOAT)
         return self.op("Mul", [self.op("Mul", [product, x_scale]), self.const(scales.astype(np.float32), name=name + ".ws")])
 
     def layer_norm(self, x, prefix):
@@ -227,8 +241,8 @@ def dims(weights):
     }
 
 
-def encoder_graph(weights, d, int8=False):
-    g = Graph(weights, rowwise_int8=int8)
+def encoder_graph(weights, d, int8=False, full_weights=False):
+    g = Graph(weights, rowwise_int8=int8, full_weights=full_weights)
     n_state, n_head = d["n_audio_state"], d["n_audio_head"]
     d_head = n_state // n_head
     x = g.op("Conv", ["mel", g.weight("encoder/conv1/weight"), g.weight("encoder/conv1/bias")], "conv", pads=[1, 1], kernel_shape=[3])
@@ -271,8 +285,8 @@ def encoder_graph(weights, d, int8=False):
         outputs, list(g.initializers.values()))
 
 
-def decoder_graph(weights, d, alignment_heads, int8=False):
-    g = Graph(weights, rowwise_int8=int8)
+def decoder_graph(weights, d, alignment_heads, int8=False, full_weights=False):
+    g = Graph(weights, rowwise_int8=int8, full_weights=full_weights)
     n_state, n_head = d["n_text_state"], d["n_text_head"]
     d_head = n_state // n_head
     zero, one = g.const([0], dtype=np.int64), g.const([1], dtype=np.int64)
@@ -367,10 +381,10 @@ def special_tokens(vocabulary):
                 "<|startofprev|>", "<|notimestamps|>"]
     missing = [token for token in required if token not in ids]
     if missing:
-        raise ConversionError(f"vocabulary.txt lacks {', '.join(missing)}")
+        raise PreparationError(f"vocabulary.txt lacks {', '.join(missing)}")
     no_speech = ids.get("<|nospeech|>", ids.get("<|nocaptions|>"))
     if no_speech is None:
-        raise ConversionError("vocabulary.txt lacks <|nospeech|> and <|nocaptions|>")
+        raise PreparationError("vocabulary.txt lacks <|nospeech|> and <|nocaptions|>")
     return ids, no_speech
 
 
@@ -409,59 +423,53 @@ def save(graph, path, part, revision):
     onnx.save(model, path)
 
 
-def convert(source, destination, name, int8, revision=0, int8_frames=False):
+def convert(source, destination, name, int8, revision=0, int8_frames=False, full_weights=False):
+    if full_weights and not (int8 and int8_frames):
+        raise PreparationError("--full-weights needs --int8 and --int8-frames (ONNX Runtime's quantizer, which quantizes "
+                               "the encoder otherwise, writes 7-bit weights)")
     weights = read_ct2(os.path.join(source, "model.bin"))
     try:
         config = json.load(open(os.path.join(source, "config.json")))
         vocabulary = open(os.path.join(source, "vocabulary.txt"), encoding="utf-8").read().split("\n")
     except (OSError, ValueError) as error:
-        raise ConversionError(f"{source}: {error}")
+        raise PreparationError(f"{source}: {error}")
     if vocabulary and vocabulary[-1] == "":
         vocabulary.pop()
     d = dims(weights)
     if len(vocabulary) != d["n_vocab"]:
-        raise ConversionError(f"vocabulary.txt has {len(vocabulary)} tokens, the model {d['n_vocab']}")
+        raise PreparationError(f"vocabulary.txt has {len(vocabulary)} tokens, the model {d['n_vocab']}")
     alignment_heads = [tuple(pair) for pair in config.get("alignment_heads", [])]
     if not alignment_heads or any(not (0 <= layer < d["n_text_layer"] and 0 <= head < d["n_text_head"]) for layer, head in alignment_heads):
-        raise ConversionError(f"config.json: alignment_heads missing or out of range ({alignment_heads})")
+        raise PreparationError(f"config.json: alignment_heads missing or out of range ({alignment_heads})")
     info = description(d, name, vocabulary, config, alignment_heads, int8, revision, os.path.basename(os.path.abspath(source)))
 
-    parent = os.path.dirname(os.path.abspath(destination)) or "."
-    os.makedirs(parent, exist_ok=True)
-    work = tempfile.mkdtemp(prefix=".whisper-", dir=parent)
-    try:
+    def write(staging):
         frames = int8 and int8_frames
-        save(encoder_graph(weights, d, frames), os.path.join(work, "encoder.onnx"), "encoder", revision)
-        save(decoder_graph(weights, d, alignment_heads, int8), os.path.join(work, "decoder.onnx"), "decoder", revision)
+        save(encoder_graph(weights, d, frames, full_weights), os.path.join(staging, "encoder.onnx"), "encoder", revision)
+        save(decoder_graph(weights, d, alignment_heads, int8, full_weights), os.path.join(staging, "decoder.onnx"), "decoder", revision)
         if int8 and not frames:
             import logging
             from onnxruntime.quantization import QuantType, quantize_dynamic
             logging.getLogger().setLevel(logging.ERROR)   # its advice to pre-process models, printed on every run
             # Weights scaled per output channel, as CTranslate2's int8 is: one scale per tensor heard English words
             # measurably worse on the human corpus (tiny.en 9.1 % of words wrong against 8.8 %).
-            quantize_dynamic(os.path.join(work, "encoder.onnx"), os.path.join(work, "encoder.int8.onnx"),
-                             op_types_to_quantize=["MatMul"], weight_type=QuantType.QInt8, per_channel=True)
-            os.replace(os.path.join(work, "encoder.int8.onnx"), os.path.join(work, "encoder.onnx"))
+            quantize_dynamic(os.path.join(staging, "encoder.onnx"), os.path.join(staging, "encoder.int8.onnx"),
+                             op_types_to_quantize=["MatMul"], weight_type=QuantType.QInt8, per_channel=True, reduce_range=True)
+            os.replace(os.path.join(staging, "encoder.int8.onnx"), os.path.join(staging, "encoder.onnx"))
         # tokens.txt: each ordinary token's bytes in base64 and its id, one per line, in id order.
         decoder = gpt2_byte_decoder()
-        with open(os.path.join(work, "tokens.txt"), "w") as tokens:
+        with open(os.path.join(staging, "tokens.txt"), "w") as tokens:
             for index, token in enumerate(vocabulary[:info["tokens"]["eot"]]):
                 try:
                     raw = bytes(decoder[character] for character in token)
                 except KeyError:
-                    raise ConversionError(f"vocabulary.txt: token {index} ({token!r}) is not byte-level BPE")
+                    raise PreparationError(f"vocabulary.txt: token {index} ({token!r}) is not byte-level BPE")
                 if not raw:  # multilingual vocabularies have one empty token (50256): no bytes, nothing to write
                     continue
                 tokens.write(f"{base64.b64encode(raw).decode()} {index}\n")
-        with open(os.path.join(work, "model.json"), "w") as handle:
-            json.dump(info, handle, indent=1)
-        os.chmod(work, 0o755)
-        if os.path.exists(destination):
-            shutil.rmtree(destination)
-        os.replace(work, destination)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
+        write_json(os.path.join(staging, "model.json"), info, indent=1)
+
+    write_folder(destination, ".whisper-", write)
 
 
 def main():
@@ -471,11 +479,14 @@ def main():
     parser.add_argument("--name", default="tiny.en")
     parser.add_argument("--int8", action="store_true", help="quantize the matrix products to int8 (needs onnxruntime)")
     parser.add_argument("--int8-frames", action="store_true", help="with --int8: the encoder's inputs scaled per frame, in the graph")
+    parser.add_argument("--full-weights", action="store_true",
+                        help="with --int8 --int8-frames: 8-bit weights stored unsigned (exact everywhere, a little slower) instead of 7-bit")
     parser.add_argument("--revision", type=int, default=0, help="recorded in model.json (set-up converts again when it changes)")
     arguments = parser.parse_args()
     try:
-        convert(arguments.source, arguments.destination, arguments.name, arguments.int8, arguments.revision, arguments.int8_frames)
-    except ConversionError as error:
+        convert(arguments.source, arguments.destination, arguments.name, arguments.int8, arguments.revision, arguments.int8_frames,
+                arguments.full_weights)
+    except PreparationError as error:
         print(f"whisper_to_onnx: {error}", file=sys.stderr)
         sys.exit(1)
 
