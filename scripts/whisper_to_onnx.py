@@ -24,23 +24,17 @@ step copy each layer's out of it (2 × 1500 × n_state values per layer: 13 % of
 Both files of a pair come from one conversion, so the layout is private to the pair.
 
 With --int8, every matrix product of weights is in int8, the weights scaled per output channel as CTranslate2's int8
-(what faster-whisper runs) scales them. ONNX Runtime's fastest int8 kernel multiplies unsigned activations by signed
-weights, and on x86 processors without VNNI (AVX2 only, as AMD EPYC Milan) it adds each pair of byte products in 16
-bits, which saturates past 32,767 (255 × 127 × 2 is 64,770): on such a host tiny.en heard 364 words of the human
-corpus's 3,589 wrong with 8-bit signed weights, against 300 on a VNNI host, whose kernel is exact. So the weights are
-either 7 bits signed (-63 … 63: 255 × 63 × 2 = 32,130 cannot saturate; tiny.en 301 wrong on the AVX2 host, the
-kernel's speed kept) or, with --full-weights (base, the model chosen for accuracy), 8 bits stored unsigned with their
-zero at 128 (the same integers; ONNX Runtime's unsigned × unsigned kernel is exact everywhere, its encoder 7 % slower
-than the signed one on AVX2): 7 bits cost base words of a Spanish prompt that 8 bits keep. Either way every
-processor computes the same products. The decoder's products are written in the graph as CTranslate2 computes them,
-each row (a window's token) scaled on its own: windows decoded side by side then give exactly what each gives alone
-(ONNX Runtime's dynamic quantization scales a whole input at once, so one window's words would depend on the others').
-The encoder's go through ONNX Runtime's dynamic quantization (one scale for all 1500 frames: quiet frames lose their
-precision to loud ones, twice CTranslate2's error against float32) unless --int8-frames is given too: then they are
-written in the graph, each frame scaled on its own; base then hears 7 % fewer words wrong on the human corpus (English
-315 -> 294 errors, Spanish 612 -> 591, French 555 -> 529), at 12 % more encoder time on two threads; tiny.en 311 ->
-308 only, so its encoder stays as ONNX Runtime quantizes it (it is the model chosen for speed). Chorus encodes each
-window alone either way.
+(what faster-whisper runs) scales them, in 8 bits signed. On x86 processors without VNNI, ONNX Runtime's fastest int8
+kernel adds each pair of byte products in 16 bits and can saturate with such weights; Chorus's sessions ask the
+runtime for its exact mode there (InferenceSession), so every processor computes the same products. The decoder's
+products are written in the graph as CTranslate2 computes them, each row (a window's token) scaled on its own: windows
+decoded side by side then give exactly what each gives alone (ONNX Runtime's dynamic quantization scales a whole input
+at once, so one window's words would depend on the others'). The encoder's go through ONNX Runtime's dynamic
+quantization (one scale for all 1500 frames: quiet frames lose their precision to loud ones, twice CTranslate2's error
+against float32) unless --int8-frames is given too: then they are written in the graph, each frame scaled on its own;
+base then hears 7 % fewer words wrong on the human corpus (English 315 -> 294 errors, Spanish 612 -> 591, French 555
+-> 529), at 12 % more encoder time on two threads; tiny.en 311 -> 308 only, so its encoder stays as ONNX Runtime
+quantizes it (it is the model chosen for speed). Chorus encodes each window alone either way.
 
 model.json holds the dimensions, the special tokens, the languages (code -> token id), the alignment heads and the
 tokens Whisper's decoding suppresses; tokens.txt each ordinary token's bytes in base64 and its id.
@@ -56,13 +50,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from model_folder import PreparationError, write_folder, write_json
+from model_folder import PreparationError, check_onnx, write_folder, write_json
 
 OPSET = 20
-# The largest int8 weight: 7 bits signed, or 8 bits stored unsigned with --full-weights (the module's note says why).
-# ONNX Runtime's reduce_range gives the encoder it quantizes (tiny.en's) the 7-bit range.
-SIGNED_LIMIT = 63
-FULL_LIMIT = 127
 # CTranslate2's DataType ids (include/ctranslate2/types.h) and what numpy reads them as.
 CT2_TYPES = {0: np.float32, 1: np.int8, 2: np.int16, 3: np.int32, 4: np.float16}
 
@@ -129,10 +119,9 @@ def read_ct2(path):
 class Graph:
     """A small builder: numbered node outputs, float32 initializers."""
 
-    def __init__(self, weights, rowwise_int8=False, full_weights=False):
+    def __init__(self, weights, rowwise_int8=False):
         self.weights = weights
         self.rowwise_int8 = rowwise_int8
-        self.full_weights = full_weights
         self.nodes, self.initializers, self.count = [], {}, 0
         self.quantized = {}   # an input's name -> its uint8 values and scales (rowwise_int8)
 
@@ -175,13 +164,9 @@ class Graph:
         """x @ matrix in int8 as CTranslate2 computes it: the weights scaled per output column, and x per row (each
         frame its own scale, taken from the values as they come). ONNX Runtime's dynamic quantization scales a whole
         activation tensor at once: over the encoder's 1500 frames, the quiet frames lose their precision to the loud."""
-        limit = FULL_LIMIT if self.full_weights else SIGNED_LIMIT
-        scales = np.maximum(np.abs(matrix).max(axis=0), 1e-12) / limit
-        quantized = np.clip(np.round(matrix / scales), -limit, limit)
-        if self.full_weights:   # the same integers stored unsigned, their zero at 128
-            weight = self.const(quantized + 128, name=name + ".wq", dtype=np.uint8)
-        else:
-            weight = self.const(quantized, name=name + ".wq", dtype=np.int8)
+        scales = np.maximum(np.abs(matrix).max(axis=0), 1e-12) / 127
+        quantized = np.clip(np.round(matrix / scales), -127, 127)
+        weight = self.const(quantized, name=name + ".wq", dtype=np.int8)
         if x not in self.quantized:   # once per input: the queries, keys and values of one input share it
             largest = self.op("ReduceMax", [self.op("Abs", [x]), self.const([-1], dtype=np.int64)], "amax", keepdims=1)
             x_scale = self.op("Div", [self.op("Max", [largest, self.const(1e-12)]), self.const(127.0)], "scale")
@@ -190,8 +175,7 @@ class Graph:
             self.quantized[x] = (x_uint8, x_scale)
         x_uint8, x_scale = self.quantized[x]
         zero = self.const(128, name="zero_point_128", dtype=np.uint8)
-        product = self.op("Cast", [self.op("MatMulInteger", [x_uint8, weight, zero] + ([zero] if self.full_weights else []), "matmul")],
-                          to=TensorProto.FLOAT)
+        product = self.op("Cast", [self.op("MatMulInteger", [x_uint8, weight, zero], "matmul")], to=TensorProto.FLOAT)
         return self.op("Mul", [self.op("Mul", [product, x_scale]), self.const(scales.astype(np.float32), name=name + ".ws")])
 
     def layer_norm(self, x, prefix):
@@ -241,8 +225,8 @@ def dims(weights):
     }
 
 
-def encoder_graph(weights, d, int8=False, full_weights=False):
-    g = Graph(weights, rowwise_int8=int8, full_weights=full_weights)
+def encoder_graph(weights, d, int8=False):
+    g = Graph(weights, rowwise_int8=int8)
     n_state, n_head = d["n_audio_state"], d["n_audio_head"]
     d_head = n_state // n_head
     x = g.op("Conv", ["mel", g.weight("encoder/conv1/weight"), g.weight("encoder/conv1/bias")], "conv", pads=[1, 1], kernel_shape=[3])
@@ -285,8 +269,8 @@ def encoder_graph(weights, d, int8=False, full_weights=False):
         outputs, list(g.initializers.values()))
 
 
-def decoder_graph(weights, d, alignment_heads, int8=False, full_weights=False):
-    g = Graph(weights, rowwise_int8=int8, full_weights=full_weights)
+def decoder_graph(weights, d, alignment_heads, int8=False):
+    g = Graph(weights, rowwise_int8=int8)
     n_state, n_head = d["n_text_state"], d["n_text_head"]
     d_head = n_state // n_head
     zero, one = g.const([0], dtype=np.int64), g.const([1], dtype=np.int64)
@@ -419,14 +403,11 @@ def save(graph, path, part, revision):
     for key, value in {"chorus_whisper": part, "chorus_revision": str(revision)}.items():
         entry = model.metadata_props.add()
         entry.key, entry.value = key, value
-    onnx.checker.check_model(model)
+    check_onnx(model, path)
     onnx.save(model, path)
 
 
-def convert(source, destination, name, int8, revision=0, int8_frames=False, full_weights=False):
-    if full_weights and not (int8 and int8_frames):
-        raise PreparationError("--full-weights needs --int8 and --int8-frames (ONNX Runtime's quantizer, which quantizes "
-                               "the encoder otherwise, writes 7-bit weights)")
+def convert(source, destination, name, int8, revision=0, int8_frames=False):
     weights = read_ct2(os.path.join(source, "model.bin"))
     try:
         config = json.load(open(os.path.join(source, "config.json")))
@@ -445,8 +426,8 @@ def convert(source, destination, name, int8, revision=0, int8_frames=False, full
 
     def write(staging):
         frames = int8 and int8_frames
-        save(encoder_graph(weights, d, frames, full_weights), os.path.join(staging, "encoder.onnx"), "encoder", revision)
-        save(decoder_graph(weights, d, alignment_heads, int8, full_weights), os.path.join(staging, "decoder.onnx"), "decoder", revision)
+        save(encoder_graph(weights, d, frames), os.path.join(staging, "encoder.onnx"), "encoder", revision)
+        save(decoder_graph(weights, d, alignment_heads, int8), os.path.join(staging, "decoder.onnx"), "decoder", revision)
         if int8 and not frames:
             import logging
             from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -454,7 +435,7 @@ def convert(source, destination, name, int8, revision=0, int8_frames=False, full
             # Weights scaled per output channel, as CTranslate2's int8 is: one scale per tensor heard English words
             # measurably worse on the human corpus (tiny.en 9.1 % of words wrong against 8.8 %).
             quantize_dynamic(os.path.join(staging, "encoder.onnx"), os.path.join(staging, "encoder.int8.onnx"),
-                             op_types_to_quantize=["MatMul"], weight_type=QuantType.QInt8, per_channel=True, reduce_range=True)
+                             op_types_to_quantize=["MatMul"], weight_type=QuantType.QInt8, per_channel=True)
             os.replace(os.path.join(staging, "encoder.int8.onnx"), os.path.join(staging, "encoder.onnx"))
         # tokens.txt: each ordinary token's bytes in base64 and its id, one per line, in id order.
         decoder = gpt2_byte_decoder()
@@ -479,13 +460,10 @@ def main():
     parser.add_argument("--name", default="tiny.en")
     parser.add_argument("--int8", action="store_true", help="quantize the matrix products to int8 (needs onnxruntime)")
     parser.add_argument("--int8-frames", action="store_true", help="with --int8: the encoder's inputs scaled per frame, in the graph")
-    parser.add_argument("--full-weights", action="store_true",
-                        help="with --int8 --int8-frames: 8-bit weights stored unsigned (exact everywhere, a little slower) instead of 7-bit")
     parser.add_argument("--revision", type=int, default=0, help="recorded in model.json (set-up converts again when it changes)")
     arguments = parser.parse_args()
     try:
-        convert(arguments.source, arguments.destination, arguments.name, arguments.int8, arguments.revision, arguments.int8_frames,
-                arguments.full_weights)
+        convert(arguments.source, arguments.destination, arguments.name, arguments.int8, arguments.revision, arguments.int8_frames)
     except PreparationError as error:
         print(f"whisper_to_onnx: {error}", file=sys.stderr)
         sys.exit(1)

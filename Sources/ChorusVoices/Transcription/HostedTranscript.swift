@@ -26,7 +26,7 @@ enum HostedTranscript {
             else {
                 throw VoiceError(.invalidResponse, provider: provider, message: "a word without a valid start and end: \(item)")
             }
-            let spelled = word.trimmingCharacters(in: .whitespaces)
+            let spelled = word.trimmingCharacters(in: .whitespacesAndNewlines)
             if !spelled.isEmpty { words.append(WordTiming(word: spelled, start: start, end: min(end, duration))) }
         }
         return words
@@ -35,14 +35,15 @@ enum HostedTranscript {
     /// A number of seconds in the answer.
     static func seconds(_ value: Any?) -> Double? { (value as? NSNumber)?.doubleValue }
 
-    /// The transcript of `request`: `words`' starts refined on its audio; text without words is timed by the aligner
-    /// (`Transcript.timing`); no text, no words.
+    /// The transcript of `request`: `words`' starts refined on its audio (its duration `duration`, the answer's, when
+    /// told); text without words is timed by the aligner (`Transcript.timing`); no text, no words. Without words the
+    /// duration is the request's.
     static func transcript(
         text: String, language: String, words: [WordTiming], request: SpeechToTextRequest, duration: Double? = nil
     ) -> Transcript {
         if words.isEmpty {
             return text.isEmpty
-                ? Transcript(text: "", language: language, duration: duration ?? request.duration, words: [])
+                ? Transcript(text: "", language: language, duration: request.duration, words: [])
                 : Transcript.timing(text: text, language: language, samples: request.samples)
         }
         return Transcript(

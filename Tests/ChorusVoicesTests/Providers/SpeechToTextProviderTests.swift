@@ -156,6 +156,13 @@ struct SpeechToTextProviderTests {
             }
             #expect(server.requests.count == 1, "\(name), \(label): \(server.requests.count) requests")
         }
+        // The rule itself, without the onsets' refinement on the audio: spelled without spaces or line ends, an empty
+        // word left out, an end past the audio clipped to it.
+        let items: [[String: Any]] = [
+            [key: " Hello\n", "start": 0.5, "end": 0.9], [key: "\n", "start": 1, "end": 1], [key: "there", "start": 1, "end": 9],
+        ]
+        let words = try HostedTranscript.words(items, key: key, provider: name, duration: 2)
+        #expect(words == [WordTiming(word: "Hello", start: 0.5, end: 0.9), WordTiming(word: "there", start: 1, end: 2)])
     }
 
     /// The fault matrix: what the stub does on each call (`nil`: answer well), and what the caller then sees. Made per
