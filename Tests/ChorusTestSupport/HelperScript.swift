@@ -104,10 +104,17 @@ struct HelperScript {
 /// cooperative threads (two on a 2-core machine) stalls every other test of the process meanwhile.
 public struct ToolRun: Sendable {
     public let status: Int32
-    public let output: String
+    /// Standard output as text (trimmed unless the run was asked not to be), decoded when asked for: a referee's output
+    /// is often binary (PCM), and decoding that as UTF-8 throws and catches inside the standard library at every bad
+    /// byte, where Swift Testing records a backtrace for each throw (most of a test's time, once).
+    public var output: String {
+        let text = String(decoding: data, as: UTF8.self)
+        return trimmed ? text.trimmingCharacters(in: .whitespacesAndNewlines) : text
+    }
     public let errors: String
     /// Standard output as it was written.
     public let data: Data
+    private let trimmed: Bool
 
     /// Runs `arguments` on a thread of its own and resumes when it has ended; one still running after `limit` seconds
     /// is killed (with what it started) and its run ends with status 137 (128 + SIGKILL).
@@ -154,8 +161,7 @@ public struct ToolRun: Sendable {
         let signal = code & 0x7F
         status = signal == 0 ? (code >> 8) & 0xFF : 128 + signal
         data = (try? Data(contentsOf: outputFile)) ?? Data()
-        let text = String(decoding: data, as: UTF8.self)
-        self.output = trimmed ? text.trimmingCharacters(in: .whitespacesAndNewlines) : text
+        self.trimmed = trimmed
         self.errors = String(decoding: (try? Data(contentsOf: errorFile)) ?? Data(), as: UTF8.self)
     }
 
