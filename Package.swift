@@ -11,8 +11,15 @@ let package = Package(
     // macOS for the service and tools; iOS for ChorusClient (and ChorusWire), which apps use.
     platforms: [.macOS(.v14), .iOS(.v16)],
     products: [
+        // The conversation engine (`Chorus.render`), the one entry point apps call, and the layers it is made of.
+        .library(name: "ChorusConversation", targets: ["ChorusConversation"]),
         .library(name: "ChorusAudio", targets: ["ChorusAudio"]),
-        .library(name: "ChorusVoices", targets: ["ChorusVoices"]),
+        .library(name: "ChorusSpeech", targets: ["ChorusSpeech"]),
+        .library(name: "ChorusListening", targets: ["ChorusListening"]),
+        .library(name: "ChorusText", targets: ["ChorusText"]),
+        .library(name: "ChorusInference", targets: ["ChorusInference"]),
+        .library(name: "ChorusOutbound", targets: ["ChorusOutbound"]),
+        .library(name: "ChorusSupport", targets: ["ChorusSupport"]),
         // The JSON the service and its clients exchange (Foundation only).
         .library(name: "ChorusWire", targets: ["ChorusWire"]),
         // Test and benchmark scaffolding (signals, clip encoders, a stub HTTP server); not part of the engine's API.
@@ -21,6 +28,7 @@ let package = Package(
         // The Swift client for apps: Foundation only.
         .library(name: "ChorusClient", targets: ["ChorusClient"]),
         .executable(name: "chorus", targets: ["chorus"]),
+        .executable(name: "chorus-bench", targets: ["chorus-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -41,7 +49,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.25.0"),
         // The embedded state of one instance (no `--database`): SQLite in the data folder.
         .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.0"),
-        // `swift package generate-documentation` (the DocC catalogs of ChorusAudio, ChorusVoices, ChorusClient; CI's
+        // `swift package generate-documentation` (the DocC catalogs of ChorusAudio, ChorusText, ChorusSpeech, ChorusListening, ChorusConversation, ChorusClient; CI's
         // scripts/docs.sh calls the toolchain's docc on the symbol graphs of the build the tests used instead).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -61,25 +69,37 @@ let package = Package(
         // ONNX Runtime's C API from PyPI's wheels, pinned (scripts/setup-speech.sh writes chorus-onnxruntime.pc).
         .systemLibrary(name: "CONNXRuntime", pkgConfig: "chorus-onnxruntime"),
 
+        // What every layer uses: `Locked`, worker pools and the thread budget, hex and dates, the version. Foundation only.
+        .target(name: "ChorusSupport", swiftSettings: strictSettings),
+        // The JSON the service and its clients exchange (Foundation only).
         .target(name: "ChorusWire", swiftSettings: strictSettings),
-        .target(name: "ChorusClient", dependencies: ["ChorusWire"], swiftSettings: strictSettings),
+        .target(name: "ChorusClient", dependencies: ["ChorusWire", "ChorusSupport"], swiftSettings: strictSettings),
+        // The audio engine: decode → process → stitch → encode → waveform and timeline. No conversation, voice or referee.
         .target(
             name: "ChorusAudio",
-            dependencies: ["ChorusWire", "CFFmpeg", "CLame", "CSndFile", "CEbur128"],
+            dependencies: ["ChorusSupport", "ChorusWire", "CFFmpeg", "CLame", "CSndFile"],
             swiftSettings: strictSettings),
         // Pictures of renders (libgd PNG, SVG) and the player page: a program that only renders audio does not link libgd.
-        .target(name: "ChorusPictures", dependencies: ["ChorusAudio", "CGD"], swiftSettings: strictSettings),
-        // Calling other servers: the one HTTP client, the retry policy, connection-failure wording, secret
-        // redaction, and the hex and date texts HTTP and S3 use. Nothing Chorus-specific.
+        .target(name: "ChorusPictures", dependencies: ["ChorusAudio", "ChorusWire", "CGD"], swiftSettings: strictSettings),
+        // Calling other servers, for voice providers and S3 alike: the one HTTP client, a request sent with its timeout
+        // and body cap (`OutboundRequest`), the retry policy and `Retry-After`, concurrency gates, connection-failure
+        // wording, secret redaction. Nothing Chorus-specific; each caller maps the failures to its own errors.
         .target(
             name: "ChorusOutbound",
-            dependencies: [.product(name: "AsyncHTTPClient", package: "async-http-client")],
+            dependencies: [
+                "ChorusSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
             swiftSettings: strictSettings),
         // A small S3 client (SigV4, multipart uploads, presigned URLs) on ChorusOutbound; nothing Chorus-specific.
         .target(
             name: "ChorusS3",
             dependencies: [
                 "ChorusOutbound",
+                "ChorusSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -87,32 +107,47 @@ let package = Package(
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ],
             swiftSettings: strictSettings),
+        // Neural networks on ONNX Runtime: the runtime, sessions, tensors, model files and folders, NumPy arrays. It
+        // knows no voice and no Whisper.
+        .target(name: "ChorusInference", dependencies: ["ChorusSupport", "CONNXRuntime", "CZlib"], swiftSettings: strictSettings),
+        // What a text says: normalization, SSML, pauses, lexicons, IPA, sentences and chunks, words aligned on times.
+        // No C library.
+        .target(name: "ChorusText", dependencies: ["ChorusSupport", "ChorusWire"], swiftSettings: strictSettings),
+        // Voices: the provider protocol and registry; Kokoro, Piper, Flite, espeak-ng in process; ElevenLabs, OpenAI and
+        // OpenAI-compatible servers over HTTP.
         .target(
-            name: "ChorusVoices",
+            name: "ChorusSpeech",
             dependencies: [
-                "ChorusAudio",
-                "ChorusOutbound",
-                "CEspeakNG",
-                "CFlite",
-                "CONNXRuntime",
-                "CZlib",
+                "ChorusAudio", "ChorusInference", "ChorusOutbound", "ChorusSupport", "ChorusText", "ChorusWire", "CEspeakNG", "CFlite",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings),
+        // Hearing speech: Whisper in process, hosted transcription (the hosted voices' accounts), a known text aligned.
+        .target(
+            name: "ChorusListening",
+            dependencies: [
+                "ChorusAudio", "ChorusInference", "ChorusOutbound", "ChorusSpeech", "ChorusSupport", "ChorusText", "ChorusWire", "CZlib",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings),
+        // The conversation engine apps call: `Chorus`, conversations, the render plan, the pipeline, the caches.
+        .target(
+            name: "ChorusConversation",
+            dependencies: [
+                "ChorusAudio", "ChorusListening", "ChorusOutbound", "ChorusSpeech", "ChorusSupport", "ChorusText", "ChorusWire",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
             swiftSettings: strictSettings),
         .target(
             name: "ChorusService",
             dependencies: [
-                "ChorusAudio",
-                "ChorusPictures",
-                "ChorusOutbound",
-                "ChorusS3",
-                "ChorusVoices",
-                "ChorusWire",
+                "ChorusAudio", "ChorusConversation", "ChorusListening", "ChorusOutbound", "ChorusPictures", "ChorusS3", "ChorusSpeech",
+                "ChorusSupport", "ChorusText", "ChorusWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
@@ -135,32 +170,51 @@ let package = Package(
             swiftSettings: strictSettings),
         .target(
             name: "ChorusFixtures",
-            dependencies: ["ChorusAudio", "CSndFile"],
+            dependencies: ["ChorusAudio", "ChorusSupport", "ChorusWire", "CSndFile", "CEbur128"],
+            swiftSettings: strictSettings),
+        // What the command-line programs share: status lines, errors to exit statuses, the flags of settings.
+        .target(
+            name: "ChorusCommandLine",
+            dependencies: ["ChorusAudio", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strictSettings),
         .executableTarget(
             name: "chorus",
             dependencies: [
-                "ChorusAudio",
-                "ChorusPictures",
-                "ChorusVoices",
-                "ChorusService",
-                "ChorusFixtures",
+                "ChorusAudio", "ChorusCommandLine", "ChorusConversation", "ChorusInference", "ChorusListening", "ChorusPictures",
+                "ChorusService", "ChorusSpeech", "ChorusSupport", "ChorusText", "ChorusWire",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings),
+        // `chorus-bench`: a render timed against the ffmpeg command line and pydub, synthesis against a stub provider,
+        // the voices' speed; its peers and generated clips come from ChorusFixtures, which `chorus` does not link.
+        .executableTarget(
+            name: "chorus-bench",
+            dependencies: [
+                "ChorusAudio", "ChorusCommandLine", "ChorusConversation", "ChorusFixtures", "ChorusListening", "ChorusSpeech",
+                "ChorusSupport", "ChorusWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings),
         // Fuzzing (Fuzz/): the targets' bodies, which the tests replay over the committed corpus, and
         // `chorus-fuzz`, a replayer of files, and a libFuzzer binary when scripts/fuzz.sh links it with libFuzzer.
+        // The text layer's fuzz targets, built and replayed with ChorusText alone.
+        .target(
+            name: "ChorusTextFuzzing", dependencies: ["ChorusText", "ChorusWire"], path: "Fuzz/Sources/ChorusTextFuzzing",
+            swiftSettings: strictSettings),
         .target(
             name: "ChorusFuzzing",
             // Not ChorusService: request bodies are decoded in ChorusWire, so the fuzz build skips the HTTP stack.
-            dependencies: ["ChorusAudio", "ChorusVoices", "ChorusWire"],
+            dependencies: [
+                "ChorusAudio", "ChorusConversation", "ChorusInference", "ChorusListening", "ChorusSpeech", "ChorusText",
+                "ChorusTextFuzzing", "ChorusWire",
+            ],
             path: "Fuzz/Sources/ChorusFuzzing",
             swiftSettings: strictSettings),
         .executableTarget(name: "chorus-fuzz", dependencies: ["ChorusFuzzing"], path: "Fuzz/Sources/chorus-fuzz"),
         // Referees and assertions the test targets share.
         .target(
             name: "ChorusTestSupport",
-            dependencies: ["ChorusAudio", "ChorusFixtures"],
+            dependencies: ["ChorusAudio", "ChorusFixtures", "ChorusSupport", "ChorusWire"],
             path: "Tests/ChorusTestSupport",
             exclude: [
                 "png_columns.py", "player_check.py", "s3_server.py", "pg_server.py", "tcp_proxy.py", "openai_sdk_check.py",
@@ -178,16 +232,20 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "ChorusS3Tests",
-            dependencies: ["ChorusS3", "ChorusOutbound", "ChorusFixtures"],
+            dependencies: ["ChorusS3", "ChorusOutbound", "ChorusSupport", "ChorusFixtures"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ChorusVoicesTests",
-            dependencies: ["ChorusVoices", "ChorusAudio", "ChorusWire", "ChorusFixtures", "ChorusTestSupport"],
+            dependencies: [
+                "ChorusAudio", "ChorusConversation", "ChorusInference", "ChorusListening", "ChorusOutbound", "ChorusSpeech", "ChorusSupport",
+                "ChorusText", "ChorusWire", "ChorusFixtures", "ChorusTestSupport",
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ChorusServiceTests",
             dependencies: [
-                "ChorusService", "ChorusVoices", "ChorusAudio", "ChorusWire", "ChorusS3", "ChorusFixtures", "ChorusTestSupport",
+                "ChorusService", "ChorusConversation", "ChorusSpeech", "ChorusListening", "ChorusText", "ChorusAudio", "ChorusWire",
+                "ChorusS3", "ChorusOutbound", "ChorusSupport", "ChorusFixtures", "ChorusTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -196,7 +254,8 @@ let package = Package(
         .testTarget(
             name: "ChorusClientTests",
             dependencies: [
-                "ChorusClient", "ChorusService", "ChorusWire", "ChorusVoices", "ChorusFixtures", "ChorusTestSupport",
+                "ChorusClient", "ChorusService", "ChorusWire", "ChorusConversation", "ChorusSpeech", "ChorusSupport", "ChorusFixtures",
+                "ChorusTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: strictSettings),

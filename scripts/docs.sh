@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Builds the DocC documentation of the libraries apps and programs use — ChorusAudio, ChorusVoices, ChorusClient —
+# Builds the DocC documentation of the libraries apps and programs use — ChorusAudio, ChorusText, ChorusSpeech,
+# ChorusListening, ChorusConversation, ChorusClient —
 # into <build folder>/docs/<target>.doccarchive, and fails on any DocC warning (a broken symbol link, an undocumented
 # parameter of a documented function, …). CI runs it on the AddressSanitizer build the tests used (.ci/run), so the
 # documentation costs no build of its own: the symbol graphs come from `swift package dump-symbol-graph` on that build,
 # the archives from the toolchain's `docc`, with the settings of `swift package generate-documentation`
 # (public symbols, extension blocks).
 #
-#   scripts/docs.sh [--sanitize=address] [TARGET…]    all three by default; the normal build (.build) without --sanitize
+#   scripts/docs.sh [--sanitize=address] [TARGET…]    all six by default; the normal build (.build) without --sanitize
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/build-settings.sh
@@ -19,7 +20,7 @@ for argument in "$@"; do
   esac
 done
 build_settings "$sanitizer"
-if [ ${#targets[@]} -eq 0 ]; then targets=(ChorusAudio ChorusVoices ChorusClient); fi
+if [ ${#targets[@]} -eq 0 ]; then targets=(ChorusAudio ChorusText ChorusSpeech ChorusListening ChorusConversation ChorusClient); fi
 mkdir -p "$scratch/docs"
 log="$scratch/docs/symbol-graphs.log"
 if ! swift package --scratch-path "$scratch" "${build_flags[@]}" dump-symbol-graph \

@@ -3,6 +3,7 @@ import Foundation
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import ChorusSupport
 #endif
 
 /// What a render reports while it runs (from `GET /v1/renders/{id}/events`).

@@ -1,4 +1,4 @@
-import ChorusAudio
+public import ChorusAudio
 public import Foundation
 
 /// Fake provider speech for tests and benchmarks: a speech-like signal whose length follows the
@@ -26,15 +26,33 @@ public enum StubSpeech {
     }
 
     /// A local server speaking OpenAI's `POST /v1/audio/speech` (`response_format: "pcm"`), answering
-    /// each request after `latency` seconds, and not before `hold` is released when one is given.
-    public static func openAIServer(latency: Double, hold: StubHold? = nil) throws -> StubServer {
+    /// each request after `latency` seconds, and not before `hold` is released when one is given. It answers with
+    /// `speech(input)` — real speech made before the clock starts, 16-bit little-endian at `sampleRate` — where that
+    /// gives any, else with a speech-like signal (`pcm16(for:)`).
+    public static func openAIServer(
+        latency: Double, hold: StubHold? = nil, speech: @escaping @Sendable (String) -> Data? = { _ in nil }
+    ) throws -> StubServer {
         try StubServer { request in
             guard request.method == "POST", request.path == "/v1/audio/speech", let input = request.json?["input"] as? String else {
                 return .json(404, ["error": ["message": "not found", "type": "invalid_request_error"]])
             }
             hold?.wait()
-            return StubServer.Response(status: 200, headers: ["Content-Type": "audio/pcm"], body: pcm16(for: input), delay: latency)
+            return StubServer.Response(
+                status: 200, headers: ["Content-Type": "audio/pcm"], body: speech(input) ?? pcm16(for: input), delay: latency)
         }
+    }
+
+    /// `buffer` (speech a voice made) as the stub answers it: mono at `sampleRate`, 16-bit little-endian.
+    public static func pcm16(_ buffer: AudioBuffer) throws -> Data {
+        let resampler = try Resampler(from: buffer.format, to: AudioFormat(sampleRate: sampleRate, channels: 1))
+        var samples: [Float] = []
+        try buffer.samples.withUnsafeBufferPointer { try resampler.convert($0, into: &samples) }
+        try resampler.flush(into: &samples)
+        var data = Data(capacity: samples.count * 2)
+        for sample in samples {
+            withUnsafeBytes(of: PCM16.quantize(sample).littleEndian) { data.append(contentsOf: $0) }
+        }
+        return data
     }
 }
 

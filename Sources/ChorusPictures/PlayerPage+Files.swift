@@ -1,4 +1,5 @@
 import ChorusAudio
+import ChorusWire
 public import Foundation
 
 extension PlayerPage {

@@ -1,4 +1,5 @@
 public import ChorusAudio
+public import ChorusWire
 public import Foundation
 
 /// A waveform drawn for people: min/max per pixel column (the same peaks as `chorus waveform`, one

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import ChorusOutbound
+import ChorusSupport
 import Crypto
 package import Foundation
 package import NIOCore
@@ -45,7 +46,7 @@ package struct S3Client: Sendable {
         let (head, body) = try await send(
             "GET", key: key, headers: headers, operation: "get", idempotent: true,
             expect: [200, 206, 404], maxBytes: maxBytes, expectedBytes: range?.count ?? 0)
-        guard head.status.code != 404 else { return nil }
+        guard head.status != 404 else { return nil }
         var object = Self.object(head.headers, size: body.readableBytes)
         if let total = head.headers.first(name: "content-range")?.split(separator: "/").last.flatMap({ Int($0) }) { object.size = total }
         return (object, body)
@@ -54,7 +55,7 @@ package struct S3Client: Sendable {
     /// What S3 says of the object, or `nil` if there is none.
     package func head(_ key: String) async throws -> Object? {
         let (head, _) = try await send("HEAD", key: key, operation: "head", idempotent: true, expect: [200, 404])
-        guard head.status.code != 404 else { return nil }
+        guard head.status != 404 else { return nil }
         return Self.object(head.headers, size: head.headers.first(name: "content-length").flatMap(Int.init) ?? 0)
     }
 
@@ -97,8 +98,8 @@ package struct S3Client: Sendable {
         let (head, response) = try await send(
             "PUT", key: nil, body: body, payloadHash: hash, operation: "create bucket", idempotent: true,
             expect: [200, 409])
-        if head.status.code == 409 && XMLFields.value("Code", in: String(buffer: response)) != "BucketAlreadyOwnedByYou" {
-            throw S3Error(kind: .denied, operation: "create bucket", key: location.bucket, reason: Self.reason(head.status.code, response))
+        if head.status == 409 && XMLFields.value("Code", in: String(buffer: response)) != "BucketAlreadyOwnedByYou" {
+            throw S3Error(kind: .denied, operation: "create bucket", key: location.bucket, reason: Self.reason(head.status, response))
         }
     }
 
@@ -113,17 +114,17 @@ package struct S3Client: Sendable {
     /// Signs and sends one request, retrying idempotent ones; answers only with a status in `expect`.
     func send(
         _ method: String, key: String?, query: [(String, String)] = [], headers: [(String, String)] = [], body: ByteBuffer? = nil,
-        payloadHash: String = SigV4Signer.emptyPayloadHash, operation: String, idempotent: Bool, expect: Set<UInt>,
+        payloadHash: String = SigV4Signer.emptyPayloadHash, operation: String, idempotent: Bool, expect: Set<Int>,
         maxBytes: Int = 16 * 1_048_576, expectedBytes: Int = 0
-    ) async throws -> (HTTPClientResponse, ByteBuffer) {
+    ) async throws -> (OutboundResponse, ByteBuffer) {
         let name = key ?? location.bucket
         return try await (idempotent ? Self.retry : .once).run(
             { _ in
                 let (head, data) = try await sendOnce(
                     method, key: key, query: query, headers: headers, body: body, payloadHash: payloadHash,
                     operation: operation, maxBytes: maxBytes, expectedBytes: expectedBytes)
-                guard expect.contains(head.status.code) else {
-                    throw S3Error(kind: Self.kind(head.status.code), operation: operation, key: name, reason: Self.reason(head.status.code, data))
+                guard expect.contains(head.status) else {
+                    throw S3Error(kind: Self.kind(head.status), operation: operation, key: name, reason: Self.reason(head.status, data))
                 }
                 return (head, data)
             }, classify: { ($0 as? S3Error)?.isUnavailable == true ? .retry(after: nil) : .fail })
@@ -135,7 +136,7 @@ package struct S3Client: Sendable {
     private func sendOnce(
         _ method: String, key: String?, query: [(String, String)], headers: [(String, String)], body: ByteBuffer?,
         payloadHash: String, operation: String, maxBytes: Int, expectedBytes: Int
-    ) async throws -> (HTTPClientResponse, ByteBuffer) {
+    ) async throws -> (OutboundResponse, ByteBuffer) {
         let path = location.path(key)
         let queryText = SigV4Signer.canonicalQuery(query)
         var request = HTTPClientRequest(url: location.origin + path + (queryText.isEmpty ? "" : "?" + queryText))
@@ -149,28 +150,22 @@ package struct S3Client: Sendable {
         let name = key ?? location.bucket
         let timeout = timeoutSeconds + Int64(((body?.readableBytes ?? 0) + expectedBytes) / 1_048_576)
         do {
-            let response = try await OutboundHTTP.client.execute(request, timeout: .seconds(timeout))
-            let data = method == "HEAD" ? ByteBuffer() : try await response.body.collect(upTo: maxBytes)
-            return (response, data)
-        } catch is NIOTooManyBytesError {
-            throw S3Error(kind: .invalid, operation: operation, key: name, reason: "the answer is larger than \(maxBytes) bytes")
-        } catch let error as HTTPClientError {
-            switch error {
-            case .deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout:
-                throw S3Error(kind: .unavailable, operation: operation, key: name, reason: "no answer from \(location.origin) within \(timeout) s")
-            default:
-                throw S3Error(kind: .unavailable, operation: operation, key: name, reason: unreachable(error))
+            let response = try await OutboundHTTP.send(
+                request, timeoutSeconds: timeout, maxBytes: maxBytes, secrets: location.credentials.secrets, readBody: method != "HEAD")
+            return (response, response.body)
+        } catch let failure as OutboundFailure {
+            switch failure {
+            case .tooLarge(let limit):
+                throw S3Error(kind: .invalid, operation: operation, key: name, reason: "the answer is larger than \(limit) bytes")
+            case .timedOut(let seconds):
+                throw S3Error(kind: .unavailable, operation: operation, key: name, reason: "no answer from \(location.origin) within \(seconds) s")
+            case .unreachable(let reason):
+                throw S3Error(kind: .unavailable, operation: operation, key: name, reason: reason)
             }
-        } catch {
-            throw S3Error(kind: .unavailable, operation: operation, key: name, reason: unreachable(error))
         }
     }
 
-    private func unreachable(_ error: any Error) -> String {
-        ConnectionFailure.describe(error, origin: location.origin, secrets: location.credentials.secrets)
-    }
-
-    static func kind(_ status: UInt) -> S3Error.Kind {
+    static func kind(_ status: Int) -> S3Error.Kind {
         switch status {
         case 401, 403: return .denied
         case 404: return .notFound
@@ -181,7 +176,7 @@ package struct S3Client: Sendable {
 
     /// "HTTP 403 SignatureDoesNotMatch: …" from S3's error document: its code and message only (the document may
     /// also echo the string to sign).
-    static func reason(_ status: UInt, _ body: ByteBuffer) -> String {
+    static func reason(_ status: Int, _ body: ByteBuffer) -> String {
         let document = String(buffer: body)
         let code = XMLFields.value("Code", in: document).map { " \($0)" } ?? ""
         let message = XMLFields.value("Message", in: document).map { ": \($0.prefix(300))" } ?? ""

@@ -1,4 +1,5 @@
 import ChorusOutbound
+import ChorusSupport
 import Foundation
 
 /// The few fields Chorus reads from S3's XML answers (`UploadId`, `Key`, `Code`, …), without an XML parser:

@@ -1,5 +1,7 @@
 import ArgumentParser
 import ChorusAudio
+import ChorusCommandLine
+import ChorusSupport
 import Dispatch
 import Foundation
 
@@ -33,7 +35,6 @@ struct ChorusCommand: AsyncParsableCommand {
             RenderCommand.self, SpeakCommand.self, TranscribeCommand.self, AlignCommand.self, VoicesCommand.self, ProbeCommand.self,
             WaveformCommand.self, ImageCommand.self, PlayerCommand.self,
             ServeCommand.self,
-            BenchCommand.self,
         ])
 }
 

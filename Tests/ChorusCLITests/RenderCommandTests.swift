@@ -1,7 +1,7 @@
 import ChorusAudio
+import ChorusConversation
 import ChorusFixtures
 import ChorusTestSupport
-import ChorusVoices
 import Foundation
 import Testing
 
@@ -10,6 +10,8 @@ import FoundationNetworking
 #endif
 #if canImport(Glibc)
 import Glibc
+@testable import ChorusText
+@testable import ChorusWire
 #endif
 
 /// The commands that read and write files: render, speak, voices, probe, waveform, player, and Ctrl-C.

@@ -1,12 +1,16 @@
 import ChorusAudio
+import ChorusConversation
 import ChorusTestSupport
-import ChorusVoices
 import ChorusWire
 import Foundation
 import Testing
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+@testable import ChorusInference
+@testable import ChorusListening
+@testable import ChorusSpeech
+@testable import ChorusSupport
 #endif
 
 /// The account of a process's threads (`ThreadBudget`) held to a running `chorus serve`: every thread belongs to a pool
@@ -44,7 +48,7 @@ struct ThreadBudgetTests {
         "chorus serve under renders by Piper, Kokoro, Flite and espeak-ng, parallel MP3 encoding and Whisper transcriptions runs only the threads its account names, no pool more than it says"
     )
     func serviceStaysInBudget() async throws {
-        let models = WhisperModel.modelsFolder()
+        let models = ModelFolder.root()
         try #require(
             FileManager.default.fileExists(atPath: models.appendingPathComponent(WhisperModel.defaultName).path),
             "the offline Whisper model is installed by scripts/setup.sh")

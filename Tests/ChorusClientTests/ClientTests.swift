@@ -1,9 +1,9 @@
 import ChorusAudio
 import ChorusClient
+import ChorusConversation
 import ChorusFixtures
 import ChorusService
 import ChorusTestSupport
-import ChorusVoices
 import ChorusWire
 import Foundation
 import Hummingbird
@@ -12,6 +12,9 @@ import Testing
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+@testable import ChorusInference
+@testable import ChorusListening
+@testable import ChorusSpeech
 #endif
 
 /// The Swift client against a live service started in-process (not a mock).
@@ -29,7 +32,7 @@ struct ClientTests {
         configuration.jsonLogs = true
         configuration.rateLimitPerMinute = rateLimit
         configuration.transcriptionModel = transcription ? WhisperModel.defaultName : nil
-        configuration.environment["CHORUS_MODELS_DIR"] = WhisperModel.modelsFolder().path
+        configuration.environment["CHORUS_MODELS_DIR"] = ModelFolder.root().path
         configuration.registry = VoiceRegistry(providers: [
             FliteProvider(), EspeakProvider(), OpenAIProvider(apiKey: nil), ElevenLabsProvider(apiKey: nil),
         ])

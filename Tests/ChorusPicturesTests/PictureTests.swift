@@ -5,6 +5,7 @@ import Foundation
 import Testing
 
 @testable import ChorusPictures
+@testable import ChorusWire
 
 @Suite("Waveform pictures")
 struct PictureTests {

@@ -1,7 +1,7 @@
 import ChorusAudio
+import ChorusConversation
 import ChorusFixtures
 import ChorusTestSupport
-import ChorusVoices
 import ChorusWire
 import Foundation
 import Hummingbird
@@ -11,6 +11,7 @@ import NIOCore
 import Testing
 
 @testable import ChorusService
+@testable import ChorusSpeech
 
 let serviceKey = "chorus-test-key-0123456789-SECRET"
 let providerKey = "sk-provider-SECRET-abcdef0123456789"

@@ -1,4 +1,5 @@
 public import ChorusAudio
+import ChorusFixtures
 public import Foundation
 public import Testing
 
@@ -153,6 +154,26 @@ public func zeroCrossingRate(_ buffer: AudioBuffer) -> Double {
 }
 
 /// Expects `body` to throw an `AudioError` with `code` whose description contains every fragment.
+/// Runs `body` and checks that it throws an `E` (a layer's own error type) whose description mentions every fragment;
+/// the error, for further checks.
+@discardableResult
+public func expectError<E: Error & CustomStringConvertible>(
+    _ errorType: E.Type, mentioning fragments: [String], sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void
+) async -> E? {
+    do {
+        try await body()
+        Issue.record("expected \(E.self), got no error", sourceLocation: sourceLocation)
+    } catch let error as E {
+        for fragment in fragments {
+            #expect(error.description.contains(fragment), "“\(error)” should mention “\(fragment)”", sourceLocation: sourceLocation)
+        }
+        return error
+    } catch {
+        Issue.record("expected \(E.self), got \(type(of: error)): \(error)", sourceLocation: sourceLocation)
+    }
+    return nil
+}
+
 public func expectAudioError(
     _ code: AudioError.Code, mentioning fragments: [String], sourceLocation: SourceLocation = #_sourceLocation,
     _ body: () async throws -> Void

@@ -4,7 +4,11 @@ import ChorusTestSupport
 import Foundation
 import Testing
 
-@testable import ChorusVoices
+@testable import ChorusConversation
+@testable import ChorusListening
+@testable import ChorusOutbound
+@testable import ChorusSpeech
+@testable import ChorusWire
 
 let testKey = "sk-test-SECRET-0123456789abcdef"
 

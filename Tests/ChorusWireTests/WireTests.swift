@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import ChorusSupport
 @testable import ChorusWire
 
 /// The JSON the service and its clients exchange: field names on the wire, decoding errors that name the field, the

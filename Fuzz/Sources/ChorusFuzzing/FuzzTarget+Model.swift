@@ -1,12 +1,18 @@
-import ChorusVoices
+import ChorusInference
+import ChorusSpeech
 import Foundation
 
 extension FuzzTarget {
-    /// The bytes through every reader of model files Chorus owns (`ModelFiles`): each reads them or throws a
-    /// `VoiceError` of kind `.configuration` whose message names the file; nothing else may happen.
+    /// The bytes through every reader of model files Chorus owns (`ModelFiles`): each reads them or throws its layer's
+    /// error for an unusable model — an `InferenceError` (`.model`) for the ONNX header, a `VoiceError`
+    /// (`.configuration`) for the voices' and Whisper's files — whose message names the file; nothing else may happen.
     static func model(_ bytes: Data) {
         let name = "/models/fuzz/file"
         func refused(_ error: any Error, by reader: String) {
+            if let error = error as? InferenceError {
+                check(error.kind == .model && error.message.contains(name), "\(reader): \(error.kind) \(error.message)")
+                return
+            }
             guard let error = error as? VoiceError else { preconditionFailure("\(reader) threw \(type(of: error)): \(error)") }
             check(error.kind == .configuration && error.message.contains(name), "\(reader): \(error.kind) \(error.message)")
         }

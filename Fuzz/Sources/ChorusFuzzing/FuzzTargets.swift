@@ -1,5 +1,7 @@
 import ChorusAudio
-import ChorusVoices
+import ChorusConversation
+import ChorusText
+import ChorusTextFuzzing
 import ChorusWire
 public import Foundation
 
@@ -23,7 +25,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// seeds use and one taken from the input's first line, and every form read as a transcription and an alignment
     /// request.
     case multipart
-    /// Text as SSML (`<speak>…`): parsed, or refused with an `AudioError`; what it shows is what it writes, and every
+    /// Text as SSML (`<speak>…`): parsed, or refused with a `TextError`; what it shows is what it writes, and every
     /// written word comes back from words timed on what is said.
     case ssml
     /// Model files as Chorus reads them itself before the runtime sees them: the bytes as an ONNX graph's header, as
@@ -40,7 +42,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .waveform: Self.waveform(bytes)
         case .mp3tag: Self.mp3tag(bytes)
         case .multipart: Self.multipart(bytes)
-        case .ssml: Self.ssml(bytes)
+        case .ssml: TextFuzzTarget.ssml(bytes)
         case .model: Self.model(bytes)
         }
     }
@@ -109,10 +111,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                     check(false, "an accepted text's controls do not parse: \(error)")
                 }
             }
-        } catch let error as AudioError {
-            check(error.code == .invalidConversation || error.code == .fileNotFound || error.code == .unreadable, "conversation error \(error.code)")
+        } catch let error as ConversationError {
+            check(error.subject == "fuzz.json" && !error.reason.isEmpty, "conversation error \(error)")
         } catch {
-            preconditionFailure("Conversation.parse threw \(type(of: error)), not AudioError: \(error)")
+            preconditionFailure("Conversation.parse threw \(type(of: error)), not ConversationError: \(error)")
         }
     }
 
@@ -166,50 +168,6 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         if peaks.samplesPerPixel <= Int(Int32.max) / 3 {
             let coarse = peaks.coarsened(by: 3)
             check(coarse.length == (peaks.length + 2) / 3, "coarsened by 3: \(coarse.length) points from \(peaks.length)")
-        }
-    }
-
-    static func ssml(_ bytes: Data) {
-        let text = String(decoding: bytes, as: UTF8.self)
-        do {
-            let parts = try SSML.parts(of: text, field: "text")
-            check(parts.count <= 2 * SSML.maximumElements + 2, "more parts than elements allow")
-            for case .text(let runs, let rate) in parts {
-                check(rate.map { (0.5...2).contains($0) } ?? true, "a rate out of range")
-                let written = runs.map(\.written).joined()
-                let form = TextNormalizer.spokenForm(of: runs, lexicon: nil, normalize: true)
-                let said = WordAligner.words(in: form.spoken)
-                let timed = said.indices.map { WordTiming(word: said[$0].word, start: Double($0), end: Double($0) + 1) }
-                let back = form.writtenWords(timed).map(\.word)
-                check(back.count <= WordAligner.words(in: written).count + said.count, "more words back than written and said")
-                // Pronunciations: as espeak-ng's markup, one per IPA run and none injected by the text itself; as a dictionary.
-                let marked = TextNormalizer.spokenForm(
-                    of: runs, lexicon: nil, normalize: true,
-                    phonemeMarkup: { ipa in
-                        let mnemonics = IPA.espeakMnemonics(ipa)
-                        return mnemonics.isEmpty ? nil : IPA.open + mnemonics + IPA.close
-                    })
-                let expected = runs.filter { run in
-                    run.ipa.map { ipa in WordAligner.words(in: IPA.open + IPA.espeakMnemonics(ipa) + IPA.close).count == 1 } ?? false
-                }.count
-                let ranges = IPA.markupRanges(in: marked.spoken)
-                check(ranges.count == expected, "phoneme markup: \(expected) expected in \(marked.spoken.prefix(200))")
-                let scalars = Array(marked.spoken.unicodeScalars)
-                check(
-                    ranges.allSatisfy { range in !scalars[(range.lowerBound + 2)..<(range.upperBound - 2)].contains { $0 == "[" || $0 == "]" } },
-                    "a bracket inside phoneme markup: \(marked.spoken.prefix(200))")
-                for case let ipa? in runs.map(\.ipa) {
-                    check(!IPA.cmuPhones(ipa).contains { $0.isEmpty || $0.contains(" ") }, "a CMU phone that is empty or has a space")
-                    check(!IPA.piperPhonemes(ipa, english: true, known: []).contains(" "), "a space in Piper's phonemes")
-                }
-                let dictionary = TextNormalizer.spokenForm(of: runs, lexicon: nil, normalize: true, dictionary: { _ in true })
-                check(dictionary.pronunciations.allSatisfy { WordAligner.words(in: $0.word).count == 1 }, "a pronunciation that is not one word")
-            }
-            check(!SSML.visible(text).contains("<speak"), "markup in the visible text")
-        } catch let error as AudioError {
-            check(error.code == .invalidConversation && error.description.contains("SSML"), "SSML error \(error)")
-        } catch {
-            preconditionFailure("SSML.parts threw \(type(of: error)), not AudioError: \(error)")
         }
     }
 
@@ -314,9 +272,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         }
     }
 
-    static func check(_ condition: Bool, _ message: @autoclosure () -> String) {
-        if !condition { preconditionFailure("fuzz invariant: \(message())") }
-    }
+    static func check(_ condition: Bool, _ message: @autoclosure () -> String) { TextFuzzTarget.check(condition, message()) }
 }
 
 extension FuzzTarget {

@@ -1,3 +1,5 @@
+public import ChorusSupport
+
 /// The one error type of the audio engine: what failed (`subject`: a file, a message, a field),
 /// why (`reason`), the offending `value` when a setting is out of range, and the library's own
 /// words when a C library reported it (`underlying`).
@@ -6,7 +8,7 @@
 /// do { _ = try AudioFileReader(url: url) }
 /// catch let error as AudioError { print(error) }   // "clip.mp3: not a recognised audio file (Invalid data found when processing input)"
 /// ```
-public struct AudioError: Error, CustomStringConvertible, Sendable, Equatable {
+public struct AudioError: InputError, Equatable {
     /// What kind of failure this is, for programs that branch on it.
     public enum Code: String, Sendable {
         case fileNotFound
@@ -16,7 +18,6 @@ public struct AudioError: Error, CustomStringConvertible, Sendable, Equatable {
         case truncated
         case emptyAudio
         case invalidArgument
-        case invalidConversation
         case encodingFailed
         case writeFailed
     }

@@ -1,3 +1,4 @@
+import ChorusWire
 package import Foundation
 
 /// JSON with object members in a fixed order, for files people read (timeline, probe).

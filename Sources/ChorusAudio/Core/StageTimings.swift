@@ -1,3 +1,5 @@
+import ChorusSupport
+
 /// CPU time per stage, in seconds: each stage's work is timed on the thread's own CPU clock (so a stage
 /// that waits for a core is not charged for it), and values from parallel workers add up. Decode and resample
 /// are the exception: timed per packet, they use the monotonic clock, which costs a tenth as much to read.

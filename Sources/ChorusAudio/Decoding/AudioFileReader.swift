@@ -1,4 +1,5 @@
 import CFFmpeg
+import ChorusSupport
 public import Foundation
 
 /// Reads any audio file or in-memory clip FFmpeg can decode (MP3, AAC/M4A/ADTS, WAV, AIFF, FLAC,

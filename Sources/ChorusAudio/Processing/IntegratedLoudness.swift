@@ -4,9 +4,9 @@ import Foundation
 ///
 /// The same measurement as libebur128's `EBUR128_MODE_I` — K-weighting filter with the same coefficients,
 /// 400 ms blocks every 100 ms, absolute gate −70 LUFS, relative gate −10 LU, the same channel weights —
-/// agreeing with it to within 0.001 LU (tested against `LoudnessMeter` on every sample rate), at a
-/// fraction of its cost: normalization measures every clip once or more, and libebur128 was most of the
-/// loudness stage's time. `LoudnessMeter` (libebur128) stays for true peak and as the tests' referee.
+/// agreeing with it to within 0.001 LU (tested against libebur128 on every sample rate), at a fraction of
+/// its cost: normalization measures every clip once or more, and libebur128 was most of the loudness
+/// stage's time. libebur128 stays as the tests' and benchmarks' referee (`LoudnessMeter`, in ChorusFixtures).
 ///
 /// ```swift
 /// var meter = IntegratedLoudness(format: clip.format)

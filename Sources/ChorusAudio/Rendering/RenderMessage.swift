@@ -1,3 +1,4 @@
+public import ChorusWire
 public import Foundation
 
 /// Where a message's audio comes from.

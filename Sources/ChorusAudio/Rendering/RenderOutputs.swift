@@ -27,6 +27,8 @@ public struct RenderOutputs: Sendable {
     public var waveform: URL?
     /// WebVTT.
     public var captions: URL?
+    /// Sees the encoded audio as it is written (a digest of the file while it is made, not read back afterwards).
+    public var observer: (any EncodedAudioObserver)?
 
     /// Audio to a file, optionally with side files.
     public init(audio: URL, timeline: URL? = nil, waveform: URL? = nil, captions: URL? = nil) {

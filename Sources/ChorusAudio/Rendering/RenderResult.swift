@@ -1,3 +1,4 @@
+public import ChorusWire
 public import Foundation
 
 /// What a render produced besides its files.

@@ -1,3 +1,5 @@
+import ChorusSupport
+public import ChorusWire
 import Foundation
 
 /// One render's engine half: validated settings, the encoder and waveform behind the `Stitcher`,
@@ -81,7 +83,7 @@ package final class RenderSession: @unchecked Sendable {
         sideFiles = try [outputs.timeline, outputs.waveform, outputs.captions].map { try $0.map(AtomicOutput.init) }
         do {
             encoded = try EncodedOutput(
-                file: audioFile?.temporaryURL, memory: outputs.keepAudioInMemory, stream: outputs.stream,
+                file: audioFile?.temporaryURL, memory: outputs.keepAudioInMemory, stream: outputs.stream, observer: outputs.observer,
                 subject: outputs.audio?.path ?? "\(fileFormat.rawValue) output")
             var settings = EncoderSettings(
                 fileFormat: fileFormat, format: format, bitRate: options.bitRate, mp3Quality: options.mp3Quality,

@@ -1,3 +1,4 @@
+public import ChorusWire
 import Foundation
 
 /// WebVTT captions for a timeline: one cue per message, with a `<v Speaker>` voice tag and the

@@ -1,4 +1,5 @@
-import ChorusVoices
+import ChorusConversation
+import ChorusSpeech
 import ChorusWire
 import Foundation
 
@@ -11,7 +12,7 @@ extension ServiceConfiguration {
     public enum Setting: String, CaseIterable, Sendable {
         case host, port, dataDirectory, apiKeys, apiKeysFile, rateLimitPerMinute, rendersPerKey, workers, queueLimit, retentionSeconds
         case maxBodyBytes, maxMessages, maxMessageCharacters, maxTotalCharacters, maxClipSeconds
-        case shutdownTimeoutSeconds, idleTimeoutSeconds, providerConcurrency, voiceEngine, storage, redirectAudio, database, leaseSeconds
+        case shutdownTimeoutSeconds, idleTimeoutSeconds, providerConcurrency, defaultVoices, storage, redirectAudio, database, leaseSeconds
         case transcriptionModel, transcriptionModels
 
         /// The environment variable that sets it (`CHORUS_…`).
@@ -197,20 +198,20 @@ extension ServiceConfiguration {
                 return Facts(
                     flag: "--concurrency", variable: "CHORUS_CONCURRENCY", help: "Provider requests in flight at once, per provider",
                     value: .count(\.providerConcurrency, range: range.lowerBound...range.upperBound), example: "2")
-            case .voiceEngine:
-                let engines = VoiceEngine.allCases.map(\.rawValue)
+            case .defaultVoices:
+                let sets = DefaultVoices.allCases.map(\.rawValue)
                 return Facts(
-                    flag: "--voice-engine", variable: "CHORUS_VOICE_ENGINE",
+                    flag: "--default-voices", variable: "CHORUS_DEFAULT_VOICES",
                     help:
-                        "Default voices for speakers without one: `piper` (the natural Kokoro and Piper voices, then Flite's and espeak-ng's), `flite` (Flite's, then espeak-ng's) or `espeak`",
+                        "Default voices for speakers without one: `natural` (the natural Kokoro and Piper voices, then Flite's and espeak-ng's), `flite` (Flite's, then espeak-ng's) or `espeak`",
                     value: .custom(
                         { text, configuration in
-                            guard let engine = VoiceEngine(rawValue: text) else {
+                            guard let voices = DefaultVoices(name: text) else {
                                 throw ConfigurationError(
-                                    setting: .voiceEngine, value: text, reason: "is not one of \(engines.joined(separator: ", "))")
+                                    setting: .defaultVoices, value: text, reason: "is not one of \(sets.joined(separator: ", "))")
                             }
-                            configuration.voiceEngine = engine
-                        }, shown: { $0.voiceEngine.rawValue }),
+                            configuration.defaultVoices = voices
+                        }, shown: { $0.defaultVoices.rawValue }),
                     example: "flite")
             case .storage:
                 return Facts(

@@ -1,5 +1,8 @@
 import ChorusAudio
-public import ChorusVoices
+public import ChorusConversation
+import ChorusListening
+public import ChorusSpeech
+import ChorusSupport
 import ChorusWire
 public import Foundation
 
@@ -49,7 +52,7 @@ public struct ServiceConfiguration: Sendable {
     /// The voice providers; `nil` builds the standard ones from `environment`.
     public var registry: VoiceRegistry?
     /// Default voices for speakers without one.
-    public var voiceEngine = VoiceEngine.piper
+    public var defaultVoices = DefaultVoices.natural
     /// Blobs shared with other instances: `s3://bucket/prefix` (credentials and endpoint from `AWS_*` in
     /// `environment`) or a folder every instance mounts; `nil` keeps everything in the data folder.
     public var storage: String?

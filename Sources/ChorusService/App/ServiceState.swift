@@ -1,5 +1,7 @@
 import ChorusAudio
-import ChorusVoices
+import ChorusConversation
+import ChorusInference
+import ChorusSupport
 import Foundation
 import Hummingbird
 import Logging
@@ -57,13 +59,13 @@ struct ServiceState: Sendable {
             registry: configuration.registry ?? .standard(environment: configuration.environment),
             cacheDirectory: data.cache, providerConcurrency: configuration.providerConcurrency)
         engine.workerThreads = configuration.workers
-        engine.voiceEngine = configuration.voiceEngine
+        engine.defaultVoices = configuration.defaultVoices
         shared = try configuration.storage.map {
             try SharedStorage.make($0, redirectAudio: configuration.redirectAudio, environment: configuration.environment)
         }
         engine.sharedCache = shared?.cacheTier
         let recognition = SpeechRecognition(
-            folder: WhisperModel.modelsFolder(environment: configuration.environment),
+            folder: ModelFolder.root(environment: configuration.environment),
             modelName: configuration.transcriptionModel, threads: ThreadBudget(workers: configuration.workers).whisperLanes,
             limit: max(1, configuration.queueLimit), logger: logger)
         self.recognition = recognition

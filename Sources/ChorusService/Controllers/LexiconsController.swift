@@ -1,4 +1,5 @@
-import ChorusVoices
+import ChorusConversation
+import ChorusText
 import ChorusWire
 import Foundation
 import Hummingbird

@@ -1,5 +1,6 @@
 import ChorusAudio
 import ChorusOutbound
+import ChorusSupport
 import ChorusWire
 import Foundation
 import Hummingbird
@@ -125,7 +126,7 @@ struct RendersController: Sendable {
         // Failed before: the scheduler replaces the failed record as it accepts the render again.
         let active: ActiveRender
         switch try await scheduler.submit(
-            resolved, request: body, caller: context.caller?.id ?? "anonymous",
+            resolved, request: body.pinned(to: resolved.plan), caller: context.caller?.id ?? "anonymous",
             retention: configuration.retentionSeconds)
         {
         case .local(let render):

@@ -1,5 +1,7 @@
 import ChorusAudio
-import ChorusVoices
+import ChorusConversation
+import ChorusSpeech
+import ChorusText
 import ChorusWire
 import Foundation
 import Hummingbird
@@ -124,7 +126,7 @@ struct SpeechController: Sendable {
     /// natural default voices), `nil` when it has none and its espeak-ng stand-in speaks.
     func naturalStandIn(for name: String) -> VoiceID? {
         Self.naturalStandIns(
-            natural: VoiceEngine.piper.defaultVoices(in: registry).filter { BuiltInProvider(rawValue: $0.provider)?.isNatural == true })[name]
+            natural: DefaultVoices.natural.voices(in: registry).filter { BuiltInProvider(rawValue: $0.provider)?.isNatural == true })[name]
     }
 
     /// Every OpenAI name's natural stand-in among `natural` (natural default voices, in order), each voice given to one

@@ -1,5 +1,7 @@
 import ChorusAudio
-import ChorusVoices
+import ChorusConversation
+import ChorusListening
+import ChorusSpeech
 import ChorusWire
 import Foundation
 import Hummingbird

@@ -1,4 +1,5 @@
-import ChorusVoices
+import ChorusConversation
+import ChorusSpeech
 import ChorusWire
 import Foundation
 import Hummingbird

@@ -1,5 +1,6 @@
+import ChorusConversation
 import ChorusOutbound
-import ChorusVoices
+import ChorusSupport
 import ChorusWire
 import Foundation
 import Hummingbird

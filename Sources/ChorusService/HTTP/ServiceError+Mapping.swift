@@ -1,5 +1,6 @@
 import ChorusAudio
-import ChorusVoices
+import ChorusConversation
+import ChorusSpeech
 import Foundation
 import Hummingbird
 

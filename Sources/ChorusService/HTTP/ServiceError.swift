@@ -1,4 +1,5 @@
 import ChorusAudio
+import ChorusSupport
 public import ChorusWire
 import Foundation
 public import Hummingbird
@@ -45,7 +46,7 @@ public struct ServiceError: HTTPResponseError, CustomStringConvertible {
     static func fields<T>(prefix: String = "", _ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch let error as AudioError {
+        } catch let error as any InputError {
             let field = prefix + error.subject
             throw ServiceError.invalid("\(field)\(error.value.map { " \($0)" } ?? ""): \(error.reason)", field: field)
         }

@@ -1,6 +1,8 @@
 import ChorusAudio
+import ChorusConversation
 import ChorusOutbound
-import ChorusVoices
+import ChorusSupport
+import ChorusText
 import ChorusWire
 import Crypto
 import Foundation

@@ -1,5 +1,6 @@
 import ChorusAudio
 import ChorusOutbound
+import ChorusSupport
 import ChorusWire
 import Crypto
 import Foundation

@@ -1,5 +1,6 @@
 import ChorusAudio
 import ChorusOutbound
+import ChorusSupport
 import Foundation
 
 /// The service's folder: `chorus.sqlite` (the state: `LocalDatabase`), `renders/<id>/` (`RenderFolder`),

@@ -1,3 +1,4 @@
+import ChorusSupport
 import ChorusWire
 import Foundation
 import SQLiteNIO

@@ -6,8 +6,8 @@ import Foundation
 ///
 /// - `audio.<format>`: the audio (`audio.mp3`, …).
 /// - `timeline.json`, `captions.vtt`: written by the render.
-/// - `waveform.dat`: peaks of the decoded stored audio, `RenderExecutor.waveformBase` frames a point, added after the
-///   render has answered.
+/// - `waveform.dat`: peaks of the stored audio as a decoder reads it, `RenderExecutor.waveformBase` frames a point,
+///   written by the render itself with its other files.
 /// - `render.json`: the record (`StoredRender`); in the shared storage it is written last, so a render without it is
 ///   not there. (In the data folder only earlier versions wrote it: the record is in `chorus.sqlite`.)
 struct RenderFolder: Sendable {

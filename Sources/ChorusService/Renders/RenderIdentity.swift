@@ -1,6 +1,9 @@
 import ChorusAudio
+import ChorusConversation
 import ChorusOutbound
-import ChorusVoices
+import ChorusSpeech
+import ChorusSupport
+import ChorusText
 import ChorusWire
 import Crypto
 import Foundation
@@ -22,13 +25,19 @@ enum RenderIdentity {
     /// 7: a conversation's language is the phonemes' language for Kokoro's voices, and voices' notes are warnings).
     static let engineVersion = 7
 
-    /// - Parameter transcription: the model that hears the recorded messages (`nil`: none is heard).
+    /// - Parameters:
+    ///   - plan: the render as it will run: conversation, voices, settings.
+    ///   - clipHashes: each message's clip's hash (`nil` for a spoken one); `bookendClips` the intro's and outro's.
+    ///   - transcription: the model that hears the recorded messages (`nil`: none is heard).
     static func id(
-        conversation: Conversation, voices: [VoiceID?], clipHashes: [String?], options: RenderOptions,
-        format: OutputFileFormat, fallbackVoice: VoiceID?, transcription: String?,
-        bookends: (voices: (intro: VoiceID?, outro: VoiceID?), introClip: String?, outroClip: String?) = ((nil, nil), nil, nil),
-        musicClip: String? = nil
+        plan: RenderPlan, clipHashes: [String?], format: OutputFileFormat, transcription: String?,
+        bookendClips: (intro: String?, outro: String?) = (nil, nil), musicClip: String? = nil
     ) -> String {
+        let conversation = plan.conversation
+        let voices = plan.voices
+        let options = plan.options
+        let fallbackVoice = conversation.fallbackVoice
+        let bookends = (voices: (intro: plan.introVoice, outro: plan.outroVoice), introClip: bookendClips.intro, outroClip: bookendClips.outro)
         let messages: [JSONValue] = conversation.messages.indices.map { index in
             let message = conversation.messages[index]
             var entry: [String: JSONValue] = [

@@ -1,5 +1,5 @@
 import ChorusAudio
-import ChorusVoices
+import ChorusConversation
 import ChorusWire
 import Foundation
 import Hummingbird
@@ -31,7 +31,7 @@ struct RenderRequestResolver: Sendable {
         default:  // a stored lexicon's name was given as its entries before (`LexiconStore.inlined`)
             throw ServiceError.badRequest("lexicon: an object of entries", field: "lexicon")
         }
-        var (options, format) = try outputOptions(request.output)
+        let (options, format) = try outputOptions(request.output)
         let conversation = try ServiceError.fields {
             try Conversation(
                 request: request, name: "request", audioFields: #""clip" or "audio_base64""#,
@@ -39,30 +39,26 @@ struct RenderRequestResolver: Sendable {
             ) { _, field, required in
                 guard let audio = found[field]?.audio else {
                     guard !required else {
-                        throw AudioError(
-                            .invalidConversation, subject: field, reason: #"send the bed as "clip" (an uploaded clip's id) or "audio_base64""#)
+                        throw ConversationError(
+                            subject: field, reason: #"send the bed as "clip" (an uploaded clip's id) or "audio_base64""#)
                     }
                     return nil
                 }
                 return audio
             }
         }
-        if let preset = conversation.loudnessPreset {
+        if conversation.loudnessPreset != nil {
             guard request.output?.loudness == nil else {
                 throw ServiceError.invalid("loudness_preset and output.loudness both set the target loudness: give one", field: "loudness_preset")
             }
             guard request.output?.normalize != false else {
                 throw ServiceError.invalid("loudness_preset with output.normalize false: a preset normalizes; give one", field: "loudness_preset")
             }
-            options.apply(preset)  // as the render will: the id carries the target and ceiling
         }
+        // Resolved once: the id describes this plan, and the render renders it (a voice installed meanwhile changes neither).
+        let plan = chorus.plan(conversation, options: options)
         let clipHashes = request.messages.indices.map { found["messages[\($0)]"]?.hash }
-        let voices = chorus.allVoices(for: conversation)
-        let assigned = voices.messages
-        let bookendVoices = (intro: voices.intro, outro: voices.outro)
-        let fallback = conversation.fallbackVoice
-        for voice in Set(assigned.compactMap { $0 } + [fallback, bookendVoices.intro, bookendVoices.outro].compactMap { $0 })
-        where chorus.configuration.registry.providers[voice.provider] == nil {
+        for voice in plan.allVoices where chorus.configuration.registry.providers[voice.provider] == nil {
             throw ServiceError.invalid(
                 "unknown voice provider \"\(voice.provider)\" (known: \(chorus.configuration.registry.ids.joined(separator: ", ")))",
                 code: .unknownProvider)
@@ -70,10 +66,9 @@ struct RenderRequestResolver: Sendable {
         // The model that gives recorded messages their words shapes the timeline; only such messages ask for it.
         let transcription = conversation.transcribe && clipHashes.contains { $0 != nil } ? configuration.transcriptionModel : nil
         let id = RenderIdentity.id(
-            conversation: conversation, voices: assigned, clipHashes: clipHashes, options: options, format: format,
-            fallbackVoice: fallback, transcription: transcription,
-            bookends: (bookendVoices, found["intro"]?.hash, found["outro"]?.hash), musicClip: found["music"]?.hash)
-        return ResolvedRender(id: id, conversation: conversation, options: options, format: format)
+            plan: plan, clipHashes: clipHashes, format: format, transcription: transcription,
+            bookendClips: (found["intro"]?.hash, found["outro"]?.hash), musicClip: found["music"]?.hash)
+        return ResolvedRender(id: id, plan: plan, format: format)
     }
 
     /// A message's (or the intro's or outro's) clip: an uploaded one by `id`, or inline `base64`; a `path` is refused.

@@ -1,10 +1,12 @@
 import ChorusAudio
-import ChorusVoices
+import ChorusConversation
 
-/// A validated render request: the conversation as the engine takes it, how it is encoded, and its id.
+/// A validated render request: its plan (the conversation, every voice, the settings: resolved once, here), how it is
+/// encoded, and its id (computed from the same plan).
 struct ResolvedRender: Sendable {
     var id: String
-    var conversation: Conversation
-    var options: RenderOptions
+    var plan: RenderPlan
     var format: OutputFileFormat
+
+    var conversation: Conversation { plan.conversation }
 }

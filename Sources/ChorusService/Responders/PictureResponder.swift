@@ -1,5 +1,7 @@
 import ChorusAudio
 import ChorusPictures
+import ChorusSupport
+import ChorusWire
 import Foundation
 import Hummingbird
 

@@ -1,4 +1,5 @@
 import ChorusAudio
+import ChorusSupport
 import Foundation
 import Hummingbird
 

@@ -1,5 +1,8 @@
 import ChorusAudio
-import ChorusVoices
+import ChorusConversation
+import ChorusListening
+import ChorusSpeech
+import ChorusSupport
 import ChorusWire
 import Foundation
 import Logging

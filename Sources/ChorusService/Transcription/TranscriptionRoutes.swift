@@ -1,4 +1,5 @@
-import ChorusVoices
+import ChorusConversation
+import ChorusListening
 import ChorusWire
 import Foundation
 

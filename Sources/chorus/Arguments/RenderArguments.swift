@@ -1,6 +1,9 @@
 import ArgumentParser
 import ChorusAudio
-import ChorusVoices
+import ChorusCommandLine
+import ChorusConversation
+import ChorusSpeech
+import ChorusSupport
 import ChorusWire
 import Foundation
 
@@ -226,11 +229,11 @@ struct VoiceArguments: ParsableArguments {
     var fallbackVoice: String?
 
     @Option(
-        name: .customLong("voice-engine"),
+        name: [.customLong("default-voices"), .customLong("voice-engine")],
         help:
-            "Default voices for speakers without one: piper (the natural Kokoro and Piper voices installed, then Flite's and espeak-ng's; each speaker matched by how they sound), flite (Flite's, then espeak-ng's) or espeak."
+            "Default voices for speakers without one: natural (the natural Kokoro and Piper voices installed, then Flite's and espeak-ng's; each speaker matched by how they sound), flite (Flite's, then espeak-ng's) or espeak. (--voice-engine, and piper for natural: the names before 0.3.)"
     )
-    var voiceEngine: String = VoiceEngine.piper.rawValue
+    var defaultVoices: String = DefaultVoices.natural.rawValue
 
     func validate() throws {
         if cacheMaxMB < 1 { throw ValidationError("--cache-max-mb \(cacheMaxMB): must be at least 1") }
@@ -242,8 +245,8 @@ struct VoiceArguments: ParsableArguments {
         if let fallbackVoice, VoiceID(fallbackVoice) == nil {
             throw ValidationError("--fallback-voice \(fallbackVoice): use provider:voice, e.g. espeak:en-us")
         }
-        if VoiceEngine(rawValue: voiceEngine) == nil {
-            throw ValidationError("--voice-engine \(voiceEngine): use \(VoiceEngine.allCases.map(\.rawValue).joined(separator: " or "))")
+        if DefaultVoices(name: defaultVoices) == nil {
+            throw ValidationError("--default-voices \(defaultVoices): use \(DefaultVoices.allCases.map(\.rawValue).joined(separator: " or "))")
         }
     }
 
@@ -253,7 +256,7 @@ struct VoiceArguments: ParsableArguments {
         if let cacheDirectory { configuration.cacheDirectory = URL(fileURLWithPath: cacheDirectory) }
         configuration.cacheMaxBytes = min(cacheMaxMB, Int.max / 1_048_576) * 1_048_576
         configuration.providerConcurrency = concurrency
-        configuration.voiceEngine = VoiceEngine(rawValue: voiceEngine) ?? .piper
+        configuration.defaultVoices = DefaultVoices(name: defaultVoices) ?? .natural
         return try Chorus(configuration: configuration)
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ChorusAudio
-import ChorusVoices
+import ChorusCommandLine
+import ChorusConversation
 import Foundation
 
 struct RenderCommand: AsyncParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
+import ChorusCommandLine
+import ChorusConversation
 import ChorusService
-import ChorusVoices
 import Foundation
 
 struct ServeCommand: AsyncParsableCommand {
@@ -49,7 +50,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: name(.shutdownTimeoutSeconds), help: help(.shutdownTimeoutSeconds)) var shutdownTimeout: String?
     @Option(name: name(.idleTimeoutSeconds), help: help(.idleTimeoutSeconds)) var idleTimeout: String?
     @Option(name: name(.providerConcurrency), parsing: .unconditional, help: help(.providerConcurrency)) var concurrency: String?
-    @Option(name: name(.voiceEngine), help: help(.voiceEngine)) var voiceEngine: String?
+    @Option(name: name(.defaultVoices), help: help(.defaultVoices)) var defaultVoices: String?
     @Option(name: name(.storage), help: help(.storage)) var storage: String?
     @Flag(name: name(.redirectAudio), help: help(.redirectAudio)) var redirectAudio = false
     @Option(name: name(.database), help: help(.database)) var database: String?
@@ -69,7 +70,7 @@ struct ServeCommand: AsyncParsableCommand {
             .rendersPerKey: keyRenders, .workers: workers, .queueLimit: queue, .retentionSeconds: retention, .maxBodyBytes: maxBodyMB,
             .maxMessages: maxMessages, .maxMessageCharacters: maxMessageCharacters, .maxTotalCharacters: maxTotalCharacters,
             .maxClipSeconds: maxClip, .shutdownTimeoutSeconds: shutdownTimeout, .idleTimeoutSeconds: idleTimeout,
-            .providerConcurrency: concurrency, .voiceEngine: voiceEngine, .storage: storage, .redirectAudio: redirectAudio ? "true" : nil,
+            .providerConcurrency: concurrency, .defaultVoices: defaultVoices, .storage: storage, .redirectAudio: redirectAudio ? "true" : nil,
             .database: database, .leaseSeconds: lease, .transcriptionModel: transcriptionModel, .transcriptionModels: transcriptionModels,
         ]
         return options.compactMapValues { $0 }

@@ -1,6 +1,9 @@
 import ArgumentParser
 import ChorusAudio
-import ChorusVoices
+import ChorusCommandLine
+import ChorusConversation
+import ChorusSpeech
+import ChorusText
 import Foundation
 
 struct SpeakCommand: AsyncParsableCommand {

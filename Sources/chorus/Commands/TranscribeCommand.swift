@@ -1,6 +1,9 @@
 import ArgumentParser
 import ChorusAudio
-import ChorusVoices
+import ChorusCommandLine
+import ChorusConversation
+import ChorusListening
+import ChorusText
 import ChorusWire
 import Foundation
 

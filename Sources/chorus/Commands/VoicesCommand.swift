@@ -1,6 +1,8 @@
 import ArgumentParser
 import ChorusAudio
-import ChorusVoices
+import ChorusCommandLine
+import ChorusConversation
+import ChorusSpeech
 import Foundation
 
 struct VoicesCommand: AsyncParsableCommand {
@@ -60,9 +62,9 @@ struct VoicesCommand: AsyncParsableCommand {
                             + "  \(voice.name)\(details)")
                 }
                 if provider == nil {
-                    let defaults = VoiceEngine.piper.defaultVoices(in: registry).map(\.description)
+                    let defaults = DefaultVoices.natural.voices(in: registry).map(\.description)
                     print(
-                        "\nSpeakers without a voice get the first free one of these that fits them, tried in this order (--voice-engine piper, the default): "
+                        "\nSpeakers without a voice get the first free one of these that fits them, tried in this order (--default-voices natural, the default): "
                             + defaults.joined(separator: ", ")
                             + ". Natural voices first; a speaker gets one that sounds as the conversation's \"speakers\" or the speaker's name"
                             + " (Mom, Dad) says, others alternate female and male; one voice is never given to two speakers while another is"

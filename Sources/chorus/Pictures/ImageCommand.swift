@@ -1,6 +1,8 @@
 import ArgumentParser
 import ChorusAudio
+import ChorusCommandLine
 import ChorusPictures
+import ChorusWire
 import Foundation
 
 struct ImageCommand: AsyncParsableCommand {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ChorusAudio
+import ChorusCommandLine
 import ChorusPictures
 import Foundation
 

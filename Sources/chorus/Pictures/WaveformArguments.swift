@@ -1,5 +1,6 @@
 import ArgumentParser
 import ChorusAudio
+import ChorusCommandLine
 import Foundation
 
 /// Waveform zoom and resolution options shared by `render` and `waveform`; ranges and defaults from `WaveformOptions`.

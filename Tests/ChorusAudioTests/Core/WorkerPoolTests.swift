@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import ChorusAudio
+@testable import ChorusSupport
 
 @Suite("Worker pool")
 struct WorkerPoolTests {

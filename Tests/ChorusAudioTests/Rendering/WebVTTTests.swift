@@ -1,6 +1,7 @@
 import Testing
 
 @testable import ChorusAudio
+@testable import ChorusWire
 
 @Suite("WebVTT captions")
 struct WebVTTTests {

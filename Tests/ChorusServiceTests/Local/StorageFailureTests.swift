@@ -1,5 +1,5 @@
 import ChorusAudio
-import ChorusVoices
+import ChorusConversation
 import Foundation
 import Testing
 

@@ -1,11 +1,13 @@
 import ChorusAudio
+import ChorusConversation
 import ChorusTestSupport
-import ChorusVoices
 import ChorusWire
 import Foundation
 import Testing
 
 @testable import ChorusService
+@testable import ChorusSpeech
+@testable import ChorusText
 
 /// The OpenAPI document states the service's rules as the code has them: a default or a range changed in one place
 /// and not in the other fails here.

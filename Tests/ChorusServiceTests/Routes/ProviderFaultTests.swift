@@ -1,12 +1,13 @@
 import ChorusAudio
+import ChorusConversation
 import ChorusFixtures
-import ChorusVoices
 import ChorusWire
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Testing
 
+@testable import ChorusOutbound
 @testable import ChorusService
 
 /// A provider misbehaving, driven through the service (`POST /v1/renders` → engine → provider over HTTP):
@@ -136,12 +137,7 @@ struct ProviderFaultTests {
             (FileManager.default.enumerator(at: data, includingPropertiesForKeys: nil)?.allObjects as? [URL] ?? [])
                 .filter { (try? $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true }
         }
-        // A render's waveform base is computed after its answer: let that background write finish first.
-        var files = regularFiles()
-        for _ in 0..<200 where files.contains(where: { $0.lastPathComponent.contains("partial") }) {
-            try await Task.sleep(nanoseconds: 50_000_000)
-            files = regularFiles()
-        }
+        let files = regularFiles()
         let cache = files.filter { $0.path.contains("/cache/") }
         let audio = cache.filter { $0.pathExtension != "json" }
         #expect(audio.count == audioEntries, "\(cache.map(\.lastPathComponent))")

@@ -1,6 +1,6 @@
 import ChorusAudio
+import ChorusConversation
 import ChorusFixtures
-import ChorusVoices
 import ChorusWire
 import Foundation
 import Testing

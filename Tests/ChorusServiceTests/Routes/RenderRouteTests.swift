@@ -1,7 +1,7 @@
 import ChorusAudio
+import ChorusConversation
 import ChorusFixtures
 import ChorusTestSupport
-import ChorusVoices
 import ChorusWire
 import Foundation
 import Hummingbird
@@ -9,6 +9,7 @@ import HummingbirdTesting
 import Testing
 
 @testable import ChorusService
+@testable import ChorusSpeech
 
 @Suite("Service: renders")
 struct RenderRouteTests {
@@ -128,10 +129,8 @@ struct RenderRouteTests {
         func id(speed: Double) -> String {
             var settings = conversation
             settings.voiceSettings = ["openai": ["speed": .number(speed)]]
-            return RenderIdentity.id(
-                conversation: settings, voices: [nil], clipHashes: ["abc"], options: RenderOptions(), format: .mp3,
-                fallbackVoice: nil, transcription: nil,
-                bookends: ((nil, VoiceID("openai:alloy")), nil, nil))
+            let plan = RenderPlan(conversation: settings, voices: [nil], outroVoice: VoiceID("openai:alloy"), options: RenderOptions())
+            return RenderIdentity.id(plan: plan, clipHashes: ["abc"], format: .mp3, transcription: nil)
         }
         #expect(id(speed: 1) != id(speed: 1.5))
         #expect(id(speed: 1) == id(speed: 1))
@@ -145,15 +144,45 @@ struct RenderRouteTests {
         ])
         func id(_ cleanup: VoiceCleanup?) -> String {
             conversation.cleanup = cleanup
-            return RenderIdentity.id(
-                conversation: conversation, voices: [nil, VoiceID("espeak:en-us")], clipHashes: ["abc", nil],
-                options: RenderOptions(), format: .mp3, fallbackVoice: nil, transcription: nil)
+            let plan = RenderPlan(conversation: conversation, voices: [nil, VoiceID("espeak:en-us")], options: RenderOptions())
+            return RenderIdentity.id(plan: plan, clipHashes: ["abc", nil], format: .mp3, transcription: nil)
         }
         let plain = id(nil)
         let cleaned = id(VoiceCleanup())
         #expect(plain != cleaned && cleaned != id(VoiceCleanup(maxSilenceMilliseconds: 1_000)) && cleaned == id(VoiceCleanup()))
         conversation.messages[0].cleanup = false
         #expect(id(VoiceCleanup()) == plain, "the one recorded message opted out")
+    }
+
+    @Test("a voice installed while a render waits in the queue changes neither its id nor its voices")
+    func voicesFixedWhileQueued() async throws {
+        let stub = try StubSpeech.openAIServer(latency: 2)
+        let piper = try TemporaryDirectory(prefix: "chorus-queued-piper")
+        let service = try TestService(stub: stub) {
+            $0.workers = 1  // one render at a time: the second waits behind the first's slow provider
+            $0.rateLimitPerMinute = 0
+            $0.registry = VoiceRegistry(providers: ($0.registry?.providers.values.map { $0 } ?? []) + [PiperProvider(folder: piper.url)])
+        }
+        try await service.test { client in
+            let async: HTTPFields = [.init("Prefer")!: "respond-async"]
+            _ = try await client.call(.post, "/v1/renders", json: textRequest(["One moment."], voice: "openai:nova"), headers: async)
+            let request = #"{"messages": [{"speaker": "Dad", "text": "Dinner is ready."}]}"#
+            let accepted = try await client.call(.post, "/v1/renders", json: request, headers: async).decode(RenderManifest.self)
+            #expect(accepted.status == .queued, "the second render waits")
+            try FileManager.default.createSymbolicLink(
+                at: piper.file(PiperVoice.defaultName), withDestinationURL: PiperVoice.voicesFolder().appendingPathComponent(PiperVoice.defaultName))
+            var manifest = accepted
+            for _ in 0..<600 where manifest.status != .done && manifest.status != .failed {
+                try await Task.sleep(nanoseconds: 100_000_000)
+                manifest = try await client.call(.get, "/v1/renders/\(accepted.id)").decode(RenderManifest.self)
+            }
+            #expect(manifest.id == accepted.id && manifest.status == .done)
+            let voice = try #require(manifest.timeline?.segments.first?.voice)
+            #expect(voice.hasPrefix("flite:"), "rendered with the voice assigned when it was accepted: \(voice)")
+            // The same request now is another render: Piper's voice speaks Dad.
+            let now = try await client.call(.post, "/v1/renders", json: request).decode(RenderManifest.self)
+            #expect(now.id != accepted.id && now.timeline?.segments.first?.voice == "piper:\(PiperVoice.defaultName)")
+        }
     }
 
     @Test("Prefer: respond-async answers 202 with Location; the manifest then goes queued/running → done")

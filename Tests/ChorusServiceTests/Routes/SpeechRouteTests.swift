@@ -1,6 +1,6 @@
 import ChorusAudio
+import ChorusConversation
 import ChorusFixtures
-import ChorusVoices
 import ChorusWire
 import Foundation
 import Hummingbird
@@ -8,6 +8,7 @@ import HummingbirdTesting
 import Testing
 
 @testable import ChorusService
+@testable import ChorusSpeech
 
 @Suite("Service: speech and the OpenAI-compatible route")
 struct SpeechRouteTests {

@@ -1,13 +1,15 @@
 import ChorusAudio
+import ChorusConversation
 import ChorusFixtures
 import ChorusTestSupport
-import ChorusVoices
 import ChorusWire
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Testing
 
+@testable import ChorusInference
+@testable import ChorusListening
 @testable import ChorusService
 
 /// `POST /v1/audio/transcriptions` and `/v1/audio/alignments` with the offline model set-up installs, on the
@@ -18,7 +20,7 @@ struct TranscriptionRouteTests {
     static let marcusText = "I can get her. I'm leaving work at four anyway."
 
     /// A service that transcribes with the set-up model (from `folder`, by default the models folder set-up filled).
-    static func service(folder: URL = WhisperModel.modelsFolder(), edit: @escaping (inout ServiceConfiguration) -> Void = { _ in }) throws
+    static func service(folder: URL = ModelFolder.root(), edit: @escaping (inout ServiceConfiguration) -> Void = { _ in }) throws
         -> TestService
     {
         try TestService { configuration in
@@ -221,7 +223,7 @@ struct TranscriptionRouteTests {
         // A model folder of its own (the large files linked, the token table copied): its token table deleted after the
         // model loaded, then put back.
         let models = try TemporaryDirectory(prefix: "chorus-models")
-        let original = WhisperModel.modelsFolder().appendingPathComponent(WhisperModel.defaultName)
+        let original = ModelFolder.root().appendingPathComponent(WhisperModel.defaultName)
         let copy = models.file(WhisperModel.defaultName)
         try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: true)
         for name in try FileManager.default.contentsOfDirectory(atPath: original.path) {

@@ -1,11 +1,12 @@
 import ChorusAudio
-import ChorusVoices
+import ChorusConversation
 import ChorusWire
 import Foundation
 import Logging
 import Testing
 
 @testable import ChorusService
+@testable import ChorusSpeech
 
 /// The scheduler's shared-queue half (`RenderScheduler+SharedQueue`) on its own: an in-memory queue stands for
 /// PostgreSQL and a recording runner for the executor, so claims, leases, completions and give-backs are checked
@@ -20,11 +21,7 @@ struct SharedSchedulingTests {
         private var releases: [String: CheckedContinuation<Void, Never>] = [:]
         private var released: Set<String> = []
 
-        /// Whether a waveform base, once begun, waits for `finishWaveform(_:)`.
-        private let holdingWaveforms: Bool
-        private var waveformReleases: [String: CheckedContinuation<Void, Never>] = [:]
-
-        init(holdingWaveforms: Bool = false) { self.holdingWaveforms = holdingWaveforms }
+        init() {}
 
         var events: [String] { lock.withLock { log } }
         func note(_ event: String) { lock.withLock { log.append(event) } }
@@ -32,21 +29,6 @@ struct SharedSchedulingTests {
         func accept(_ active: ActiveRender, request: Data?) async throws { note("accept \(active.id)") }
         func forgetAccepted(_ id: String) async throws { note("forget \(id)") }
         func replaceEarlier(_ id: String, now: Double, createdAt: Double?) async throws {}
-        func addWaveformBase(to stored: StoredRender) async {
-            let id = stored.manifest.id
-            guard holdingWaveforms else { return note("waveform \(id)") }
-            // Noted once it can be let go.
-            await withCheckedContinuation { continuation in
-                lock.withLock {
-                    waveformReleases[id] = continuation
-                    log.append("waveform \(id)")
-                }
-            }
-            note("waveform added \(id)")
-        }
-
-        /// Lets the waveform base of render `id`, begun and held, end.
-        func finishWaveform(_ id: String) { lock.withLock { waveformReleases.removeValue(forKey: id) }?.resume() }
         func queued(depth: Int) {}
         func claimed(waited: Double) {}
 
@@ -174,7 +156,11 @@ struct SharedSchedulingTests {
 
     /// A resolver that makes a one-message render of whatever it is asked.
     static let resolve: @Sendable (RenderRequest) async throws -> ResolvedRender = { _ in
-        ResolvedRender(id: "", conversation: Conversation(messages: [.init(speaker: "A", text: "Hi.")]), options: RenderOptions(), format: .mp3)
+        ResolvedRender(
+            id: "",
+            plan: RenderPlan(
+                conversation: Conversation(messages: [.init(speaker: "A", text: "Hi.")]), voices: [VoiceID("espeak:en-us")], options: RenderOptions()),
+            format: .mp3)
     }
 
     static func id(_ digit: Character) -> String { String(repeating: digit, count: RenderIdentity.length) }
@@ -232,30 +218,9 @@ struct SharedSchedulingTests {
         runner.finish(first)
         try await Self.eventually { await queue.completed[first] != nil }
         #expect(await queue.completed[first]?.isDone == true)
-        try await Self.eventually { runner.events.contains("waveform \(first)") }
-        #expect(runner.events == ["accept \(first)", "run \(first)", "done \(first)", "waveform \(first)"])
+        try await Self.eventually { runner.events.contains("done \(first)") }
+        #expect(runner.events == ["accept \(first)", "run \(first)", "done \(first)"])
         #expect(try await !scheduler.claimNext(), "nothing left to claim")
-    }
-
-    @Test("a shutdown waits for the waveform base of a render that has finished (the database closes after it)")
-    func shutdownAwaitsWaveformBase() async throws {
-        let queue = MemoryQueue(lease: 15)
-        let runner = RecordingRunner(holdingWaveforms: true)
-        let scheduler = Self.scheduler(workers: 1, queue: queue, runner: runner, resolve: Self.resolve)
-        let id = Self.id("f")
-        await queue.add(id)
-        #expect(try await scheduler.claimNext())
-        runner.finish(id)
-        try await Self.eventually { runner.events.contains("waveform \(id)") }
-        #expect(await scheduler.depth.running == 0, "the render has left the workers")
-        let shutdown = Task {
-            await scheduler.shutdown(timeout: 0)
-            runner.note("shut down")
-        }
-        try await Task.sleep(nanoseconds: 300_000_000)  // long enough for a shutdown that does not wait to have returned
-        runner.finishWaveform(id)
-        await shutdown.value
-        #expect(runner.events.suffix(3) == ["waveform \(id)", "waveform added \(id)", "shut down"])
     }
 
     @Test("with every worker busy nothing is claimed; a worker set free claims the next")
@@ -305,7 +270,6 @@ struct SharedSchedulingTests {
         #expect(await queue.renewals >= 1)
         #expect(await queue.completed.isEmpty, "a render stopped here is not recorded as failed")
         try await Self.eventually { await queue.releasedIDs == [id] }
-        #expect(!runner.events.contains("waveform \(id)"))
     }
 
     @Test("at shutdown a running shared render goes back to the queue, not failed; a renewing lease keeps it meanwhile")

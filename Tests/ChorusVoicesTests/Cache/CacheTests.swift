@@ -4,7 +4,7 @@ import ChorusTestSupport
 import Foundation
 import Testing
 
-@testable import ChorusVoices
+@testable import ChorusConversation
 
 @Suite("Synthesis cache")
 struct CacheTests {

@@ -1,6 +1,7 @@
 import ChorusAudio
+import ChorusConversation
+import ChorusSupport
 import ChorusTestSupport
-import ChorusVoices
 import Foundation
 import Testing
 
@@ -49,14 +50,16 @@ struct ConversationTests {
             (#"{"lexicon": "family", "messages": [{"speaker": "S", "text": "x"}]}"#, "lexicon: must be an object of entries"),
         ])
     func errors(json: String, expected: String) async {
-        await expectAudioError(.invalidConversation, mentioning: ["c.json", expected]) { _ = try parse(json) }
+        let error = await expectError(ConversationError.self, mentioning: ["c.json", expected]) { _ = try parse(json) }
+        #expect(error?.code == .invalid)
     }
 
     @Test("a missing conversation file is named")
     func missingFile() async {
-        await expectAudioError(.fileNotFound, mentioning: ["/nonexistent/c.json"]) {
+        let error = await expectError(ConversationError.self, mentioning: ["/nonexistent/c.json"]) {
             _ = try Conversation.load(from: URL(fileURLWithPath: "/nonexistent/c.json"))
         }
+        #expect(error?.code == .fileNotFound)
     }
 }
 
@@ -77,7 +80,7 @@ struct ConversationValidationTests {
             try Conversation.validated(
                 [.init(speaker: "A", text: "\t")], gapMilliseconds: nil, audioFields: #""clip" or "audio_base64""#, name: "request")
         } throws: { error in
-            (error as? AudioError).map { $0.subject == "messages[0]" && $0.reason.contains(#""clip" or "audio_base64" or "text""#) } ?? false
+            (error as? ConversationError).map { $0.subject == "messages[0]" && $0.reason.contains(#""clip" or "audio_base64" or "text""#) } ?? false
         }
     }
 
@@ -94,14 +97,14 @@ struct ConversationValidationTests {
         #expect {
             try Conversation.validated(drafts, gapMilliseconds: gap, voices: voices, audioFields: "\"audio\"", name: "c")
         } throws: { error in
-            (error as? AudioError)?.subject == field
+            (error as? any InputError)?.subject == field
         }
         #expect {
             try Conversation.validated(
                 [.init(speaker: "A", text: "x")], gapMilliseconds: nil, voiceSettings: ["openai": .string("fast")],
                 fallbackVoice: ("espeak", "output.fallback_voice"), audioFields: "\"audio\"", name: "c")
         } throws: { error in
-            ["voice_settings.openai", "output.fallback_voice"].contains((error as? AudioError)?.subject ?? "")
+            ["voice_settings.openai", "output.fallback_voice"].contains((error as? any InputError)?.subject ?? "")
         }
     }
 }

@@ -3,7 +3,8 @@ import ChorusTestSupport
 import Foundation
 import Testing
 
-@testable import ChorusVoices
+@testable import ChorusConversation
+@testable import ChorusSpeech
 
 /// Which default voice a speaker without one gets: what the conversation or the speaker's name says they sound like,
 /// alternation for the others, natural voices while they last, never one voice for two speakers while another is left.
@@ -102,13 +103,13 @@ struct VoiceAssignmentTests {
 
     @Test("a hint that is not female or male is refused, naming the speaker")
     func badHint() throws {
-        let error = #expect(throws: AudioError.self) {
+        let error = #expect(throws: ConversationError.self) {
             try parse(#"{"speakers": {"Mom": {"sounds": "robot"}}, "messages": [\#(messages("Mom"))]}"#)
         }
         #expect(error?.description.contains(#"speakers.Mom.sounds: "robot" is not "female" or "male""#) == true, "\(String(describing: error))")
-        let notObject = #expect(throws: AudioError.self) { try parse(#"{"speakers": {"Mom": "female"}, "messages": [\#(messages("Mom"))]}"#) }
+        let notObject = #expect(throws: ConversationError.self) { try parse(#"{"speakers": {"Mom": "female"}, "messages": [\#(messages("Mom"))]}"#) }
         #expect(notObject?.description.contains("speakers.Mom: must be an object") == true, "\(String(describing: notObject))")
-        let misspelt = #expect(throws: AudioError.self) {
+        let misspelt = #expect(throws: ConversationError.self) {
             try parse(#"{"speakers": {"Mom": {"sound": "female"}}, "messages": [\#(messages("Mom"))]}"#)
         }
         #expect(misspelt?.description.contains("speakers.Mom.sound: unknown field (known: sounds)") == true, "\(String(describing: misspelt))")

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import ChorusVoices
+@testable import ChorusConversation
+@testable import ChorusOutbound
 
 @Suite("Concurrency gate")
 struct ConcurrencyGateTests {

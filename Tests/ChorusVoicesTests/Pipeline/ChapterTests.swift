@@ -1,9 +1,11 @@
 import ChorusAudio
+import ChorusConversation
 import ChorusFixtures
 import ChorusTestSupport
-import ChorusVoices
 import Foundation
 import Testing
+
+@testable import ChorusWire
 
 /// Chapters in the file itself, read back by ffprobe (the referee) and checked against the timeline.
 @Suite("Chapters in the file")

@@ -1,9 +1,12 @@
 import ChorusAudio
+import ChorusConversation
 import ChorusFixtures
 import ChorusTestSupport
-import ChorusVoices
 import Foundation
 import Testing
+
+@testable import ChorusSpeech
+@testable import ChorusWire
 
 /// The library entry point: events while the render runs, streaming, memory output, cancellation.
 @Suite("Chorus: one call from a conversation to its outputs")
@@ -38,6 +41,29 @@ struct ChorusTests {
             defer { lock.unlock() }
             return marks.last { $0.0 == name }?.1
         }
+    }
+
+    @Test("a render renders its plan: a voice installed after the plan was made changes neither its voices nor its audio's")
+    func planFixesVoices() async throws {
+        let directory = try TemporaryDirectory(prefix: "chorus-plan")
+        let piper = directory.file("piper")
+        try FileManager.default.createDirectory(at: piper, withIntermediateDirectories: true)
+        let registry = VoiceRegistry(providers: [PiperProvider(folder: piper), FliteProvider(), EspeakProvider()])
+        let chorus = try Chorus(configuration: Chorus.Configuration(registry: registry, cacheDirectory: directory.file("cache")))
+        let conversation = Conversation(messages: [
+            .init(speaker: "Dad", text: "Dinner is ready."), .init(speaker: "Mom", text: "Coming."),
+        ])
+        let plan = chorus.plan(conversation)
+        #expect(plan.voices.allSatisfy { $0?.provider == "flite" }, "\(plan.voices)")
+        // Piper's natural voice installed while the plan waits: a new plan gives it to Dad, this one does not.
+        try FileManager.default.createSymbolicLink(
+            at: piper.appendingPathComponent(PiperVoice.defaultName),
+            withDestinationURL: PiperVoice.voicesFolder().appendingPathComponent(PiperVoice.defaultName))
+        #expect(chorus.plan(conversation).voices[0]?.description == "piper:\(PiperVoice.defaultName)")
+        let result = try await chorus.render(plan, to: RenderOutputs(format: .wav)).result()
+        #expect(result.timeline.segments.map(\.voice) == plan.voices.map { $0?.description })
+        let again = try await chorus.render(plan, to: RenderOutputs(format: .wav)).result()
+        #expect(again.audio == result.audio, "the same plan, the same audio")
     }
 
     @Test("segments are reported in order while later messages are still being synthesized")

@@ -1,6 +1,7 @@
 import Testing
 
-@testable import ChorusVoices
+@testable import ChorusConversation
+@testable import ChorusListening
 
 @Suite("Which recordings a render hears together")
 struct ListeningGroupsTests {

@@ -1,16 +1,18 @@
 import ChorusAudio
+import ChorusConversation
 import ChorusFixtures
 import ChorusTestSupport
-import ChorusVoices
 import Foundation
 import Testing
+
+@testable import ChorusWire
 
 /// The README's "Use it as a library" example, compiled and run here. Between the markers it is the README's
 /// code block without its import lines; the tests below fail when the two drift apart, and run it as a reader would,
 /// from a folder holding `samples/`.
 func readmeLibraryExample() async throws {
     // README BEGIN
-    let chorus = try Chorus()  // Piper, Flite and espeak-ng offline; ElevenLabs and OpenAI when their keys are in the environment
+    let chorus = try Chorus()  // Kokoro, Piper, Flite and espeak-ng offline; ElevenLabs and OpenAI when their keys are set
     let conversation = try Conversation.load(from: URL(fileURLWithPath: "samples/family-chat.json"))
     var options = RenderOptions()
     options.waveform = WaveformOptions(zoom: .pixelsPerSecond(100), bits: 8)

@@ -1,9 +1,12 @@
 import ChorusAudio
+import ChorusConversation
 import ChorusFixtures
 import ChorusTestSupport
-import ChorusVoices
 import Foundation
 import Testing
+
+@testable import ChorusSpeech
+@testable import ChorusWire
 
 /// A conversation of generated voices in mixed formats and rates, each padded with silence. Its "voices" are
 /// speech-like signals, not speech: it is rendered without a speech recognizer (`RecordedSpeechTests` renders speech).
@@ -132,7 +135,7 @@ struct RenderTests {
         }
         #expect(error?.subject == "messages[1].gap_ms", "\(String(describing: error))")
         #expect(!FileManager.default.fileExists(atPath: fixture.directory.file("absurd.wav").path))
-        let parsed = #expect(throws: AudioError.self) {
+        let parsed = #expect(throws: ConversationError.self) {
             try Conversation.parse(
                 Data(#"{"messages": [{"speaker": "A", "text": "Hi"}, {"speaker": "B", "text": "Yo", "gap_ms": 90000}]}"#.utf8),
                 baseDirectory: fixture.directory.url, name: "c.json")
@@ -174,7 +177,7 @@ struct RenderTests {
         #expect(titles.count == 8 && titles.first == "Intro" && titles.last?.hasPrefix("Host: That was the news") == true, "\(titles)")
         // A spoken intro needs its speaker; an intro needs a clip or a line.
         for (raw, field) in [(#"{"text": "Hello"}"#, "intro.speaker"), (#"{}"#, "intro")] {
-            let error = #expect(throws: AudioError.self) {
+            let error = #expect(throws: ConversationError.self) {
                 try Conversation.parse(
                     Data(#"{"intro": \#(raw), "messages": [{"speaker": "A", "text": "Hi"}]}"#.utf8),
                     baseDirectory: fixture.directory.url, name: "c.json")
@@ -236,7 +239,7 @@ struct RenderTests {
             (#"{"audio": "bed.mp3", "level_lu": 4}"#, "music.level_lu"), (#"{"level_lu": -20}"#, "music.audio"),
             (#"{"audio": "bed.mp3", "duck_db": 99}"#, "music.duck_db"), (#"{"audio": ""}"#, "music.audio"),
         ] {
-            let error = #expect(throws: AudioError.self) {
+            let error = #expect(throws: ConversationError.self) {
                 try Conversation.parse(
                     Data(#"{"music": \#(raw), "messages": [{"speaker": "A", "text": "Hi"}]}"#.utf8),
                     baseDirectory: fixture.directory.url, name: "c.json")
@@ -287,7 +290,7 @@ struct RenderTests {
             (#"{"highpass_hz": 1000}"#, "cleanup.highpass_hz"), (#"{"noise_reduction_db": 50}"#, "cleanup.noise_reduction_db"),
             (#""yes""#, "cleanup"),
         ] {
-            let error = #expect(throws: AudioError.self) {
+            let error = #expect(throws: ConversationError.self) {
                 try Conversation.parse(
                     Data(#"{"cleanup": \#(raw), "messages": [{"speaker": "A", "text": "Hi"}]}"#.utf8),
                     baseDirectory: fixture.directory.url, name: "c.json")

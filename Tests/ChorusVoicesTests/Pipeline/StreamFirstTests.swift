@@ -4,7 +4,10 @@ import ChorusTestSupport
 import Foundation
 import Testing
 
-@testable import ChorusVoices
+@testable import ChorusConversation
+@testable import ChorusSpeech
+@testable import ChorusSupport
+@testable import ChorusWire
 
 /// What a listener of a stream waits for first: its first message, spoken alone and urgently (Kokoro then runs it on
 /// every core, `KokoroSynthesizer`); a render to a file sources ahead at once, nothing urgent.

@@ -4,7 +4,9 @@ import ChorusTestSupport
 import Foundation
 import Testing
 
-@testable import ChorusVoices
+@testable import ChorusConversation
+@testable import ChorusSpeech
+@testable import ChorusText
 
 @Suite("espeak-ng voices (offline)", .serialized)
 struct EspeakTests {
@@ -14,7 +16,7 @@ struct EspeakTests {
     func defaultVoicesDiffer() async throws {
         let providers: [String: any VoiceProvider] = ["flite": FliteProvider(), "espeak": EspeakProvider()]
         var measured: [(voice: String, pitch: Double, duration: Double)] = []
-        for voice in VoiceEngine.flite.defaultVoices {
+        for voice in DefaultVoices.flite.voices(in: VoiceRegistry(providers: [FliteProvider(), EspeakProvider()])) {
             let provider = try #require(providers[voice.provider])
             let speech = try await provider.synthesize(SynthesisRequest(voice: voice.voice, text: Self.sentence, outputFormat: "pcm"))
             guard case .pcm(let buffer) = speech.audio else {
@@ -110,7 +112,7 @@ struct EspeakTests {
             """#, in: directory)
         let chorus = try makeChorus(server: nil, cache: directory.file("cache"))
         let voices = chorus.voices(for: chat).map { $0?.description }
-        let defaults = VoiceEngine.flite.defaultVoices.map(\.description)
+        let defaults = DefaultVoices.flite.voices(in: VoiceRegistry(providers: [FliteProvider(), EspeakProvider()])).map(\.description)
         #expect(voices[0] == defaults[0])
         #expect(voices[1] == defaults[2], "defaults[1] is taken by Mia")
         #expect(voices[2] == voices[0])

@@ -3,7 +3,10 @@ import ChorusFixtures
 import Foundation
 import Testing
 
-@testable import ChorusVoices
+@testable import ChorusConversation
+@testable import ChorusSpeech
+@testable import ChorusText
+@testable import ChorusWire
 
 @Suite("Flite voices (offline)")
 struct FliteTests {

@@ -4,7 +4,11 @@ import ChorusTestSupport
 import Foundation
 import Testing
 
-@testable import ChorusVoices
+@testable import ChorusConversation
+@testable import ChorusInference
+@testable import ChorusSpeech
+@testable import ChorusText
+@testable import ChorusWire
 
 /// Kokoro-82M, the model set-up joins from its wheels and prepares (`scripts/prepare_kokoro.py`), with the Japanese
 /// pack's five voices, run in process on ONNX Runtime. Real phonemes in, real audio out, heard back by the Whisper
@@ -174,7 +178,8 @@ struct KokoroTests {
 
     @Test("set-up's defaults: Kokoro's voices, Piper's, blends, then Flite's; the sample family gets four natural voices")
     func defaults() throws {
-        let defaults = VoiceEngine.piper.defaultVoices(piperVoices: PiperVoice.voicesFolder(), kokoro: KokoroModel.folder()).map(\.description)
+        let registry = VoiceRegistry(providers: [PiperProvider(), KokoroProvider(), FliteProvider(), EspeakProvider()])
+        let defaults = DefaultVoices.natural.voices(in: registry).map(\.description)
         #expect(
             Array(defaults.prefix(8)) == [
                 "kokoro:jf_gongitsune", "kokoro:jf_nezumi", "kokoro:jm_kumo", "kokoro:jf_tebukuro", "kokoro:jf_alpha",
@@ -182,8 +187,11 @@ struct KokoroTests {
             ], "\(defaults)")
         #expect(defaults.dropFirst(8).first == "flite:slt?rate=1.08" && defaults.last?.hasPrefix("espeak:") == true)
         // A providers-file server named kokoro (Kokoro-FastAPI) replaces the built-in one: its voices are not listed here.
-        let registry = VoiceRegistry(providers: [PiperProvider(), KokoroProvider(), FliteProvider(), EspeakProvider()])
-        #expect(VoiceEngine.piper.defaultVoices(in: registry).map(\.description) == defaults)
+        let served = VoiceRegistry(providers: [
+            PiperProvider(), FliteProvider(), EspeakProvider(),
+            OpenAIProvider(id: "kokoro", baseURL: "http://127.0.0.1:1/v1", apiKey: nil, keyVariable: nil),
+        ])
+        #expect(!DefaultVoices.natural.voices(in: served).contains { $0.provider == "kokoro" })
         let directory = try TemporaryDirectory()
         let chorus = try Chorus(configuration: Chorus.Configuration(registry: registry, cacheDirectory: directory.url))
         let family = try Conversation.load(from: Repository.file("samples/family-chat.json"))

@@ -4,7 +4,12 @@ import ChorusTestSupport
 import Foundation
 import Testing
 
-@testable import ChorusVoices
+@testable import ChorusConversation
+@testable import ChorusInference
+@testable import ChorusListening
+@testable import ChorusSpeech
+@testable import ChorusText
+@testable import ChorusWire
 
 /// Natural offline voices: the Piper voice set-up prepares (`scripts/prepare_piper.py`), run in process on ONNX
 /// Runtime. Real phonemes in, real audio out, heard back by the Whisper model; broken voices refused before the runtime
@@ -213,11 +218,14 @@ struct PiperTests {
 
     @Test("speakers without a voice get the natural voice first, then Flite's and espeak-ng's")
     func defaultVoices() throws {
-        let defaults = VoiceEngine.piper.defaultVoices(piperVoices: PiperVoice.voicesFolder())
+        let offline: [any VoiceProvider] = [FliteProvider(), EspeakProvider()]
+        let defaults = DefaultVoices.natural.voices(in: VoiceRegistry(providers: [PiperProvider()] + offline))
         #expect(defaults.first?.description == "piper:\(Self.voice)")
         #expect(defaults.dropFirst().first?.provider == "flite" && defaults.last?.provider == "espeak")
         let empty = try TemporaryDirectory(prefix: "chorus-piper-none")
-        #expect(VoiceEngine.piper.defaultVoices(piperVoices: empty.url) == VoiceEngine.flite.defaultVoices)
+        #expect(
+            DefaultVoices.natural.voices(in: VoiceRegistry(providers: [PiperProvider(folder: empty.url)] + offline))
+                == DefaultVoices.flite.voices(in: VoiceRegistry(providers: offline)))
     }
 
     @Test("the preparation script refuses a config or model that is not a Piper voice, writing nothing")

@@ -4,7 +4,8 @@ import ChorusTestSupport
 import Foundation
 import Testing
 
-@testable import ChorusVoices
+@testable import ChorusConversation
+@testable import ChorusSpeech
 
 /// ElevenLabs and OpenAI against local stubs that speak their wire contracts.
 @Suite("HTTP providers against local stubs")

@@ -4,7 +4,8 @@ import ChorusTestSupport
 import Foundation
 import Testing
 
-@testable import ChorusVoices
+@testable import ChorusConversation
+@testable import ChorusSpeech
 
 @Suite("OpenAI-compatible servers named in CHORUS_PROVIDERS")
 struct ProvidersFileTests {

@@ -5,7 +5,9 @@ import ChorusWire
 import Foundation
 import Testing
 
-@testable import ChorusVoices
+@testable import ChorusConversation
+@testable import ChorusListening
+@testable import ChorusSpeech
 
 /// OpenAI's and ElevenLabs' speech to text against local stubs that speak their wire contracts, and the same fault
 /// matrix as the voices: what is retried (429 with and without Retry-After, 5xx, a hang, a connection cut mid-body)

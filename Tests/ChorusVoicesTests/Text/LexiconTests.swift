@@ -4,7 +4,10 @@ import ChorusTestSupport
 import Foundation
 import Testing
 
-@testable import ChorusVoices
+@testable import ChorusConversation
+@testable import ChorusSpeech
+@testable import ChorusText
+@testable import ChorusWire
 
 @Suite("Lexicons: aliases spoken for written words")
 struct LexiconTests {
@@ -52,7 +55,7 @@ struct LexiconTests {
             (#"{"lexicon": {"Nguyen": "win [pause:1s] again"}, "messages": [{"speaker": "A", "text": "Hi."}]}"#, "lexicon.Nguyen", "words to say"),
         ])
     func badEntries(json: String, field: String, reason: String) throws {
-        let error = #expect(throws: AudioError.self) {
+        let error = #expect(throws: ConversationError.self) {
             try Conversation.parse(Data(json.utf8), baseDirectory: URL(fileURLWithPath: "/tmp"), name: "c.json")
         }
         #expect(error?.description.contains(field) == true && error?.description.contains(reason) == true, "\(String(describing: error))")
@@ -95,9 +98,9 @@ struct LexiconTests {
         #expect(IPA.piperPhonemes("ʃɪˈvɔːn", english: true, known: known) == "ʃɪvˈɔːn")
         #expect(IPA.piperPhonemes("ˈɡræn", english: true, known: known) == "ɡɹˈæn")
         #expect(IPA.piperPhonemes("ˈgræxn", english: true, known: known) == "ɡɹˈæn")
-        #expect(throws: AudioError.self) { try IPA.validated("ʃɪ1vɔːn", field: "x") }
-        #expect(throws: AudioError.self) { try IPA.validated("ˈˌ", field: "x") }
-        #expect(throws: AudioError.self) { try IPA.validated(String(repeating: "a", count: 201), field: "x") }
+        #expect(throws: TextError.self) { try IPA.validated("ʃɪ1vɔːn", field: "x") }
+        #expect(throws: TextError.self) { try IPA.validated("ˈˌ", field: "x") }
+        #expect(throws: TextError.self) { try IPA.validated(String(repeating: "a", count: 201), field: "x") }
     }
 
     @Test("a provider that takes phonemes is sent the IPA in its markup, others the alias or the written word; no [[ but the markup's reaches it")

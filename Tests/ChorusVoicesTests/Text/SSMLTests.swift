@@ -4,7 +4,8 @@ import ChorusTestSupport
 import Foundation
 import Testing
 
-@testable import ChorusVoices
+@testable import ChorusConversation
+@testable import ChorusText
 
 @Suite("SSML: break, sub, say-as, prosody, phoneme")
 struct SSMLTests {
@@ -61,7 +62,7 @@ struct SSMLTests {
             (#"<speak><phoneme alphabet="ipa" ph=""# + String(repeating: "a", count: 2_000) + #"">x</phoneme></speak>"#, "over 1000 characters"),
         ])
     func refuses(text: String, expected: String) {
-        let error = #expect(throws: AudioError.self) { try SSML.parts(of: text, field: "messages[1].text") }
+        let error = #expect(throws: TextError.self) { try SSML.parts(of: text, field: "messages[1].text") }
         #expect(
             error?.subject == "messages[1].text" && error?.description.contains("SSML at character") == true
                 && error?.description.contains(expected) == true, "\(String(describing: error))")

@@ -4,7 +4,8 @@ import ChorusTestSupport
 import Foundation
 import Testing
 
-@testable import ChorusVoices
+@testable import ChorusConversation
+@testable import ChorusText
 
 @Suite("Pauses in text: [pause:800ms], [pause:1.5s]")
 struct SpeechControlsTests {
@@ -33,7 +34,7 @@ struct SpeechControlsTests {
             ("Hi [pause:1s]", "a pause goes between words (the silence after a message is the next one's gap_ms)"),
         ])
     func errors(text: String, expected: String) {
-        let error = #expect(throws: AudioError.self) { try SpeechControls.parts(of: text, field: "messages[2].text") }
+        let error = #expect(throws: TextError.self) { try SpeechControls.parts(of: text, field: "messages[2].text") }
         #expect(error?.subject == "messages[2].text" && error?.description.contains(expected) == true, "\(String(describing: error))")
     }
 
@@ -55,7 +56,9 @@ struct SpeechControlsTests {
                 "between words"
             ),
         ] {
-            let error = #expect(throws: AudioError.self) { try Conversation.parse(Data(json.utf8), baseDirectory: directory.url, name: "c.json") }
+            let error = #expect(throws: ConversationError.self) {
+                try Conversation.parse(Data(json.utf8), baseDirectory: directory.url, name: "c.json")
+            }
             #expect(error?.description.contains(field) == true && error?.description.contains(reason) == true, "\(String(describing: error))")
         }
     }

@@ -4,7 +4,10 @@ import ChorusTestSupport
 import Foundation
 import Testing
 
-@testable import ChorusVoices
+@testable import ChorusConversation
+@testable import ChorusSpeech
+@testable import ChorusText
+@testable import ChorusWire
 
 @Suite("Text read as people read it: references, times, money, numbers, dates, phones, abbreviations")
 struct TextNormalizerTests {
@@ -80,7 +83,7 @@ struct TextNormalizerTests {
         let chat = try conversation(#"{"language": "de", "emoji": "name", "messages": [{"speaker": "A", "text": "Hallo."}]}"#, in: directory)
         #expect(chat.textReading == TextReading(language: "de", emoji: .name))
         for (json, field) in [(#""language": "german!""#, "language"), (#""language": "e""#, "language"), (#""emoji": "say""#, "emoji")] {
-            let error = #expect(throws: AudioError.self) {
+            let error = #expect(throws: ConversationError.self) {
                 try conversation(#"{\#(json), "messages": [{"speaker": "A", "text": "Hi."}]}"#, in: directory)
             }
             #expect(error?.description.contains(field) == true, "\(String(describing: error))")
@@ -120,7 +123,7 @@ struct TextNormalizerTests {
         #expect(rendered.result.timeline.segments[0].words?.map(\.word) == ["Meet", "at", "4:30", "for", "12.50", "John", "3:16"])
         let off = try conversation(#"{"normalize_text": false, "messages": [{"speaker": "A", "text": "Hi."}]}"#, in: directory)
         #expect(off.normalizesText(for: "piper") == false)
-        #expect(throws: AudioError.self) {
+        #expect(throws: ConversationError.self) {
             try conversation(#"{"normalize_text": "yes", "messages": [{"speaker": "A", "text": "Hi."}]}"#, in: directory)
         }
     }

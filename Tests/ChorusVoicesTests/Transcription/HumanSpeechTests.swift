@@ -4,7 +4,10 @@ import ChorusTestSupport
 import Foundation
 import Testing
 
-@testable import ChorusVoices
+@testable import ChorusConversation
+@testable import ChorusListening
+@testable import ChorusSpeech
+@testable import ChorusWire
 
 /// Transcription judged on real people (`HumanSpeech`: telephone prompts, audiobooks, commands, a speech), against
 /// faster-whisper on the same weights in the same run: no more words wrong than it gets, the language heard, the

@@ -4,7 +4,11 @@ import ChorusTestSupport
 import Foundation
 import Testing
 
-@testable import ChorusVoices
+@testable import ChorusConversation
+@testable import ChorusListening
+@testable import ChorusSpeech
+@testable import ChorusText
+@testable import ChorusWire
 
 /// Recorded messages in renders get words: one without text is transcribed by the offline model set-up installs, one
 /// with text has it aligned to the recording; both in output time, in the timeline and the captions.

@@ -4,7 +4,9 @@ import ChorusWire
 import Foundation
 import Testing
 
-@testable import ChorusVoices
+@testable import ChorusConversation
+@testable import ChorusListening
+@testable import ChorusSpeech
 
 /// The pieces of Chorus's Whisper on their own: the FFT, the log-mel front end (against faster-whisper's), the word
 /// alignment's median filter and time warping, the tokenizer's words, the decoder's timestamp rules and segment ends.

@@ -4,7 +4,13 @@ import ChorusTestSupport
 import Foundation
 import Testing
 
-@testable import ChorusVoices
+@testable import ChorusConversation
+@testable import ChorusInference
+@testable import ChorusListening
+@testable import ChorusSpeech
+@testable import ChorusSupport
+@testable import ChorusText
+@testable import ChorusWire
 
 /// Offline transcription on ONNX Runtime with the model set-up converted from CTranslate2's Whisper tiny.en
 /// (`scripts/whisper_to_onnx.py`): real speech in, words out; broken models refused with the file and the reason.
@@ -541,7 +547,7 @@ struct WhisperTests {
         let made = try await ToolRun.run([python.path, "-c", write, file.path])
         try #require(made.status == 0, "\(made.errors.suffix(600))")
         for threads in [InferenceSession.Threads.own(1), .shared] {
-            let session = try InferenceSession(file: file, bytes: try Data(contentsOf: file), threads: threads, provider: "whisper")
+            let session = try InferenceSession(file: file, bytes: try Data(contentsOf: file), threads: threads, owner: "whisper")
             let output = try session.run([("x", try Tensor(shape: [1, 64], values: [Float](repeating: 255, count: 64)))], outputs: ["y"])
             #expect(output[0].floatArray == [2_072_640], "\(threads): \(output[0].floatArray)")
         }

@@ -2,7 +2,9 @@ import ChorusAudio
 import Foundation
 import Testing
 
-@testable import ChorusVoices
+@testable import ChorusConversation
+@testable import ChorusSpeech
+@testable import ChorusText
 
 @Suite("Word timings match the text")
 struct WordTimingTests {

@@ -12,6 +12,7 @@ package final class EncodedOutput {
     private var file: BinaryFile?
     private var memory: Data?
     private let stream: AudioChunkStream?
+    private let observer: (any EncodedAudioObserver)?
     /// Bytes written so far (the end of the sequence).
     private(set) var length = 0
     private var placeholderBytes = 0
@@ -20,12 +21,16 @@ package final class EncodedOutput {
     ///   - file: a file to create (the caller owns its name: usually an `AtomicOutput`'s temporary URL).
     ///   - memory: keep the bytes in memory.
     ///   - stream: forward bytes as they are written.
+    ///   - observer: sees every write, in order.
     ///   - subject: how errors name this output.
-    package init(file: URL?, memory: Bool = false, stream: AudioChunkStream? = nil, subject: String) throws {
+    package init(
+        file: URL?, memory: Bool = false, stream: AudioChunkStream? = nil, observer: (any EncodedAudioObserver)? = nil, subject: String
+    ) throws {
         self.subject = subject
         self.file = try file.map(BinaryFile.init)
         self.memory = memory ? Data() : nil
         self.stream = stream
+        self.observer = observer
     }
 
     /// A plain file.
@@ -65,6 +70,7 @@ package final class EncodedOutput {
     /// Appends `bytes` at the end.
     func append(_ bytes: UnsafeRawBufferPointer) throws {
         guard !bytes.isEmpty else { return }
+        observer?.wrote(bytes, at: length)
         if let file {
             try file.seek(to: length)
             try file.write(bytes)
@@ -89,6 +95,7 @@ package final class EncodedOutput {
         if stream != nil && position + bytes.count > placeholderBytes {
             throw AudioError(.writeFailed, subject: subject, reason: "this format rewrites its header and cannot be streamed")
         }
+        observer?.wrote(bytes, at: position)
         if let file {
             try file.seek(to: position)
             try file.write(bytes)

@@ -1,4 +1,5 @@
 import ChorusOutbound
+import ChorusSupport
 import ChorusWire
 import Crypto
 import Foundation

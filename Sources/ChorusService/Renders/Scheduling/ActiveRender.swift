@@ -1,4 +1,5 @@
 import ChorusAudio
+import ChorusSupport
 import ChorusWire
 import Foundation
 

@@ -1,17 +1,18 @@
 import ChorusAudio
+import ChorusConversation
 import ChorusOutbound
-import ChorusVoices
+import ChorusSupport
 import ChorusWire
 import Crypto
 import Foundation
 import Hummingbird
 import Logging
 
-/// Runs one render into its folder: audio (streamed to listeners as it is encoded), timeline and
-/// captions through the engine, the ETag, and its record last — then answers everyone waiting, and
-/// only after that computes the waveform base from the stored audio (so every zoom equals `chorus
-/// waveform` on that file; until it exists, waveform requests decode the audio). A failure leaves no
-/// audio and a failed record saying why.
+/// Runs one render into its folder: audio (streamed to listeners as it is encoded), timeline, captions and the
+/// waveform base through the engine in one pass — the ETag from the audio as it is written (`AudioDigest`), the base
+/// as the render's own peaks (its audio as a decoder reads it back, so every zoom equals `chorus waveform` on the
+/// stored file) — and its record last, then answers everyone waiting. A failure leaves no audio and a failed record
+/// saying why.
 struct RenderExecutor: RenderRunner {
     /// Frames per point of the stored waveform base; zooms that are multiples of it are derived from it.
     static let waveformBase = 32
@@ -23,9 +24,7 @@ struct RenderExecutor: RenderRunner {
     let metrics: ServiceMetrics
     let logger: Logger
 
-    /// Runs `active` to its result and answers everyone waiting; returns the stored render when it is done, for
-    /// `addWaveformBase`, which the caller runs once the render has left the scheduler (so a `DELETE` meanwhile is
-    /// final, not answered by a render still listed as active).
+    /// Runs `active` to its result and answers everyone waiting; returns the stored render when it is done.
     /// `record` runs with the result before anyone waiting for it hears it (shared jobs record it in the database).
     func execute(_ active: ActiveRender, record: @Sendable (Result<StoredRender, ServiceError>) async -> Void = { _ in }) async -> StoredRender? {
         active.markRunning()
@@ -91,39 +90,24 @@ struct RenderExecutor: RenderRunner {
         logger.warning("render failed", metadata: ["render": .string(active.id), "error": .string(failure.description)])
     }
 
-    /// Peaks of the decoded stored audio at `waveformBase` frames per point, recorded in its record.
-    func addWaveformBase(to stored: StoredRender) async {
-        let folder = data.render(stored.manifest.id)
-        guard let format = stored.format else { return }
-        let audioURL = folder.audioURL(format)
-        let waveformURL = folder.url(.waveform)
-        do {
-            try await chorus.workerPool.run {
-                let peaks = try WaveformPeaks.compute(fileAt: audioURL, zoom: .samplesPerPixel(Self.waveformBase))
-                try DataDirectory.write(peaks.datData(bits: 16), to: waveformURL)
-            }
-            var updated = stored
-            updated.waveformBase = Self.waveformBase
-            try await store.replace(updated)  // not if the render was deleted meanwhile
-            if let shared, store.get(stored.manifest.id) != nil { try await shared.publish(file: .waveform, of: updated, from: folder) }
-        } catch {
-            logger.warning("waveform base not stored", metadata: ["render": .string(stored.manifest.id), "error": .string("\(error)")])
-        }
-    }
-
     private func render(_ active: ActiveRender) async throws -> StoredRender {
         let folder = data.render(active.id)  // made by `accept`
         let format = active.resolved.format
         let audioURL = folder.audioURL(format)
-        var outputs = RenderOutputs(audio: audioURL, timeline: folder.url(.timeline), captions: folder.url(.captions))
+        var outputs = RenderOutputs(
+            audio: audioURL, timeline: folder.url(.timeline), waveform: folder.url(.waveform), captions: folder.url(.captions))
         let stream = active.audio.map { _ in AudioChunkStream() }
         outputs.stream = stream
+        let digest = AudioDigest()
+        outputs.observer = digest
+        var plan = active.resolved.plan
+        plan.options.waveform = WaveformOptions(zoom: .samplesPerPixel(Self.waveformBase), bits: 16)
         let forwarding = Task {
             guard let stream, let tap = active.audio else { return }
             for try await chunk in stream { tap.send(chunk) }
         }
         defer { forwarding.cancel() }
-        let result = try await chorus.render(active.resolved.conversation, options: active.resolved.options, to: outputs).result { event in
+        let result = try await chorus.render(plan, to: outputs).result { event in
             switch event {
             case .progress(let progress): active.update(synthesizedText: progress.synthesized, rendered: progress.rendered)
             case .segment(let segment): active.add(segment)
@@ -131,10 +115,7 @@ struct RenderExecutor: RenderRunner {
             }
         }
         _ = await forwarding.result
-        let (etag, bytes) = try await chorus.workerPool.run {
-            let audio = try Data(contentsOf: audioURL, options: .mappedIfSafe)
-            return ("\"" + Hex.string(SHA256.hash(data: audio).prefix(12)) + "\"", audio.count)
-        }
+        let (etag, bytes) = (digest.etag, digest.length)
         let timeline = result.timeline
         var manifest = RenderManifest(
             id: active.id, status: .done, createdAt: Timestamp.iso(active.createdAt), expiresAt: Timestamp.iso(active.expiresAt))
@@ -143,7 +124,9 @@ struct RenderExecutor: RenderRunner {
         manifest.samples = timeline.samples
         manifest.sampleRate = timeline.sampleRate
         manifest.channels = timeline.channels
-        let stored = StoredRender(manifest: manifest, etag: etag, audioBytes: bytes, createdAt: active.createdAt, expiresAt: active.expiresAt)
+        let stored = StoredRender(
+            manifest: manifest, etag: etag, audioBytes: bytes, createdAt: active.createdAt, expiresAt: active.expiresAt,
+            waveformBase: Self.waveformBase)
         // Published before it is recorded here: once a client hears the render is done, every instance finds it.
         try await shared?.publish(stored, from: folder)
         do {

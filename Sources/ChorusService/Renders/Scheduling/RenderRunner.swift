@@ -15,8 +15,6 @@ protocol RenderRunner: Sendable {
     /// Runs `active` to its end and answers everyone waiting; `record` runs with the result before they hear it.
     /// Returns the stored render when it is done.
     func execute(_ active: ActiveRender, record: @Sendable (Result<StoredRender, ServiceError>) async -> Void) async -> StoredRender?
-    /// The waveform base of a done render, once it has left the scheduler.
-    func addWaveformBase(to stored: StoredRender) async
     /// Renders waiting for a worker, for the metrics.
     func queued(depth: Int)
     /// A shared queue entry claimed after waiting `waited` seconds, for the metrics.

@@ -141,13 +141,11 @@ extension RenderScheduler {
             let lease = Task { await self.keepLease(of: render, shared: shared) }
             // Recorded in the database before anyone waiting here hears the result: a client told "done" finds it done
             // on every instance. In a task of its own, so that a shutdown's cancellation cannot cut it short.
-            let stored = await executor.execute(render) { result in
+            _ = await executor.execute(render) { result in
                 lease.cancel()
                 await Task { await self.complete(render, result: result, shared: shared) }.value
             }
             self.finished(render)
-            if let stored { await executor.addWaveformBase(to: stored) }
-            self.addedWaveformBase(render)
         }
         return .started(render)
     }

@@ -21,9 +21,6 @@ actor RenderScheduler {
     var active: [String: ActiveRender] = [:]
     var waiting: [ActiveRender] = []
     var running: [String: Task<Void, Never>] = [:]
-    /// The tasks of renders that have left `running` and are adding their waveform base (by render): a shutdown waits
-    /// for them, so that the database is not closed under them.
-    var finishing: [ObjectIdentifier: Task<Void, Never>] = [:]
     var perCallerCount: [String: Int] = [:]
     var accepting = true
     let shared: SharedQueueAccess?
@@ -151,18 +148,15 @@ actor RenderScheduler {
             let render = waiting.removeFirst()
             let executor = self.executor
             running[render.id] = Task {
-                let stored = await executor.execute(render)
+                _ = await executor.execute(render)
                 self.finished(render)
-                // After the render has left the active set: its waveform base (worker pool, bounded like renders).
-                if let stored { await executor.addWaveformBase(to: stored) }
-                self.addedWaveformBase(render)
             }
         }
         executor.queued(depth: waiting.count)
     }
 
     func finished(_ render: ActiveRender) {
-        if let task = running.removeValue(forKey: render.id) { finishing[ObjectIdentifier(render)] = task }
+        running.removeValue(forKey: render.id)
         active.removeValue(forKey: render.id)
         if let shared {
             // Given up while running (renewals failing): if this instance still holds it (its own claim loop may have
@@ -179,17 +173,7 @@ actor RenderScheduler {
         startWaiting()
     }
 
-    /// Seconds a shutdown waits for waveform bases once renders are over (out of the 2 s it keeps for the end).
-    static let waveformBaseGrace = 1.0
-
-    /// A finished render's waveform base has been added (or could not be).
-    func addedWaveformBase(_ render: ActiveRender) {
-        finishing.removeValue(forKey: ObjectIdentifier(render))
-    }
-
-    /// Stops taking renders; waits up to `timeout` seconds for accepted ones, then cancels what is left, and gives the
-    /// finished ones up to a second more to add their waveform base (peaks read from the stored audio; one cut short
-    /// only lacks its base, which the waveform route computes when asked).
+    /// Stops taking renders; waits up to `timeout` seconds for accepted ones, then cancels what is left.
     func shutdown(timeout: Double) async {
         accepting = false
         let deadline = Date().addingTimeInterval(timeout)
@@ -216,10 +200,6 @@ actor RenderScheduler {
         for id in unfinished { active[id]?.markStopped() }  // not failed: they run again after the restart (or elsewhere)
         for task in running.values { task.cancel() }
         for task in running.values { await task.value }
-        let bases = Date().addingTimeInterval(Self.waveformBaseGrace)
-        while !finishing.isEmpty && Date() < bases {
-            try? await Task.sleep(nanoseconds: 20_000_000)
-        }
         if let shared {
             // At once and briefly: with the database gone the leases run out and other instances take the jobs anyway.
             await withTaskGroup(of: Void.self) { group in

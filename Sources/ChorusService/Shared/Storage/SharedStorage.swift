@@ -1,6 +1,6 @@
 import ChorusAudio
+import ChorusConversation
 import ChorusS3
-import ChorusVoices
 import Foundation
 import NIOCore
 
@@ -64,16 +64,6 @@ struct SharedStorage: Sendable {
             try? await remove(stored)
             throw error
         }
-    }
-
-    /// Publishes one small file of a render, then its record again (which now says the file exists) — unless the
-    /// render was deleted meanwhile: its audio is checked just before, and adopters check it again.
-    func publish(file: RenderFolder.File, of stored: StoredRender, from folder: RenderFolder) async throws {
-        try await blobs.put(
-            try Data(contentsOf: folder.url(file)), name: RenderFolder.objectName(stored.manifest.id, file.rawValue),
-            contentType: file.contentType)
-        guard try await hasAudio(of: stored) else { return }
-        try await publishRecord(stored)
     }
 
     /// Whether the render's audio is in the storage, whole.

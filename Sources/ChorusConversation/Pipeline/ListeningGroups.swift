@@ -1,0 +1,68 @@
+/// Which of a render's messages are heard together, one group at a time: recordings, and the messages of voices that
+/// give no word times (OpenAI's), whose text is aligned to what is heard. A word can depend on its neighbours in a
+/// Whisper window, so the groups are fixed by the conversation's order, never by when each message is ready: walking
+/// the messages in order, each stretch of consecutive such messages that must be heard (not in the transcript cache)
+/// is a group, handed over at `limitSamples` of speech, at `limitCount` messages, at the message of a voice that times
+/// its words (so recordings are heard while such voices are waited for) or at the end. The walk stops at the first
+/// member whose part is not known yet; what it has gathered waits for it.
+struct ListeningGroups<Speech> {
+    /// Whether each message ends a group instead of joining one: a voice that times its own words speaks it.
+    private let voiced: [Bool]
+    private let limitSamples: Int
+    private let limitCount: Int
+    /// The next message whose part is not decided; recordings to hear and recordings passed, ahead of it.
+    private var next = 0
+    private var toHear: [Int: (speech: Speech, samples: Int)] = [:]
+    private var passed = Set<Int>()
+    private var gathering: [(index: Int, speech: Speech)] = []
+    private var gatheredSamples = 0
+
+    /// - Parameters:
+    ///   - voiced: For each message, whether a voice that times its own words speaks it.
+    ///   - limitSamples: Speech a group is handed over at.
+    ///   - limitCount: Recordings a group holds at most.
+    init(voiced: [Bool], limitSamples: Int, limitCount: Int) {
+        self.voiced = voiced
+        self.limitSamples = limitSamples
+        self.limitCount = max(1, limitCount)
+    }
+
+    /// Whether message `index` is heard in a group when it must be heard (it does not end groups).
+    func joins(_ index: Int) -> Bool { index < voiced.count && !voiced[index] }
+
+    /// Message `index` (a member) must be heard: `speech`, `samples` long.
+    mutating func hear(_ index: Int, _ speech: Speech, samples: Int) {
+        guard index >= next, index < voiced.count, !voiced[index] else { return }
+        toHear[index] = (speech, samples)
+    }
+
+    /// Message `index` (a member) need not be heard (its words are known, or it has no speech). A member already in a
+    /// group is not affected, nor is a message that ends groups (the walk passes those without being told).
+    mutating func pass(_ index: Int) {
+        guard index >= next, index < voiced.count, !voiced[index], toHear[index] == nil else { return }
+        passed.insert(index)
+    }
+
+    /// The groups complete now, in order (each in the conversation's order).
+    mutating func ready() -> [[(index: Int, speech: Speech)]] {
+        var groups: [[(index: Int, speech: Speech)]] = []
+        func handOver() {
+            if !gathering.isEmpty { groups.append(gathering) }
+            gathering = []
+            gatheredSamples = 0
+        }
+        while next < voiced.count {
+            if voiced[next] {
+                handOver()
+            } else if passed.remove(next) == nil {
+                guard let recording = toHear.removeValue(forKey: next) else { return groups }
+                gathering.append((next, recording.speech))
+                gatheredSamples += recording.samples
+                if gatheredSamples >= limitSamples || gathering.count >= limitCount { handOver() }
+            }
+            next += 1
+        }
+        handOver()
+        return groups
+    }
+}
