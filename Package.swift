@@ -87,7 +87,6 @@ let package = Package(
         .target(
             name: "ChorusOutbound",
             dependencies: [
-                "ChorusSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -123,16 +122,13 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ],
             swiftSettings: strictSettings),
         // Hearing speech: Whisper in process, hosted transcription (the hosted voices' accounts), a known text aligned.
         .target(
             name: "ChorusListening",
-            dependencies: [
-                "ChorusAudio", "ChorusInference", "ChorusOutbound", "ChorusSpeech", "ChorusSupport", "ChorusText", "ChorusWire", "CZlib",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-            ],
+            dependencies: ["ChorusAudio", "ChorusInference", "ChorusSpeech", "ChorusSupport", "ChorusText", "ChorusWire", "CZlib"],
             swiftSettings: strictSettings),
         // The conversation engine apps call: `Chorus`, conversations, the render plan, the pipeline, the caches.
         .target(
@@ -146,8 +142,8 @@ let package = Package(
         .target(
             name: "ChorusService",
             dependencies: [
-                "ChorusAudio", "ChorusConversation", "ChorusListening", "ChorusOutbound", "ChorusPictures", "ChorusS3", "ChorusSpeech",
-                "ChorusSupport", "ChorusText", "ChorusWire",
+                "ChorusAudio", "ChorusConversation", "ChorusInference", "ChorusListening", "ChorusOutbound", "ChorusPictures", "ChorusS3",
+                "ChorusSpeech", "ChorusSupport", "ChorusText", "ChorusWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
@@ -158,7 +154,6 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -180,8 +175,8 @@ let package = Package(
         .executableTarget(
             name: "chorus",
             dependencies: [
-                "ChorusAudio", "ChorusCommandLine", "ChorusConversation", "ChorusInference", "ChorusListening", "ChorusPictures",
-                "ChorusService", "ChorusSpeech", "ChorusSupport", "ChorusText", "ChorusWire",
+                "ChorusAudio", "ChorusCommandLine", "ChorusConversation", "ChorusListening", "ChorusPictures", "ChorusService",
+                "ChorusSpeech", "ChorusSupport", "ChorusText", "ChorusWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings),
@@ -190,8 +185,7 @@ let package = Package(
         .executableTarget(
             name: "chorus-bench",
             dependencies: [
-                "ChorusAudio", "ChorusCommandLine", "ChorusConversation", "ChorusFixtures", "ChorusListening", "ChorusSpeech",
-                "ChorusSupport", "ChorusWire",
+                "ChorusAudio", "ChorusCommandLine", "ChorusConversation", "ChorusFixtures", "ChorusSpeech",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings),
@@ -214,49 +208,82 @@ let package = Package(
         // Referees and assertions the test targets share.
         .target(
             name: "ChorusTestSupport",
-            dependencies: ["ChorusAudio", "ChorusFixtures", "ChorusSupport", "ChorusWire"],
+            dependencies: ["ChorusAudio", "ChorusFixtures", "ChorusWire"],
             path: "Tests/ChorusTestSupport",
             exclude: [
                 "png_columns.py", "player_check.py", "s3_server.py", "pg_server.py", "tcp_proxy.py", "openai_sdk_check.py",
                 "whisper_referee.py",
             ],
             swiftSettings: strictSettings),
+        // Speech the voices make for the tests of voices, of listening and of renders (Flite's for the recognizer, Piper's,
+        // Kokoro's) and the providers file of the contract: below ChorusListening, so the voices' tests link no recognizer.
+        .target(
+            name: "ChorusSpeechTestSupport", dependencies: ["ChorusAudio", "ChorusSpeech", "ChorusWire"],
+            path: "Tests/ChorusSpeechTestSupport", swiftSettings: strictSettings),
         .testTarget(
             name: "ChorusAudioTests",
-            dependencies: ["ChorusAudio", "ChorusFixtures", "ChorusTestSupport"],
+            dependencies: ["ChorusAudio", "ChorusFixtures", "ChorusTestSupport", "ChorusWire"],
             swiftSettings: strictSettings),
-        .testTarget(name: "ChorusWireTests", dependencies: ["ChorusWire"], swiftSettings: strictSettings),
+        .testTarget(name: "ChorusWireTests", dependencies: ["ChorusSupport", "ChorusWire"], swiftSettings: strictSettings),
         .testTarget(
             name: "ChorusPicturesTests",
-            dependencies: ["ChorusPictures", "ChorusAudio", "ChorusFixtures", "ChorusTestSupport"],
+            dependencies: ["ChorusAudio", "ChorusFixtures", "ChorusPictures", "ChorusTestSupport", "ChorusWire"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ChorusS3Tests",
-            dependencies: ["ChorusS3", "ChorusOutbound", "ChorusSupport", "ChorusFixtures"],
+            dependencies: ["ChorusFixtures", "ChorusOutbound", "ChorusS3"],
+            swiftSettings: strictSettings),
+        .testTarget(name: "ChorusSupportTests", dependencies: ["ChorusSupport"], swiftSettings: strictSettings),
+        // The text layer's tests link no C library, no audio, no ONNX Runtime and no voice.
+        .testTarget(
+            name: "ChorusTextTests", dependencies: ["ChorusText", "ChorusTextFuzzing", "ChorusWire"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "ChorusInferenceTests", dependencies: ["ChorusInference", "ChorusFixtures", "ChorusTestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(name: "ChorusOutboundTests", dependencies: ["ChorusOutbound"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "ChorusSpeechTests",
+            dependencies: [
+                "ChorusSpeech", "ChorusAudio", "ChorusInference", "ChorusText", "ChorusWire", "ChorusFixtures", "ChorusTestSupport",
+                "ChorusSpeechTestSupport",
+            ],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "ChorusVoicesTests",
+            name: "ChorusListeningTests",
             dependencies: [
-                "ChorusAudio", "ChorusConversation", "ChorusInference", "ChorusListening", "ChorusOutbound", "ChorusSpeech", "ChorusSupport",
-                "ChorusText", "ChorusWire", "ChorusFixtures", "ChorusTestSupport",
+                "ChorusListening", "ChorusSpeech", "ChorusAudio", "ChorusText", "ChorusWire", "ChorusSupport", "ChorusFixtures",
+                "ChorusTestSupport", "ChorusSpeechTestSupport",
+            ],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "ChorusConversationTests",
+            dependencies: [
+                "ChorusConversation", "ChorusListening", "ChorusSpeech", "ChorusAudio", "ChorusText", "ChorusOutbound", "ChorusWire",
+                "ChorusSupport", "ChorusFixtures", "ChorusTestSupport", "ChorusSpeechTestSupport",
             ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ChorusServiceTests",
             dependencies: [
-                "ChorusService", "ChorusConversation", "ChorusSpeech", "ChorusListening", "ChorusText", "ChorusAudio", "ChorusWire",
-                "ChorusS3", "ChorusOutbound", "ChorusSupport", "ChorusFixtures", "ChorusTestSupport",
+                "ChorusAudio", "ChorusConversation", "ChorusFixtures", "ChorusInference", "ChorusListening", "ChorusOutbound", "ChorusS3",
+                "ChorusService", "ChorusSpeech", "ChorusTestSupport", "ChorusText", "ChorusWire",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ChorusClientTests",
             dependencies: [
-                "ChorusClient", "ChorusService", "ChorusWire", "ChorusConversation", "ChorusSpeech", "ChorusSupport", "ChorusFixtures",
-                "ChorusTestSupport",
+                "ChorusAudio", "ChorusClient", "ChorusConversation", "ChorusFixtures", "ChorusInference", "ChorusListening",
+                "ChorusService", "ChorusSpeech", "ChorusTestSupport", "ChorusWire",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ],
             swiftSettings: strictSettings),
         .testTarget(
@@ -265,7 +292,10 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "ChorusCLITests",
-            dependencies: ["chorus", "ChorusAudio", "ChorusService", "ChorusWire", "ChorusFixtures", "ChorusTestSupport"],
+            dependencies: [
+                "ChorusAudio", "ChorusConversation", "ChorusFixtures", "ChorusInference", "ChorusListening", "ChorusService",
+                "ChorusSpeech", "ChorusSupport", "ChorusTestSupport", "ChorusText", "ChorusWire", "chorus",
+            ],
             swiftSettings: strictSettings),
     ]
 )

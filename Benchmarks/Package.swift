@@ -15,7 +15,7 @@ let package = Package(
             name: "ChorusBenchmarks",
             dependencies: [
                 .product(name: "ChorusAudio", package: "Chorus"),
-                .product(name: "ChorusVoices", package: "Chorus"),
+                .product(name: "ChorusConversation", package: "Chorus"),
                 .product(name: "ChorusFixtures", package: "Chorus"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],

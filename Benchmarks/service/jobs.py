@@ -50,7 +50,7 @@ port = [18900]
 def serve(url, shared, name, workers=None):
     port[0] += 1
     arguments = [CHORUS, "serve", "--port", str(port[0]), "--data-dir", os.path.join(work, name), "--storage", shared, "--database", url,
-                 "--voice-engine", "espeak", "--rate-limit", "0", "--key-renders", "1000", "--queue", "1000"]
+                 "--default-voices", "espeak", "--rate-limit", "0", "--key-renders", "1000", "--queue", "1000"]
     if workers:
         arguments += ["--workers", str(workers)]
     process = subprocess.Popen(arguments, env=dict(os.environ, CHORUS_API_KEYS=KEY), stdout=open(os.path.join(work, name + ".log"), "w"),

@@ -59,10 +59,10 @@ public struct Transcriber: Sendable {
 
     /// The default model of the models folder (`WhisperModel.defaultName` in `ModelFolder.root()`; for audio
     /// in another language than English the multilingual model, `WhisperModel.model(for:)`), loaded when a render first
-    /// needs it and shared by every `Chorus` of the process (`WhisperModels`); loaded again when its files change. Not
+    /// needs it and shared by every `Chorus` of the process (`WhisperLoader`); loaded again when its files change. Not
     /// installed, or not loading, it is asked again only once its folder changes.
     public static let automatic = Transcriber(identity: { WhisperRecognizer.identity(ofModel: WhisperModel.model(for: $0)) }, together: true) {
-        try await WhisperModels.shared.recognizer(named: WhisperModel.model(for: $0))
+        try await WhisperLoader.shared.recognizer(named: WhisperModel.model(for: $0))
     }
 
     /// `model`, loaded when a render first needs it and shared like `automatic`'s.
@@ -70,7 +70,7 @@ public struct Transcriber: Sendable {
         let models = model.folder.deletingLastPathComponent()
         let name = model.name
         return Transcriber(identity: { _ in WhisperRecognizer.identity(ofModel: name, in: models) }, together: true) { _ in
-            try await WhisperModels.shared.recognizer(named: name, in: models)
+            try await WhisperLoader.shared.recognizer(named: name, in: models)
         }
     }
 
@@ -99,7 +99,7 @@ extension Transcriber {
             _ = try WhisperModel.named(WhisperModel.defaultName, in: models)  // installed, and sound
             return Transcriber(identity: { WhisperRecognizer.identity(ofModel: WhisperModel.model(for: $0, in: models), in: models) }, together: true)
             {
-                try await WhisperModels.shared.recognizer(named: WhisperModel.model(for: $0, in: models), in: models)
+                try await WhisperLoader.shared.recognizer(named: WhisperModel.model(for: $0, in: models), in: models)
             }
         default:
             return .provider(try remote(name, model: model, environment: environment))

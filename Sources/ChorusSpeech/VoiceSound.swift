@@ -19,14 +19,20 @@ public enum VoiceSound: String, Sendable, CaseIterable {
     }
 
     /// What a speaker's name says they sound like: a word of it that names a woman's or a man's part in a family, or a
-    /// title (`Mom`, `Grandma`, `Aunt Sue`, `Mrs Lee`, `Dad`, `Uncle Bob`, `Mr Lee`); `nil` when it has none or words of
+    /// title (`Mom`, `Grandma`, `Aunt Sue`, `Mrs Lee`, `Dad`, `Uncle Bob`, `Mr Lee`), else its first word as a first
+    /// name given to girls or to boys (`Sarah`, `Marcus`; `femaleNames`, `maleNames`); `nil` when it says neither, or
     /// both.
     public init?(speakerName name: String) {
-        let words = Set(name.lowercased().split { !$0.isLetter }.map(String.init))
-        let female = !words.isDisjoint(with: Self.femaleWords)
-        let male = !words.isDisjoint(with: Self.maleWords)
-        guard female != male else { return nil }
-        self = female ? .female : .male
+        let words = name.lowercased().split { !$0.isLetter }.map(String.init)
+        let female = !Set(words).isDisjoint(with: Self.femaleWords)
+        let male = !Set(words).isDisjoint(with: Self.maleWords)
+        if female != male {
+            self = female ? .female : .male
+        } else if !female, let first = words.first, Self.femaleNames.contains(first) != Self.maleNames.contains(first) {
+            self = Self.femaleNames.contains(first) ? .female : .male
+        } else {
+            return nil
+        }
     }
 
     /// Words of a speaker's name that say she is a woman: family words and titles.

@@ -36,7 +36,7 @@ public struct ThreadBudget: Sendable, Equatable {
     /// The cores this process may use.
     public static var machineCores: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
 
-    /// Whisper recognizers kept loaded at once (`WhisperModels`): each keeps its own lanes.
+    /// Whisper recognizers kept loaded at once (`WhisperLoader`): each keeps its own lanes.
     public static let whisperModels = 2
 
     /// The most lanes one Whisper recognizer keeps (each holds a decoding cache; the networks are shared).

@@ -293,10 +293,12 @@ struct BenchCommand: AsyncParsableCommand {
             }, name: "synthesis bench")
         var walls: [Double] = []
         var withoutWords: [Double] = []
+        var wordsOnly: [Double] = []
         var last: RenderResult?
         for run in 1...runs {
             // OpenAI's voices give no word times: by default their texts are aligned to the speech (words); with --words
-            // each run is also made without words, alternating.
+            // each run is also made without words, alternating, and the same conversation is rendered again with its
+            // speech cached but not its words (what a change of recognizer costs).
             for words in self.words ? [true, false] : [true] {
                 let directory = try TemporaryDirectory(prefix: "chorus-bench")
                 let chorus = try synthesisEngine(server: server, cache: directory.file("cache"), words: words)
@@ -309,6 +311,13 @@ struct BenchCommand: AsyncParsableCommand {
                 } else {
                     withoutWords.append(Date().timeIntervalSince(started))
                 }
+                guard words && self.words else { continue }
+                try FileManager.default.removeItem(at: directory.file("cache").appendingPathComponent("transcripts"))
+                let again = try synthesisEngine(server: server, cache: directory.file("cache"), words: true)
+                Terminal.status("chorus render \(run)/\(runs) again, its speech cached, its words not…")
+                let restarted = Date()
+                _ = try await again.render(conversation, to: RenderOutputs(audio: directory.file("again.\(format)"))).result()
+                wordsOnly.append(Date().timeIntervalSince(restarted))
             }
         }
         // With --music: the render streamed as MP3 from a cold cache, with and without a bed, alternating: when the first
@@ -354,6 +363,10 @@ struct BenchCommand: AsyncParsableCommand {
         if !withoutWords.isEmpty {
             let plain = withoutWords.sorted()[withoutWords.count / 2]
             print(String(format: "  without words (--no-transcribe): %.2f s; words cost %.2f s (%.2f×)", plain, wall - plain, wall / plain))
+        }
+        if !wordsOnly.isEmpty {
+            print(
+                String(format: "  again with the speech cached, not the words: %.2f s (median of %d)", wordsOnly.sorted()[wordsOnly.count / 2], runs))
         }
         if let plain = firstAudio[false], let bed = firstAudio[true], !plain.isEmpty, !bed.isEmpty {
             print(

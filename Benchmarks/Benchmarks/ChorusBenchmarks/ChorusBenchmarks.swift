@@ -1,7 +1,7 @@
 import Benchmark
 import ChorusAudio
 import ChorusFixtures
-import ChorusVoices
+import ChorusConversation
 import Foundation
 
 /// Generated inputs, written once per benchmark process.

@@ -8,7 +8,7 @@ import Foundation
 import Logging
 
 /// The service's offline recognizers and the one queue in front of them. Models are loaded by the process's one
-/// loader (`WhisperModels`, which the library and the command line use too): the default model (`transcriptionModel`)
+/// loader (`WhisperLoader`, which the library and the command line use too): the default model (`transcriptionModel`)
 /// in the background at start — the service serves everything else meanwhile, and keeps serving it if the model is
 /// bad — and any other model of the models folder when a request first names it. Before each transcription the loader
 /// compares the model's files with what it loaded, so a model deleted or replaced while the service runs is checked
@@ -84,7 +84,7 @@ final class SpeechRecognition: Sendable {
             throw ServiceError(.serviceUnavailable, .transcriptionUnavailable, "transcription is off on this service (transcriptionModel is off)")
         }
         do {
-            let recognizer = try await WhisperModels.shared.recognizer(named: name, in: folder, lanes: threads)
+            let recognizer = try await WhisperLoader.shared.recognizer(named: name, in: folder, lanes: threads)
             record(.ready, for: name)
             return recognizer
         } catch {

@@ -203,15 +203,20 @@ public struct KokoroVoices: Sendable {
     }
 
     /// The style of `blend`: its voices' styles, weighted.
-    /// - Throws: `VoiceError` (`.badRequest`) naming a voice the folder does not have.
+    /// - Throws: `VoiceError` naming a voice the folder does not have (`.badRequest`) — or, when a voice file of the
+    ///   folder could not be read, that file and what is wrong with it (`.configuration`): the voice may be in it.
     func style(of blend: Blend) throws -> Style {
         var values = [Float](repeating: 0, count: KokoroModel.styleRows * KokoroModel.styleWidth)
         for part in blend.parts {
             guard let style = styles[part.name] else {
                 let known = styles.keys.sorted()
-                throw VoiceError(
-                    .badRequest, provider: BuiltInProvider.kokoro.rawValue,
-                    message: "no Kokoro voice \"\(part.name)\" (known: \(known.isEmpty ? "none" : known.joined(separator: ", ")))")
+                let missing = "no Kokoro voice \"\(part.name)\" (known: \(known.isEmpty ? "none" : known.joined(separator: ", ")))"
+                guard problems.isEmpty else {
+                    throw VoiceError(
+                        .configuration, provider: BuiltInProvider.kokoro.rawValue,
+                        message: "\(missing); a voice file could not be read: \(problems.joined(separator: "; "))")
+                }
+                throw VoiceError(.badRequest, provider: BuiltInProvider.kokoro.rawValue, message: missing)
             }
             let weight = Float(part.weight)
             for index in values.indices { values[index] += weight * style.values[index] }

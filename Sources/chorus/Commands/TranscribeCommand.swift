@@ -160,7 +160,7 @@ struct TranscriptionArguments: ParsableArguments {
         if provider == "whisper", let threads {
             let name = model
             configuration.transcriber = Transcriber(identity: { WhisperRecognizer.identity(ofModel: name ?? WhisperModel.model(for: $0)) }) {
-                try await WhisperModels.shared.recognizer(named: name ?? WhisperModel.model(for: $0), lanes: threads)
+                try await WhisperLoader.shared.recognizer(named: name ?? WhisperModel.model(for: $0), lanes: threads)
             }
         } else {
             configuration.transcriber = try Transcriber.named(provider, model: model)
