@@ -81,21 +81,25 @@ final class WhisperDecoder: @unchecked Sendable {
     ///   - language: The language to transcribe them as; `nil` to detect it (multilingual models: each piece's from
     ///     its first window, kept for the rest of the piece).
     /// - Throws: `VoiceError` (`.unavailable`) when the runtime fails.
-    func decode(_ pieces: [ArraySlice<Float>], language: String?) throws -> [Piece] {
-        try VoiceError.inference("whisper") { try decodeAll(pieces, language: language) }
+    ///   - recordings: For a piece that is several recordings laid side by side (`WhisperRecognizer.transcribe(together:)`),
+    ///     where each after the first starts (samples from the piece's start): whether a text repeats itself is judged
+    ///     per recording, so that people saying the same thing in different messages is not taken for a loop.
+    func decode(_ pieces: [ArraySlice<Float>], language: String?, recordings: [[Int]]? = nil) throws -> [Piece] {
+        try VoiceError.inference("whisper") { try decodeAll(pieces, language: language, recordings: recordings) }
     }
 
     /// `decode`, the runtime's failures not yet said as `VoiceError`s.
-    private func decodeAll(_ pieces: [ArraySlice<Float>], language: String?) throws -> [Piece] {
+    private func decodeAll(_ pieces: [ArraySlice<Float>], language: String?, recordings: [[Int]]?) throws -> [Piece] {
         var heard: [Piece] = []
         for start in stride(from: 0, to: pieces.count, by: Self.batch) {
-            heard += try decodeTogether(Array(pieces[start..<min(pieces.count, start + Self.batch)]), language: language)
+            let end = min(pieces.count, start + Self.batch)
+            heard += try decodeTogether(Array(pieces[start..<end]), language: language, recordings: recordings.map { Array($0[start..<end]) })
         }
         return heard
     }
 
     /// At most `batch` pieces, their windows in rounds: the n-th window of every piece not yet heard to its end, together.
-    private func decodeTogether(_ pieces: [ArraySlice<Float>], language: String?) throws -> [Piece] {
+    private func decodeTogether(_ pieces: [ArraySlice<Float>], language: String?, recordings: [[Int]]?) throws -> [Piece] {
         var seeks = pieces.map(\.startIndex)
         var heard = pieces.map { _ in Piece(tokens: [], language: language ?? "", noSpeech: 1, averageLogProbability: 0, words: []) }
         var languages = [String?](repeating: language, count: pieces.count)
@@ -103,7 +107,12 @@ final class WhisperDecoder: @unchecked Sendable {
             let open = pieces.indices.filter { pieces[$0].endIndex - seeks[$0] >= WhisperFeatures.hop }
             guard !open.isEmpty else { break }
             let windows = open.map { pieces[$0][seeks[$0]..<min(pieces[$0].endIndex, seeks[$0] + WhisperFeatures.samples)] }
-            let results = try decodeWindows(windows, languages: open.map { languages[$0] })
+            // Where recordings start inside each window, from the window's start.
+            let cuts = open.enumerated().map { number, index in
+                let from = seeks[index] - pieces[index].startIndex
+                return (recordings?[index] ?? []).map { $0 - from }.filter { $0 > 0 && $0 < windows[number].count }
+            }
+            let results = try decodeWindows(windows, languages: open.map { languages[$0] }, cuts: cuts)
             for (number, index) in open.enumerated() {
                 let samples = pieces[index]
                 let window = windows[number]
@@ -137,7 +146,7 @@ final class WhisperDecoder: @unchecked Sendable {
     /// side (each its own rules; one that has ended is carried along until all have). A window whose greedy result
     /// repeats itself or is unsure goes through the fallback alone, and each window's words are aligned alone (on its
     /// own part of the encoder's output, in the decoder's own cache), so that a window gives what it gives alone.
-    private func decodeWindows(_ windows: [ArraySlice<Float>], languages: [String?]) throws -> [Window] {
+    private func decodeWindows(_ windows: [ArraySlice<Float>], languages: [String?], cuts: [[Int]]) throws -> [Window] {
         let d = networks.model.description
         let t = d.tokens
         let count = windows.count
@@ -165,13 +174,13 @@ final class WhisperDecoder: @unchecked Sendable {
             // seeded by the window, so the same audio gives the same words. When every temperature fails, the likeliest
             // result that does not repeat itself is kept (faster-whisper's choice), else the likeliest.
             var result = greedy[index]
-            var repeats = repeatsItself(result)
+            var repeats = repeatsItself(result, cuts: cuts[index])
             if !isAcceptable(result, repeats: repeats, noSpeech: noSpeech[index]) {
                 // Alone, in the decoder's own cache: the start sequence run again as the batch ran it.
                 let initial = count == 1 ? logits[0] : try prompt([sequences[index]], first: nil, cross: own[index], cache: self.cache)[0]
                 (result, repeats) = try fallback(
                     after: result, repeats: repeats, from: initial, sequence: sequences[index],
-                    noSpeech: noSpeech[index], seed: UInt64(windows[index].count), cross: own[index])
+                    noSpeech: noSpeech[index], seed: UInt64(windows[index].count), cross: own[index], cuts: cuts[index])
             }
             // Complete segments only, unless the last one ends the window (OpenAI's `single_timestamp_ending`).
             let (kept, consumed) = Self.completeSegments(result.tokens, timestampBegin: t.timestamp_begin, windowSamples: windows[index].count)
@@ -229,10 +238,27 @@ final class WhisperDecoder: @unchecked Sendable {
         return (together, alone)
     }
 
-    /// Whether a decoding's text repeats itself: it compresses over 2.4 times (OpenAI's `compression_ratio_threshold`).
-    private func repeatsItself(_ candidate: Candidate) -> Bool {
+    /// Whether a decoding's text repeats itself: it compresses over 2.4 times (OpenAI's `compression_ratio_threshold`) —
+    /// in a window of several recordings (`cuts`: where each after the first starts, in samples), the text of any one
+    /// of them (its segments by their first timestamp), not the window's: different messages may say the same thing.
+    private func repeatsItself(_ candidate: Candidate, cuts: [Int] = []) -> Bool {
         let t = networks.model.description.tokens
-        return Self.compressionRatio(networks.tokenizer.text(of: candidate.tokens.filter { $0 < t.eot })) > Self.repeatsAbove
+        var parts = [[Int]](repeating: [], count: cuts.count + 1)
+        var part = 0
+        var opened = false
+        for token in candidate.tokens where token < t.eot || token >= t.timestamp_begin {
+            if token >= t.timestamp_begin {
+                // A segment's first timestamp says which recording it is in (20 ms a step); its closing one says nothing.
+                if !opened {
+                    let sample = (token - t.timestamp_begin) * WhisperRecognizer.sampleRate / 50
+                    part = cuts.filter { $0 <= sample }.count
+                }
+                opened.toggle()
+            } else {
+                parts[part].append(token)
+            }
+        }
+        return parts.contains { !$0.isEmpty && Self.compressionRatio(networks.tokenizer.text(of: $0)) > Self.repeatsAbove }
     }
 
     /// Whether a decoding is kept without the fallback: it neither repeats itself nor is unsure, or the window likely
@@ -246,7 +272,7 @@ final class WhisperDecoder: @unchecked Sendable {
     /// `initial` (the logits after `sequence`). The candidate kept, and whether it repeats itself.
     private func fallback(
         after greedy: Candidate, repeats: Bool, from initial: [Float], sequence: [Int], noSpeech: Float,
-        seed: UInt64, cross: [any TensorValue]
+        seed: UInt64, cross: [any TensorValue], cuts: [Int]
     ) throws -> (Candidate, repeats: Bool) {
         var failed: [(candidate: Candidate, repeats: Bool)] = [(greedy, repeats)]
         for temperature in Self.temperatures.dropFirst() {
@@ -256,7 +282,7 @@ final class WhisperDecoder: @unchecked Sendable {
                 candidates.append(try sample(from: initial, sequence: sequence, temperature: temperature, random: &random, cross: cross))
             }
             let best = candidates.max { $0.score < $1.score }!
-            let repeats = repeatsItself(best)
+            let repeats = repeatsItself(best, cuts: cuts)
             if isAcceptable(best, repeats: repeats, noSpeech: noSpeech) { return (best, repeats) }
             failed.append((best, repeats))
         }

@@ -157,6 +157,25 @@ public final class WhisperRecognizer: Sendable {
             }
         }
         let lanes = self.lanes
+        // Fewer windows than lanes: the audios laid out over as many windows as there are lanes (in order, about as long
+        // each), so that every lane hears at once — a render's last group, heard while its listener waits, ends sooner.
+        if windows.count < lanes.count, windows.joined().count > windows.count {
+            let packed = Array(windows.joined())
+            let parts = min(lanes.count, packed.count)
+            let total = packed.reduce(0) { $0 + audios[$1].count }
+            var spread: [[Int]] = [[]]
+            var length = 0
+            for index in packed {
+                if !spread[spread.count - 1].isEmpty, spread.count < parts,
+                    length + audios[index].count / 2 > total * spread.count / parts
+                {
+                    spread.append([])
+                }
+                spread[spread.count - 1].append(index)
+                length += audios[index].count
+            }
+            windows = spread
+        }
         let englishOnly = model.isEnglishOnly
         let first = nextLane.withLock { lane in
             defer { lane = (lane + windows.count) % lanes.count }
@@ -216,7 +235,7 @@ public final class WhisperRecognizer: Sendable {
             packed.append(samples)
             starts.append(offsets)
         }
-        let pieces = try decoder.decode(packed.map { $0[...] }, language: language)
+        let pieces = try decoder.decode(packed.map { $0[...] }, language: language, recordings: starts)
         return zip(windows, zip(starts, pieces)).map { audios, heard in
             let (starts, piece) = heard
             var words = [[WordTiming]](repeating: [], count: audios.count)
