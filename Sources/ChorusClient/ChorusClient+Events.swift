@@ -1,9 +1,9 @@
+import ChorusSupport
 public import ChorusWire
 import Foundation
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
-import ChorusSupport
 #endif
 
 /// What a render reports while it runs (from `GET /v1/renders/{id}/events`).

@@ -4,7 +4,7 @@ import Foundation
 
 /// Runs a command body, turning any failure into one line on stderr and an exit status: 1, 64 for a setting out of
 /// range (naming its flag, `FlagNames`), 130 when cancelled.
-public func reportingErrors<T>(_ body: () async throws -> T) async throws -> T {
+package func reportingErrors<T>(_ body: () async throws -> T) async throws -> T {
     do {
         return try await body()
     } catch let error as ExitCode {
@@ -23,7 +23,7 @@ public func reportingErrors<T>(_ body: () async throws -> T) async throws -> T {
     }
 }
 
-public func formatDuration(_ seconds: Double) -> String {
+package func formatDuration(_ seconds: Double) -> String {
     let total = Int(seconds)
     let fraction = String(format: "%.1f", seconds - Double(total)).dropFirst()
     if total >= 3600 { return String(format: "%d:%02d:%02d", total / 3600, total / 60 % 60, total % 60) + fraction }

@@ -3,8 +3,8 @@ import ChorusAudio
 
 /// The library names settings by their JSON field (`gap_ms`); the command line by its flags. This
 /// is the one map between them, so a library range error becomes a usage error naming the flag.
-public enum FlagNames {
-    public static let byField: [String: String] = [
+package enum FlagNames {
+    package static let byField: [String: String] = [
         "gap_ms": "--gap-ms", "sample_rate": "--sample-rate", "channels": "--channels", "loudness": "--loudness",
         "loudness_preset": "--loudness-preset",
         "bitrate": "--bitrate", "quality": "--quality", "jobs": "--jobs", "bits": "--bits",
@@ -13,7 +13,7 @@ public enum FlagNames {
     ]
 
     /// Runs `body`; an out-of-range setting becomes a `ValidationError` (exit 64) naming the flag.
-    public static func validating(_ body: () throws -> Void) throws {
+    package static func validating(_ body: () throws -> Void) throws {
         do {
             try body()
         } catch let error as AudioError where error.code == .invalidArgument {

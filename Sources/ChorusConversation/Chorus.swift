@@ -143,7 +143,7 @@ public final class Chorus: Sendable {
         var options = options
         if let preset = conversation.loudnessPreset { options.apply(preset) }
         let voices = allVoices(for: conversation)
-        return RenderPlan(conversation: conversation, voices: voices.messages, introVoice: voices.intro, outroVoice: voices.outro, options: options)
+        return RenderPlan(checked: conversation, voices: voices.messages, introVoice: voices.intro, outroVoice: voices.outro, options: options)
     }
 
     /// The voice of every message that will be synthesized (`nil` for recorded clips): a message's
@@ -153,7 +153,7 @@ public final class Chorus: Sendable {
 
     /// The voices of the messages (as `voices(for:)`) and of a spoken intro and outro (`nil` for a clip or none),
     /// assigned together in one pass.
-    public func allVoices(for conversation: Conversation) -> (messages: [VoiceID?], intro: VoiceID?, outro: VoiceID?) {
+    func allVoices(for conversation: Conversation) -> (messages: [VoiceID?], intro: VoiceID?, outro: VoiceID?) {
         var all = VoiceAssignment.voices(for: conversation, defaults: configuration.defaultVoices.voices(in: configuration.registry))
         let outro = conversation.outro == nil ? nil : all.removeLast()
         let intro = conversation.intro == nil ? nil : all.removeFirst()

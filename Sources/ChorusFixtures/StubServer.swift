@@ -1,9 +1,9 @@
+import ChorusSupport
 import ChorusWire
 public import Foundation
 
 #if canImport(Glibc)
 import Glibc
-import ChorusSupport
 #endif
 
 /// A tiny HTTP/1.1 server on 127.0.0.1 for provider tests and benchmarks: one thread per connection, so

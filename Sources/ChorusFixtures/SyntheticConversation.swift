@@ -1,7 +1,7 @@
 public import ChorusAudio
 public import Foundation
 
-/// A generated multi-voice conversation in mixed formats, for benchmarks: the job `chorus bench`
+/// A generated multi-voice conversation in mixed formats, for benchmarks: the job `chorus-bench`
 /// times against the FFmpeg command line and pydub.
 ///
 /// Clips are speech-like signals with edge silence, in MP3 (24 and 22.05 kHz mono), AAC/M4A

@@ -6,18 +6,18 @@
 /// let gate = ConcurrencyGate(limit: 4)
 /// let speech = try await gate.run { try await provider.synthesize(request) }
 /// ```
-public actor ConcurrencyGate {
-    public let limit: Int
-    public private(set) var inFlight = 0
+package actor ConcurrencyGate {
+    package let limit: Int
+    package private(set) var inFlight = 0
     private var waiting: [(id: Int, continuation: CheckedContinuation<Void, any Error>)] = []
     private var nextID = 0
 
-    public init(limit: Int) { self.limit = max(1, limit) }
+    package init(limit: Int) { self.limit = max(1, limit) }
 
     /// Tasks waiting for a slot.
-    public var queued: Int { waiting.count }
+    package var queued: Int { waiting.count }
 
-    public func acquire() async throws {
+    package func acquire() async throws {
         try Task.checkCancellation()
         if inFlight < limit {
             inFlight += 1
@@ -35,7 +35,7 @@ public actor ConcurrencyGate {
     }
 
     /// Hands the slot to the next waiter, or frees it.
-    public func release() {
+    package func release() {
         if waiting.isEmpty {
             inFlight -= 1
         } else {
@@ -49,7 +49,7 @@ public actor ConcurrencyGate {
     }
 
     /// Runs `body` holding one slot.
-    public func run<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+    package func run<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
         try await acquire()
         defer { release() }
         return try await body()

@@ -1,8 +1,8 @@
-public import AsyncHTTPClient
-public import Foundation
-public import NIOCore
+package import AsyncHTTPClient
+package import Foundation
+package import NIOCore
 import NIOFoundationCompat
-public import NIOHTTP1
+package import NIOHTTP1
 
 /// The process's one outbound HTTP client, on AsyncHTTPClient's shared event loops: voice providers and
 /// object storage share its connection pools. Connection establishment is not retried inside the client: a
@@ -20,8 +20,8 @@ public import NIOHTTP1
 /// let response = try await OutboundHTTP.send(request, timeoutSeconds: 120, maxBytes: 100 << 20, secrets: [key])
 /// print(response.status, response.body.readableBytes, response.retryAfter ?? 0)
 /// ```
-public enum OutboundHTTP {
-    public static let client: HTTPClient = {
+package enum OutboundHTTP {
+    package static let client: HTTPClient = {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.timeout.connect = .seconds(5)
@@ -35,7 +35,7 @@ public enum OutboundHTTP {
     ///   - maxBytes: the most of a body that is read; a longer one is `OutboundFailure.tooLarge`.
     ///   - secrets: what never appears in a failure's words (keys, credentials).
     /// - Throws: `OutboundFailure` (`CancellationError` when the calling task is cancelled).
-    public static func send(
+    package static func send(
         _ request: HTTPClientRequest, timeoutSeconds: Int64, maxBytes: Int, secrets: [String], readBody: Bool = true
     ) async throws -> OutboundResponse {
         do {
@@ -61,7 +61,7 @@ public enum OutboundHTTP {
 }
 
 /// Why an outbound call got no usable answer; the caller says it in its own error type.
-public enum OutboundFailure: Error, Sendable, Equatable {
+package enum OutboundFailure: Error, Sendable, Equatable {
     /// The body was longer than the cap.
     case tooLarge(limit: Int)
     /// No answer within the deadline.
@@ -71,25 +71,25 @@ public enum OutboundFailure: Error, Sendable, Equatable {
 }
 
 /// An answer: its status, headers and body.
-public struct OutboundResponse: Sendable {
-    public var status: Int
-    public var headers: HTTPHeaders
-    public var body: ByteBuffer
+package struct OutboundResponse: Sendable {
+    package var status: Int
+    package var headers: HTTPHeaders
+    package var body: ByteBuffer
 
-    public init(status: Int, headers: HTTPHeaders, body: ByteBuffer) {
+    package init(status: Int, headers: HTTPHeaders, body: ByteBuffer) {
         self.status = status
         self.headers = headers
         self.body = body
     }
 
     /// The body's bytes.
-    public var data: Data { Data(buffer: body) }
+    package var data: Data { Data(buffer: body) }
 
     /// Seconds the server asked the caller to wait (`retryAfter(in:)`).
-    public var retryAfter: Double? { Self.retryAfter(in: headers) }
+    package var retryAfter: Double? { Self.retryAfter(in: headers) }
 
     /// Seconds `headers` ask a caller to wait: `retry-after-ms`, else `Retry-After` (seconds or an HTTP date).
-    public static func retryAfter(in headers: HTTPHeaders) -> Double? {
+    package static func retryAfter(in headers: HTTPHeaders) -> Double? {
         if let milliseconds = headers.first(name: "retry-after-ms").flatMap(Double.init) { return milliseconds / 1000 }
         guard let value = headers.first(name: "retry-after")?.trimmingCharacters(in: .whitespaces) else { return nil }
         if let seconds = Double(value) { return max(0, seconds) }

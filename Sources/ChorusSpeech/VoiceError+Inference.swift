@@ -1,4 +1,4 @@
-public import ChorusInference
+package import ChorusInference
 
 extension VoiceError {
     /// An inference failure said as a voice's: a model file or runtime that cannot be used is `.configuration`, a

@@ -23,13 +23,6 @@ public struct VoiceID: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { "\(provider):\(voice)" }
 
-    /// Parses `text`, or throws `TextError` about `field`.
-    public init(validating text: String, field: String) throws {
-        guard let parsed = VoiceID(text) else {
-            throw TextError(subject: field, reason: "\(OrderedJSON.quote(text)) is not a voice id of the form provider:voice")
-        }
-        self = parsed
-    }
 }
 
 /// A voice a provider offers.

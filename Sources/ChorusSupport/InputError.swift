@@ -13,3 +13,13 @@ public protocol InputError: Error, CustomStringConvertible, Sendable {
     /// A human sentence fragment saying why.
     var reason: String { get }
 }
+
+extension InputError {
+    /// The refused input as errors name it: the subject and the value (`gap_ms -5`), either alone when the other is
+    /// empty. The one way every layer's error starts its description, and how an error said about another subject
+    /// keeps what it was about.
+    public var named: String {
+        guard let value else { return subject }
+        return subject.isEmpty ? value : "\(subject) \(value)"
+    }
+}

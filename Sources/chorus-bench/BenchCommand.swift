@@ -312,7 +312,7 @@ struct BenchCommand: AsyncParsableCommand {
                     withoutWords.append(Date().timeIntervalSince(started))
                 }
                 guard words && self.words else { continue }
-                try FileManager.default.removeItem(at: directory.file("cache").appendingPathComponent("transcripts"))
+                try FileManager.default.removeItem(at: TranscriptCache.folder(in: directory.file("cache")))
                 let again = try synthesisEngine(server: server, cache: directory.file("cache"), words: true)
                 Terminal.status("chorus render \(run)/\(runs) again, its speech cached, its words not…")
                 let restarted = Date()

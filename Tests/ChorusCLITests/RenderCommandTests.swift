@@ -5,13 +5,14 @@ import ChorusTestSupport
 import Foundation
 import Testing
 
+@testable import ChorusText
+@testable import ChorusWire
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 #if canImport(Glibc)
 import Glibc
-@testable import ChorusText
-@testable import ChorusWire
 #endif
 
 /// The commands that read and write files: render, speak, voices, probe, waveform, player, and Ctrl-C.

@@ -5,12 +5,13 @@ import ChorusWire
 import Foundation
 import Testing
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
 @testable import ChorusInference
 @testable import ChorusListening
 @testable import ChorusSpeech
 @testable import ChorusSupport
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
 #endif
 
 /// The account of a process's threads (`ThreadBudget`) held to a running `chorus serve`: every thread belongs to a pool

@@ -10,11 +10,12 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
 @testable import ChorusInference
 @testable import ChorusListening
 @testable import ChorusSpeech
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
 #endif
 
 /// The Swift client against a live service started in-process (not a mock).

@@ -1,13 +1,13 @@
 import ChorusText
 import ChorusWire
-public import Foundation
+package import Foundation
 
 /// The fuzz targets of the text layer, apart so that they build and run with ChorusText alone (no audio, no ONNX
 /// Runtime, no voice): `ChorusFuzzing`'s `ssml` target is this one, and ChorusText's tests replay its corpus.
-public enum TextFuzzTarget {
+package enum TextFuzzTarget {
     /// Text as SSML (`<speak>…`): parsed, or refused with a `TextError`; what it shows is what it writes, and every
     /// written word comes back from words timed on what is said.
-    public static func ssml(_ bytes: Data) {
+    package static func ssml(_ bytes: Data) {
         let text = String(decoding: bytes, as: UTF8.self)
         do {
             let parts = try SSML.parts(of: text, field: "text")
@@ -52,7 +52,7 @@ public enum TextFuzzTarget {
     }
 
     /// Stops the process (a crash to libFuzzer) unless `condition` holds.
-    public static func check(_ condition: Bool, _ message: @autoclosure () -> String) {
+    package static func check(_ condition: Bool, _ message: @autoclosure () -> String) {
         if !condition { preconditionFailure("fuzz invariant: \(message())") }
     }
 }

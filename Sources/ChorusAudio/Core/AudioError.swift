@@ -46,20 +46,15 @@ public struct AudioError: InputError, Equatable {
     }
 
     public var description: String {
-        var head = subject
-        if let value { head += head.isEmpty ? value : " \(value)" }
-        var text = head.isEmpty ? reason : "\(head): \(reason)"
+        var text = named.isEmpty ? reason : "\(named): \(reason)"
         if let underlying, !underlying.isEmpty { text += " (\(underlying))" }
         return text
     }
 
     /// The same error, said about a different subject (e.g. a message index instead of a path).
-    package func about(_ newSubject: String, code: Code? = nil) -> AudioError {
+    package func about(_ newSubject: String) -> AudioError {
         var copy = self
-        if let code { copy.code = code }
-        var head = subject
-        if let value { head += head.isEmpty ? value : " \(value)" }
-        copy.reason = head.isEmpty ? reason : "\(head): \(reason)"
+        copy.reason = named.isEmpty ? reason : "\(named): \(reason)"
         copy.subject = newSubject
         copy.value = nil
         return copy

@@ -1,5 +1,5 @@
 /// Loudness targets people publish to, by name (`loudness_preset`, `--loudness-preset`): each sets the target
-/// integrated loudness every message is normalized to (EBU R128, libebur128's meter) and the true-peak ceiling
+/// integrated loudness every message is normalized to (EBU R128, as `IntegratedLoudness` measures it) and the true-peak ceiling
 /// (`RenderOptions.apply(_:)`). Gaps are digital silence, which the R128 gate leaves out, so the whole program
 /// measures what each message does.
 ///

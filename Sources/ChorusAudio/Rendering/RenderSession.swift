@@ -1,5 +1,5 @@
 import ChorusSupport
-public import ChorusWire
+package import ChorusWire
 import Foundation
 
 /// One render's engine half: validated settings, the encoder and waveform behind the `Stitcher`,

@@ -15,10 +15,14 @@ public final class TranscriptCache: Sendable {
     public let maxEntries: Int
     private let stores = Locked(0)
 
+    /// Where the transcripts of a cache folder (`Chorus.Configuration.cacheDirectory`) are: removing it forgets every
+    /// transcript and keeps the synthesized speech.
+    public static func folder(in cacheDirectory: URL) -> URL { cacheDirectory.appendingPathComponent("transcripts", isDirectory: true) }
+
     /// Opens (creating if needed) `<directory>/transcripts/v1`.
     /// - Throws: `AudioError.writeFailed` when the folder cannot be created.
     public init(directory: URL, maxEntries: Int = 5_000) throws {
-        self.directory = directory.appendingPathComponent("transcripts/v\(Self.formatVersion)")
+        self.directory = Self.folder(in: directory).appendingPathComponent("v\(Self.formatVersion)")
         self.maxEntries = max(1, maxEntries)
         do {
             try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)

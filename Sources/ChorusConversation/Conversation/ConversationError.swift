@@ -32,9 +32,7 @@ public struct ConversationError: InputError, Equatable {
     /// `error` (any layer's refusal of an input: a field's `TextError`, an `AudioError` about a setting) said about
     /// `subject` instead: its own subject and value become the start of the reason.
     public init(_ error: any InputError, about subject: String) {
-        var head = error.subject
-        if let value = error.value { head += head.isEmpty ? value : " \(value)" }
-        self.init(subject: subject, reason: head.isEmpty ? error.reason : "\(head): \(error.reason)")
+        self.init(subject: subject, reason: error.named.isEmpty ? error.reason : "\(error.named): \(error.reason)")
     }
 
     public var description: String { subject.isEmpty ? reason : "\(subject): \(reason)" }

@@ -75,13 +75,13 @@ extension Conversation {
             try Self.checkControls(text, recorded: draft.audio != nil, field: "\(field).text")
             var message = Message(
                 speaker: draft.speaker, audio: draft.audio, text: text,
-                voice: try draft.voice.map { try VoiceID(validating: $0, field: "\(field).voice") },
+                voice: try draft.voice.map { try Self.voice($0, field: "\(field).voice") },
                 gapMilliseconds: draft.gapMilliseconds)
             message.cleanup = draft.cleanup
             messages.append(message)
         }
         var voiceMap: [String: VoiceID] = [:]
-        for (speaker, id) in voices { voiceMap[speaker] = try VoiceID(validating: id, field: "voices.\(speaker)") }
+        for (speaker, id) in voices { voiceMap[speaker] = try Self.voice(id, field: "voices.\(speaker)") }
         var settings: [String: [String: JSONValue]] = [:]
         for (provider, value) in voiceSettings {
             guard let object = value.object else {
@@ -103,11 +103,11 @@ extension Conversation {
             }
             return Message(
                 speaker: draft.speaker, audio: draft.audio, text: text,
-                voice: try draft.voice.map { try VoiceID(validating: $0, field: "\(field).voice") })
+                voice: try draft.voice.map { try Self.voice($0, field: "\(field).voice") })
         }
         var conversation = Conversation(
             messages: messages, gapMilliseconds: gap, voices: voiceMap, voiceSettings: settings,
-            fallbackVoice: try fallbackVoice.map { try VoiceID(validating: $0.text, field: $0.field) }, name: name)
+            fallbackVoice: try fallbackVoice.map { try Self.voice($0.text, field: $0.field) }, name: name)
         conversation.intro = try bookend(intro, "intro")
         conversation.outro = try bookend(outro, "outro")
         return conversation
@@ -129,5 +129,14 @@ extension Conversation {
         } else {
             _ = try SpeechControls.parts(of: text, field: field)
         }
+    }
+
+    /// `text` as a voice id (`provider:voice`).
+    /// - Throws: `ConversationError` about `field`.
+    static func voice(_ text: String, field: String) throws -> VoiceID {
+        guard let parsed = VoiceID(text) else {
+            throw ConversationError(subject: field, reason: "\(OrderedJSON.quote(text)) is not a voice id of the form provider:voice")
+        }
+        return parsed
     }
 }

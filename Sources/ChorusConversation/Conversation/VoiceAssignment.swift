@@ -1,5 +1,5 @@
-public import ChorusSpeech
-public import Foundation
+import ChorusSpeech
+import Foundation
 
 /// Which voice speaks each message that needs one.
 ///

@@ -10,7 +10,7 @@ struct ListeningGroups<Speech> {
     private let voiced: [Bool]
     private let limitSamples: Int
     private let limitCount: Int
-    /// The next message whose part is not decided; recordings to hear and recordings passed, ahead of it.
+    /// The next message whose part is not decided; members to hear and members passed, ahead of it.
     private var next = 0
     private var toHear: [Int: (speech: Speech, samples: Int)] = [:]
     private var passed = Set<Int>()
@@ -20,7 +20,7 @@ struct ListeningGroups<Speech> {
     /// - Parameters:
     ///   - voiced: For each message, whether a voice that times its own words speaks it.
     ///   - limitSamples: Speech a group is handed over at.
-    ///   - limitCount: Recordings a group holds at most.
+    ///   - limitCount: Messages a group holds at most.
     init(voiced: [Bool], limitSamples: Int, limitCount: Int) {
         self.voiced = voiced
         self.limitSamples = limitSamples

@@ -28,10 +28,10 @@ struct RenderPipeline: Sendable {
     static let mostUnheard = 64
 
     /// Seconds of speech gathered to be heard together (by the offline Whisper: two windows, one for each of two
-    /// lanes), unless the stretch of recordings ends first.
+    /// lanes), unless the stretch of messages to hear ends first.
     static let togetherSeconds = 2 * SpeechChunks.longest
 
-    /// Recordings heard together at most: placed messages wait for their words, so a group must stay well within
+    /// Messages heard together at most: placed messages wait for their words, so a group must stay well within
     /// `mostUnheard` for the encoder to reach the rest of its stretch.
     static let mostTogether = mostUnheard / 2
 

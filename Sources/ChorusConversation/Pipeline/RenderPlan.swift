@@ -24,8 +24,19 @@ public struct RenderPlan: Sendable {
 
     /// A plan of `conversation` with the voices given (one per message) and `options` as they are (a loudness preset
     /// already applied, if any). `Chorus.plan(_:options:)` makes one from the voices installed.
-    public init(conversation: Conversation, voices: [VoiceID?], introVoice: VoiceID? = nil, outroVoice: VoiceID? = nil, options: RenderOptions) {
-        precondition(voices.count == conversation.messages.count, "one voice (or nil) per message")
+    /// - Throws: `ConversationError` about `voices` when there is not one (or `nil`) per message.
+    public init(
+        conversation: Conversation, voices: [VoiceID?], introVoice: VoiceID? = nil, outroVoice: VoiceID? = nil, options: RenderOptions
+    ) throws {
+        guard voices.count == conversation.messages.count else {
+            throw ConversationError(
+                subject: "voices", reason: "\(voices.count) for \(conversation.messages.count) messages: one (or none) per message")
+        }
+        self.init(checked: conversation, voices: voices, introVoice: introVoice, outroVoice: outroVoice, options: options)
+    }
+
+    /// A plan whose voices are one per message already (`Chorus.plan`'s assignment).
+    init(checked conversation: Conversation, voices: [VoiceID?], introVoice: VoiceID?, outroVoice: VoiceID?, options: RenderOptions) {
         self.conversation = conversation
         self.voices = voices
         self.introVoice = introVoice

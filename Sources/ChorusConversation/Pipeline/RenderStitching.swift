@@ -163,7 +163,7 @@ struct RenderStitching {
                 }
             }
         case .speech(let index, let speech):
-            let text = sourced[index]?.message.text ?? setting.messages[index].text
+            let text = sourced[index]?.message.text ?? setting.messages[index].visibleText
             if setting.together && groups.joins(index) {
                 // A recording, or the speech of a voice that gives no word times (its text to be aligned): known
                 // (cached) at once, else heard with others. A voice that times its words but gave none (a fallback's)
@@ -252,7 +252,7 @@ struct RenderStitching {
         let listener = setting.chorus.listener
         let language = setting.language
         for members in groups.ready() {
-            let batch = members.map { (speech: $0.speech, text: sourced[$0.index]?.message.text ?? setting.messages[$0.index].text) }
+            let batch = members.map { (speech: $0.speech, text: sourced[$0.index]?.message.text ?? setting.messages[$0.index].visibleText) }
             let indices = members.map(\.index)
             group.addTask { .heardTogether(Array(zip(indices, try await listener.listen(together: batch, language: language)))) }
         }

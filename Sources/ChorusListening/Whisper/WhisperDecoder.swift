@@ -80,10 +80,10 @@ final class WhisperDecoder: @unchecked Sendable {
     /// - Parameters:
     ///   - language: The language to transcribe them as; `nil` to detect it (multilingual models: each piece's from
     ///     its first window, kept for the rest of the piece).
-    /// - Throws: `VoiceError` (`.unavailable`) when the runtime fails.
     ///   - recordings: For a piece that is several recordings laid side by side (`WhisperRecognizer.transcribe(together:)`),
     ///     where each after the first starts (samples from the piece's start): whether a text repeats itself is judged
     ///     per recording, so that people saying the same thing in different messages is not taken for a loop.
+    /// - Throws: `VoiceError` (`.unavailable`) when the runtime fails.
     func decode(_ pieces: [ArraySlice<Float>], language: String?, recordings: [[Int]]? = nil) throws -> [Piece] {
         try VoiceError.inference("whisper") { try decodeAll(pieces, language: language, recordings: recordings) }
     }

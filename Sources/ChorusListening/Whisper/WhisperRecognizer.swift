@@ -25,8 +25,8 @@ public final class WhisperRecognizer: Sendable {
     /// Raised when a change here changes the words a model hears in the same audio (cached transcripts then miss):
     /// 2 — each piece's padding; 3 — Whisper's annotations of sounds left out (`withoutAnnotations`); 4 — Chorus's own
     /// front end, decoder and word alignment on ONNX Runtime (each piece heard in a whole 30 s window); 5 — the
-    /// temperature fallback.
-    public static let decodingRevision = 5
+    /// temperature fallback; 6 — audios heard together judged per recording for repeats.
+    public static let decodingRevision = 6
 
     /// The most lanes one recognizer keeps (`ThreadBudget.mostWhisperLanes`).
     public static let mostLanes = ThreadBudget.mostWhisperLanes
@@ -157,25 +157,6 @@ public final class WhisperRecognizer: Sendable {
             }
         }
         let lanes = self.lanes
-        // Fewer windows than lanes: the audios laid out over as many windows as there are lanes (in order, about as long
-        // each), so that every lane hears at once — a render's last group, heard while its listener waits, ends sooner.
-        if windows.count < lanes.count, windows.joined().count > windows.count {
-            let packed = Array(windows.joined())
-            let parts = min(lanes.count, packed.count)
-            let total = packed.reduce(0) { $0 + audios[$1].count }
-            var spread: [[Int]] = [[]]
-            var length = 0
-            for index in packed {
-                if !spread[spread.count - 1].isEmpty, spread.count < parts,
-                    length + audios[index].count / 2 > total * spread.count / parts
-                {
-                    spread.append([])
-                }
-                spread[spread.count - 1].append(index)
-                length += audios[index].count
-            }
-            windows = spread
-        }
         let englishOnly = model.isEnglishOnly
         let first = nextLane.withLock { lane in
             defer { lane = (lane + windows.count) % lanes.count }

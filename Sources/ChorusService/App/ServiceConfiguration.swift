@@ -1,5 +1,5 @@
 import ChorusAudio
-public import ChorusConversation
+import ChorusConversation
 import ChorusListening
 public import ChorusSpeech
 import ChorusSupport
@@ -86,7 +86,12 @@ public struct ServiceConfiguration: Sendable {
     /// `CHORUS_API_KEYS` is comma-separated, durations are `24h`, `90m`, `3600s`, `CHORUS_REDIRECT_AUDIO` is
     /// `true`/`false`; `CHORUS_API_KEYS_FILE` names a file of keys, one per line), read as `Setting.set` reads it.
     /// - Throws: `ConfigurationError` naming the variable whose value is unusable.
-    public init(environment: [String: String]) throws {
+    public init(environment given: [String: String]) throws {
+        var environment = given
+        // The variable's name before 0.3 (`CHORUS_VOICE_ENGINE`, `piper` for `natural`) still sets the default voices.
+        if environment[Setting.defaultVoices.environmentVariable] == nil, let former = environment[Self.formerDefaultVoicesVariable] {
+            environment[Setting.defaultVoices.environmentVariable] = former
+        }
         self.init(defaultsIn: environment)
         for setting in Setting.allCases {
             guard let text = environment[setting.environmentVariable], !text.isEmpty else { continue }
@@ -98,6 +103,9 @@ public struct ServiceConfiguration: Sendable {
             }
         }
     }
+
+    /// `CHORUS_DEFAULT_VOICES`'s name before 0.3, still read when it is not set.
+    public static let formerDefaultVoicesVariable = "CHORUS_VOICE_ENGINE"
 
     /// `$XDG_DATA_HOME/chorus`, else `~/.local/share/chorus`.
     public static func defaultDataDirectory(environment: [String: String]) -> URL {

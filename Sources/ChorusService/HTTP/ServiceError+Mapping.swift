@@ -1,6 +1,7 @@
 import ChorusAudio
 import ChorusConversation
 import ChorusSpeech
+import ChorusSupport
 import Foundation
 import Hummingbird
 
@@ -31,6 +32,7 @@ extension ServiceError {
     /// | `DatabaseError` | unreachable or locked `503 database_unavailable`; else `500 database_error` |
     /// | `SynthesisError` | voice not found `422 unknown_voice`; provider without its key `409 provider_not_configured`; else `502 provider_error` |
     /// | `AudioError` | in a render `422 invalid_audio`; in an upload `400 invalid_audio` (or `unsupported_format`) naming the field; else `500 internal` |
+    /// | another layer's `InputError` (`ConversationError`, `TextError`) | in a render `422 invalid` naming the field; else `500 internal` |
     /// | `CancellationError` | in a render (the service stopping) `503 shutting_down`; else `500 internal` |
     /// | Hummingbird's `HTTPResponseError` | its status: `404 not_found` (no such route), `413 too_large`, `405 method_not_allowed`, … |
     /// | anything else | `500 internal` |
@@ -60,6 +62,9 @@ extension ServiceError {
                 self = ServiceError(
                     .badRequest, unsupported ? .unsupportedFormat : .invalidAudio,
                     "\(field): \(unsupported ? "not a supported audio format" : error.reason)", field: field)
+            case let error as any InputError where context == .render:
+                // A conversation's or a text's field the engine refused only once it ran (a control in a lexicon entry).
+                self = ServiceError(.unprocessableContent, .invalid, error.description, field: error.subject)
             case is CancellationError where context == .render:
                 self = .shuttingDown
             case let error as any HTTPResponseError:

@@ -166,15 +166,6 @@ final class RenderStore: Sendable {
         }
     }
 
-    /// Saves `stored` over the render's record only if the render still exists (so a `DELETE` in between cannot be
-    /// undone by a late update).
-    func replace(_ stored: StoredRender) async throws {
-        try await changes.run {
-            guard self.index.withLock({ $0[stored.manifest.id] }) != nil else { return }
-            try await self.write(stored)
-        }
-    }
-
     /// Records that render `id` was accepted, with the request that runs it, before the client hears so: a restart
     /// runs it again.
     func accept(id: String, caller: String, request: Data, createdAt: Double, expiresAt: Double) async throws {

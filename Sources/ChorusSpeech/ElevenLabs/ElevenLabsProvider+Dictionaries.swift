@@ -1,4 +1,4 @@
-public import ChorusAudio
+import ChorusAudio
 import ChorusOutbound
 import ChorusSupport
 public import ChorusText

@@ -1,4 +1,4 @@
-public import ChorusAudio
+import ChorusAudio
 public import ChorusWire
 import Foundation
 

@@ -1,5 +1,5 @@
 import CEspeakNG
-public import ChorusAudio
+import ChorusAudio
 import ChorusText
 public import ChorusWire
 import Foundation

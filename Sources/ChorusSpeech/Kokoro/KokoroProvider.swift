@@ -1,4 +1,4 @@
-public import ChorusAudio
+import ChorusAudio
 import ChorusInference
 import ChorusText
 public import ChorusWire

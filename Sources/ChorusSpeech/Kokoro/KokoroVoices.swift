@@ -47,7 +47,7 @@ public struct KokoroVoices: Sendable {
         self.problems = problems
     }
 
-    /// The voices of `folder`, read once and again only when its files change (`WhisperModel.contents`); shared by
+    /// The voices of `folder`, read once and again only when its files change (`ModelFolder.contents`); shared by
     /// every caller in the process.
     public static func of(folder: URL) -> KokoroVoices {
         let stamp = ModelFolder.contents(of: folder)

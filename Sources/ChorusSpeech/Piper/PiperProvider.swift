@@ -1,4 +1,4 @@
-public import ChorusAudio
+import ChorusAudio
 import ChorusText
 public import ChorusWire
 public import Foundation

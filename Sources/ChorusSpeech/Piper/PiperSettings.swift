@@ -1,4 +1,4 @@
-public import ChorusAudio
+import ChorusAudio
 public import ChorusWire
 
 /// How a Piper voice speaks: `voice_settings.piper` of a conversation, over the voice's own defaults (its config's

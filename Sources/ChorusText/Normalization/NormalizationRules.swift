@@ -1,7 +1,3 @@
-import ChorusSupport
-import ChorusWire
-import Foundation
-
 /// A language's rules, over the words of one text: what each word (or run of words, each replaced on its own) is said as.
 protocol NormalizationRules: SendableMetatype {
     init(scalars: [Unicode.Scalar], words: [WordAligner.TextWord])

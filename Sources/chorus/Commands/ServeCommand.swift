@@ -50,7 +50,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: name(.shutdownTimeoutSeconds), help: help(.shutdownTimeoutSeconds)) var shutdownTimeout: String?
     @Option(name: name(.idleTimeoutSeconds), help: help(.idleTimeoutSeconds)) var idleTimeout: String?
     @Option(name: name(.providerConcurrency), parsing: .unconditional, help: help(.providerConcurrency)) var concurrency: String?
-    @Option(name: name(.defaultVoices), help: help(.defaultVoices)) var defaultVoices: String?
+    /// Also `--voice-engine`, its name before 0.3.
+    @Option(name: [.customLong(String(Setting.defaultVoices.flag!.dropFirst(2))), .customLong("voice-engine")], help: help(.defaultVoices))
+    var defaultVoices: String?
     @Option(name: name(.storage), help: help(.storage)) var storage: String?
     @Flag(name: name(.redirectAudio), help: help(.redirectAudio)) var redirectAudio = false
     @Option(name: name(.database), help: help(.database)) var database: String?

@@ -129,7 +129,7 @@ struct RenderRouteTests {
         func id(speed: Double) -> String {
             var settings = conversation
             settings.voiceSettings = ["openai": ["speed": .number(speed)]]
-            let plan = RenderPlan(conversation: settings, voices: [nil], outroVoice: VoiceID("openai:alloy"), options: RenderOptions())
+            let plan = try! RenderPlan(conversation: settings, voices: [nil], outroVoice: VoiceID("openai:alloy"), options: RenderOptions())
             return RenderIdentity.id(plan: plan, clipHashes: ["abc"], format: .mp3, transcription: nil)
         }
         #expect(id(speed: 1) != id(speed: 1.5))
@@ -144,7 +144,7 @@ struct RenderRouteTests {
         ])
         func id(_ cleanup: VoiceCleanup?) -> String {
             conversation.cleanup = cleanup
-            let plan = RenderPlan(conversation: conversation, voices: [nil, VoiceID("espeak:en-us")], options: RenderOptions())
+            let plan = try! RenderPlan(conversation: conversation, voices: [nil, VoiceID("espeak:en-us")], options: RenderOptions())
             return RenderIdentity.id(plan: plan, clipHashes: ["abc", nil], format: .mp3, transcription: nil)
         }
         let plain = id(nil)

@@ -156,7 +156,7 @@ struct SharedSchedulingTests {
 
     /// A resolver that makes a one-message render of whatever it is asked.
     static let resolve: @Sendable (RenderRequest) async throws -> ResolvedRender = { _ in
-        ResolvedRender(
+        try ResolvedRender(
             id: "",
             plan: RenderPlan(
                 conversation: Conversation(messages: [.init(speaker: "A", text: "Hi.")]), voices: [VoiceID("espeak:en-us")], options: RenderOptions()),
