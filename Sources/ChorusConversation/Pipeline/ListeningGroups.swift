@@ -2,13 +2,15 @@
 /// give no word times (OpenAI's), whose text is aligned to what is heard. A word can depend on its neighbours in a
 /// Whisper window, so the groups are fixed by the conversation's order, never by when each message is ready: walking
 /// the messages in order, each stretch of consecutive such messages that must be heard (not in the transcript cache)
-/// is a group, handed over at `limitSamples` of speech, at `limitCount` messages, at the message of a voice that times
-/// its words (so recordings are heard while such voices are waited for) or at the end. The walk stops at the first
+/// is a group of at most `limitSamples` of speech laid end to end with `gapSamples` between (one that is longer alone
+/// is a group of its own) and at most `limitCount` messages, handed over when the next member would not fit, at the
+/// message of a voice that times its words (so recordings are heard while such voices are waited for) or at the end. The walk stops at the first
 /// member whose part is not known yet; what it has gathered waits for it.
 struct ListeningGroups<Speech> {
     /// Whether each message ends a group instead of joining one: a voice that times its own words speaks it.
     private let voiced: [Bool]
     private let limitSamples: Int
+    private let gapSamples: Int
     private let limitCount: Int
     /// The next message whose part is not decided; members to hear and members passed, ahead of it.
     private var next = 0
@@ -19,11 +21,13 @@ struct ListeningGroups<Speech> {
 
     /// - Parameters:
     ///   - voiced: For each message, whether a voice that times its own words speaks it.
-    ///   - limitSamples: Speech a group is handed over at.
+    ///   - limitSamples: Speech a group holds at most, with the gaps between its members.
+    ///   - gapSamples: The gap between two members' speech as they are heard (Whisper's packed windows).
     ///   - limitCount: Messages a group holds at most.
-    init(voiced: [Bool], limitSamples: Int, limitCount: Int) {
+    init(voiced: [Bool], limitSamples: Int, gapSamples: Int = 0, limitCount: Int) {
         self.voiced = voiced
         self.limitSamples = limitSamples
+        self.gapSamples = max(0, gapSamples)
         self.limitCount = max(1, limitCount)
     }
 
@@ -56,8 +60,9 @@ struct ListeningGroups<Speech> {
                 handOver()
             } else if passed.remove(next) == nil {
                 guard let recording = toHear.removeValue(forKey: next) else { return groups }
+                if !gathering.isEmpty, gatheredSamples + gapSamples + recording.samples > limitSamples { handOver() }
+                gatheredSamples += (gathering.isEmpty ? 0 : gapSamples) + recording.samples
                 gathering.append((next, recording.speech))
-                gatheredSamples += recording.samples
                 if gatheredSamples >= limitSamples || gathering.count >= limitCount { handOver() }
             }
             next += 1

@@ -100,20 +100,27 @@ struct MessageListener: Sendable {
 
     /// What was heard in `speech` when that is known without hearing it (its transcript cached, or too short to hear);
     /// `nil` when it must be heard. Nothing is loaded.
+    /// - Parameter spoken: Whether `text` is known to be what is said (a voice synthesized it): its alignment is looked
+    ///   for first.
     /// - Throws: `CancellationError` only.
-    func known(_ speech: Speech, text: String?, language: String?) async throws -> Heard? {
+    func known(_ speech: Speech, text: String?, spoken: Bool = false, language: String?) async throws -> Heard? {
         guard speech.samples.count >= WhisperRecognizer.sampleRate / 10 else { return .nothing }
-        guard let cache, let identity = transcriber.identity(language),
-            let transcript = cache.lookup(Self.key(speech.samples, model: identity, language: language))
-        else { return nil }
+        guard let cache, let identity = transcriber.identity(language) else { return nil }
+        if spoken, let text,
+            let alignment = cache.lookup(Self.key(speech.samples, model: identity, options: Self.alignOptions(text), language: language))
+        {
+            return try await heard(alignment, in: speech, text: text)
+        }
+        guard let transcript = cache.lookup(Self.key(speech.samples, model: identity, language: language)) else { return nil }
         return try await heard(transcript, in: speech, text: text)
     }
 
     /// Listens to several messages at once, each as `listen(to:text:language:)` would: the offline Whisper hears short
-    /// ones side by side in one window (`WhisperRecognizer.transcribe(together:language:sharpen:)`); another provider
-    /// hears them one by one. Transcripts are cached one by one.
+    /// ones side by side in one window (`WhisperRecognizer.transcribe(together:language:sharpen:)`), and times the words
+    /// of those whose text is `spoken` (synthesized) without transcribing them (`WhisperRecognizer.align(together:)`);
+    /// another provider hears them one by one. Transcripts and alignments are cached one by one.
     /// - Throws: `CancellationError` only; every other failure makes each `.unavailable`.
-    func listen(together messages: [(speech: Speech, text: String?)], language: String?) async throws -> [Heard] {
+    func listen(together messages: [(speech: Speech, text: String?, spoken: Bool)], language: String?) async throws -> [Heard] {
         let provider: any SpeechToTextProvider
         do {
             guard let chosen = try await transcriber.provide(language) else {
@@ -135,10 +142,38 @@ struct MessageListener: Sendable {
                 return heard
             }
         }
+        let gate = self.gate
+        let minimum = WhisperRecognizer.sampleRate / 10
+        var heard = [Heard?](repeating: nil, count: messages.count)
+        for index in messages.indices where messages[index].speech.samples.count < minimum { heard[index] = .nothing }
+        // Synthesized texts aligned; what cannot be aligned is transcribed with the recordings.
+        let spoken = messages.indices.compactMap { index in
+            messages[index].spoken && heard[index] == nil ? messages[index].text.map { (index, $0) } : nil
+        }
+        if !spoken.isEmpty {
+            let audios = spoken.map { (samples: messages[$0.0].speech.samples, text: $0.1) }
+            let alignments: [Transcript?]
+            do {
+                alignments = try await retry.run(
+                    { _ in
+                        try await gate.run { try await recognizer.align(together: audios, language: language) }
+                    }, classify: VoiceError.retryVerdict)
+            } catch let error where error is CancellationError || Task.isCancelled {
+                throw CancellationError()
+            } catch {
+                return messages.map { _ in .unavailable("\(error)") }
+            }
+            for ((index, text), alignment) in zip(spoken, alignments) {
+                guard let alignment else { continue }
+                let samples = messages[index].speech.samples
+                cache?.store(Self.key(samples, model: recognizer.modelIdentity, options: Self.alignOptions(text), language: language), alignment)
+                heard[index] = try await self.heard(alignment, in: messages[index].speech, text: text)
+            }
+        }
         // Each different audio once (the same recording twice is heard once, and gets the same words).
         var audios: [[Float]] = []
         var heardAs = [Int?](repeating: nil, count: messages.count)
-        for (index, message) in messages.enumerated() where message.speech.samples.count >= WhisperRecognizer.sampleRate / 10 {
+        for (index, message) in messages.enumerated() where heard[index] == nil {
             if let same = audios.firstIndex(of: message.speech.samples) {
                 heardAs[index] = same
             } else {
@@ -146,9 +181,9 @@ struct MessageListener: Sendable {
                 audios.append(message.speech.samples)
             }
         }
+        guard !audios.isEmpty else { return heard.map { $0 ?? .nothing } }
         let transcripts: [Transcript]
         do {
-            let gate = self.gate
             let audios = audios
             transcripts = try await retry.run(
                 { _ in
@@ -157,9 +192,8 @@ struct MessageListener: Sendable {
         } catch let error where error is CancellationError || Task.isCancelled {
             throw CancellationError()
         } catch {
-            return messages.map { _ in .unavailable("\(error)") }
+            return heard.map { $0 ?? .unavailable("\(error)") }
         }
-        var heard = [Heard](repeating: .nothing, count: messages.count)
         for (audio, transcript) in zip(audios, transcripts) {
             cache?.store(Self.key(audio, model: recognizer.modelIdentity, language: language), transcript)
         }
@@ -167,8 +201,14 @@ struct MessageListener: Sendable {
             guard let audio = heardAs[index] else { continue }
             heard[index] = try await self.heard(transcripts[audio], in: message.speech, text: message.text)
         }
-        return heard
+        return heard.map { $0 ?? .nothing }
     }
+
+    /// The options of a synthesized text's alignment (part of its cache key): the text it times.
+    private static func alignOptions(_ text: String) -> [String] { renderOptions + ["aligned \(alignmentRevision)", text] }
+
+    /// Raised when a change to how synthesized texts are aligned changes their words (cached alignments then miss).
+    private static let alignmentRevision = 1
 
     /// The cache key of a transcript of `samples` by `model` in `language`, with `options` (a render's:
     /// `renderOptions`).

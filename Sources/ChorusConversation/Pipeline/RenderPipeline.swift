@@ -27,9 +27,11 @@ struct RenderPipeline: Sendable {
     /// Messages placed in the audio whose words may still be heard at most (the encoder waits beyond it).
     static let mostUnheard = 64
 
-    /// Seconds of speech gathered to be heard together (by the offline Whisper: two windows, one for each of two
-    /// lanes), unless the stretch of messages to hear ends first.
-    static let togetherSeconds = 2 * SpeechChunks.longest
+    /// Seconds of speech gathered to be heard together, with the gaps Whisper leaves between them when it aligns
+    /// (`togetherGap`): one of its windows, so that each is heard as soon as it is full (groups ready at once are heard
+    /// side by side on the lanes); unless the stretch of messages to hear ends first.
+    static let togetherSeconds = WhisperRecognizer.alignmentWindowSeconds
+    static let togetherGap = WhisperRecognizer.alignmentGap
 
     /// Messages heard together at most: placed messages wait for their words, so a group must stay well within
     /// `mostUnheard` for the encoder to reach the rest of its stretch.

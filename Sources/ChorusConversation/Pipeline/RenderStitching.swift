@@ -72,7 +72,8 @@ struct RenderStitching {
             voiced: setting.voices.map { voice in
                 voice.map { setting.chorus.configuration.registry.providers[$0.provider]?.timesWords ?? true } ?? false
             },
-            limitSamples: Int(RenderPipeline.togetherSeconds) * WhisperRecognizer.sampleRate,
+            limitSamples: Int(RenderPipeline.togetherSeconds * Double(WhisperRecognizer.sampleRate)),
+            gapSamples: Int(RenderPipeline.togetherGap * Double(WhisperRecognizer.sampleRate)),
             limitCount: RenderPipeline.mostTogether)
     }
 
@@ -168,8 +169,9 @@ struct RenderStitching {
                 // A recording, or the speech of a voice that gives no word times (its text to be aligned): known
                 // (cached) at once, else heard with others. A voice that times its words but gave none (a fallback's)
                 // is heard alone.
+                let spoken = setting.voices[index] != nil
                 group.addTask {
-                    if let known = try await listener.known(speech, text: text, language: language) { return .heard(index, known) }
+                    if let known = try await listener.known(speech, text: text, spoken: spoken, language: language) { return .heard(index, known) }
                     return .toHear(index, speech)
                 }
             } else {
@@ -252,7 +254,12 @@ struct RenderStitching {
         let listener = setting.chorus.listener
         let language = setting.language
         for members in groups.ready() {
-            let batch = members.map { (speech: $0.speech, text: sourced[$0.index]?.message.text ?? setting.messages[$0.index].visibleText) }
+            let batch = members.map {
+                (
+                    speech: $0.speech, text: sourced[$0.index]?.message.text ?? setting.messages[$0.index].visibleText,
+                    spoken: setting.voices[$0.index] != nil
+                )
+            }
             let indices = members.map(\.index)
             group.addTask { .heardTogether(Array(zip(indices, try await listener.listen(together: batch, language: language)))) }
         }

@@ -18,6 +18,16 @@ enum WhisperAlignment {
     ///   - firstRow: The first row of `weights` to align (rows before it, the start-of-transcript sequence, are
     ///     standardized with the others but not aligned).
     static func rowTimes(weights: [[Float]], totalRows: Int, firstRow: Int, stride: Int, frames: Int) -> [Double] {
+        let frames = max(1, min(frames, stride))
+        let rows = totalRows - firstRow
+        guard !weights.isEmpty, rows > 0 else { return [] }
+        let matrix = self.matrix(weights: weights, totalRows: totalRows, firstRow: firstRow, stride: stride, frames: frames)
+        return times(matrix, frames: frames, rows: 0..<rows, columns: 0..<frames)
+    }
+
+    /// The rows' attention, made comparable (`rowTimes`): softmax over the `frames` that hold audio, standardized across
+    /// all `totalRows`, median-filtered, averaged over heads; rows from `firstRow` on, `frames` values each.
+    static func matrix(weights: [[Float]], totalRows: Int, firstRow: Int, stride: Int, frames: Int) -> [Float] {
         let heads = weights.count
         let frames = max(1, min(frames, stride))
         let rows = totalRows - firstRow
@@ -52,15 +62,27 @@ enum WhisperAlignment {
                 for frame in 0..<frames { matrix[row * frames + frame] += filtered[frame] / Float(heads) }
             }
         }
-        let path = warp(cost: matrix.map { -$0 }, rows: rows, columns: frames)
+        return matrix
+    }
+
+    /// When each of `rows` of `matrix` (`frames` columns a row) is entered by the cheapest monotonic path through them
+    /// within `columns` (seconds from the window's start), and one more: where it leaves the last row. A text known to
+    /// be spoken within certain frames (one message of several in a window) is timed within them.
+    static func times(_ matrix: [Float], frames: Int, rows: Range<Int>, columns: Range<Int>) -> [Double] {
+        guard !rows.isEmpty, !columns.isEmpty, rows.upperBound * frames <= matrix.count, columns.upperBound <= frames else { return [] }
+        var cost = [Float](repeating: 0, count: rows.count * columns.count)
+        for (row, source) in rows.enumerated() {
+            for (column, frame) in columns.enumerated() { cost[row * columns.count + column] = -matrix[source * frames + frame] }
+        }
+        let path = warp(cost: cost, rows: rows.count, columns: columns.count)
         // The time at which the path first reaches each row, and the end of the last row.
-        var times = [Double](repeating: 0, count: rows + 1)
+        var times = [Double](repeating: 0, count: rows.count + 1)
         var seen = -1
         for (row, column) in path where row > seen {
-            times[row] = Double(column) * frameSeconds
+            times[row] = Double(columns.lowerBound + column) * frameSeconds
             seen = row
         }
-        times[rows] = Double(path.last?.1 ?? 0) * frameSeconds + frameSeconds
+        times[rows.count] = Double(columns.lowerBound + (path.last?.1 ?? 0)) * frameSeconds + frameSeconds
         return times
     }
 

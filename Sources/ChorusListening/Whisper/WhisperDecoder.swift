@@ -13,9 +13,9 @@ import Foundation
 /// side, a step for all of them at once (a step reads every weight once, whatever the batch): each gives exactly what it
 /// gives alone, as the converter scales every token's int8 products on their own. Used by one thread at a time (its lane's).
 final class WhisperDecoder: @unchecked Sendable {
-    private let networks: WhisperNetworks
+    let networks: WhisperNetworks
     /// Each layer's self-attention keys, then each layer's values: the cache, written in place.
-    private let cache: [Tensor<Float>]
+    let cache: [Tensor<Float>]
     /// Positions the cache holds.
     let capacity: Int
     /// The token that is a space alone (never the first token: OpenAI's `suppress_blank`).
@@ -214,7 +214,7 @@ final class WhisperDecoder: @unchecked Sendable {
     /// each window's alone (a view of its part, no copy). Each window is encoded alone, so that what it gives does not
     /// depend on what it is heard with, and copied into its place at once (one window's output held besides the
     /// batch's, not every window's).
-    private func encode(_ windows: [ArraySlice<Float>]) throws -> (together: [any TensorValue], alone: [[any TensorValue]]) {
+    func encode(_ windows: [ArraySlice<Float>]) throws -> (together: [any TensorValue], alone: [[any TensorValue]]) {
         let d = networks.model.description
         func run(_ window: ArraySlice<Float>) throws -> [OutputTensor] {
             let mel = try Tensor(shape: [1, d.n_mels, WhisperFeatures.frames], values: networks.features.logMel(window))
@@ -373,7 +373,7 @@ final class WhisperDecoder: @unchecked Sendable {
     /// Runs each window's `tokens` (as many for every window) at positions `offset…`: their keys and values written
     /// into `cache` there; per window, the logits of its last token and, per alignment head, each token's attention
     /// over the encoder's frames (heads × tokens × frames).
-    private func step(_ tokens: [[Int]], at offset: Int, cross: [any TensorValue], cache: [Tensor<Float>]) throws
+    func step(_ tokens: [[Int]], at offset: Int, cross: [any TensorValue], cache: [Tensor<Float>]) throws
         -> (logits: [[Float]], alignment: [[[Float]]])
     {
         let d = networks.model.description

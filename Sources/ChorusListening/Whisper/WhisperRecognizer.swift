@@ -17,10 +17,10 @@ public final class WhisperRecognizer: Sendable {
     /// The sample rate Whisper hears (audio is resampled to it).
     public static let sampleRate = 16_000
 
-    private let networks: WhisperNetworks
-    private let lanes: [Lane]
+    let networks: WhisperNetworks
+    let lanes: [Lane]
     /// The lane the next transcription starts on: calls at once (a render's messages) spread over the lanes.
-    private let nextLane = Locked(0)
+    let nextLane = Locked(0)
 
     /// Raised when a change here changes the words a model hears in the same audio (cached transcripts then miss):
     /// 2 — each piece's padding; 3 — Whisper's annotations of sounds left out (`withoutAnnotations`); 4 — Chorus's own
@@ -35,7 +35,7 @@ public final class WhisperRecognizer: Sendable {
     public static var defaultLanes: Int { ThreadBudget().whisperLanes }
 
     /// A decoder's state and the one thread that uses it.
-    private struct Lane: Sendable {
+    struct Lane: Sendable {
         let decoder: WhisperDecoder
         let thread: WorkerPool
     }

@@ -7,6 +7,8 @@ import Foundation
 package struct WhisperTokenizer: Sendable {
     /// Each ordinary token's bytes, by id (empty for an id without bytes).
     private let bytes: [[UInt8]]
+    /// Each ordinary token's id by its bytes: its rank when text is cut into tokens (a lower id is a merge made earlier).
+    private let ids: [[UInt8]: Int]
     /// The first id that is not an ordinary token (end of text; the special tokens follow it).
     let endOfText: Int
 
@@ -41,10 +43,90 @@ package struct WhisperTokenizer: Sendable {
         guard count >= 256 else { throw VoiceError.model("\(name): \(count) tokens (a Whisper table has over 50,000)") }
         self.bytes = bytes
         self.endOfText = endOfText
+        var ids: [[UInt8]: Int] = [:]
+        ids.reserveCapacity(count)
+        for (id, token) in bytes.enumerated() where !token.isEmpty { ids[token] = id }
+        self.ids = ids
     }
 
     /// The bytes of `token` (none for special tokens).
     package func bytes(of token: Int) -> [UInt8] { token >= 0 && token < bytes.count ? bytes[token] : [] }
+
+    /// `text` in tokens, as Whisper's own tokenizer writes it (GPT-2's byte-level BPE: the text cut into words, numbers,
+    /// punctuation runs and spaces as its pattern cuts it, each piece's bytes merged pair by pair, always the pair whose
+    /// token has the lowest id first). `nil` when the table lacks a token for a byte (no Whisper table does).
+    func tokens(of text: String) -> [Int]? {
+        var tokens: [Int] = []
+        for piece in Self.pieces(of: text) {
+            let bytes = Array(piece.utf8)
+            if let whole = ids[bytes] {
+                tokens.append(whole)
+                continue
+            }
+            var parts = bytes.map { [$0] }
+            while parts.count > 1 {
+                var best: (id: Int, at: Int)?
+                for index in 0..<(parts.count - 1) {
+                    if let id = ids[parts[index] + parts[index + 1]], id < best?.id ?? .max { best = (id, index) }
+                }
+                guard let (_, at) = best else { break }
+                parts[at] += parts[at + 1]
+                parts.remove(at: at + 1)
+            }
+            for part in parts {
+                guard let id = ids[part] else { return nil }
+                tokens.append(id)
+            }
+        }
+        return tokens
+    }
+
+    /// `text` cut as GPT-2's pattern cuts it before its pieces are merged into tokens:
+    /// `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`.
+    static func pieces(of text: String) -> [String] {
+        enum Kind { case letter, number, space, other }
+        func kind(_ scalar: Unicode.Scalar) -> Kind {
+            switch scalar.properties.generalCategory {
+            case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter: return .letter
+            case .decimalNumber, .letterNumber, .otherNumber: return .number
+            default: return scalar.properties.isWhitespace ? .space : .other
+            }
+        }
+        let scalars = Array(text.unicodeScalars)
+        var pieces: [String] = []
+        var index = 0
+        func take(_ end: Int) {
+            pieces.append(String(String.UnicodeScalarView(scalars[index..<end])))
+            index = end
+        }
+        func run(from start: Int, of wanted: Kind) -> Int {
+            var end = start
+            while end < scalars.count, kind(scalars[end]) == wanted { end += 1 }
+            return end
+        }
+        while index < scalars.count {
+            let scalar = scalars[index]
+            if scalar == "'" {
+                let rest = String(String.UnicodeScalarView(scalars[(index + 1)..<min(scalars.count, index + 3)]))
+                if let suffix = ["re", "ve", "ll"].first(where: { rest.hasPrefix($0) }) ?? ["s", "t", "m", "d"].first(where: { rest.hasPrefix($0) }) {
+                    take(index + 1 + suffix.unicodeScalars.count)
+                    continue
+                }
+            }
+            // An optional space, then a run of letters, numbers or other marks.
+            let start = scalar == " " && index + 1 < scalars.count && kind(scalars[index + 1]) != .space ? index + 1 : index
+            let first = kind(scalars[start])
+            if first != .space {
+                take(run(from: start, of: first))
+                continue
+            }
+            // Spaces: all of them at the end of the text; else all but the last, which goes with what follows (a run
+            // of one that is not a plain space before a word stands alone).
+            let end = run(from: index, of: .space)
+            take(end == scalars.count || end - index == 1 ? end : end - 1)
+        }
+        return pieces
+    }
 
     /// The text of `tokens` (ordinary ones; bytes that are not UTF-8 become U+FFFD).
     func text(of tokens: [Int]) -> String {

@@ -13,10 +13,10 @@ struct ListeningGroupsTests {
 
     /// The groups (message indices) of a conversation whose recordings' parts become known in `order`.
     static func groups(
-        voiced: [Bool], parts: [Int: Part], order: [Int], limitSamples: Int = 100,
+        voiced: [Bool], parts: [Int: Part], order: [Int], limitSamples: Int = 100, gapSamples: Int = 0,
         limitCount: Int = 4
     ) -> [[Int]] {
-        var groups = ListeningGroups<Int>(voiced: voiced, limitSamples: limitSamples, limitCount: limitCount)
+        var groups = ListeningGroups<Int>(voiced: voiced, limitSamples: limitSamples, gapSamples: gapSamples, limitCount: limitCount)
         var handed: [[Int]] = []
         handed += groups.ready().map { $0.map(\.index) }
         for index in order {
@@ -39,7 +39,7 @@ struct ListeningGroupsTests {
         for index in 0..<12 where index != 3 { parts[index] = .hear(samples: 30) }
         parts[6] = .pass
         parts[10] = .hear(samples: 150)
-        let expected = [[0, 1, 2], [4, 5, 7, 8], [9, 10], [11]]
+        let expected = [[0, 1, 2], [4, 5, 7], [8, 9], [10], [11]]
         let recordings = (0..<12).filter { $0 != 3 }
         #expect(Self.groups(voiced: voiced, parts: parts, order: recordings) == expected)
         #expect(Self.groups(voiced: voiced, parts: parts, order: recordings.reversed()) == expected)
@@ -47,6 +47,16 @@ struct ListeningGroupsTests {
         for _ in 0..<50 {
             #expect(Self.groups(voiced: voiced, parts: parts, order: recordings.shuffled(using: &generator)) == expected)
         }
+    }
+
+    @Test("a group holds what fits, gaps included: the next member starts a group of its own; one too long alone is a group")
+    func fits() {
+        let voiced = [Bool](repeating: false, count: 7)
+        let sizes = [27, 27, 27, 27, 40, 120, 10]
+        let parts = Dictionary(uniqueKeysWithValues: sizes.enumerated().map { ($0.offset, Part.hear(samples: $0.element)) })
+        // 27 + 3 + 27 + 3 + 27 = 87 fits in 100; a fourth (117) does not.
+        #expect(Self.groups(voiced: voiced, parts: parts, order: Array(0..<7), gapSamples: 3, limitCount: 10) == [[0, 1, 2], [3, 4], [5], [6]])
+        #expect(Self.groups(voiced: voiced, parts: parts, order: Array(0..<7), gapSamples: 20, limitCount: 10) == [[0, 1], [2, 3], [4], [5], [6]])
     }
 
     @Test("a group waits for the recording before it; nothing is handed over twice or lost")
