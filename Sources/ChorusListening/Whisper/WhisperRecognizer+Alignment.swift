@@ -60,22 +60,9 @@ extension WhisperRecognizer {
                 tokenCount = tokens.count
             }
         }
-        let lanes = self.lanes
-        let first = nextLane.withLock { lane in
-            defer { lane = (lane + windows.count) % lanes.count }
-            return lane
-        }
+        let lanesWork = onLanes(windows) { mine, decoder in try Self.align(mine, audios: audios, gap: gap, on: decoder, language: code) }
         try await withThrowingTaskGroup(of: [(Int, Transcript)].self) { group in
-            // Window i on lane (first + i) % lanes, each lane's windows in order.
-            for (number, lane) in lanes.enumerated() {
-                let mine = stride(from: (number - first + lanes.count) % lanes.count, to: windows.count, by: lanes.count).map { windows[$0] }
-                guard !mine.isEmpty else { continue }
-                group.addTask {
-                    try await lane.thread.run {
-                        try Self.align(mine, audios: audios, gap: gap, on: lane.decoder, language: code)
-                    }
-                }
-            }
+            for work in lanesWork { group.addTask(operation: work) }
             for try await aligned in group {
                 for (index, transcript) in aligned { transcripts[index] = transcript }
             }
@@ -90,21 +77,10 @@ extension WhisperRecognizer {
         on decoder: WhisperDecoder, language: String?
     ) throws -> [(Int, Transcript)] {
         let rate = Double(sampleRate)
-        var packed: [[Float]] = []
-        var starts: [[Int]] = []
-        for window in windows {
-            var samples: [Float] = []
-            var offsets: [Int] = []
-            for member in window {
-                if !samples.isEmpty { samples += repeatElement(0, count: gap) }
-                offsets.append(samples.count)
-                samples += audios[member.index].samples
-            }
-            packed.append(samples)
-            starts.append(offsets)
-        }
+        let laid = windows.map { window in laidOut(window.map { audios[$0.index].samples }, gap: gap) }
+        let starts = laid.map(\.starts)
         let alignments = try decoder.align(
-            packed.map { $0[...] },
+            laid.map { $0.samples[...] },
             texts: zip(windows, starts).map { window, offsets in
                 zip(window, offsets).map { WhisperDecoder.KnownText(tokens: $0.tokens, samples: $1..<($1 + audios[$0.index].samples.count)) }
             }, language: language)

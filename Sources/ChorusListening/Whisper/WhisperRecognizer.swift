@@ -156,26 +156,14 @@ public final class WhisperRecognizer: Sendable {
                 length = samples.count
             }
         }
-        let lanes = self.lanes
         let englishOnly = model.isEnglishOnly
-        let first = nextLane.withLock { lane in
-            defer { lane = (lane + windows.count) % lanes.count }
-            return lane
+        let lanesWork = onLanes(windows) { mine, decoder in
+            let heard = try Self.hear(
+                mine.map { $0.map { audios[$0] } }, gap: gap, on: decoder, language: code, englishOnly: englishOnly, sharpen: sharpen)
+            return zip(mine, heard).flatMap { window, transcripts in zip(window, transcripts).map { ($0, $1) } }
         }
         try await withThrowingTaskGroup(of: [(Int, Transcript)].self) { group in
-            // Window i on lane (first + i) % lanes, each lane's windows in order.
-            for (number, lane) in lanes.enumerated() {
-                let mine = stride(from: (number - first + lanes.count) % lanes.count, to: windows.count, by: lanes.count).map { windows[$0] }
-                guard !mine.isEmpty else { continue }
-                group.addTask {
-                    try await lane.thread.run {
-                        let heard = try Self.hear(
-                            mine.map { $0.map { audios[$0] } }, gap: gap, on: lane.decoder, language: code,
-                            englishOnly: englishOnly, sharpen: sharpen)
-                        return zip(mine, heard).flatMap { window, transcripts in zip(window, transcripts).map { ($0, $1) } }
-                    }
-                }
-            }
+            for work in lanesWork { group.addTask(operation: work) }
             for index in alone {
                 group.addTask { [(index, try await self.transcribe(audios[index], language: language, sharpen: sharpen))] }
             }
@@ -203,20 +191,9 @@ public final class WhisperRecognizer: Sendable {
         sharpen: Bool
     ) throws -> [[Transcript]] {
         let rate = Double(sampleRate)
-        var packed: [[Float]] = []
-        var starts: [[Int]] = []
-        for audios in windows {
-            var samples: [Float] = []
-            var offsets: [Int] = []
-            for audio in audios {
-                if !samples.isEmpty { samples += repeatElement(0, count: gap) }
-                offsets.append(samples.count)
-                samples += audio
-            }
-            packed.append(samples)
-            starts.append(offsets)
-        }
-        let pieces = try decoder.decode(packed.map { $0[...] }, language: language, recordings: starts)
+        let laid = windows.map { laidOut($0, gap: gap) }
+        let starts = laid.map(\.starts)
+        let pieces = try decoder.decode(laid.map { $0.samples[...] }, language: language, recordings: starts)
         return zip(windows, zip(starts, pieces)).map { audios, heard in
             let (starts, piece) = heard
             var words = [[WordTiming]](repeating: [], count: audios.count)
@@ -238,6 +215,36 @@ public final class WhisperRecognizer: Sendable {
                 return Transcript(text: text, language: heardLanguage, duration: Double(samples.count) / rate, words: timed)
             }
         }
+    }
+
+    /// Work for `windows` (in order) on every lane at once, as tasks to run: window i on lane (first + i) % lanes, the
+    /// first lane taking over from where the last call's windows ended (so that calls at once spread over the lanes),
+    /// each lane's windows given to `work` together on its thread with its decoder.
+    func onLanes<Window: Sendable, Result: Sendable>(
+        _ windows: [Window], _ work: @escaping @Sendable (_ mine: [Window], _ decoder: WhisperDecoder) throws -> [Result]
+    ) -> [@Sendable () async throws -> [Result]] {
+        let lanes = self.lanes
+        let first = nextLane.withLock { lane in
+            defer { lane = (lane + windows.count) % lanes.count }
+            return lane
+        }
+        return lanes.enumerated().compactMap { number, lane in
+            let mine = stride(from: (number - first + lanes.count) % lanes.count, to: windows.count, by: lanes.count).map { windows[$0] }
+            guard !mine.isEmpty else { return nil }
+            return { try await lane.thread.run { try work(mine, lane.decoder) } }
+        }
+    }
+
+    /// `audios` laid end to end as one window is heard, `gap` samples of silence between them, and where each starts.
+    static func laidOut(_ audios: [[Float]], gap: Int) -> (samples: [Float], starts: [Int]) {
+        var samples: [Float] = []
+        var starts: [Int] = []
+        for audio in audios {
+            if !samples.isEmpty { samples += repeatElement(0, count: gap) }
+            starts.append(samples.count)
+            samples += audio
+        }
+        return (samples, starts)
     }
 
     /// The language a transcript is said to be in: English for an English-only model, else the one asked, else the one
