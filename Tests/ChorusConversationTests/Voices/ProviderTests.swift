@@ -1,6 +1,9 @@
 import ChorusAudio
 import ChorusFixtures
+import ChorusSpeechTestSupport
 import ChorusTestSupport
+import ChorusText
+import ChorusWire
 import Foundation
 import Testing
 
@@ -149,6 +152,51 @@ struct ProviderTests {
         // 27 characters × 10 ms of tone = 0.3 s (the stub's minimum), trimmed to within 25 ms margins.
         let length = Double(result.timeline.segments[0].endSample) / 44_100
         #expect(length > 0.29 && length < 0.36)
+    }
+
+    @Test(
+        "OpenAI's real speech, no word times: each message's text is timed where it is said (packed several to a Whisper window), within 0.1 s of the speaker's own times (median), every word once, and the same from the cache"
+    )
+    func openAIWordsOnRealSpeech() async throws {
+        let texts = [
+            "Running late, practice moved to half past four.", "Bring water and snacks for the whole team.",
+            "Grandma says the train gets in at noon.",
+        ]
+        // Flite speaks each text (with its own word times); the stub answers with that speech, as OpenAI's PCM.
+        var answers: [String: Data] = [:]
+        var spoken: [String: [WordTiming]] = [:]
+        for text in texts {
+            let (samples, words) = try await FliteSpeech.speech(text)
+            answers[text] = try StubSpeech.pcm16(AudioBuffer(format: AudioFormat(sampleRate: 16_000, channels: 1), samples: samples))
+            spoken[text] = words
+        }
+        let speech = answers
+        let server = try StubSpeech.openAIServer(latency: 0.05) { speech[$0] }
+        let directory = try TemporaryDirectory()
+        let messages = texts.map { #"{"speaker": "Aisha", "text": "\#($0)", "voice": "openai:alloy"}"# }.joined(separator: ", ")
+        let chat = try conversation(#"{"messages": [\#(messages)]}"#, in: directory)
+        let chorus = try makeChorus(server: server, cache: directory.file("cache"), transcriber: .automatic)
+        let result = try await render(chat, with: chorus, to: directory.file("out.wav")).result
+        var errors: [Double] = []
+        for (segment, text) in zip(result.timeline.segments, texts) {
+            let words = try #require(segment.words)
+            #expect(words.map(\.word) == WordAligner.words(in: text).map(\.word) && segment.transcribed == nil)
+            #expect(words.allSatisfy { $0.start >= segment.start && $0.end <= segment.end && $0.start <= $0.end }, "\(words)")
+            // Flite's times are from its clip's start, the timeline's from the output's: compared from each first word.
+            let own = try #require(spoken[text])
+            #expect(own.count == words.count)
+            errors += zip(words, own).map { abs(($0.start - words[0].start) - ($1.start - own[0].start)) }
+        }
+        errors.sort()
+        print(
+            "OpenAI words on real speech: \(errors.count) words, median \(Int(errors[errors.count / 2] * 1000)) ms / 90 % \(Int(errors[errors.count * 9 / 10] * 1000)) ms from the speaker's own times"
+        )
+        #expect(errors[errors.count / 2] < 0.1 && errors[errors.count * 9 / 10] < 0.25, "\(errors)")
+        // Rendered again from the cache (speech and alignments): the same words, no request made.
+        let requests = server.requests.count
+        let again = try await render(chat, with: chorus, to: directory.file("again.wav")).result
+        #expect(again.timeline.segments.map(\.words) == result.timeline.segments.map(\.words))
+        #expect(server.requests.count == requests)
     }
 
     @Test("429 with Retry-After and 5xx are retried; the render succeeds and counts the retries")
