@@ -57,14 +57,16 @@ struct KokoroTests {
         }
     }
 
-    @Test("set-up's defaults: Kokoro's voices, Piper's, blends, then Flite's; the sample family gets four natural voices")
+    @Test(
+        "set-up's defaults: the natural voices whose own language is English first (Piper's joe), then Kokoro's, blends, then Flite's; the sample family gets four natural voices, Dad a native English one"
+    )
     func defaults() throws {
         let registry = VoiceRegistry(providers: [PiperProvider(), KokoroProvider(), FliteProvider(), EspeakProvider()])
         let defaults = DefaultVoices.natural.voices(in: registry).map(\.description)
         #expect(
             Array(defaults.prefix(8)) == [
-                "kokoro:jf_gongitsune", "kokoro:jf_nezumi", "kokoro:jm_kumo", "kokoro:jf_tebukuro", "kokoro:jf_alpha",
-                "piper:en_US-joe-medium", "kokoro:jf_gongitsune+jf_nezumi", "kokoro:jf_tebukuro+jf_alpha",
+                "piper:en_US-joe-medium", "kokoro:jf_gongitsune", "kokoro:jf_nezumi", "kokoro:jm_kumo", "kokoro:jf_tebukuro",
+                "kokoro:jf_alpha", "kokoro:jf_gongitsune+jf_nezumi", "kokoro:jf_tebukuro+jf_alpha",
             ], "\(defaults)")
         #expect(defaults.dropFirst(8).first == "flite:slt?rate=1.08" && defaults.last?.hasPrefix("espeak:") == true)
         // A providers-file server named kokoro (Kokoro-FastAPI) replaces the built-in one: its voices are not listed here.
@@ -79,7 +81,9 @@ struct KokoroTests {
         var bySpeaker: [String: String] = [:]
         for (message, voice) in zip(family.messages, chorus.voices(for: family)) { bySpeaker[message.speaker] = voice?.description }
         #expect(
-            bySpeaker == ["Dad": "kokoro:jm_kumo", "Mom": "kokoro:jf_gongitsune", "Grandma": "kokoro:jf_nezumi", "Maya": "kokoro:jf_tebukuro"],
+            bySpeaker == [
+                "Dad": "piper:en_US-joe-medium", "Mom": "kokoro:jf_gongitsune", "Grandma": "kokoro:jf_nezumi", "Maya": "kokoro:jf_tebukuro",
+            ],
             "\(bySpeaker)")
     }
 }
