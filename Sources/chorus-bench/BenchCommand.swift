@@ -70,6 +70,13 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "With --synthesis-latency: provider requests in flight at once.")
     var concurrency = Chorus.Configuration.defaultProviderConcurrency
 
+    @Option(
+        name: .customLong("message-text"), parsing: .unconditional,
+        help:
+            "With --synthesis-latency: what each message says after \"Message N:\" (default: \"the practice moved to half past four, and dinner is at seven tonight.\", 5.4 s of espeak-ng speech)."
+    )
+    var messageText = "the practice moved to half past four, and dinner is at seven tonight."
+
     @Flag(
         help:
             "Also render with words (recorded messages heard by the offline Whisper model and their texts aligned): with an empty transcript cache, then with every transcript cached — against the same render without words and the peers."
@@ -90,6 +97,9 @@ struct BenchCommand: AsyncParsableCommand {
             throw ValidationError("--format \(format): use mp3, wav, flac, aiff, m4a or ogg")
         }
         if !RenderOptions.mp3QualityRange.contains(quality) { throw ValidationError("--quality \(quality): must be between 0 and 9") }
+        if messageText.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || messageText.count > 2_000 {
+            throw ValidationError("--message-text: must say something, in at most 2,000 characters")
+        }
         if let synthesisLatency, !(0...60).contains(synthesisLatency) {
             throw ValidationError("--synthesis-latency \(synthesisLatency): must be between 0 and 60 seconds")
         }
@@ -272,7 +282,7 @@ struct BenchCommand: AsyncParsableCommand {
     /// The stub answers with real speech (espeak-ng's, made before the clock starts), so that the words a render hears
     /// in it cost what they cost on what users send.
     private func benchSynthesis(latency: Double) async throws {
-        let texts = (0..<messages).map { "Message \($0 + 1): the practice moved to half past four, and dinner is at seven tonight." }
+        let texts = (0..<messages).map { "Message \($0 + 1): \(messageText)" }
         Terminal.status("Speaking \(texts.count) messages for the stub provider…")
         let espeak = EspeakProvider()
         var spoken: [String: Data] = [:]

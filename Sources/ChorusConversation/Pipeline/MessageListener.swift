@@ -152,7 +152,8 @@ struct MessageListener: Sendable {
         }
         if !spoken.isEmpty {
             let audios = spoken.map { (samples: messages[$0.0].speech.samples, text: $0.1) }
-            let alignments: [Transcript?]
+            // A failed alignment leaves its messages to be transcribed with the recordings (which still are heard).
+            var alignments = [Transcript?](repeating: nil, count: spoken.count)
             do {
                 alignments = try await retry.run(
                     { _ in
@@ -160,9 +161,7 @@ struct MessageListener: Sendable {
                     }, classify: VoiceError.retryVerdict)
             } catch let error where error is CancellationError || Task.isCancelled {
                 throw CancellationError()
-            } catch {
-                return messages.map { _ in .unavailable("\(error)") }
-            }
+            } catch {}
             for ((index, text), alignment) in zip(spoken, alignments) {
                 guard let alignment else { continue }
                 let samples = messages[index].speech.samples

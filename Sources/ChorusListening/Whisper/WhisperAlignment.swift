@@ -66,7 +66,7 @@ enum WhisperAlignment {
     }
 
     /// When each of `rows` of `matrix` (`frames` columns a row) is entered by the cheapest monotonic path through them
-    /// within `columns` (seconds from the window's start), and one more: where it leaves the last row. A text known to
+    /// within `columns` (encoder frames), in seconds from the window's start, and one more: where it leaves the last row. A text known to
     /// be spoken within certain frames (one message of several in a window) is timed within them.
     static func times(_ matrix: [Float], frames: Int, rows: Range<Int>, columns: Range<Int>) -> [Double] {
         guard !rows.isEmpty, !columns.isEmpty, rows.upperBound * frames <= matrix.count, columns.upperBound <= frames else { return [] }

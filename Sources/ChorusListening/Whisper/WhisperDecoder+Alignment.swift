@@ -63,19 +63,21 @@ extension WhisperDecoder {
                     }
                     let matrix = WhisperAlignment.matrix(
                         weights: attention, totalRows: totalRows, firstRow: sequence.count, stride: first.count / totalRows, frames: frames)
-                    // Row k predicts token k (row 0 is the no-timestamps token's): a text's rows are its tokens'.
+                    // Row k predicts token k (row 0 is the no-timestamps token's): a text's rows are its tokens', and one
+                    // more, the row that predicts what follows it (the next text's first token, or the end of text),
+                    // entered where its last word ends (as `timedWords` ends a word where the next token's row begins).
                     var row = 0
                     var words: [[WordTiming]] = []
                     for text in known {
-                        let rows = row..<(row + text.tokens.count)
-                        row = rows.upperBound
+                        let rows = row..<(row + text.tokens.count + 1)
+                        row += text.tokens.count
                         let samplesPerFrame = WhisperFeatures.hop * 2
                         let columns =
                             min(
                                 frames, text.samples.lowerBound / samplesPerFrame)..<min(
                                 frames, (text.samples.upperBound + samplesPerFrame - 1) / samplesPerFrame)
                         let times = WhisperAlignment.times(matrix, frames: frames, rows: rows, columns: columns)
-                        guard times.count == rows.count + 1 else {
+                        guard times.count == text.tokens.count + 2 else {
                             words.append([])
                             continue
                         }

@@ -7,8 +7,9 @@ extension WhisperRecognizer {
     /// timestamp need be said at its end.
     public static let alignmentWindowSeconds = Double(WhisperFeatures.samples) / Double(sampleRate)
 
-    /// Seconds of silence between audios aligned in one window: enough to keep their words apart (the texts' order is
-    /// known), half of what transcription leaves (`packingGap`), so that five 5 s messages share a window, not four.
+    /// Seconds of silence between audios aligned in one window: each text is timed within its own audio, so a short gap
+    /// keeps them apart; half of what transcription leaves (`packingGap`), which with the whole 30 s window puts five
+    /// 5.4 s messages in a window where transcription's 28 s with 1 s gaps holds four.
     public static let alignmentGap = 0.5
 
     /// Times the words of texts known to be spoken (a render's synthesized messages, whose voice gave no word times)

@@ -107,9 +107,11 @@ package struct WhisperTokenizer: Sendable {
         while index < scalars.count {
             let scalar = scalars[index]
             if scalar == "'" {
-                let rest = String(String.UnicodeScalarView(scalars[(index + 1)..<min(scalars.count, index + 3)]))
-                if let suffix = ["re", "ve", "ll"].first(where: { rest.hasPrefix($0) }) ?? ["s", "t", "m", "d"].first(where: { rest.hasPrefix($0) }) {
-                    take(index + 1 + suffix.unicodeScalars.count)
+                // Scalars, not characters: "'s" before a combining mark is still cut after the "s", as the pattern cuts it.
+                let rest = scalars[(index + 1)..<min(scalars.count, index + 3)]
+                let contractions: [[Unicode.Scalar]] = [["r", "e"], ["v", "e"], ["l", "l"], ["s"], ["t"], ["m"], ["d"]]
+                if let suffix = contractions.first(where: { rest.starts(with: $0) }) {
+                    take(index + 1 + suffix.count)
                     continue
                 }
             }

@@ -297,6 +297,7 @@ struct WhisperTests {
             " Pi is 3.14159; a million is 1,000,000 (roughly).", "  two  spaces,\nand a new line\n\nthen more   ",
             " Café naïve résumé, Grüße aus Köln!", " 日本語のテキストと English mixed.", " emoji 🎉🎉 and ... ellipses…",
             " don't DON'T 're 've 'll 'd 's 't 'm", "\tTabs\tand\rreturns", " Aisha's mom's 2nd call at 10am.",
+            " the cat's\u{301} toy, it'\u{301}s",
         ]
         let tiny = try await Self.recognizer().networks.tokenizer
         let baseModel = try WhisperModel.named("whisper-base")
