@@ -23,8 +23,10 @@ extension WhisperRecognizer {
     /// times, not sharpened: `Transcript.alignment(of:samples:rate:)` and renders sharpen them); an audio that is silent
     /// gets no words. `nil` for an audio this cannot align — longer than a window, or a text with no word or too many
     /// tokens for one — which is to be transcribed instead.
-    /// - Parameter language: The language spoken; `nil` to detect it (multilingual models: then each audio is a window
-    ///   of its own, as one window is one language).
+    /// - Parameters:
+    ///   - audios: Each audio (mono, `sampleRate` Hz) and the text known to be said in it.
+    ///   - language: The language spoken; `nil` to detect it (multilingual models: then each audio is a window of its
+    ///     own, as one window is one language).
     /// - Throws: `VoiceError` (`.badRequest`) for a language the model does not transcribe; `.unavailable` when the
     ///   runtime fails; `CancellationError` when cancelled before its turn.
     public func align(together audios: [(samples: [Float], text: String)], language: String? = nil) async throws -> [Transcript?] {
