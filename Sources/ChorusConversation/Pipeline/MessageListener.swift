@@ -54,13 +54,16 @@ struct MessageListener: Sendable {
         }
         let key = key(provider.modelIdentity)
         if cached, let transcript = cache?.lookup(key) { return transcript }
-        let gate = self.gate
-        let transcript = try await retry.run(
-            { _ in
-                try await gate.run { try await provider.transcribe(request) }
-            }, classify: VoiceError.retryVerdict)
+        let transcript = try await guarded { try await provider.transcribe(request) }
         cache?.store(key, transcript)
         return transcript
+    }
+
+    /// `call` (one provider or recognizer call) behind the instance's policies: at most `providerConcurrency` at once
+    /// (the gate), retried as the retry policy says.
+    private func guarded<Result: Sendable>(_ call: @escaping @Sendable () async throws -> Result) async throws -> Result {
+        let gate = self.gate
+        return try await retry.run({ _ in try await gate.run { try await call() } }, classify: VoiceError.retryVerdict)
     }
 
     /// Options that shape a render's transcripts (part of their cache key).
@@ -142,7 +145,6 @@ struct MessageListener: Sendable {
                 return heard
             }
         }
-        let gate = self.gate
         let minimum = WhisperRecognizer.sampleRate / 10
         var heard = [Heard?](repeating: nil, count: messages.count)
         for index in messages.indices where messages[index].speech.samples.count < minimum { heard[index] = .nothing }
@@ -155,10 +157,7 @@ struct MessageListener: Sendable {
             // A failed alignment leaves its messages to be transcribed with the recordings (which still are heard).
             var alignments = [Transcript?](repeating: nil, count: spoken.count)
             do {
-                alignments = try await retry.run(
-                    { _ in
-                        try await gate.run { try await recognizer.align(together: audios, language: language) }
-                    }, classify: VoiceError.retryVerdict)
+                alignments = try await guarded { try await recognizer.align(together: audios, language: language) }
             } catch let error where error is CancellationError || Task.isCancelled {
                 throw CancellationError()
             } catch {}
@@ -184,10 +183,7 @@ struct MessageListener: Sendable {
         let transcripts: [Transcript]
         do {
             let audios = audios
-            transcripts = try await retry.run(
-                { _ in
-                    try await gate.run { try await recognizer.transcribe(together: audios, language: language) }
-                }, classify: VoiceError.retryVerdict)
+            transcripts = try await guarded { try await recognizer.transcribe(together: audios, language: language) }
         } catch let error where error is CancellationError || Task.isCancelled {
             throw CancellationError()
         } catch {

@@ -235,6 +235,24 @@ struct WhisperTests {
         }
     }
 
+    /// `text`'s words said one by one by Flite (each trimmed to its sound), mono 16 kHz: `lead` samples of silence, then
+    /// each word followed by a pause drawn from `pauses` (seconds); and where each word begins (seconds).
+    static func wordByWord(
+        _ text: String, lead: Int, pauses: ClosedRange<Double>, random: inout WhisperDecoder.SplitMix
+    ) async throws -> (samples: [Float], onsets: [Double]) {
+        var samples = [Float](repeating: 0, count: lead)
+        var onsets: [Double] = []
+        for word in WordAligner.words(in: text).map(\.word) {
+            let (clip, _) = try await FliteSpeech.speech(word)
+            let buffer = AudioBuffer(format: AudioFormat(sampleRate: 16_000, channels: 1), samples: clip)
+            let sound = SilenceTrimmer(thresholdDB: -40, marginMilliseconds: 0).soundRange(of: buffer)
+            onsets.append(Double(samples.count) / 16_000)
+            samples += clip[sound]
+            samples += [Float](repeating: 0, count: Int(Double.random(in: pauses, using: &random) * 16_000))
+        }
+        return (samples, onsets)
+    }
+
     @Test(
         "word onsets after pauses: words spoken one by one with random pauses are timed within 40 ms (median) of where they begin, closer than faster-whisper times them"
     )
@@ -242,24 +260,8 @@ struct WhisperTests {
         let recognizer = try await Self.recognizer()
         let text = "Morning everyone, practice moved to half past four, bring water and snacks for the team."
         let written = WordAligner.words(in: text).map(\.word)
-        var state: UInt64 = 0x9E37_79B9_7F4A_7C15  // SplitMix64: the same pauses every run
-        func random() -> Double {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Double((z ^ (z >> 31)) >> 11) / Double(1 << 53)
-        }
-        var samples = [Float](repeating: 0, count: 8_000)
-        var onsets: [Double] = []
-        for word in written {
-            let (clip, _) = try await FliteSpeech.speech(word)
-            let buffer = AudioBuffer(format: AudioFormat(sampleRate: 16_000, channels: 1), samples: clip)
-            let sound = SilenceTrimmer(thresholdDB: -40, marginMilliseconds: 0).soundRange(of: buffer)
-            onsets.append(Double(samples.count) / 16_000)
-            samples += clip[sound]
-            samples += [Float](repeating: 0, count: Int((0.25 + 0.55 * random()) * 16_000))
-        }
+        var random = WhisperDecoder.SplitMix(seed: 0x9E37_79B9_7F4A_7C15)  // the same pauses every run
+        let (samples, onsets) = try await Self.wordByWord(text, lead: 8_000, pauses: 0.25...0.80, random: &random)
         let duration = Double(samples.count) / 16_000
         func errors(_ words: [WordTiming]) -> [Double] { zip(words, onsets).map { abs($0.start - $1) }.sorted() }
         let raw = try await recognizer.transcribe(samples, sharpen: false).aligned(to: text)
@@ -328,14 +330,7 @@ struct WhisperTests {
     )
     func alignsKnownText() async throws {
         let recognizer = try await Self.recognizer()
-        var state: UInt64 = 0x2545_F491_4F6C_DD1D  // SplitMix64: the same pauses every run
-        func random() -> Double {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Double((z ^ (z >> 31)) >> 11) / Double(1 << 53)
-        }
+        var random = WhisperDecoder.SplitMix(seed: 0x2545_F491_4F6C_DD1D)  // the same pauses every run
         // Three messages, each words said one by one with pauses between them (where each word begins is known).
         let texts = [
             "Morning everyone, practice moved to half past four.", "Bring water and snacks for the team!",
@@ -344,16 +339,7 @@ struct WhisperTests {
         var messages: [(samples: [Float], text: String)] = []
         var onsets: [[Double]] = []
         for text in texts {
-            var samples = [Float](repeating: 0, count: 4_000)
-            var starts: [Double] = []
-            for word in WordAligner.words(in: text).map(\.word) {
-                let (clip, _) = try await FliteSpeech.speech(word)
-                let buffer = AudioBuffer(format: AudioFormat(sampleRate: 16_000, channels: 1), samples: clip)
-                let sound = SilenceTrimmer(thresholdDB: -40, marginMilliseconds: 0).soundRange(of: buffer)
-                starts.append(Double(samples.count) / 16_000)
-                samples += clip[sound]
-                samples += [Float](repeating: 0, count: Int((0.15 + 0.4 * random()) * 16_000))
-            }
+            let (samples, starts) = try await Self.wordByWord(text, lead: 4_000, pauses: 0.15...0.55, random: &random)
             messages.append((samples, text))
             onsets.append(starts)
         }
