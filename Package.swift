@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "ChorusAudio", targets: ["ChorusAudio"]),
         .library(name: "ChorusSpeech", targets: ["ChorusSpeech"]),
         .library(name: "ChorusListening", targets: ["ChorusListening"]),
+        .library(name: "ChorusVoiceMaking", targets: ["ChorusVoiceMaking"]),
         .library(name: "ChorusText", targets: ["ChorusText"]),
         .library(name: "ChorusInference", targets: ["ChorusInference"]),
         .library(name: "ChorusOutbound", targets: ["ChorusOutbound"]),
@@ -130,6 +131,14 @@ let package = Package(
             name: "ChorusListening",
             dependencies: ["ChorusAudio", "ChorusInference", "ChorusSpeech", "ChorusSupport", "ChorusText", "ChorusWire", "CZlib"],
             swiftSettings: strictSettings),
+        // Voices made from recordings: a person's speech heard (the speaker model), a Kokoro style searched for, installed
+        // with a record of what it was made from.
+        .target(
+            name: "ChorusVoiceMaking",
+            dependencies: [
+                "ChorusAudio", "ChorusListening", "ChorusSpeech", "ChorusSupport", .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSettings),
         // The conversation engine apps call: `Chorus`, conversations, the render plan, the pipeline, the caches.
         .target(
             name: "ChorusConversation",
@@ -176,7 +185,7 @@ let package = Package(
             name: "chorus",
             dependencies: [
                 "ChorusAudio", "ChorusCommandLine", "ChorusConversation", "ChorusListening", "ChorusPictures", "ChorusService",
-                "ChorusSpeech", "ChorusSupport", "ChorusText", "ChorusWire",
+                "ChorusSpeech", "ChorusSupport", "ChorusText", "ChorusVoiceMaking", "ChorusWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings),
@@ -212,7 +221,7 @@ let package = Package(
             path: "Tests/ChorusTestSupport",
             exclude: [
                 "png_columns.py", "player_check.py", "s3_server.py", "pg_server.py", "tcp_proxy.py", "openai_sdk_check.py",
-                "whisper_referee.py",
+                "whisper_referee.py", "speaker_referee.py",
             ],
             swiftSettings: strictSettings),
         // Speech the voices make for the tests of voices, of listening and of renders (Flite's for the recognizer, Piper's,
@@ -253,6 +262,12 @@ let package = Package(
             dependencies: [
                 "ChorusListening", "ChorusSpeech", "ChorusAudio", "ChorusText", "ChorusWire", "ChorusSupport", "ChorusFixtures",
                 "ChorusTestSupport", "ChorusSpeechTestSupport",
+            ],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "ChorusVoiceMakingTests",
+            dependencies: [
+                "ChorusVoiceMaking", "ChorusListening", "ChorusSpeech", "ChorusAudio", "ChorusSupport", "ChorusFixtures", "ChorusTestSupport",
             ],
             swiftSettings: strictSettings),
         .testTarget(

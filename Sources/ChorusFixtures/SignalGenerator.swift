@@ -1,4 +1,5 @@
 public import ChorusAudio
+import ChorusSupport
 import Foundation
 
 /// Deterministic test and benchmark signals: tones, silence, ramps and a speech-like voice.
@@ -82,19 +83,12 @@ public enum SignalGenerator {
     }
 }
 
-/// A small deterministic random generator (SplitMix64).
+/// A small deterministic random generator (SplitMix64, `ChorusSupport`'s): values in [0, 1).
 public struct SplitMix {
-    private var state: UInt64
+    private var generator: SplitMix64
 
-    public init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { generator = SplitMix64(seed: seed) }
 
     /// A value in [0, 1).
-    public mutating func next() -> Double {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        z ^= z >> 31
-        return Double(z >> 11) / Double(1 << 53)
-    }
+    public mutating func next() -> Double { generator.unit() }
 }

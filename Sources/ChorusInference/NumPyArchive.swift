@@ -40,6 +40,19 @@ package enum NumPyArchive {
         return result
     }
 
+    /// A `.npy` file (format 1.0, little-endian float32, C order) of `values` shaped `shape`: what `array(ofFile:)`
+    /// and NumPy read.
+    package static func file(of values: [Float], shape: [Int]) -> Data {
+        let dimensions = shape.map(String.init).joined(separator: ", ") + (shape.count == 1 ? "," : "")
+        var header = "{'descr': '<f4', 'fortran_order': False, 'shape': (\(dimensions)), }"
+        // The magic, version and length (10 bytes) and the header, padded with spaces to a multiple of 64, end in "\n".
+        header += String(repeating: " ", count: (64 - (10 + header.utf8.count + 1) % 64) % 64) + "\n"
+        var data = Data([0x93, 0x4E, 0x55, 0x4D, 0x50, 0x59, 1, 0, UInt8(header.utf8.count & 0xFF), UInt8(header.utf8.count >> 8)])
+        data.append(contentsOf: Swift.Array(header.utf8))
+        for value in values { withUnsafeBytes(of: value.bitPattern.littleEndian) { data.append(contentsOf: $0) } }
+        return data
+    }
+
     /// The array of `.npy` file `data`.
     /// - Throws: `Failure` saying what is wrong.
     package static func array(ofFile data: Data) throws -> Array {

@@ -25,7 +25,7 @@ struct PackageShapeTests {
         "ChorusAudio": 2, "ChorusText": 2, "ChorusInference": 2, "ChorusOutbound": 2, "ChorusClient": 2,
         "ChorusS3": 3, "ChorusPictures": 3, "ChorusSpeech": 3, "ChorusFixtures": 3, "ChorusCommandLine": 3,
         "ChorusListening": 4,
-        "ChorusConversation": 5,
+        "ChorusConversation": 5, "ChorusVoiceMaking": 5,
         "ChorusService": 6,
         "chorus": 7,
     ]

@@ -1,4 +1,5 @@
 import CZlib
+import ChorusSupport
 import ChorusWire
 import Foundation
 
@@ -38,23 +39,8 @@ extension WhisperDecoder {
         return Double(bytes.count) / Double(size)
     }
 
-    /// A small seeded generator (SplitMix64): the same seed, the same numbers.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-
-        init(seed: UInt64) { state = seed }
-
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-
-        /// A number in [0, 1).
-        mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
-    }
+    /// The seeded generator sampling draws with.
+    typealias SplitMix = SplitMix64
 
     /// The sampled tokens to keep and the samples they cover, as OpenAI's `transcribe` decides: a sequence ending with
     /// a single timestamp, or without two timestamps in a row, covers the whole window; otherwise the segment after the

@@ -29,7 +29,10 @@ public struct KokoroModel: Sendable, Equatable {
     public let licence: String
 
     public var model: URL { folder.appendingPathComponent("model.onnx") }
-    public var voicesFolder: URL { folder.appendingPathComponent("voices", isDirectory: true) }
+    public var voicesFolder: URL { Self.voicesFolder(of: folder) }
+
+    /// The voices folder of Kokoro folder `folder` (whether or not its model is there).
+    public static func voicesFolder(of folder: URL = KokoroModel.folder()) -> URL { folder.appendingPathComponent("voices", isDirectory: true) }
 
     /// The Kokoro folder of the models folder (`ModelFolder.root`).
     public static func folder(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {

@@ -37,10 +37,12 @@ public struct KokoroProvider: VoiceProvider {
     public static let speedRange = 0.5...2.0
 
     /// When its model opens: its voices that read English (`KokoroVoices.defaultOrder`), then blends of them
-    /// (`KokoroVoices.defaultBlends`).
+    /// (`KokoroVoices.defaultBlends`). A voice made from one person's recordings (`MadeVoices`) is never a default: it
+    /// is that person's, given only where a conversation names it.
     public func defaultVoices() -> (first: [String], later: [String]) {
         guard let model = try? KokoroModel(folder: folder) else { return ([], []) }
-        let voices = KokoroVoices.defaultOrder(of: Array(KokoroVoices.of(folder: model.voicesFolder).styles.keys))
+        let personal = MadeVoices.records(in: model.voicesFolder).filter { $0.value.people == 1 }
+        let voices = KokoroVoices.defaultOrder(of: KokoroVoices.of(folder: model.voicesFolder).styles.keys.filter { personal[$0] == nil })
         return (voices, KokoroVoices.defaultBlends(of: voices))
     }
 
@@ -53,13 +55,14 @@ public struct KokoroProvider: VoiceProvider {
             return [VoiceInfo(id: VoiceID(provider: id, voice: "*"), name: "kokoro", details: "not usable: \(error.message)")]
         }
         let voices = KokoroVoices.of(folder: model.voicesFolder)
+        let made = MadeVoices.records(in: model.voicesFolder)
         var result = voices.styles.keys.sorted().map { name in
             let kind = KokoroVoices.kind(of: name)
             let described = [kind.language, kind.sounds].compactMap { $0 }.joined(separator: ", ")
             return VoiceInfo(
                 id: VoiceID(provider: id, voice: name), name: name,
-                details:
-                    "\(described.isEmpty ? "" : described + ", ")\(KokoroModel.sampleRate) Hz; Kokoro-82M (\(model.source)); licence: \(model.licence)"
+                details: made[name].map { "\($0.summary); \(KokoroModel.sampleRate) Hz; Kokoro-82M (\(model.source))" }
+                    ?? "\(described.isEmpty ? "" : described + ", ")\(KokoroModel.sampleRate) Hz; Kokoro-82M (\(model.source)); licence: \(model.licence)"
             )
         }
         for problem in voices.problems {

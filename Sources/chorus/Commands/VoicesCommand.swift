@@ -8,6 +8,14 @@ import Foundation
 struct VoicesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "voices",
+        abstract: "List the voices of the TTS providers; make Kokoro voices from recordings (create), remove them (remove).",
+        subcommands: [VoicesListCommand.self, VoicesCreateCommand.self, VoicesRemoveCommand.self],
+        defaultSubcommand: VoicesListCommand.self)
+}
+
+struct VoicesListCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
         abstract: "List the voices of the TTS providers (piper, kokoro, flite, espeak, elevenlabs, openai).",
         discussion: """
             ElevenLabs needs ELEVENLABS_API_KEY to list voices; without it, and without --provider, it is skipped \
