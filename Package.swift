@@ -152,7 +152,7 @@ let package = Package(
             name: "ChorusService",
             dependencies: [
                 "ChorusAudio", "ChorusConversation", "ChorusInference", "ChorusListening", "ChorusOutbound", "ChorusPictures", "ChorusS3",
-                "ChorusSpeech", "ChorusSupport", "ChorusText", "ChorusWire",
+                "ChorusSpeech", "ChorusSupport", "ChorusText", "ChorusVoiceMaking", "ChorusWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
@@ -268,6 +268,7 @@ let package = Package(
             name: "ChorusVoiceMakingTests",
             dependencies: [
                 "ChorusVoiceMaking", "ChorusListening", "ChorusSpeech", "ChorusAudio", "ChorusSupport", "ChorusFixtures", "ChorusTestSupport",
+                "ChorusSpeechTestSupport",
             ],
             swiftSettings: strictSettings),
         .testTarget(
@@ -281,7 +282,7 @@ let package = Package(
             name: "ChorusServiceTests",
             dependencies: [
                 "ChorusAudio", "ChorusConversation", "ChorusFixtures", "ChorusInference", "ChorusListening", "ChorusOutbound", "ChorusS3",
-                "ChorusService", "ChorusSpeech", "ChorusTestSupport", "ChorusText", "ChorusWire",
+                "ChorusService", "ChorusSpeech", "ChorusSpeechTestSupport", "ChorusTestSupport", "ChorusText", "ChorusWire",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),

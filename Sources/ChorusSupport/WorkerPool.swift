@@ -4,7 +4,8 @@ import Foundation
 /// on Swift's cooperative pool or an event loop, where it would starve the server and HTTP
 /// clients' deadlines. Callers are bounded by their own windows; the queue is FIFO, but for urgent jobs (what a
 /// listener is waiting for), which go before the jobs not urgent — all but every `urgentRun`-th job taken, which is the
-/// oldest job not urgent, so a steady stream of urgent work never stops the rest.
+/// oldest job not urgent, so a steady stream of urgent work never stops the rest — and background jobs (work nobody
+/// waits for soon: a voice being made), taken only when no other job waits.
 ///
 /// ```swift
 /// let pool = WorkerPool(threads: 2)
@@ -36,14 +37,17 @@ package final class WorkerPool: Sendable {
 
     deinit { queue.stop() }
 
-    /// Runs `body` on a pool thread and returns its result; `urgent`, before the jobs waiting that are not. A task
-    /// cancelled before its turn comes throws `CancellationError` without running `body`.
-    package func run<T: Sendable>(urgent: Bool = false, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+    /// Runs `body` on a pool thread and returns its result; `urgent`, before the jobs waiting that are not;
+    /// `background`, after every other job waiting. A task cancelled before its turn comes throws `CancellationError`
+    /// without running `body`.
+    package func run<T: Sendable>(
+        urgent: Bool = false, background: Bool = false, _ body: @escaping @Sendable () throws -> T
+    ) async throws -> T {
         try Task.checkCancellation()
         let cancelled = CancelFlag()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-                queue.enqueue(urgent: urgent) {
+                queue.enqueue(urgent: urgent, background: background && !urgent) {
                     if cancelled.isSet {
                         continuation.resume(throwing: CancellationError())
                     } else {
@@ -77,18 +81,26 @@ private final class JobQueue: @unchecked Sendable {
     private var urgentInARow = 0
     private var jobs: [() -> Void] = []
     private var head = 0
+    /// Jobs taken only when no other job waits.
+    private var background: [() -> Void] = []
     private var stopped = false
     private static let taken: @Sendable () -> Void = {}
 
     var count: Int {
         condition.lock()
         defer { condition.unlock() }
-        return urgent.count + jobs.count - head
+        return urgent.count + jobs.count - head + background.count
     }
 
-    func enqueue(urgent isUrgent: Bool, _ job: @escaping () -> Void) {
+    func enqueue(urgent isUrgent: Bool, background isBackground: Bool = false, _ job: @escaping () -> Void) {
         condition.lock()
-        if isUrgent { urgent.append(job) } else { jobs.append(job) }
+        if isUrgent {
+            urgent.append(job)
+        } else if isBackground {
+            background.append(job)
+        } else {
+            jobs.append(job)
+        }
         condition.signal()
         condition.unlock()
     }
@@ -103,7 +115,7 @@ private final class JobQueue: @unchecked Sendable {
     func work() {
         while true {
             condition.lock()
-            while urgent.isEmpty && head == jobs.count && !stopped { condition.wait() }
+            while urgent.isEmpty && head == jobs.count && background.isEmpty && !stopped { condition.wait() }
             if !urgent.isEmpty && (urgentInARow < Self.urgentRun || head == jobs.count) {
                 let job = urgent.removeFirst()  // a few at most: what listeners wait for
                 urgentInARow = head == jobs.count ? 0 : urgentInARow + 1
@@ -113,8 +125,14 @@ private final class JobQueue: @unchecked Sendable {
             }
             urgentInARow = 0
             if head == jobs.count {
+                guard !background.isEmpty, !stopped else {
+                    condition.unlock()
+                    return
+                }
+                let job = background.removeFirst()  // a generation of a voice being made at most
                 condition.unlock()
-                return
+                job()
+                continue
             }
             let job = jobs[head]
             // The slot lets go of the job at once: a job holds what its body captured (a message's

@@ -7,6 +7,10 @@ public enum ServicePaths {
     public static let voiceClone = "/v1/voices/clone"
     /// A cloned voice.
     public static func voice(_ id: String) -> String { "\(voices)/\(id)" }
+    /// ElevenLabs' voice-cloning route: a voice made from uploaded recordings, offline (multipart `name`, `files`).
+    public static let voicesAdd = "/v1/voices/add"
+    /// A voice being made from recordings (`voicesAdd`'s job).
+    public static func voiceJob(_ id: String) -> String { "\(voices)/jobs/\(id)" }
 
     public static let clips = "/v1/clips"
 

@@ -44,13 +44,14 @@ struct WorkerPoolTests {
     /// Jobs `0..<count` sent to `pool` in order, each queued before the next is sent (urgent where `urgent` says);
     /// each appends its index to `order` and returns twice it.
     private func queue(
-        _ count: Int, on pool: WorkerPool, order: ExecutionOrder, urgent: @escaping @Sendable (Int) -> Bool = { _ in false }
+        _ count: Int, on pool: WorkerPool, order: ExecutionOrder, urgent: @escaping @Sendable (Int) -> Bool = { _ in false },
+        background: @escaping @Sendable (Int) -> Bool = { _ in false }
     ) async throws -> [Task<Int, any Error>] {
         var jobs: [Task<Int, any Error>] = []
         for index in 0..<count {
             jobs.append(
                 Task {
-                    try await pool.run(urgent: urgent(index)) {
+                    try await pool.run(urgent: urgent(index), background: background(index)) {
                         order.append(index)
                         return index * 2
                     }
@@ -70,6 +71,19 @@ struct WorkerPoolTests {
         try await blocker.value
         for job in jobs { _ = try await job.value }
         #expect(order.values == [-1, 1, 3, 5, 0, 2, 4])
+    }
+
+    @Test("background jobs (a voice being made) run only when no other job waits, first in, first out among themselves")
+    func backgroundLast() async throws {
+        let pool = WorkerPool(threads: 1, name: "test-pool-back")
+        let order = ExecutionOrder()
+        let (release, blocker) = try await hold(pool, order: order)
+        // 0 and 3 in the background, 1 and 4 ordinary, 2 and 5 urgent.
+        let jobs = try await queue(6, on: pool, order: order, urgent: { $0 % 3 == 2 }, background: { $0 % 3 == 0 })
+        release.signal()
+        try await blocker.value
+        for job in jobs { _ = try await job.value }
+        #expect(order.values == [-1, 2, 5, 1, 4, 0, 3])
     }
 
     @Test("a run of urgent jobs lets the oldest job not urgent go after every fourth")

@@ -2,6 +2,7 @@ import ChorusAudio
 import ChorusFixtures
 import ChorusListening
 import ChorusSpeech
+import ChorusSpeechTestSupport
 import ChorusSupport
 import ChorusTestSupport
 import Foundation
@@ -10,31 +11,10 @@ import Testing
 @testable import ChorusVoiceMaking
 
 /// Voices made from real human recordings (the human corpus's audiobook reader and 1961 speech), end to end on a
-/// tiny search budget, in a Kokoro folder of their own (the model set-up prepared, a copy of its voices); and the
+/// tiny search budget, in a models folder of their own (`PrivateModels`); and the
 /// recordings and names that cannot make a voice, refused by name with nothing left in the voices folder.
 @Suite("Voices made from recordings")
 struct VoiceMakerTests {
-    /// A Kokoro folder of its own: set-up's model, linked, and a copy of its voice files.
-    final class KokoroFolder: Sendable {
-        let directory: TemporaryDirectory
-        var url: URL { directory.url }
-        var voices: URL { KokoroModel.voicesFolder(of: url) }
-
-        init() throws {
-            directory = try TemporaryDirectory(prefix: "chorus-made-voices")
-            let real = KokoroModel.folder()
-            try FileManager.default.createSymbolicLink(
-                at: directory.file("model.onnx"), withDestinationURL: real.appendingPathComponent("model.onnx"))
-            for name in ["model.json", "vocab.json"] {
-                try FileManager.default.copyItem(at: real.appendingPathComponent(name), to: directory.file(name))
-            }
-            try FileManager.default.copyItem(at: KokoroModel.voicesFolder(of: real), to: KokoroModel.voicesFolder(of: directory.url))
-        }
-
-        /// The voices folder's file names.
-        var files: [String] { ((try? FileManager.default.contentsOfDirectory(atPath: voices.path)) ?? []).sorted() }
-    }
-
     static func clip(_ id: String) throws -> URL {
         let clips = try HumanSpeech.clips()
         return try #require(clips.first { $0.id == id }, "\(id) is not in the human corpus").url
@@ -47,15 +27,15 @@ struct VoiceMakerTests {
 
     @Test("a voice made from an audiobook reader's sentences is installed whole, usable at once, and the same again for the seed")
     func madeEndToEnd() async throws {
-        let folder = try KokoroFolder()
-        let before = folder.files
-        let maker = VoiceMaker(kokoro: folder.url)
+        let folder = try PrivateModels()
+        let before = folder.voiceFiles
+        let maker = VoiceMaker(kokoro: folder.kokoro, speaker: folder.speaker)
         let seen = Locked<[VoiceMaker.Progress]>([])
         let record = try await maker.make(name: "reader", from: try Self.reader(), options: .init(seed: 7, candidates: 4)) { progress in
             seen.withLock { $0.append(progress) }
         }
         let expected = (before + ["reader.made.json", "reader.npy"]).sorted()
-        #expect(folder.files == expected)
+        #expect(folder.voiceFiles == expected)
         #expect(record.madeBy == "chorus" && record.sources.count == 2 && record.candidates == 4)
         for source in record.sources {
             #expect(source.sha256.count == 64 && source.speechSeconds > 2 && source.speechSeconds <= source.seconds + 0.01, "\(source)")
@@ -69,7 +49,7 @@ struct VoiceMakerTests {
         #expect(MadeVoices.record(of: "reader", in: folder.voices) == record)
 
         // Usable at once as kokoro:reader, listed as made.
-        let provider = KokoroProvider(folder: folder.url)
+        let provider = KokoroProvider(folder: folder.kokoro)
         let speech = try await provider.synthesize(SynthesisRequest(voice: "reader", text: "Dinner is at seven tonight.", outputFormat: "pcm"))
         guard case .pcm(let audio) = speech.audio else {
             Issue.record("no PCM")
@@ -89,16 +69,16 @@ struct VoiceMakerTests {
                 == Data(contentsOf: folder.voices.appendingPathComponent("reader.npy")))
 
         try MadeVoices.remove(name: "again", in: folder.voices)
-        #expect(!folder.files.contains { $0.hasPrefix("again") })
+        #expect(!folder.voiceFiles.contains { $0.hasPrefix("again") })
         #expect(throws: VoiceError.self) { try MadeVoices.remove(name: "jf_alpha", in: folder.voices) }
     }
 
     @Test("recordings that cannot make a voice are refused naming the file and why; nothing is left in the voices folder")
     func refused() async throws {
-        let folder = try KokoroFolder()
-        let before = folder.files
+        let folder = try PrivateModels()
+        let before = folder.voiceFiles
         let scratch = try TemporaryDirectory()
-        let maker = VoiceMaker(kokoro: folder.url)
+        let maker = VoiceMaker(kokoro: folder.kokoro, speaker: folder.speaker)
         let silence = scratch.file("silence.wav")
         try ClipEncoding.wav16.write(
             AudioBuffer(format: AudioFormat(sampleRate: 16_000, channels: 1), samples: [Float](repeating: 0, count: 16_000 * 20)), to: silence)
@@ -136,14 +116,14 @@ struct VoiceMakerTests {
         #expect(tooMany.contains("1 to 16 recordings"), "\(tooMany)")
         let budget = await refusal(reader, candidates: 1)
         #expect(budget.contains("candidates"), "\(budget)")
-        #expect(folder.files == before)
+        #expect(folder.voiceFiles == before)
     }
 
     @Test("a creation cancelled while it searches leaves no voice behind")
     func cancelled() async throws {
-        let folder = try KokoroFolder()
-        let before = folder.files
-        let maker = VoiceMaker(kokoro: folder.url)
+        let folder = try PrivateModels()
+        let before = folder.voiceFiles
+        let maker = VoiceMaker(kokoro: folder.kokoro, speaker: folder.speaker)
         let reader = try Self.reader()
         let started = Locked(false)
         let task = Task {
@@ -152,7 +132,7 @@ struct VoiceMakerTests {
         while !started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(50)) }
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
-        #expect(folder.files == before)
+        #expect(folder.voiceFiles == before)
     }
 
     @Test("pitch is heard on real speech: a man's reading lower than a woman's prompts, each in a speaking range")

@@ -27,6 +27,8 @@ package final class RenderSession: @unchecked Sendable {
     private var normalization: [NormalizationResult?] = []
     private var timings = StageTimings()
     private var warnings: [String] = []
+    /// The voices made from recordings among the render's, for the timeline (set before anything is appended).
+    package var madeVoices: [String: MadeVoiceInfo] = [:]
     private var done = false
     private let chapterTitles: [String]
     private let messageGaps: [Int?]
@@ -214,7 +216,7 @@ package final class RenderSession: @unchecked Sendable {
         }
         let timeline = Timeline(
             format: format, samples: stitcher.framesWritten, gapMs: gapMilliseconds, segments: segments,
-            intro: intro, outro: outro, music: music)
+            intro: intro, outro: outro, music: music, madeVoices: madeVoices)
         if let file = sideFiles[0] { try file.write(timeline.jsonData()) }
         if let file = sideFiles[1], let peaks, let waveform = options.waveform {
             try file.write(peaks.data(try WaveformFileFormat(url: file.destination), bits: waveform.bits))

@@ -5,7 +5,7 @@ extension Timeline {
     /// Builds the timeline of `segments` placed in `samples` frames of output.
     package init(
         format: AudioFormat, samples: Int, gapMs: Int, segments: [Segment], intro: Bookend? = nil, outro: Bookend? = nil,
-        music: Music? = nil
+        music: Music? = nil, madeVoices: [String: MadeVoiceInfo]? = nil
     ) {
         var speakers: [Speaker] = []
         var positions: [String: Int] = [:]
@@ -26,7 +26,7 @@ extension Timeline {
         self.init(
             duration: format.roundedSeconds(frames: samples), samples: samples, sampleRate: format.sampleRate,
             channels: format.channels, gapMs: gapMs, segments: segments, speakers: speakers, intro: intro, outro: outro,
-            music: music)
+            music: music, madeVoices: madeVoices?.isEmpty == false ? madeVoices : nil)
     }
 
     /// Pretty-printed JSON, members in the documented order; optional fields are omitted when absent.
@@ -88,6 +88,22 @@ extension Timeline {
                         ("source", .string(music.source)), ("level_lu", .number(music.levelLU)), ("duck_db", .number(music.duckDB)),
                         ("gain_db", .number(music.gainDB)), ("passes", .integer(music.passes)),
                     ])
+                ))
+        }
+        if let madeVoices {
+            members.append(
+                (
+                    "made_voices",
+                    .object(
+                        madeVoices.sorted { $0.key < $1.key }.map { id, made in
+                            var fields: [(String, OrderedJSON)] = [
+                                ("made_by", .string(made.madeBy)), ("created", .string(made.created)), ("people", .integer(made.people)),
+                                ("recordings", .integer(made.recordings)), ("speech_seconds", .number(made.speechSeconds)),
+                                ("similarity", .number(made.similarity)), ("nearest_stock_similarity", .number(made.nearestStockSimilarity)),
+                            ]
+                            if let errors = made.wordErrorRate { fields.append(("word_error_rate", .number(errors))) }
+                            return (id, .object(fields))
+                        })
                 ))
         }
         return OrderedJSON.object(members).data()

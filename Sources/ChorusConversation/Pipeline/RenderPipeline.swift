@@ -56,6 +56,9 @@ struct RenderPipeline: Sendable {
             bookends: (title(conversation.intro, "Intro"), title(conversation.outro, "Outro")),
             music: conversation.music,
             growingTitles: listening ? messages.filter { $0.audio != nil && $0.text == nil }.count : 0)
+        if let kokoro = chorus.configuration.registry.providers[BuiltInProvider.kokoro.rawValue] as? KokoroProvider {
+            session.madeVoices = MadeVoices.used(in: (voices + [plan.introVoice, plan.outroVoice]).compactMap { $0 }, kokoro: kokoro.folder)
+        }
         let synthesizer = chorus.synthesizer
         defer { synthesizer.cache.evict() }
         do {

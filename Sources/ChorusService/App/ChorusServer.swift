@@ -151,7 +151,10 @@ func buildRouter(state: ServiceState) -> (Router<ChorusRequestContext>, RouteTab
         pool: state.chorus.workerPool)
     renders.register(on: v1, table: table)
     ClipsController(clips: state.clips, configuration: state.configuration).register(on: v1, table: table)
-    VoicesController(chorus: state.chorus, clips: state.clips).register(on: v1, table: table)
+    VoicesController(chorus: state.chorus, clips: state.clips, workshop: state.workshop).register(on: v1, table: table)
+    VoiceWorkshopRoutes(
+        workshop: state.workshop, uploads: state.data.voiceUploads, maxBodyBytes: state.configuration.maxBodyBytes, pool: state.chorus.workerPool
+    ).register(on: v1, table: table)
     LexiconsController(configuration: state.configuration, lexicons: state.lexicons).register(on: v1, table: table)
     SpeechController(
         configuration: state.configuration, lexicons: state.lexicons, resolver: state.resolver, catalog: state.catalog,

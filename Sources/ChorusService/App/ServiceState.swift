@@ -1,7 +1,10 @@
 import ChorusAudio
 import ChorusConversation
 import ChorusInference
+import ChorusListening
+import ChorusSpeech
 import ChorusSupport
+import ChorusVoiceMaking
 import Foundation
 import Hummingbird
 import Logging
@@ -39,6 +42,8 @@ struct ServiceState: Sendable {
     let recognition: SpeechRecognition
     /// Transcripts by audio bytes and model, in the data folder's cache.
     let transcripts: TranscriptCache
+    /// Voices being made from uploaded recordings (`POST /v1/voices/add`), into the models folder's Kokoro voices.
+    let workshop: VoiceWorkshop
     /// Who answers each transcription `model` name.
     let transcriptionRoutes: TranscriptionRoutes
     let logger: Logger
@@ -71,6 +76,11 @@ struct ServiceState: Sendable {
         self.recognition = recognition
         engine.transcriber = recognition.transcriber
         chorus = try Chorus(configuration: engine)
+        let models = ModelFolder.root(environment: configuration.environment)
+        workshop = VoiceWorkshop(
+            maker: VoiceMaker(
+                kokoro: KokoroModel.folder(environment: configuration.environment), speaker: SpeakerModel.folder(in: models)),
+            limit: max(1, min(configuration.queueLimit, 8)))
         transcripts = try TranscriptCache(directory: data.cache)
         transcriptionRoutes = try TranscriptionRoutes(configuration: configuration)
         let local = try await LocalDatabase.open(in: data.root, logger: logger)

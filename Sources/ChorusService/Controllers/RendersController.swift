@@ -111,6 +111,7 @@ struct RendersController: Sendable {
     func start(_ request: RenderRequest, mode: RenderMode, context: ChorusRequestContext, words: Bool = true) async throws -> Response {
         // A stored lexicon named is given as its entries, now: the id is computed from them and a queued render carries them.
         var body = request
+        try VoiceWorkshopRoutes.checkOwnership(of: body, owner: VoiceWorkshopRoutes.owner(context))
         body.lexicon = try await lexicons.inlined(body.lexicon, caller: context.caller?.id ?? "anonymous")
         let resolved = try await resolver.resolve(body)
         let streaming = mode == .stream

@@ -32,13 +32,7 @@ struct TranscriptionController: Sendable {
     }
 
     private func answer(_ request: Request, alignment: Bool) async throws -> Response {
-        let boundary: String
-        do {
-            boundary = try MultipartForm.boundary(of: request.headers[.contentType] ?? "")
-        } catch let error as MultipartError {
-            throw ServiceError.badRequest(error.description, field: "body")
-        }
-        let body = try await HTTPSupport.body(of: request, limit: configuration.maxBodyBytes)
+        let (body, boundary) = try await HTTPSupport.multipartBody(of: request, limit: configuration.maxBodyBytes)
         return try await recognition.admitted {
             let pool = chorus.workerPool
             let form = try await pool.run {

@@ -15,6 +15,18 @@ package enum HTTPSupport {
     }()
 
     /// The request body, at most `limit` bytes (413 `too_large` otherwise, before reading when Content-Length says so).
+    /// A `multipart/form-data` request's body (at most `limit` bytes) and its boundary.
+    /// - Throws: `ServiceError` 400 (`body`) when the request is not multipart/form-data; 413 over the limit.
+    static func multipartBody(of request: Request, limit: Int) async throws -> (body: Data, boundary: String) {
+        let boundary: String
+        do {
+            boundary = try MultipartForm.boundary(of: request.headers[.contentType] ?? "")
+        } catch let error as MultipartError {
+            throw ServiceError.badRequest(error.description, field: "body")
+        }
+        return (try await body(of: request, limit: limit), boundary)
+    }
+
     static func body(of request: Request, limit: Int) async throws -> Data {
         if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit {
             throw ServiceError.tooLarge("the body is \(declared) bytes; the limit is \(limit)")

@@ -11,6 +11,9 @@ struct DataDirectory: Sendable {
     let renders: URL
     let clips: URL
     let cache: URL
+    /// Recordings a voice is being made from (`VoiceWorkshopRoutes`), each upload a folder removed when its voice is
+    /// made or not; emptied on start.
+    let voiceUploads: URL
     /// `renders.path`, kept: routes build file paths on every request.
     let rendersPath: String
 
@@ -19,6 +22,7 @@ struct DataDirectory: Sendable {
         renders = root.appendingPathComponent("renders")
         clips = root.appendingPathComponent("clips")
         cache = root.appendingPathComponent("cache")
+        voiceUploads = root.appendingPathComponent("voice-uploads")
         rendersPath = renders.path
     }
 
@@ -29,7 +33,8 @@ struct DataDirectory: Sendable {
     /// - Returns: how many temporary files were removed.
     @discardableResult
     func prepare() throws -> Int {
-        for folder in [root, renders, clips, cache] {
+        try? FileManager.default.removeItem(at: voiceUploads)
+        for folder in [root, renders, clips, cache, voiceUploads] {
             do {
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             } catch {

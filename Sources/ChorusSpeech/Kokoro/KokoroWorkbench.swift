@@ -4,8 +4,8 @@ import ChorusText
 package import Foundation
 
 /// Kokoro spoken with styles that are no voice file's yet: what voice creation searches with. The model is the
-/// process's (`KokoroEngine`), its calls run on the neural voices' threads (`SynthesisThreads`) behind any speech a
-/// listener waits for, so renders keep their latency while a voice is being made.
+/// process's (`KokoroEngine`), its calls run on the neural voices' threads (`SynthesisThreads`) in the background:
+/// only when no render's or listener's speech waits, so renders keep their latency while a voice is being made.
 package struct KokoroWorkbench: Sendable {
     let synthesizer: KokoroSynthesizer
 
@@ -54,7 +54,7 @@ package struct KokoroWorkbench: Sendable {
         let parts = try await withThrowingTaskGroup(of: (Int, [Float]).self) { group in
             for (index, sentence) in sentences.enumerated() {
                 group.addTask {
-                    let spoken = try await SynthesisThreads.pool.run {
+                    let spoken = try await SynthesisThreads.pool.run(background: true) {
                         try synthesizer.speak(sentence, style: voice, speed: speed, urgent: false)
                     }
                     return (index, Array(spoken.samples[..<min(spoken.speechEnd, spoken.samples.count)]))
@@ -67,9 +67,9 @@ package struct KokoroWorkbench: Sendable {
         return parts.flatMap { $0 }
     }
 
-    /// `body` run on the neural voices' threads, behind speech a listener waits for: work that belongs with speaking
+    /// `body` run on the neural voices' threads in the background, as `speak` is: work that belongs with speaking
     /// (scoring what was spoken) without taking the cores from renders.
     package func onSpeechThreads<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await SynthesisThreads.pool.run(body)
+        try await SynthesisThreads.pool.run(background: true, body)
     }
 }

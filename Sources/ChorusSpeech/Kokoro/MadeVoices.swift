@@ -1,4 +1,5 @@
 import ChorusInference
+public import ChorusWire
 public import Foundation
 
 /// What a voice Chorus made from recordings was made from (`chorus voices create`): kept beside its style file as
@@ -97,6 +98,14 @@ public struct MadeVoiceRecord: Codable, Sendable, Equatable {
         case kokoroModel = "kokoro_model_sha256", speakerModel = "speaker_model_sha256", chorusVersion = "chorus_version"
     }
 
+    /// What voice lists and timelines say of it.
+    public var info: MadeVoiceInfo {
+        MadeVoiceInfo(
+            madeBy: madeBy, created: created, people: people, recordings: sources.count,
+            speechSeconds: sources.reduce(0) { $0 + $1.speechSeconds }, similarity: similarity,
+            nearestStockSimilarity: nearestStockSimilarity, wordErrorRate: wordErrorRate)
+    }
+
     /// One line for voice lists: `made by Chorus from 2 recordings (61 s of speech), 2026-12-07; similarity 0.83`.
     public var summary: String {
         let speech = sources.reduce(0) { $0 + $1.speechSeconds }
@@ -117,6 +126,20 @@ public enum MadeVoices {
     public static func record(of name: String, in folder: URL) -> MadeVoiceRecord? {
         guard let data = try? Data(contentsOf: folder.appendingPathComponent(name + recordSuffix)) else { return nil }
         return try? JSONDecoder().decode(MadeVoiceRecord.self, from: data)
+    }
+
+    /// The made voices among `voices` (ids; a Kokoro blend's made parts each), with what they were made from, by id
+    /// (`kokoro:mom`): what a render's timeline lists. `folder` is the Kokoro folder of `kokoro:` voices.
+    public static func used(in voices: [VoiceID], kokoro folder: URL) -> [String: MadeVoiceInfo] {
+        let made = records(in: KokoroModel.voicesFolder(of: folder))
+        guard !made.isEmpty else { return [:] }
+        var result: [String: MadeVoiceInfo] = [:]
+        for voice in voices where voice.provider == BuiltInProvider.kokoro.rawValue {
+            for part in (try? KokoroVoices.Blend(String(voice.voice.prefix { $0 != "?" })))?.parts ?? [] {
+                if let record = made[part.name] { result["kokoro:\(part.name)"] = record.info }
+            }
+        }
+        return result
     }
 
     /// The made voices of `folder` (those whose style file and record are both there), by name.

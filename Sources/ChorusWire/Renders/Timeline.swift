@@ -95,6 +95,9 @@ public struct Timeline: Codable, Sendable, Equatable {
     public var outro: Bookend?
     /// The music bed under the program, when the conversation has one.
     public var music: Music?
+    /// The voices made from recordings that spoke in it (`kokoro:mom`, or each made part of a blend), by voice id: what
+    /// each was made from.
+    public var madeVoices: [String: MadeVoiceInfo]?
 
     /// Where the music bed is heard (from the first sample; to the end of the tail, or where a bed that does not loop
     /// ends) and how it was set: `gain_db` brought it to the target plus `level_lu`, `duck_db` lower under speech;
@@ -179,8 +182,9 @@ public struct Timeline: Codable, Sendable, Equatable {
 
     public init(
         duration: Double, samples: Int, sampleRate: Int, channels: Int, gapMs: Int, segments: [Segment], speakers: [Speaker],
-        intro: Bookend? = nil, outro: Bookend? = nil, music: Music? = nil
+        intro: Bookend? = nil, outro: Bookend? = nil, music: Music? = nil, madeVoices: [String: MadeVoiceInfo]? = nil
     ) {
+        self.madeVoices = madeVoices
         self.duration = duration
         self.samples = samples
         self.sampleRate = sampleRate
@@ -199,5 +203,6 @@ public struct Timeline: Codable, Sendable, Equatable {
         case channels
         case gapMs = "gap_ms"
         case segments, speakers, intro, outro, music
+        case madeVoices = "made_voices"
     }
 }

@@ -23,7 +23,9 @@ struct KokoroTests {
         let model = try KokoroModel(folder: KokoroModel.folder())
         #expect(model.sourceDigest == "6e742170d309016e5891a994e1ce1559c702a2ccd0075e67ef7157974f6406cb")
         #expect(model.vocabulary.count == 114 && model.vocabulary["ɹ"] != nil)
-        let listed = try await KokoroProvider().voices()
+        // Voices this machine made from recordings (`chorus voices create`) are the user's, not set-up's.
+        let made = MadeVoices.records(in: model.voicesFolder)
+        let listed = try await KokoroProvider().voices().filter { made[$0.name] == nil }
         #expect(listed.map(\.id.description) == Self.packVoices.map { "kokoro:\($0)" }, "\(listed)")
         let kumo = try #require(listed.first { $0.name == "jm_kumo" })
         #expect(kumo.details.contains("Japanese, male") && kumo.details.contains("24000 Hz") && kumo.details.contains("licence"))
