@@ -38,7 +38,7 @@ public struct VoiceMaker: Sendable {
         public var best: Double
     }
 
-    /// About 5 minutes on two cores (measured in docs/benchmarks.md).
+    /// About 7 minutes on two cores (docs/benchmarks.md).
     public static let defaultCandidates = 240
     public static let leastCandidates = 4
     public static let mostCandidates = 2_000

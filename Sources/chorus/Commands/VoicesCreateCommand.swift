@@ -11,7 +11,7 @@ struct VoicesCreateCommand: AsyncParsableCommand {
         discussion: """
             Make voices only from recordings of people who agreed to it. 30 s to 10 minutes of one person speaking \
             (any format Chorus decodes; at least 10 s) give a voice the speaker model hears as them: Chorus searches \
-            Kokoro's styles, hearing each candidate speak, for about five minutes on two cores (--candidates sets \
+            Kokoro's styles, hearing each candidate speak, for about seven minutes on two cores (--candidates sets \
             how many). The voice is written into the Kokoro voices folder with NAME.made.json beside it: what it was \
             made from (file digests, durations, models, scores), never the recordings. The same recordings and \
             --seed give the same voice. Ctrl-C stops it and leaves no voice behind.
