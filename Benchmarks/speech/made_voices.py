@@ -42,9 +42,12 @@ Steps (each person's voice is kokoro:heldout_PERSON):
      8 kHz and back before embedding);
    - Whisper base (faster-whisper int8, Tests/ChorusTestSupport/whisper_referee.py, language en) word error rate over
      the 20 sentences, for each made voice and for jm_kumo and jf_gongitsune (normalized as human_wer.py: lower case,
-     punctuation dropped, numerals as words);
-   - pitch: median f0 of all voiced frames (librosa.pyin, 60-400 Hz, 16 kHz) of the made voice's renders against the
-     person's making recordings.
+     punctuation dropped, numerals as words; and two heard words that join into the reference's word are that word,
+     so "sand castle" is "sandcastle");
+   - pitch: median f0 of all voiced frames (librosa.pyin, 60-400 Hz, 16 kHz, 1024-sample frames) of the made voice's
+     renders against the person's making recordings; with the share of loud frames (RMS above a tenth of the file's
+     loudest) pyin calls voiced, and, as a check where that share is low (a rough or breathy voice pyin cannot
+     track), the median of librosa.yin over the loud frames (no voicing decision).
    Embeddings, f0 and transcripts are cached in WORK/cache by file path, size and mtime.
 5. report: markdown printed and written to --report (default /tmp/made_voices_report.md), raw numbers to --results
    (default /tmp/made_voices_results.json). The made heldout_* voices are left installed (`chorus voices remove
@@ -149,6 +152,8 @@ def save_json(path, value):
 # ------------------------------------------------------------------------------------------------ the held-out sets
 
 def cut_wav(source, destination, start_seconds, end_seconds):
+    """Frames [start, end) of a WAV into another (left as it is when it already holds them, keeping its mtime for
+    the caches)."""
     with wave.open(source) as reader:
         rate, frames = reader.getframerate(), reader.getnframes()
         first = int(round(start_seconds * rate))
@@ -156,6 +161,12 @@ def cut_wav(source, destination, start_seconds, end_seconds):
         reader.setpos(first)
         data = reader.readframes(last - first)
         params = reader.getparams()
+    try:
+        with wave.open(destination) as existing:
+            if existing.getparams()[:3] == params[:3] and existing.readframes(existing.getnframes()) == data:
+                return (last - first) / rate
+    except (OSError, EOFError, wave.Error):
+        pass
     os.makedirs(os.path.dirname(destination), exist_ok=True)
     temporary = destination + ".part.wav"
     with wave.open(temporary, "wb") as writer:
@@ -426,7 +437,12 @@ def worker(kind, job, out):
         for path in paths:
             signal, rate = librosa.load(path, sr=16000, mono=True)
             f0, voiced, _ = librosa.pyin(signal, fmin=60.0, fmax=400.0, sr=rate, frame_length=1024)
-            results[path] = [float(v) for v in f0[voiced & np.isfinite(f0)]]
+            rms = librosa.feature.rms(y=signal, frame_length=1024, hop_length=256)[0][:len(f0)]
+            loud = rms > 0.1 * rms.max()
+            yin = librosa.yin(signal, fmin=60.0, fmax=400.0, sr=rate, frame_length=1024)[:len(f0)]
+            results[path] = {"pyin": [float(v) for v in f0[voiced & np.isfinite(f0)]],
+                             "loud": int(loud.sum()), "loud_voiced": int((loud & voiced).sum()),
+                             "yin_loud": [float(v) for v in yin[loud]]}
     save_json(out, results)
 
 
@@ -446,11 +462,25 @@ def cosine(a, b):
     return sum(x * y for x, y in zip(unit(a), unit(b)))
 
 
+def joined_compounds(heard, reference):
+    """Two heard words that join into one of the reference's words are that word ("sand castle": "sandcastle")."""
+    known, out, i = set(reference), [], 0
+    while i < len(heard):
+        if i + 1 < len(heard) and heard[i] + heard[i + 1] in known and heard[i] not in known:
+            out.append(heard[i] + heard[i + 1])
+            i += 2
+        else:
+            out.append(heard[i])
+            i += 1
+    return out
+
+
 def word_errors(paths, transcripts):
     errors = words = 0
     per = []
     for sentence, path in zip(SENTENCES, paths):
-        reference, heard = normalize(sentence, "en"), normalize(transcripts[path], "en")
+        reference = normalize(sentence, "en")
+        heard = joined_compounds(normalize(transcripts[path], "en"), reference)
         e = edit_distance(heard, reference)
         errors += e
         words += len(reference)
@@ -476,9 +506,14 @@ def report(results):
     names = list(people)
     add("# Made voices on held-out recordings (issue 56)")
     add("")
-    add(f"{results['date']} · {results['chorus_version']} · {results['machine']} · total run "
-        f"{results['total_seconds'] / 60:.1f} min (creation {results['creation_seconds'] / 60:.1f} min"
-        f"{' of earlier runs, reused' if results['skip_create'] else ''}).")
+    if results["skip_create"]:
+        timing = (f"this run {results['run_seconds'] / 60:.1f} min (renders, speed, embeddings, pitch and transcripts "
+                  f"reused where cached in the work folder); voice making {results['creation_seconds'] / 60:.1f} min "
+                  f"in an earlier run, reused")
+    else:
+        timing = (f"this run {results['run_seconds'] / 60:.1f} min, of which voice making "
+                  f"{results['creation_seconds'] / 60:.1f} min")
+    add(f"{results['date']} · {results['chorus_version']} · {results['machine']} · {timing}.")
     add("")
     add("Judge: ECAPA-TDNN (SpeechBrain spkrec-ecapa-voxceleb, NumPy; Benchmarks/speech/ecapa_judge.py), not used by "
         "the search (which scores with Resemblyzer's GE2E). Voices: unit-normalized mean of 20 sentences' embeddings; "
@@ -501,8 +536,9 @@ def report(results):
     add("")
     add("| person | making s (speech s) | creation wall s (record s) | GE2E sim. (search) | nearest stock (GE2E) "
         "| ECAPA likeness | floor (voice) | ceiling | voice vs making | WER (chorus's own) | WER whisper base, 20 sent. "
-        "| pitch person / voice Hz | pitch err | chorus pitch person / voice |")
-    add("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        "| pitch person / voice Hz (pyin) | pitch err | voiced share person / voice "
+        "| yin person / voice Hz (err) | chorus pitch person / voice |")
+    add("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for key in names:
         p = people[key]
         c = p.get("creation") or {}
@@ -516,6 +552,8 @@ def report(results):
             f"| {pct(r.get('word_error_rate'))} "
             f"| {pct(p['wer']['wer'])} ({p['wer']['errors']}/{p['wer']['words']}) "
             f"| {fmt(p['pitch_person'], 0)} / {fmt(p['pitch_voice'], 0)} | {pct(p['pitch_error'])} "
+            f"| {pct(p['voiced_share_person'], 0)} / {pct(p['voiced_share_voice'], 0)} "
+            f"| {fmt(p['pitch_person_yin'], 0)} / {fmt(p['pitch_voice_yin'], 0)} ({pct(p['pitch_error_yin'])}) "
             f"| {fmt(r.get('person_pitch_hz'), 0)} / {fmt(r.get('voice_pitch_hz'), 0)} |")
     add("")
     add("Likeness above floor: " + ", ".join(f"{people[k]['name']} {people[k]['likeness'] - people[k]['floor']:+.3f}"
@@ -560,6 +598,12 @@ def report(results):
     add("|---|---|---|")
     for voice, w in results["wer"].items():
         add(f"| {voice} | {pct(w['wer'])} | {w['errors']}/{w['words']} |")
+    add("")
+    add("Misheard sentences (normalized words differ):")
+    add("")
+    for voice, w in results["wer"].items():
+        wrong = "; ".join(f"\"{x['heard']}\" ({x['errors']})" for x in w["wrong"]) or "none"
+        add(f"- {voice}: {wrong}")
     add("")
     add("## Rendering speed (`chorus speak` of a 41-word paragraph, median of 3 warm runs)")
     add("")
@@ -656,7 +700,7 @@ def main():
     embeddings = run_workers("embed", all_renders + recordings, work, "embeddings.json")
     making_paths = sorted({c["path"] for p in people.values() for c in p["making"]})
     made_render_paths = [path for k in people for path in renders["heldout_" + k]]
-    f0 = run_workers("pitch", making_paths + made_render_paths, work, "pitch.json")
+    f0 = run_workers("pitch", making_paths + made_render_paths, work, "pitch-v2.json")
     narrow = [k for k, p in people.items() if narrowband(p)]
     narrow_renders = [path for v in ["heldout_" + k for k in narrow] + STOCK + BLENDS for path in renders[v]] if narrow else []
     embeddings8k = run_workers("embed8k", narrow_renders, work, "embeddings8k.json") if narrow else {}
@@ -694,15 +738,22 @@ def main():
             other_held = mean_embedding([embeddings[c["path"]] for c in people[other]["heldout"]])
             cross[key][other] = cosine(voice_embedding["heldout_" + key], other_held)
         person["wer"] = wer["heldout_" + key]
-        person_f0 = [x for c in person["making"] for x in f0[c["path"]]]
-        voice_f0 = [x for p in renders["heldout_" + key] for x in f0[p]]
-        person["pitch_person"] = statistics.median(person_f0) if person_f0 else None
-        person["pitch_voice"] = statistics.median(voice_f0) if voice_f0 else None
+        for side, paths in (("person", [c["path"] for c in person["making"]]), ("voice", renders["heldout_" + key])):
+            pyin = [x for p in paths for x in f0[p]["pyin"]]
+            yin = [x for p in paths for x in f0[p]["yin_loud"]]
+            person[f"pitch_{side}"] = statistics.median(pyin) if pyin else None
+            person[f"pitch_{side}_yin"] = statistics.median(yin) if yin else None
+            loud = sum(f0[p]["loud"] for p in paths)
+            person[f"voiced_share_{side}"] = sum(f0[p]["loud_voiced"] for p in paths) / loud if loud else None
         if person["pitch_person"] and person["pitch_voice"]:
             person["pitch_ratio"] = person["pitch_voice"] / person["pitch_person"]
             person["pitch_error"] = abs(person["pitch_ratio"] - 1)
         else:
             person["pitch_ratio"] = person["pitch_error"] = None
+        if person["pitch_person_yin"] and person["pitch_voice_yin"]:
+            person["pitch_error_yin"] = abs(person["pitch_voice_yin"] / person["pitch_person_yin"] - 1)
+        else:
+            person["pitch_error_yin"] = None
         # Flags.
         name = person["name"]
         if person["likeness"] <= person["floor"]:
@@ -717,8 +768,18 @@ def main():
             flags.append(f"{name}: WER {100 * person['wer']['wer']:.1f} % > 5 % — "
                          + "; ".join(f"\"{w['heard']}\" for \"{w['sentence']}\"" for w in person["wer"]["wrong"]))
         if person["pitch_error"] is not None and person["pitch_error"] > 0.15:
-            flags.append(f"{name}: pitch {person['pitch_voice']:.0f} Hz against the person's "
-                         f"{person['pitch_person']:.0f} Hz ({100 * person['pitch_error']:.0f} % off)")
+            flags.append(f"{name}: pitch (pyin) {person['pitch_voice']:.0f} Hz against the person's "
+                         f"{person['pitch_person']:.0f} Hz ({100 * person['pitch_error']:.0f} % off); pyin called "
+                         f"{pct(person['voiced_share_voice'], 0)} of the voice's loud frames voiced "
+                         f"({pct(person['voiced_share_person'], 0)} of the person's); yin over loud frames: "
+                         f"{person['pitch_voice_yin']:.0f} against {person['pitch_person_yin']:.0f} Hz "
+                         f"({pct(person['pitch_error_yin'], 0)} off)")
+        for side in ("voice", "person"):
+            share = person[f"voiced_share_{side}"]
+            whose = "made voice's" if side == "voice" else "making recordings'"
+            if share is not None and share < 0.5:
+                flags.append(f"{name}: pyin found periodicity in only {pct(share, 0)} of the {whose} loud frames "
+                             f"(rough, breathy or creaky voicing; its pyin median is unreliable)")
         wall = person["creation"].get("wall_seconds") or person["creation"]["record"].get("seconds") or 0
         if wall > 600:
             flags.append(f"{name}: creation took {wall / 60:.1f} min (> 10 min)")
