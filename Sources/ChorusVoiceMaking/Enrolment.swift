@@ -12,6 +12,8 @@ public struct Enrolment: Sendable {
         public var sha256: String
         public var seconds: Double
         public var speechSeconds: Double
+        /// The first `SpokenWords.heardSeconds` of its speech, at `rate`: what Whisper listens to (`SpokenWords`).
+        var opening: [Float] = []
     }
 
     public var recordings: [Recording]
@@ -26,8 +28,10 @@ public struct Enrolment: Sendable {
 
     /// The rate recordings are heard at (the speaker model's).
     static let rate = SpeakerModel.sampleRate
-    /// Speech needed, and the most used.
+    /// Speech needed, and the most used. A voice aimed at several people needs `leastSpeechSeconds` in all and
+    /// `leastSpeechSecondsEach` of each of them.
     public static let leastSpeechSeconds = 10.0
+    public static let leastSpeechSecondsEach = 5.0
     public static let mostSpeechSeconds = 600.0
     /// The most recordings, and the longest one.
     public static let mostRecordings = 16
@@ -42,8 +46,8 @@ public struct Enrolment: Sendable {
     /// - Throws: `VoiceMakingError` (`.recording`) naming the file and why it cannot be used: unreadable (the decoder's
     ///   reason), longer than 30 minutes, silent, less than 10 s of speech in all, a recording whose pieces do not sound
     ///   like one voice, recordings that do not sound like the same person; `VoiceError` when the speaker model is
-    ///   missing or broken.
-    public static func hear(_ files: [URL], encoder: SpeakerEncoder) throws -> Enrolment {
+    ///   missing or broken. `least`: the speech needed (`leastSpeechSecondsEach` for one of several people).
+    public static func hear(_ files: [URL], encoder: SpeakerEncoder, least: Double = leastSpeechSeconds) throws -> Enrolment {
         guard !files.isEmpty, files.count <= mostRecordings else {
             throw VoiceMakingError(
                 .invalidArgument, subject: "recordings", reason: "give 1 to \(mostRecordings) recordings of one person", value: "\(files.count)")
@@ -59,25 +63,32 @@ public struct Enrolment: Sendable {
             recordings.append(
                 Recording(
                     file: file, sha256: digest, seconds: Double(samples.count) / Double(rate),
-                    speechSeconds: Double(speech.count) / Double(rate)))
+                    speechSeconds: Double(speech.count) / Double(rate), opening: Array(speech.prefix(Int(SpokenWords.heardSeconds) * rate))))
             speeches.append(speech)
         }
         let total = recordings.reduce(0) { $0 + $1.speechSeconds }
-        guard total >= leastSpeechSeconds else {
+        guard total >= least else {
             throw VoiceMakingError(
                 .recording, subject: files.count == 1 ? files[0].path : "recordings",
-                reason: String(format: "only %.1f s of speech heard (a voice needs at least %.0f s)", total, leastSpeechSeconds))
+                reason: String(format: "only %.1f s of speech heard (a voice needs at least %.0f s", total, least)
+                    + (least < leastSpeechSeconds ? " of each person)" : ")"))
         }
         // Pieces of each recording until the most speech used is reached.
         var remaining = Int(mostSpeechSeconds) * rate
         var pieces: [[Float]] = []
         var pitchSamples: [Float] = []
         var means: [[Float]] = []
+        // Recordings with less speech than a piece ("OK!", "Front left") are heard together at the end.
+        var short: [Float] = []
         for (index, speech) in speeches.enumerated() where remaining > 0 {
             let used = Array(speech.prefix(remaining))
             remaining -= used.count
+            pitchSamples += used.prefix(120 * rate)
             let own = try cut(used).map { try encoder.embedding(of: $0) }
-            guard !own.isEmpty else { continue }
+            guard !own.isEmpty else {
+                short += used
+                continue
+            }
             let mean = SpeakerEncoder.mean(own)
             let strays = own.filter { SpeakerEncoder.similarity($0, mean) < sameVoice }.count
             if own.count >= 3, Double(strays) > Double(own.count) * 0.25 {
@@ -87,8 +98,8 @@ public struct Enrolment: Sendable {
             }
             pieces += own
             means.append(mean)
-            pitchSamples += used.prefix(120 * rate)
         }
+        pieces += try cut(short).map { try encoder.embedding(of: $0) }
         let embedding = SpeakerEncoder.mean(pieces)
         // Each recording against the others together: one that is not like them is another person.
         for (index, mean) in means.enumerated() where means.count > 1 {

@@ -160,7 +160,7 @@ struct StyleSearch: Sendable {
                 }
             }
             let styles = offsets.map { offset in
-                (style: (0..<KokoroWorkbench.styleSize).map { base[$0] + offset[$0 % width] }, base: startedFrom, offset: Optional(offset))
+                (style: KokoroVoices.style(base: base, offset: offset), base: startedFrom, offset: Optional(offset))
             }
             let generation = try await hear(styles)
             heard += generation.count

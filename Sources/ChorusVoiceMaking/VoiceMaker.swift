@@ -91,10 +91,13 @@ public struct VoiceMaker: Sendable {
         if let problem = MadeVoices.problem(withName: name, in: folder) { throw VoiceMakingError(.name, subject: "name", reason: problem) }
         let encoder = try SpeakerEncoder.shared(folder: speaker)
         var enrolments: [Enrolment] = []
+        // Several people: each at least `leastSpeechSecondsEach`, so at least `leastSpeechSeconds` in all.
+        let least = people.count > 1 ? Enrolment.leastSpeechSecondsEach : Enrolment.leastSpeechSeconds
         for files in people {
-            enrolments.append(try await workbench.onSpeechThreads { try Enrolment.hear(files, encoder: encoder) })
+            enrolments.append(try await workbench.onSpeechThreads { try Enrolment.hear(files, encoder: encoder, least: least) })
             try Task.checkCancellation()
         }
+        try await SpokenWords.check(enrolments.flatMap(\.recordings))
         let target = Enrolment.shared(by: enrolments)
         let sounds = options.hint ?? (target.pitch >= StyleSearch.femalePitch ? .female : .male)
         let search = try await StyleSearch(workbench: workbench, encoder: encoder, target: target, sounds: sounds)

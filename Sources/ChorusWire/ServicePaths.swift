@@ -11,6 +11,8 @@ public enum ServicePaths {
     public static let voicesAdd = "/v1/voices/add"
     /// A voice being made from recordings (`voicesAdd`'s job).
     public static func voiceJob(_ id: String) -> String { "\(voices)/jobs/\(id)" }
+    /// Its progress as server-sent events.
+    public static func voiceJobEvents(_ id: String) -> String { "\(voiceJob(id))/events" }
 
     public static let clips = "/v1/clips"
 

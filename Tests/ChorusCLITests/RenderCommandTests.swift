@@ -182,11 +182,10 @@ struct VoiceCLITests {
         #expect(second.stdout.contains("Voices: 2 synthesized, 2 from cache, 0 provider requests"), "\(second.stdout)")
         let timeline = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent("out.json"))) as! [String: Any]
         let segments = timeline["segments"] as! [[String: Any]]
-        // Ann and Ben alternate: the first natural voice that sounds female (set-up's Kokoro), then one that sounds male
-        // (Piper's joe, whose own language is English, first).
+        // Ann and Ben: first names given to a girl and a boy; the first natural voices that sound so (Chorus's own English
+        // voices first).
         #expect(
-            segments[0]["voice"] as? String == "kokoro:jf_gongitsune" && segments[1]["voice"] as? String == "piper:en_US-joe-medium",
-            "\(segments)")
+            segments[0]["voice"] as? String == "kokoro:af_linden" && segments[1]["voice"] as? String == "kokoro:am_alder", "\(segments)")
         #expect(segments[0]["voice"] as? String != segments[1]["voice"] as? String)
         #expect((segments[0]["words"] as? [[String: Any]])?.first?["word"] as? String == "Practice")
         // The espeak-ng defaults as before Flite.

@@ -104,6 +104,20 @@ struct VoiceMakerTests {
         #expect(absent.contains(missing.path), "\(absent)")
         let tooShort = await refusal([short])
         #expect(tooShort.contains(short.path) && tooShort.contains("at least 10 s"), "\(tooShort)")
+        // Music (30 s of a music-on-hold track): loud, voiced, one "voice" to the speaker model, but no words.
+        let music = try #require(try HumanSpeech.clips(language: "zxx").first, "no music in the human corpus").url
+        let musical = await refusal([music])
+        #expect(musical.contains(music.path) && musical.contains("not speech"), "\(musical)")
+        // Aimed at several people: each needs 5 s of speech.
+        let command = try Self.clip("pocketsphinx/cards-005")
+        let group: String
+        do {
+            _ = try await maker.make(name: "group", people: [reader, [command]], options: .init(candidates: 4))
+            group = "made"
+        } catch {
+            group = String(describing: error)
+        }
+        #expect(group.contains(command.path) && group.contains("at least 5 s of each person"), "\(group)")
         let twoPeople = await refusal(reader + [otherMan])
         #expect(twoPeople.contains("same person"), "\(twoPeople)")
         let taken = await refusal(name: "jf_alpha", reader)
@@ -117,6 +131,30 @@ struct VoiceMakerTests {
         let budget = await refusal(reader, candidates: 1)
         #expect(budget.contains("candidates"), "\(budget)")
         #expect(folder.voiceFiles == before)
+    }
+
+    @Test("recordings with less speech than a piece (single words) are heard together, not left out: embedding and pitch")
+    func shortRecordings() async throws {
+        let folder = try PrivateModels()
+        let encoder = try SpeakerEncoder.shared(folder: folder.speaker)
+        let scratch = try TemporaryDirectory()
+        // The reader's two sentences cut into 1.2 s files, each less than a piece (1.6 s).
+        var short: [URL] = []
+        for url in try Self.reader() {
+            let (samples, _) = try Enrolment.decode(url)
+            let length = Enrolment.rate * 12 / 10
+            for start in stride(from: 0, to: samples.count - length, by: length) {
+                let file = scratch.file("piece-\(short.count).wav")
+                try ClipEncoding.wav16.write(
+                    AudioBuffer(format: AudioFormat(sampleRate: Enrolment.rate, channels: 1), samples: Array(samples[start..<(start + length)])),
+                    to: file)
+                short.append(file)
+            }
+        }
+        let whole = try Enrolment.hear(try Self.reader(), encoder: encoder)
+        let pieces = try Enrolment.hear(Array(short.prefix(Enrolment.mostRecordings)), encoder: encoder, least: Enrolment.leastSpeechSecondsEach)
+        #expect(!pieces.pieces.isEmpty && SpeakerEncoder.similarity(pieces.embedding, whole.embedding) > 0.9, "\(pieces.pieces.count) pieces")
+        #expect(abs(pieces.pitch / whole.pitch - 1) < 0.1, "\(pieces.pitch) Hz against \(whole.pitch) Hz")
     }
 
     @Test("a creation cancelled while it searches leaves no voice behind")

@@ -26,6 +26,51 @@ struct VoiceWorkshopRoutes: Sendable {
             guard let job = workshop.job(id, owner: Self.owner(context)) else { throw ServiceError.notFound("voice job \(id.prefix(40))") }
             return try HTTPSupport.json(Self.described(job))
         }
+        table.add(.get, ServicePaths.voiceJobEvents("{id}"), to: router) { _, context in
+            let id = context.parameters.get("id") ?? ""
+            let owner = Self.owner(context)
+            guard workshop.job(id, owner: owner) != nil else { throw ServiceError.notFound("voice job \(id.prefix(40))") }
+            return Response(
+                status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
+                body: ResponseBody { writer in
+                    for await (name, job) in Self.events(of: id, owner: owner, in: workshop) {
+                        try await writer.write(RenderResponses.event(name, job))
+                    }
+                    try await writer.finish(nil)
+                })
+        }
+    }
+
+    /// How often a job's events look for a change.
+    static let eventInterval: Duration = .milliseconds(250)
+
+    /// A job's events as a render's are sent: `progress` (the job as `GET …/jobs/{id}` gives it) whenever it changes,
+    /// then `ready`, `failed` or `cancelled` with the job as it ended, and the stream ends. A job forgotten meanwhile
+    /// (the workshop keeps the last 64 finished) ends it with `failed`.
+    static func events(of id: String, owner: String, in workshop: VoiceWorkshop) -> AsyncStream<(String, VoiceJob)> {
+        AsyncStream { continuation in
+            let task = Task {
+                var last: VoiceJob?
+                while !Task.isCancelled {
+                    guard let job = workshop.job(id, owner: owner) else {
+                        if let last { continuation.yield(("failed", last)) }
+                        break
+                    }
+                    let described = described(job)
+                    if [.ready, .failed, .cancelled].contains(job.state) {
+                        continuation.yield((job.state.rawValue, described))
+                        break
+                    }
+                    if described != last {
+                        continuation.yield(("progress", described))
+                        last = described
+                    }
+                    try? await Task.sleep(for: eventInterval)
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
     }
 
     static func owner(_ context: ChorusRequestContext) -> String { context.caller?.id ?? "anonymous" }

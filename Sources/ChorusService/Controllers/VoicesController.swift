@@ -60,7 +60,7 @@ struct VoicesController: Sendable {
                 let record = info.id.provider == BuiltInProvider.kokoro.rawValue ? made[info.id.voice] : nil
                 return VoiceList.Voice(
                     id: info.id.description, provider: info.id.provider, name: info.name, language: language, gender: gender ?? record?.sounds,
-                    category: record == nil ? "premade" : "cloned",
+                    category: record.map { $0.people > 1 ? "generated" : "cloned" } ?? "premade",
                     made: record?.info)
             }
         }

@@ -61,7 +61,9 @@ public struct KokoroProvider: VoiceProvider {
             let described = [kind.language, kind.sounds].compactMap { $0 }.joined(separator: ", ")
             return VoiceInfo(
                 id: VoiceID(provider: id, voice: name), name: name,
-                details: made[name].map { "\($0.summary); \(KokoroModel.sampleRate) Hz; Kokoro-82M (\(model.source))" }
+                details: made[name].map {
+                    "\(kind.language.map { $0 + "; " } ?? "")\($0.summary); \(KokoroModel.sampleRate) Hz; Kokoro-82M (\(model.source))"
+                }
                     ?? "\(described.isEmpty ? "" : described + ", ")\(KokoroModel.sampleRate) Hz; Kokoro-82M (\(model.source)); licence: \(model.licence)"
             )
         }

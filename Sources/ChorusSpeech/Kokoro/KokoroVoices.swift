@@ -7,6 +7,8 @@ public import Foundation
 /// name ends in: `.bin` files are read as archives too) and every single-voice `.npy` file, each voice a float32 style
 /// array of 510 rows of 256 (`[510, 1, 256]` or `[510, 256]`). A file that cannot be read is reported by name and
 /// left out; the other files' voices are kept. Where two files hold a voice of the same name, the file sorted last wins.
+/// Chorus's own English voices (`EnglishVoices`: `af_linden`, `af_wren`, `am_alder`, `am_rowan`) are voices of every
+/// folder that has the voices they are made from (the Japanese pack's), unless a file has a voice of their name.
 public struct KokoroVoices: Sendable {
     /// One voice's styles: a row per token count.
     public struct Style: Sendable, Equatable {
@@ -43,6 +45,23 @@ public struct KokoroVoices: Sendable {
                 problems.append("\(file.path): \(error)")
             }
         }
+        // Chorus's own English voices (`EnglishVoices`), where their base voices are here and no file has their name.
+        for record in MadeVoices.builtIn where styles[record.name] == nil {
+            if let style = record.style(from: styles) { styles[record.name] = style }
+        }
+        self.styles = styles
+        self.problems = problems
+    }
+
+    /// A style made of `base` (`KokoroModel.styleRows` rows) with `offset` (one row) added to each of its rows: what a
+    /// made voice is (`MadeVoiceRecord.base`, `.offset`).
+    package static func style(base: [Float], offset: [Float]) -> [Float] {
+        let width = offset.count
+        return base.indices.map { base[$0] + offset[$0 % width] }
+    }
+
+    /// Voices already read.
+    init(styles: [String: Style], problems: [String] = []) {
         self.styles = styles
         self.problems = problems
     }
@@ -134,15 +153,15 @@ public struct KokoroVoices: Sendable {
         return weights.first { $0.value > 0.5 }?.key
     }
 
-    /// The voices of `names` that speakers without a voice get, in order: those that read English (`kind(of:)`),
-    /// Kokoro's best-graded English voices first (`preferred`), then the other English ones, then the rest (the
-    /// Japanese pack's in the order they were best understood, docs/benchmarks.md), each group by name.
+    /// The voices of `names` that speakers without a voice get, in order: those that read English (`kind(of:)`), the
+    /// English ones first (Kokoro's best-graded first, `preferred`, then Chorus's own and the others by name), then
+    /// those that read it with an accent (the Japanese pack's in the order they were best understood,
+    /// docs/benchmarks.md, then the others by name).
     package static func defaultOrder(of names: [String]) -> [String] {
         let english = names.filter { kind(of: $0).espeakVoice.hasPrefix("en") }
-        let preferred = Self.preferred.filter(english.contains)
-        let native = english.filter { !preferred.contains($0) && kind(of: $0).language?.hasSuffix("English") == true }.sorted()
-        let rest = english.filter { !preferred.contains($0) && !native.contains($0) }.sorted()
-        return preferred + native + rest
+        let native = english.filter { kind(of: $0).language?.hasSuffix("English") == true }
+        func ordered(_ group: [String]) -> [String] { preferred.filter(group.contains) + group.filter { !preferred.contains($0) }.sorted() }
+        return ordered(native) + ordered(english.filter { !native.contains($0) })
     }
 
     /// Kokoro's voices heard as the best of their kind, first among the defaults when installed: the English voices

@@ -98,6 +98,16 @@ public struct MadeVoiceRecord: Codable, Sendable, Equatable {
         case kokoroModel = "kokoro_model_sha256", speakerModel = "speaker_model_sha256", chorusVersion = "chorus_version"
     }
 
+    /// The style its recipe gives with the voices of `styles`: `base` (one voice, or voices blended in equal parts)
+    /// with `offset` added to each row; `nil` when a voice of `base` is not there or the record has no offset.
+    func style(from styles: [String: KokoroVoices.Style]) -> KokoroVoices.Style? {
+        guard let offset, offset.count == KokoroModel.styleWidth, let blend = try? KokoroVoices.Blend(base),
+            blend.parts.allSatisfy({ styles[$0.name] != nil })
+        else { return nil }
+        let base = try? KokoroVoices(styles: styles).style(of: blend)
+        return base.map { KokoroVoices.Style(values: KokoroVoices.style(base: $0.values, offset: offset)) }
+    }
+
     /// What voice lists and timelines say of it.
     public var info: MadeVoiceInfo {
         MadeVoiceInfo(
@@ -142,7 +152,8 @@ public enum MadeVoices {
         return result
     }
 
-    /// The made voices of `folder` (those whose style file and record are both there), by name.
+    /// The made voices of `folder` (those whose style file and record are both there), by name, and Chorus's own
+    /// English voices where the folder has them (`builtIn`).
     public static func records(in folder: URL) -> [String: MadeVoiceRecord] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
         var result: [String: MadeVoiceRecord] = [:]
@@ -151,7 +162,18 @@ public enum MadeVoices {
             guard names.contains(name + ".npy"), let record = record(of: name, in: folder) else { continue }
             result[name] = record
         }
+        let builtIn = self.builtIn.filter { result[$0.name] == nil && !names.contains($0.name + ".npy") }
+        if !builtIn.isEmpty {
+            let styles = KokoroVoices.of(folder: folder).styles
+            for record in builtIn where styles[record.name] != nil { result[record.name] = record }
+        }
         return result
+    }
+
+    /// Chorus's own English voices (`EnglishVoices`), as records: each made by `scripts/make_english_voices.py` from
+    /// several people's recordings at once.
+    public static let builtIn: [MadeVoiceRecord] = EnglishVoices.records.compactMap {
+        try? JSONDecoder().decode(MadeVoiceRecord.self, from: Data($0.utf8))
     }
 
     /// Why `name` cannot be a new made voice in `folder`, `nil` when it can: 1–48 letters, digits, `_` and `-`
@@ -201,6 +223,11 @@ public enum MadeVoices {
     /// Removes made voice `name` from `folder`: its style first (the voice is gone), then its record.
     /// - Throws: `VoiceError` (`.voiceNotFound` when `folder` has no made voice of that name).
     public static func remove(name: String, in folder: URL) throws {
+        if record(of: name, in: folder) == nil, builtIn.contains(where: { $0.name == name }) {
+            throw VoiceError(
+                .badRequest, provider: BuiltInProvider.kokoro.rawValue,
+                message: "\"\(name)\" is one of Chorus's own voices: it cannot be removed (a voice file of its name in \(folder.path) replaces it)")
+        }
         guard problemFreeName(name), record(of: name, in: folder) != nil else {
             throw VoiceError(.voiceNotFound, provider: BuiltInProvider.kokoro.rawValue, message: "no made voice \"\(name)\"")
         }

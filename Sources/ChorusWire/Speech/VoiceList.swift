@@ -8,7 +8,8 @@ public struct VoiceList: Codable, Sendable, Equatable {
         public var language: String?
         public var gender: String?
         /// ElevenLabs' field names for code written for its API: `voice_id` (the `id`), `category` (`cloned` for a
-        /// voice made from recordings, else `premade`).
+        /// voice made from one person's recordings, `generated` for one aimed at several people — Chorus's own English
+        /// voices — else `premade`).
         public var voiceID: String?
         public var category: String?
         /// What a voice made from recordings was made from.

@@ -58,17 +58,18 @@ struct KokoroTests {
     }
 
     @Test(
-        "set-up's defaults: the natural voices whose own language is English first (Piper's joe), then Kokoro's, blends, then Flite's; the sample family gets four natural voices, Dad a native English one"
+        "set-up's defaults: the natural voices whose own language is English first (Chorus's own, then Piper's joe), then the Japanese pack's, blends, then Flite's; the sample family gets four natural voices, Mom, Dad and Grandma English ones"
     )
     func defaults() throws {
         let registry = VoiceRegistry(providers: [PiperProvider(), KokoroProvider(), FliteProvider(), EspeakProvider()])
         let defaults = DefaultVoices.natural.voices(in: registry).map(\.description)
         #expect(
-            Array(defaults.prefix(8)) == [
-                "piper:en_US-joe-medium", "kokoro:jf_gongitsune", "kokoro:jf_nezumi", "kokoro:jm_kumo", "kokoro:jf_tebukuro",
-                "kokoro:jf_alpha", "kokoro:jf_gongitsune+jf_nezumi", "kokoro:jf_tebukuro+jf_alpha",
+            Array(defaults.prefix(13)) == [
+                "kokoro:af_linden", "kokoro:af_wren", "kokoro:am_alder", "kokoro:am_rowan", "piper:en_US-joe-medium",
+                "kokoro:jf_gongitsune", "kokoro:jf_nezumi", "kokoro:jm_kumo", "kokoro:jf_tebukuro", "kokoro:jf_alpha",
+                "kokoro:af_linden+af_wren", "kokoro:jf_gongitsune+jf_nezumi", "kokoro:am_alder+am_rowan",
             ], "\(defaults)")
-        #expect(defaults.dropFirst(8).first == "flite:slt?rate=1.08" && defaults.last?.hasPrefix("espeak:") == true)
+        #expect(defaults.dropFirst(13).first == "flite:slt?rate=1.08" && defaults.last?.hasPrefix("espeak:") == true)
         // A providers-file server named kokoro (Kokoro-FastAPI) replaces the built-in one: its voices are not listed here.
         let served = VoiceRegistry(providers: [
             PiperProvider(), FliteProvider(), EspeakProvider(),
@@ -82,7 +83,7 @@ struct KokoroTests {
         for (message, voice) in zip(family.messages, chorus.voices(for: family)) { bySpeaker[message.speaker] = voice?.description }
         #expect(
             bySpeaker == [
-                "Dad": "piper:en_US-joe-medium", "Mom": "kokoro:jf_gongitsune", "Grandma": "kokoro:jf_nezumi", "Maya": "kokoro:jf_tebukuro",
+                "Mom": "kokoro:af_linden", "Dad": "kokoro:am_alder", "Grandma": "kokoro:af_wren", "Maya": "kokoro:jf_gongitsune",
             ],
             "\(bySpeaker)")
     }

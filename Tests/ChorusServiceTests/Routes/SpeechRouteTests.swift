@@ -167,7 +167,7 @@ struct SpeechRouteTests {
             }
             // nova and shimmer: the first two natural voices that sound female; onyx and echo: the two that sound male.
             for (name, standIn) in [
-                ("nova", "kokoro:jf_gongitsune"), ("shimmer", "kokoro:jf_nezumi"), ("onyx", "piper:en_US-joe-medium"), ("echo", "kokoro:jm_kumo"),
+                ("nova", "kokoro:af_linden"), ("shimmer", "kokoro:af_wren"), ("onyx", "kokoro:am_alder"), ("echo", "kokoro:am_rowan"),
             ] {
                 let named = try await speech(name)
                 #expect(try await named == speech(standIn), "\(name) is \(standIn), sample for sample")

@@ -60,10 +60,25 @@ struct VoiceWorkshopRouteTests {
             #expect(added.status == .ok, "\(added.text)")
             let response = try added.decode(VoiceAddResponse.self)
             #expect(response.voiceID.hasPrefix("kokoro:m") && response.voiceID.hasSuffix("_reader_s_voice") && !response.requiresVerification)
+            // Its events, as a render's: progress as it changes, then `ready`, and the stream ends.
+            let jobID = String(response.job.split(separator: "/").last ?? "")
+            let stream = try await client.call(.get, ServicePaths.voiceJobEvents(jobID))
+            #expect(stream.status == .ok && stream.headers[.contentType] == "text/event-stream", "\(stream.text)")
+            let events = stream.text.components(separatedBy: "\n\n").filter { !$0.isEmpty }.map { event in
+                (
+                    name: event.split(separator: "\n").first { $0.hasPrefix("event: ") }?.dropFirst(7) ?? "",
+                    job: event.split(separator: "\n").first { $0.hasPrefix("data: ") }.flatMap {
+                        try? JSONDecoder().decode(VoiceJob.self, from: Data($0.dropFirst(6).utf8))
+                    }
+                )
+            }
+            #expect(events.first?.name == "progress" && events.last?.name == "ready" && events.last?.job?.progress == 1, "\(stream.text.suffix(600))")
+            #expect(events.dropLast().allSatisfy { $0.name == "progress" && $0.job?.voiceID == response.voiceID })
             let job = try await Self.ended(client, response.job)
             #expect(job.status == "ready" && job.progress == 1 && job.error == nil, "\(job)")
             // The other key cannot follow the job.
             #expect(try await client.call(.get, response.job, key: Self.otherKey).status == .notFound)
+            #expect(try await client.call(.get, ServicePaths.voiceJobEvents(jobID), key: Self.otherKey).status == .notFound)
             #expect(((try? FileManager.default.contentsOfDirectory(atPath: uploads.path)) ?? ["?"]).isEmpty)
 
             let mine = try await client.call(.get, "/v1/voices").decode(VoiceList.self)
@@ -71,6 +86,10 @@ struct VoiceWorkshopRouteTests {
             #expect(made.voiceID == response.voiceID && made.category == "cloned" && made.gender == "male")
             #expect(made.made?.madeBy == "chorus" && made.made?.recordings == 2 && made.made?.people == 1)
             #expect(mine.voices.first { $0.id == "kokoro:jm_kumo" }?.category == "premade")
+            // Chorus's own English voices are made too, aimed at several people: "generated", with what they were made from.
+            let linden = mine.voices.first { $0.id == "kokoro:af_linden" }
+            #expect(
+                linden?.category == "generated" && (linden?.made?.people ?? 0) >= 2 && linden?.gender == "female", "\(String(describing: linden))")
             let theirs = try await client.call(.get, "/v1/voices", key: Self.otherKey).decode(VoiceList.self)
             #expect(!theirs.voices.contains { $0.id == response.voiceID } && theirs.voices.contains { $0.id == "kokoro:jm_kumo" })
 

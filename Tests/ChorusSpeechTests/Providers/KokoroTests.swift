@@ -90,6 +90,63 @@ struct KokoroTests {
         #expect(synthesizer.tokens(of: spanish).dropped.isEmpty, "espeak-ng's Spanish phonemes are all in the vocabulary")
     }
 
+    @Test(
+        "Chorus's own English voices: two female, two male, each made from several people; offered wherever their base voices are, exactly their recipe, listed as made, first among the defaults; a voice file of the same name wins"
+    )
+    func englishVoices() async throws {
+        let builtIn = MadeVoices.builtIn
+        #expect(builtIn.map(\.name).sorted() == ["af_linden", "af_wren", "am_alder", "am_rowan"], "\(builtIn.map(\.name))")
+        for record in builtIn {
+            #expect(record.people >= 2 && record.sources.count >= 2 && record.madeBy == "chorus", "\(record.name)")
+            #expect(record.sounds == (record.name.hasPrefix("af_") ? "female" : "male") && record.offset?.count == KokoroModel.styleWidth)
+            #expect(record.wordErrorRate.map { $0 <= 0.05 } == true, "\(record.name): \(String(describing: record.wordErrorRate))")
+        }
+        let model = try KokoroModel(folder: KokoroModel.folder())
+        let voices = KokoroVoices.of(folder: model.voicesFolder)
+        for record in builtIn {
+            // The recipe by hand: the base's voices in equal parts, the offset added to every row.
+            var expected = [Float](repeating: 0, count: KokoroModel.styleRows * KokoroModel.styleWidth)
+            for part in try KokoroVoices.Blend(record.base).parts {
+                let style = try #require(voices.styles[part.name], "\(record.name)'s base \(record.base)")
+                for index in expected.indices { expected[index] += Float(part.weight) * style.values[index] }
+            }
+            let offset = try #require(record.offset)
+            for index in expected.indices { expected[index] += offset[index % offset.count] }
+            #expect(voices.styles[record.name]?.values == expected, "\(record.name)")
+        }
+        let made = MadeVoices.records(in: model.voicesFolder)
+        #expect(builtIn.allSatisfy { made[$0.name] == $0 })
+        let kept = #expect(throws: VoiceError.self) { try MadeVoices.remove(name: "af_linden", in: model.voicesFolder) }
+        #expect(kept?.message.contains("Chorus's own voices") == true && voices.styles["af_linden"] != nil)
+        let listed = try await KokoroProvider().voices()
+        for record in builtIn {
+            let info = try #require(listed.first { $0.name == record.name }, "\(listed.map(\.name))")
+            #expect(
+                info.details.hasPrefix("American English; made by Chorus from") && info.details.contains("; \(record.sounds);"), "\(info.details)")
+        }
+        #expect(Array(KokoroProvider().defaultVoices().first.prefix(4)) == ["af_linden", "af_wren", "am_alder", "am_rowan"])
+        let (linden, _) = try await KokoroSpeech.speak("Good morning.", voice: "af_linden")
+        let (again, _) = try await KokoroSpeech.speak("Good morning.", voice: "af_linden")
+        #expect(linden.samples == again.samples && linden.peak > 0.05)
+
+        // A folder without their base voices has none of them; a voice file of one's name is that file's voice (and not
+        // a made voice: it has no record).
+        let directory = try TemporaryDirectory()
+        let own = directory.file("own")
+        let other = directory.file("other")
+        try FileManager.default.createDirectory(at: own, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
+        let pack = try Data(contentsOf: model.voicesFolder.appendingPathComponent("voices_ja.npz"))
+        let alpha = try NumPyArchive.contents(of: try #require(NumPyArchive.members(of: pack).first { $0.name == "jf_alpha.npy" }), in: pack)
+        try pack.write(to: own.appendingPathComponent("voices_ja.npz"))
+        try alpha.write(to: own.appendingPathComponent("af_linden.npy"))
+        try alpha.write(to: other.appendingPathComponent("jf_alpha.npy"))
+        let ownVoices = KokoroVoices(folder: own)
+        #expect(ownVoices.styles["af_linden"] == voices.styles["jf_alpha"] && ownVoices.styles["af_wren"] == voices.styles["af_wren"])
+        #expect(MadeVoices.records(in: own)["af_linden"] == nil && MadeVoices.records(in: own)["af_wren"] != nil)
+        #expect(KokoroVoices(folder: other).styles.keys.sorted() == ["jf_alpha"] && MadeVoices.records(in: other).isEmpty)
+    }
+
     @Test("NumPy's archives (stored and deflated, as numpy.savez and savez_compressed write them) and arrays are read exactly")
     func numPyFiles() throws {
         let stored = try NumPyArchive.arrays(ofArchive: Data(contentsOf: Repository.file("Fuzz/corpus/model/kokoro-small.npz")))
