@@ -157,6 +157,23 @@ struct VoiceMakerTests {
         #expect(abs(pieces.pitch / whole.pitch - 1) < 0.1, "\(pieces.pitch) Hz against \(whole.pitch) Hz")
     }
 
+    @Test("Whisper hears words in speech of any language (Spanish, French telephone prompts), none in music")
+    func spokenWords() async throws {
+        func recording(_ url: URL) throws -> Enrolment.Recording {
+            let (samples, digest) = try Enrolment.decode(url)
+            let seconds = Double(samples.count) / Double(Enrolment.rate)
+            return Enrolment.Recording(file: url, sha256: digest, seconds: seconds, speechSeconds: seconds, opening: samples)
+        }
+        let speech = try HumanSpeech.clips(language: "es") + HumanSpeech.clips(language: "fr")
+        #expect(speech.count >= 2)
+        try await SpokenWords.check(try speech.map { try recording($0.url) })
+        let music = try #require(try HumanSpeech.clips(language: "zxx").first).url
+        let refused = await #expect(throws: VoiceMakingError.self) {
+            try await SpokenWords.check([try recording(speech[0].url), try recording(music)])
+        }
+        #expect(refused.map { String(describing: $0) }?.contains(music.path) == true, "\(String(describing: refused))")
+    }
+
     @Test("a creation cancelled while it searches leaves no voice behind")
     func cancelled() async throws {
         let folder = try PrivateModels()
