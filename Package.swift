@@ -170,7 +170,7 @@ let package = Package(
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
-            resources: [.copy("openapi.json")],
+            resources: [.copy("openapi.json"), .copy("Studio/studio.html"), .copy("Studio/studio.css"), .copy("Studio/studio.js")],
             swiftSettings: strictSettings),
         .target(
             name: "ChorusFixtures",

@@ -37,6 +37,10 @@ public enum ServicePaths {
     public static let transcriptions = "/v1/audio/transcriptions"
     public static let alignments = "/v1/audio/alignments"
 
+    /// The studio's page is `/`; its script and style.
+    public static let studioScript = "/studio/studio.js"
+    public static let studioStyle = "/studio/studio.css"
+
     public static let lexicons = "/v1/lexicons"
     /// A stored lexicon.
     public static func lexicon(_ name: String) -> String { "\(lexicons)/\(name)" }

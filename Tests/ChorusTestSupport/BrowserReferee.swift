@@ -45,4 +45,45 @@ public enum BrowserReferee {
         }
         return try JSONDecoder().decode(Report.self, from: Data(run.output.utf8))
     }
+
+    /// What `studio_check.py` measured of the studio page.
+    public struct StudioReport: Decodable, Sendable {
+        /// Navigation start to the page's controls being wired.
+        public var interactiveMs: Double
+        public var wrongKeyMessage: String
+        public var voices: Int
+        public var sampleSeconds: Double
+        public var render: String
+        public var wordsFollowed: Int
+        /// The audio the page downloaded.
+        public var downloaded: String
+        public var transcript: String
+        public var language: String
+        public var transcriptWordsLit: Int
+        public var lexicon: String
+        public var resources: Int
+        public var screenshot: String?
+
+        enum CodingKeys: String, CodingKey {
+            case interactiveMs = "interactive_ms", wrongKeyMessage = "wrong_key_message", voices, sampleSeconds = "sample_seconds"
+            case render, wordsFollowed = "words_followed", downloaded, transcript, language
+            case transcriptWordsLit = "transcript_words_lit", lexicon, resources, screenshot
+        }
+    }
+
+    /// Uses the studio at `base` as a user would (`studio_check.py` says what it does and checks): `voices` are two
+    /// voice ids, `clip` a recording that says `clipWord`; downloads go to `downloads`.
+    public static func studio(
+        base: String, key: String, voices: [String], clip: URL, clipWord: String, downloads: URL, screenshot: URL? = nil
+    ) async throws -> StudioReport {
+        var arguments = ["python3", Repository.supportScript("studio_check.py").path, base, "--key", key]
+        for voice in voices { arguments += ["--voice", voice] }
+        arguments += ["--clip", clip.path, "--clip-words", clipWord, "--download-dir", downloads.path]
+        if let screenshot { arguments += ["--screenshot", screenshot.path] }
+        let run = try await ToolRun.run(arguments)
+        guard run.status == 0 else {
+            throw Failure(description: "studio check failed (exit \(run.status)): " + run.errors.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        return try JSONDecoder().decode(StudioReport.self, from: Data(run.output.utf8))
+    }
 }

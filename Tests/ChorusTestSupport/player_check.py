@@ -46,6 +46,25 @@ def wait(driver, script, what, seconds=20.0):
     fail(f"timed out after {seconds:.0f} s waiting for {what}")
 
 
+def check_console(driver, allowed=()):
+    """Fails when the page logged an error other than those containing one of `allowed`."""
+    errors = [entry["message"] for entry in driver.get_log("browser")
+              if entry.get("level") == "SEVERE" and not any(text in entry["message"] for text in allowed)]
+    if errors:
+        fail(f"the page logged errors: {errors}")
+
+
+def watch(driver, probe, check, times, interval):
+    """Samples `probe` (a script returning an object with `t`) `times` times while media plays; `check(state)` says
+    whether the sample counts (and fails the run when it is wrong). Returns how many counted."""
+    counted = 0
+    for _ in range(times):
+        if check(driver.execute_script(probe)):
+            counted += 1
+        time.sleep(interval)
+    return counted
+
+
 def segment_at(timeline, t):
     for segment in timeline["segments"]:
         if segment["start"] <= t < segment["end"]:
@@ -207,9 +226,7 @@ def main():
             driver.set_window_size(1100, 860)
             driver.save_screenshot(arguments.screenshot)
             result["screenshot"] = arguments.screenshot
-        errors = [entry for entry in driver.get_log("browser") if entry.get("level") == "SEVERE"]
-        if errors:
-            fail(f"the page logged errors: {[entry['message'] for entry in errors]}")
+        check_console(driver)
     finally:
         driver.quit()
     print(json.dumps(result))

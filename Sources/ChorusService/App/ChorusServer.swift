@@ -142,6 +142,7 @@ func buildRouter(state: ServiceState) -> (Router<ChorusRequestContext>, RouteTab
     router.add(middleware: RequestLogMiddleware(logger: state.logger, metrics: state.metrics.requests, routes: table))
     SystemController(metrics: state.metrics, recognition: state.recognition, transcriptionRoutes: state.transcriptionRoutes).register(
         on: router, table: table)
+    StudioController().register(on: router, table: table)
     let v1 = router.group()
         .add(middleware: state.authenticator)
         .add(middleware: RateLimitMiddleware(limiter: state.limiter, shared: state.deployment.shared?.rateLimits))

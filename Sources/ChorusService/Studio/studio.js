@@ -1,0 +1,771 @@
+// Chorus studio: the page in front of the /v1 API. Plain script, no framework, nothing from another origin.
+// Every string that came from a user or the service is shown with textContent (never as markup). The key the user
+// enters lives in this tab's sessionStorage only and is sent as `Authorization: Bearer …` — never in a URL.
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+const KEY = 'chorus.key';
+// The player's and the pictures' speaker colours (Okabe–Ito), in the order the speakers are listed.
+const COLOURS = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#D55E00', '#56B4E9', '#F0E442'];
+const SAMPLE_LIMIT = 40;
+
+const state = {
+  voices: [],
+  speakers: [],      // {name, voice}  (voice '' = the service's default for the name)
+  messages: [],      // {speaker, text} or {speaker, clip, label}; gap_ms optional
+  extra: {},         // fields of an imported conversation the page does not edit (intro, outro, bed, …), kept as they were
+  samples: new Map(),
+  lexicon: null,     // the open lexicon's name
+  lexicons: [],      // the key's lexicons' names
+};
+
+// ---- The API -------------------------------------------------------------------------------------------------------
+
+function key() { return sessionStorage.getItem(KEY) || ''; }
+
+async function failure(response) {
+  let message = `${response.status} ${response.statusText}`.trim();
+  try {
+    const body = await response.json();
+    if (body && body.error && body.error.message) {
+      message = body.error.message + (body.error.code ? ` (${body.error.code})` : '');
+    }
+  } catch (_) { /* not JSON: the status says it */ }
+  if (response.status === 401) message = `The service refused the key: ${message}`;
+  const error = new Error(message);
+  error.status = response.status;
+  return error;
+}
+
+async function api(path, options = {}) {
+  const headers = new Headers(options.headers || {});
+  if (key()) headers.set('Authorization', `Bearer ${key()}`);
+  let response;
+  try {
+    response = await fetch(path, { ...options, headers, cache: 'no-store' });
+  } catch (error) {
+    throw new Error(`The service did not answer (${error.message})`);
+  }
+  if (!response.ok) throw await failure(response);
+  return response;
+}
+
+function json(body) {
+  return { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) };
+}
+
+/** Follows a server-sent event stream; `onEvent(name, data)` returns false to stop. */
+async function follow(path, onEvent) {
+  const response = await api(path, { headers: { Accept: 'text/event-stream' } });
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let cut;
+    while ((cut = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      let name = 'message';
+      let data = '';
+      for (const line of block.split('\n')) {
+        if (line.startsWith('event:')) name = line.slice(6).trim();
+        else if (line.startsWith('data:')) data += line.slice(5).trim();
+      }
+      if (data && onEvent(name, JSON.parse(data)) === false) {
+        reader.cancel().catch(() => {});
+        return;
+      }
+    }
+  }
+}
+
+function say(id, error) {
+  const element = $(id);
+  element.textContent = error ? (error.message || String(error)) : '';
+}
+
+function status(id, text) { $(id).textContent = text || ''; }
+
+function element(tag, properties = {}, children = []) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(properties)) {
+    if (name === 'text') node.textContent = value;
+    else if (name === 'on') for (const [event, handler] of Object.entries(value)) node.addEventListener(event, handler);
+    else if (name === 'data') Object.assign(node.dataset, value);
+    else if (name in node && typeof node[name] !== 'function') node[name] = value;
+    else node.setAttribute(name, value);
+  }
+  for (const child of children) node.append(child);
+  return node;
+}
+
+function download(blob, name) {
+  const url = URL.createObjectURL(blob);
+  const link = element('a', { href: url, download: name });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+  document.body.dataset.downloaded = name;
+}
+
+// ---- Key -----------------------------------------------------------------------------------------------------------
+
+function useKey(event) {
+  event.preventDefault();
+  sessionStorage.setItem(KEY, $('key').value.trim());
+  $('key').value = '';
+  status('key-status', key() ? 'Key kept for this tab.' : 'No key: for a service without keys.');
+  loadAll();
+}
+
+function forgetKey() {
+  sessionStorage.removeItem(KEY);
+  status('key-status', 'Key forgotten.');
+  loadAll();
+}
+
+// ---- Voices --------------------------------------------------------------------------------------------------------
+
+async function loadVoices() {
+  say('voices-error');
+  try {
+    state.voices = (await (await api('/v1/voices')).json()).voices || [];
+  } catch (error) {
+    state.voices = [];
+    say('voices-error', error);
+  }
+  const providers = [...new Set(state.voices.map((v) => v.provider))].sort();
+  const select = $('voice-provider');
+  const chosen = select.value;
+  select.replaceChildren(element('option', { value: '', text: 'every provider' }),
+    ...providers.map((p) => element('option', { value: p, text: p })));
+  select.value = providers.includes(chosen) ? chosen : '';
+  showVoices();
+  fillVoiceSelects();
+}
+
+function voiceKind(voice) {
+  if (voice.made) return voice.category === 'generated' ? 'made by Chorus' : 'made from recordings';
+  return voice.category === 'cloned' ? 'cloned' : 'stock';
+}
+
+function showVoices() {
+  const filter = $('voice-filter').value.trim().toLowerCase();
+  const provider = $('voice-provider').value;
+  const shown = state.voices.filter((v) => (!provider || v.provider === provider)
+    && (!filter || [v.id, v.name, v.language, v.gender].some((f) => f && f.toLowerCase().includes(filter))));
+  const rows = shown.map((voice) => element('tr', { data: { voice: voice.id } }, [
+    element('td', { text: voice.id }),
+    element('td', { text: voice.provider }),
+    element('td', { text: voice.language || '' }),
+    element('td', { text: voice.gender || '' }),
+    element('td', { text: voiceKind(voice) }),
+    element('td', {}, [element('button', {
+      type: 'button', text: 'Play', 'aria-label': `Play a sample of ${voice.id}`,
+      on: { click: () => playSample(voice.id, $('sample-text').value, 'voices-error') },
+    })]),
+  ]));
+  $('voice-table').tBodies[0].replaceChildren(...rows);
+  status('voices-count', `${shown.length} of ${state.voices.length} voices`);
+}
+
+/** Speaks `text` with `voice` (OpenAI's speech route) and plays it; each voice and text is fetched once. */
+async function playSample(voice, text, errorId, lexicon) {
+  say(errorId);
+  const input = (text || '').trim() || 'Hello.';
+  const cacheKey = JSON.stringify([voice, input, lexicon || null]);
+  try {
+    let url = state.samples.get(cacheKey);
+    if (!url) {
+      const body = { model: 'tts-1', input, voice, response_format: 'mp3' };
+      if (lexicon) body.lexicon = lexicon;
+      const blob = await (await api('/v1/audio/speech', json(body))).blob();
+      url = URL.createObjectURL(blob);
+      if (!lexicon) {
+        state.samples.set(cacheKey, url);
+        if (state.samples.size > SAMPLE_LIMIT) {
+          const [oldest, oldURL] = state.samples.entries().next().value;
+          state.samples.delete(oldest);
+          URL.revokeObjectURL(oldURL);
+        }
+      }
+    }
+    const audio = $('sample-audio');
+    audio.src = url;
+    audio.dataset.voice = voice;
+    await audio.play();
+    document.body.dataset.samplePlayed = voice;
+  } catch (error) {
+    say(errorId, error);
+  }
+}
+
+function kokoroNames() {
+  return state.voices.filter((v) => v.provider === 'kokoro' && !v.id.includes('+')).map((v) => v.id.slice('kokoro:'.length));
+}
+
+function addBlendPart(name) {
+  const index = $('blend-parts').children.length + 1;
+  const names = kokoroNames();
+  const select = element('select', { 'aria-label': `Blend voice ${index}`, on: { change: blendID } },
+    names.map((n) => element('option', { value: n, text: n })));
+  if (name && names.includes(name)) select.value = name;
+  else if (names[index - 1]) select.value = names[index - 1];
+  const weight = element('input', { type: 'number', min: '1', max: '10', step: '1', value: '1',
+    'aria-label': `Weight of blend voice ${index}`, on: { input: blendID } });
+  const remove = element('button', { type: 'button', text: 'Remove', 'aria-label': `Remove blend voice ${index}`,
+    on: { click: (event) => { event.target.closest('.row').remove(); blendID(); } } });
+  $('blend-parts').append(element('div', { className: 'row' }, [select, weight, remove]));
+  blendID();
+}
+
+function blendID() {
+  const parts = [...$('blend-parts').children].map((row) => {
+    const [select, weight] = row.querySelectorAll('select, input');
+    return { name: select.value, weight: Math.max(1, Math.min(10, Math.round(Number(weight.value) || 1))) };
+  }).filter((p) => p.name);
+  const equal = parts.every((p) => p.weight === parts[0].weight);
+  const id = parts.length ? 'kokoro:' + parts.map((p) => (equal ? p.name : `${p.name}(${p.weight})`)).join('+') : '';
+  $('blend-id').value = id;
+  return id;
+}
+
+async function playBlend() {
+  const id = blendID();
+  if (!id) { say('blend-error', new Error('No Kokoro voices are installed to blend.')); return; }
+  await playSample(id, $('sample-text').value, 'blend-error');
+}
+
+async function makeVoice() {
+  say('make-error');
+  const name = $('make-name').value.trim();
+  const files = [...$('make-files').files];
+  if (!name) { say('make-error', new Error('Name the voice first.')); return; }
+  if (!files.length) { say('make-error', new Error('Choose one or more recordings of the person.')); return; }
+  const form = new FormData();
+  form.append('name', name);
+  for (const file of files) form.append('files', file, file.name);
+  if ($('make-hint').value) form.append('labels', JSON.stringify({ gender: $('make-hint').value }));
+  const progress = $('make-progress');
+  $('make-start').disabled = true;
+  try {
+    const added = await (await api('/v1/voices/add', { method: 'POST', body: form })).json();
+    progress.hidden = false;
+    status('make-status', `Making ${added.voice_id}…`);
+    let outcome = null;
+    await follow(`${added.job}/events`, (event, job) => {
+      progress.value = job.progress || 0;
+      status('make-status', `${job.voice_id}: ${job.status} (${Math.round((job.progress || 0) * 100)} %)`);
+      if (['ready', 'failed', 'cancelled'].includes(event)) { outcome = job; return false; }
+      return true;
+    });
+    if (outcome && outcome.status === 'ready') {
+      status('make-status', `${outcome.voice_id} is ready.`);
+      await loadVoices();
+    } else if (outcome) {
+      say('make-error', new Error(outcome.error || `The voice was ${outcome.status}.`));
+    }
+  } catch (error) {
+    say('make-error', error);
+  } finally {
+    $('make-start').disabled = false;
+  }
+}
+
+// ---- Conversation --------------------------------------------------------------------------------------------------
+
+function voiceOptions(chosen) {
+  const options = [element('option', { value: '', text: 'default voice' })];
+  for (const voice of state.voices) options.push(element('option', { value: voice.id, text: voice.id }));
+  if (chosen && !state.voices.some((v) => v.id === chosen)) options.push(element('option', { value: chosen, text: chosen }));
+  return options;
+}
+
+function fillVoiceSelects() {
+  showSpeakers();
+  const lexiconVoice = $('lexicon-voice');
+  const chosen = lexiconVoice.value;
+  lexiconVoice.replaceChildren(...state.voices.map((v) => element('option', { value: v.id, text: v.id })));
+  if (chosen) lexiconVoice.value = chosen;
+  const blend = $('blend-parts');
+  if (!blend.children.length && kokoroNames().length >= 2) { addBlendPart(); addBlendPart(); }
+}
+
+function showSpeakers() {
+  const items = state.speakers.map((speaker, index) => {
+    const name = element('input', { type: 'text', value: speaker.name, 'aria-label': `Speaker ${index + 1} name`,
+      on: { change: (event) => renameSpeaker(index, event.target.value) } });
+    const voice = element('select', { 'aria-label': `Speaker ${index + 1} voice`,
+      on: { change: (event) => { state.speakers[index].voice = event.target.value; } } }, voiceOptions(speaker.voice));
+    voice.value = speaker.voice || '';
+    const hear = element('button', { type: 'button', text: 'Hear', 'aria-label': `Hear speaker ${index + 1}'s voice`,
+      on: { click: () => playSample(state.speakers[index].voice || defaultVoice(), $('sample-text').value, 'conversation-error') } });
+    const remove = element('button', { type: 'button', text: 'Remove', 'aria-label': `Remove speaker ${index + 1}`,
+      on: { click: () => removeSpeaker(index) } });
+    const swatch = element('span', { className: 'swatch', 'aria-hidden': 'true' });
+    swatch.style.background = COLOURS[index % COLOURS.length];
+    return element('li', { data: { speaker: speaker.name } }, [swatch, name, voice, hear, remove]);
+  });
+  $('speakers').replaceChildren(...items);
+  showMessages();
+}
+
+function defaultVoice() { return (state.voices.find((v) => v.provider === 'kokoro') || state.voices[0] || { id: 'alloy' }).id; }
+
+function renameSpeaker(index, name) {
+  const old = state.speakers[index].name;
+  const trimmed = name.trim();
+  if (!trimmed) { say('conversation-error', new Error(`Speaker ${index + 1} needs a name.`)); showSpeakers(); return; }
+  say('conversation-error');
+  state.speakers[index].name = trimmed;
+  for (const message of state.messages) if (message.speaker === old) message.speaker = trimmed;
+  showSpeakers();
+}
+
+function addSpeaker() {
+  let n = state.speakers.length + 1;
+  while (state.speakers.some((s) => s.name === `Speaker ${n}`)) n += 1;
+  state.speakers.push({ name: `Speaker ${n}`, voice: '' });
+  showSpeakers();
+  $('speakers').lastElementChild.querySelector('input').focus();
+}
+
+function removeSpeaker(index) {
+  const name = state.speakers[index].name;
+  if (state.messages.some((m) => m.speaker === name)) {
+    say('conversation-error', new Error(`${name} still has messages: remove or reassign them first.`));
+    return;
+  }
+  state.speakers.splice(index, 1);
+  showSpeakers();
+}
+
+function showMessages() {
+  const names = state.speakers.map((s) => s.name);
+  const items = state.messages.map((message, index) => {
+    const n = index + 1;
+    const speaker = element('select', { 'aria-label': `Message ${n} speaker`,
+      on: { change: (event) => { state.messages[index].speaker = event.target.value; } } },
+    names.map((name) => element('option', { value: name, text: name })));
+    speaker.value = message.speaker;
+    const body = message.clip
+      ? element('span', { className: 'clip', text: `Recorded clip: ${message.label || message.clip.slice(0, 12)}` })
+      : element('textarea', { rows: 2, value: message.text || '', 'aria-label': `Message ${n} text`,
+        on: { input: (event) => { state.messages[index].text = event.target.value; } } });
+    const gap = element('input', { type: 'number', min: '-60000', max: '60000', step: '50', size: 6,
+      value: message.gap_ms ?? '', placeholder: 'gap', 'aria-label': `Gap before message ${n} (ms)`,
+      on: { input: (event) => { const v = event.target.value; if (v === '') delete state.messages[index].gap_ms; else state.messages[index].gap_ms = Number(v); } } });
+    const up = element('button', { type: 'button', text: '↑', 'aria-label': `Move message ${n} up`, disabled: index === 0,
+      on: { click: () => moveMessage(index, -1) } });
+    const down = element('button', { type: 'button', text: '↓', 'aria-label': `Move message ${n} down`,
+      disabled: index === state.messages.length - 1, on: { click: () => moveMessage(index, 1) } });
+    const remove = element('button', { type: 'button', text: 'Remove', 'aria-label': `Remove message ${n}`,
+      on: { click: () => { state.messages.splice(index, 1); showMessages(); } } });
+    return element('li', { data: { index: String(index) } }, [element('div', { className: 'row' }, [speaker, body, gap, up, down, remove])]);
+  });
+  $('messages').replaceChildren(...items);
+}
+
+function moveMessage(index, by) {
+  const [message] = state.messages.splice(index, 1);
+  state.messages.splice(index + by, 0, message);
+  showMessages();
+  const button = $('messages').children[index + by].querySelectorAll('button')[by < 0 ? 0 : 1];
+  if (button && !button.disabled) button.focus();
+}
+
+function ensureSpeaker() {
+  if (!state.speakers.length) state.speakers.push({ name: 'Speaker 1', voice: '' });
+  return state.speakers[state.speakers.length > 1 && state.messages.length ? state.messages.length % state.speakers.length : 0].name;
+}
+
+function addMessage() {
+  const speaker = ensureSpeaker();
+  state.messages.push({ speaker, text: '' });
+  showSpeakers();
+  $('messages').lastElementChild.querySelector('textarea').focus();
+}
+
+async function addClip(file) {
+  say('conversation-error');
+  if (!file) return;
+  try {
+    const clip = await (await api('/v1/clips', { method: 'POST', body: file, headers: { 'Content-Type': 'application/octet-stream' } })).json();
+    const speaker = ensureSpeaker();
+    state.messages.push({ speaker, clip: clip.id, label: `${file.name || 'recording'} (${clip.duration.toFixed(1)} s)` });
+    showSpeakers();
+  } catch (error) {
+    say('conversation-error', error);
+  }
+}
+
+function conversation() {
+  const body = { ...state.extra };
+  const gap = $('gap').value;
+  if (gap !== '') body.gap_ms = Number(gap);
+  // Voices by speaker (`voices`); what else is said of a speaker (`speakers`: sounds) kept as imported.
+  const voices = {};
+  const speakers = {};
+  for (const speaker of state.speakers) {
+    if (speaker.voice) voices[speaker.name] = speaker.voice;
+    const kept = state.extra.speakers && state.extra.speakers[speaker.name];
+    if (kept) speakers[speaker.name] = kept;
+  }
+  if (Object.keys(voices).length) body.voices = voices; else delete body.voices;
+  if (Object.keys(speakers).length) body.speakers = speakers; else delete body.speakers;
+  body.messages = state.messages.map((m) => {
+    const message = { ...(m.kept || {}), speaker: m.speaker };
+    if (m.clip) message.clip = m.clip; else message.text = m.text || '';
+    if (m.gap_ms !== undefined) message.gap_ms = m.gap_ms;
+    return message;
+  });
+  if ($('preset').value) body.loudness_preset = $('preset').value; else delete body.loudness_preset;
+  body.output = { ...(state.extra.output || {}), format: $('format').value };
+  return body;
+}
+
+function load(imported) {
+  if (!imported || typeof imported !== 'object' || !Array.isArray(imported.messages)) {
+    throw new Error('Not a Chorus conversation: it needs a "messages" list.');
+  }
+  const { speakers = {}, voices = {}, messages, gap_ms: gap, loudness_preset: preset, ...rest } = imported;
+  const names = [];
+  const list = [];
+  const problems = [];
+  for (const [index, message] of messages.entries()) {
+    if (!message || typeof message !== 'object') { problems.push(`messages[${index}] is not a message`); continue; }
+    const { speaker, text, clip, gap_ms: messageGap, audio, audio_base64: inline, ...kept } = message;
+    const name = typeof speaker === 'string' && speaker.trim() ? speaker.trim() : 'Speaker 1';
+    if (!names.includes(name)) names.push(name);
+    const entry = { speaker: name, kept };
+    if (typeof clip === 'string') { entry.clip = clip; entry.label = clip.slice(0, 12); }
+    else if (typeof text === 'string') entry.text = text;
+    else if (audio || inline) { problems.push(`messages[${index}] names a recording by its path: upload it as a clip`); continue; }
+    else entry.text = '';
+    if (typeof messageGap === 'number') entry.gap_ms = messageGap;
+    list.push(entry);
+  }
+  for (const name of Object.keys(speakers)) if (!names.includes(name)) names.push(name);
+  state.speakers = names.map((name) => ({ name, voice: typeof voices[name] === 'string' ? voices[name] : '' }));
+  state.messages = list;
+  state.extra = { ...rest, speakers };
+  delete state.extra.messages;
+  $('gap').value = typeof gap === 'number' ? String(gap) : '300';
+  $('preset').value = typeof preset === 'string' ? preset : '';
+  if (rest.output && typeof rest.output.format === 'string') $('format').value = rest.output.format;
+  showSpeakers();
+  if (problems.length) throw new Error(`Imported with gaps: ${problems.join('; ')}.`);
+}
+
+async function importFile(file) {
+  say('conversation-error');
+  if (!file) return;
+  try {
+    load(JSON.parse(await file.text()));
+    status('render-status', `Imported ${file.name}.`);
+  } catch (error) {
+    say('conversation-error', error instanceof SyntaxError ? new Error(`${file.name}: not JSON (${error.message})`) : error);
+  }
+}
+
+function exportFile() {
+  download(new Blob([JSON.stringify(conversation(), null, 2) + '\n'], { type: 'application/json' }), 'conversation.json');
+}
+
+async function render() {
+  say('render-error');
+  if (!state.messages.length) { say('render-error', new Error('Add a message first.')); return; }
+  const button = $('render');
+  const progress = $('render-progress');
+  button.disabled = true;
+  progress.hidden = false;
+  progress.value = 0;
+  status('render-status', 'Sending…');
+  try {
+    let manifest = await (await api('/v1/renders', { ...json(conversation()), headers: { 'Content-Type': 'application/json', Prefer: 'respond-async' } })).json();
+    if (manifest.status !== 'done') {
+      let failed = null;
+      await follow(`/v1/renders/${encodeURIComponent(manifest.id)}/events`, (event, data) => {
+        if (event === 'progress' && data.total) {
+          progress.value = (data.synthesized + data.rendered) / (2 * data.total);
+          status('render-status', `${data.synthesized} of ${data.total} messages spoken, ${data.rendered} placed`);
+        } else if (event === 'done') {
+          manifest = data;
+          return false;
+        } else if (event === 'error') {
+          failed = new Error((data.error && data.error.message) || data.message || 'the render failed');
+          return false;
+        }
+        return true;
+      });
+      if (failed) throw failed;
+    }
+    if (manifest.status !== 'done') manifest = await (await api(`/v1/renders/${encodeURIComponent(manifest.id)}`)).json();
+    if (manifest.status !== 'done') throw new Error(`The render ended ${manifest.status}.`);
+    progress.value = 1;
+    status('render-status', `Rendered ${manifest.duration.toFixed(1)} s.`);
+    await showResult(manifest);
+  } catch (error) {
+    say('render-error', error);
+    status('render-status', '');
+  } finally {
+    button.disabled = false;
+    progress.hidden = true;
+  }
+}
+
+async function showResult(manifest) {
+  const id = encodeURIComponent(manifest.id);
+  // The player's route answers the key with a signed link (303), which fetch follows: the frame gets that link.
+  const player = await api(`/v1/renders/${id}/player`);
+  const format = $('format').value;
+  const parts = [
+    ['audio', `Audio (${format.toUpperCase()})`, `chorus-${manifest.id.slice(0, 8)}.${format}`],
+    ['timeline', 'Timeline (JSON)', 'timeline.json'],
+    ['captions.vtt', 'Captions (WebVTT)', 'captions.vtt'],
+    ['waveform', 'Peaks (JSON)', 'peaks.json'],
+    ['waveform.png', 'Picture (PNG)', 'waveform.png'],
+  ];
+  $('downloads').replaceChildren(element('span', { text: 'Download:' }), ...parts.map(([part, label, name]) => element('button', {
+    type: 'button', text: label, data: { part },
+    on: { click: async () => {
+      say('render-error');
+      try { download(await (await api(`/v1/renders/${id}/${part}`)).blob(), name); } catch (error) { say('render-error', error); }
+    } },
+  })));
+  $('result').hidden = false;
+  const frame = $('player');
+  frame.src = player.url;
+  document.body.dataset.render = manifest.id;
+}
+
+// ---- Recording -----------------------------------------------------------------------------------------------------
+
+/** A button that records from the microphone while pressed; `done(file)` gets the recording. */
+function recorder(buttonId, errorId, done) {
+  let recording = null;
+  $(buttonId).addEventListener('click', async () => {
+    const button = $(buttonId);
+    if (recording) { recording.stop(); return; }
+    say(errorId);
+    try {
+      const stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+      const chunks = [];
+      recording = new MediaRecorder(stream);
+      recording.addEventListener('dataavailable', (event) => chunks.push(event.data));
+      recording.addEventListener('stop', () => {
+        stream.getTracks().forEach((track) => track.stop());
+        const type = recording.mimeType || 'audio/webm';
+        recording = null;
+        button.setAttribute('aria-pressed', 'false');
+        button.textContent = button.dataset.label;
+        done(new File(chunks, `recording.${type.includes('ogg') ? 'ogg' : 'webm'}`, { type }));
+      });
+      recording.start();
+      button.dataset.label = button.dataset.label || button.textContent;
+      button.setAttribute('aria-pressed', 'true');
+      button.textContent = 'Stop recording';
+    } catch (error) {
+      recording = null;
+      say(errorId, new Error(`The microphone is not available (${error.message}).`));
+    }
+  });
+}
+
+// ---- Listen --------------------------------------------------------------------------------------------------------
+
+let listened = null;
+
+function chooseListenFile(file) {
+  listened = file || null;
+  const audio = $('listen-audio');
+  if (audio.src) URL.revokeObjectURL(audio.src);
+  if (!file) { audio.hidden = true; return; }
+  audio.src = URL.createObjectURL(file);
+  audio.hidden = false;
+  $('listen-words').replaceChildren();
+}
+
+async function listen(align) {
+  say('listen-error');
+  const file = listened || $('listen-file').files[0];
+  if (!file) { say('listen-error', new Error('Choose or record a clip first.')); return; }
+  const text = $('align-text').value.trim();
+  if (align && !text) { say('listen-error', new Error('Write the words said in the clip to time them.')); return; }
+  const form = new FormData();
+  form.append('file', file, file.name || 'clip');
+  form.append('model', $('listen-model').value);
+  form.append('response_format', 'verbose_json');
+  form.append('timestamp_granularities[]', 'word');
+  const language = $('listen-language').value.trim();
+  if (language) form.append('language', language);
+  if (align) form.append('text', text);
+  status('listen-status', align ? 'Timing the words…' : 'Listening…');
+  try {
+    const heard = await (await api(align ? '/v1/audio/alignments' : '/v1/audio/transcriptions', { method: 'POST', body: form })).json();
+    const words = (heard.words || []).map((word) => element('span', {
+      text: word.word.trim(), tabIndex: 0, role: 'button', 'aria-label': `${word.word.trim()} at ${word.start.toFixed(2)} s`,
+      data: { start: String(word.start), end: String(word.end) },
+      on: { click: (event) => seekTo(event.target), keydown: (event) => { if (event.key === 'Enter' || event.key === ' ') { event.preventDefault(); seekTo(event.target); } } },
+    }));
+    const spaced = [];
+    for (const word of words) spaced.push(word, ' ');
+    $('listen-words').replaceChildren(...spaced);
+    status('listen-status', `${words.length} words in ${heard.duration ? heard.duration.toFixed(1) : '?'} s; language: ${heard.language || 'unknown'}${language ? '' : ' (detected)'}`);
+    document.body.dataset.listenLanguage = heard.language || '';
+  } catch (error) {
+    status('listen-status', '');
+    say('listen-error', error);
+  }
+}
+
+function seekTo(word) {
+  const audio = $('listen-audio');
+  audio.currentTime = Number(word.dataset.start);
+  audio.play().catch(() => {});
+}
+
+function highlightWord() {
+  const t = $('listen-audio').currentTime;
+  for (const word of $('listen-words').querySelectorAll('span')) {
+    const on = Number(word.dataset.start) <= t && t < Number(word.dataset.end);
+    if (on) word.setAttribute('aria-current', 'true'); else word.removeAttribute('aria-current');
+  }
+}
+
+async function loadModels() {
+  try {
+    const health = await (await fetch('/health', { cache: 'no-store' })).json();
+    const models = Object.keys(health.transcription_models || {});
+    if (models.length) {
+      $('listen-model').replaceChildren(element('option', { value: 'whisper-1', text: "the service's default" }),
+        ...models.map((m) => element('option', { value: m, text: m })));
+    }
+  } catch (_) { /* the default model stays */ }
+}
+
+// ---- Pronunciations ------------------------------------------------------------------------------------------------
+
+async function loadLexicons() {
+  try {
+    const list = await (await api('/v1/lexicons')).json();
+    state.lexicons = list.lexicons.map((l) => l.name);
+    $('lexicon-names').replaceChildren(...list.lexicons.map((l) => element('option', { value: l.name })));
+  } catch (error) {
+    say('lexicon-error', error);
+  }
+}
+
+function entryRow(word = '', alias = '', ipa = '') {
+  const index = $('lexicon-table').tBodies[0].children.length + 1;
+  const cells = [
+    element('input', { type: 'text', value: word, 'aria-label': `Entry ${index}: written word` }),
+    element('input', { type: 'text', value: alias, 'aria-label': `Entry ${index}: said as` }),
+    element('input', { type: 'text', value: ipa, 'aria-label': `Entry ${index}: IPA` }),
+  ];
+  const row = element('tr', {}, cells.map((cell) => element('td', {}, [cell])));
+  row.append(element('td', {}, [
+    element('button', { type: 'button', text: 'Say it', 'aria-label': `Say entry ${index}`,
+      on: { click: () => sayEntry(cells[0].value) } }),
+    element('button', { type: 'button', text: 'Remove', 'aria-label': `Remove entry ${index}`, on: { click: () => row.remove() } }),
+  ]));
+  $('lexicon-table').tBodies[0].append(row);
+  return cells[0];
+}
+
+function entries() {
+  const result = {};
+  for (const row of $('lexicon-table').tBodies[0].children) {
+    const [word, alias, ipa] = [...row.querySelectorAll('input')].map((input) => input.value.trim());
+    if (!word) continue;
+    result[word] = ipa ? (alias ? { alias, ipa } : { ipa }) : alias;
+  }
+  return result;
+}
+
+async function openLexicon() {
+  say('lexicon-error');
+  const name = $('lexicon-name').value.trim();
+  if (!name) { say('lexicon-error', new Error('Name the lexicon (letters, digits, - and _).')); return; }
+  $('lexicon-table').tBodies[0].replaceChildren();
+  await loadLexicons();
+  try {
+    if (!state.lexicons.includes(name)) throw Object.assign(new Error('new'), { status: 404 });
+    const lexicon = await (await api(`/v1/lexicons/${encodeURIComponent(name)}`)).json();
+    for (const [word, entry] of Object.entries(lexicon.entries || {})) {
+      if (typeof entry === 'string') entryRow(word, entry);
+      else entryRow(word, entry.alias || '', entry.ipa || '');
+    }
+    status('lexicon-status', `${name}: ${lexicon.entry_count} entries`);
+  } catch (error) {
+    if (error.status !== 404) { say('lexicon-error', error); return; }
+    status('lexicon-status', `${name} is new: add entries and save.`);
+  }
+  state.lexicon = name;
+  if (!$('lexicon-table').tBodies[0].children.length) entryRow();
+}
+
+async function saveLexicon() {
+  say('lexicon-error');
+  const name = state.lexicon || $('lexicon-name').value.trim();
+  if (!name) { say('lexicon-error', new Error('Open or name a lexicon first.')); return; }
+  try {
+    const saved = await (await api(`/v1/lexicons/${encodeURIComponent(name)}`, { ...json({ entries: entries() }), method: 'PUT' })).json();
+    state.lexicon = name;
+    status('lexicon-status', `Saved ${saved.name}: ${saved.entry_count} entries.`);
+    document.body.dataset.lexiconSaved = saved.name;
+    loadLexicons();
+  } catch (error) {
+    say('lexicon-error', error);
+  }
+}
+
+async function sayEntry(word) {
+  if (!word.trim()) { say('lexicon-error', new Error('Write the word first.')); return; }
+  await playSample($('lexicon-voice').value || defaultVoice(), word, 'lexicon-error', entries());
+}
+
+// ---- Start ---------------------------------------------------------------------------------------------------------
+
+async function loadAll() {
+  await loadVoices();
+  loadLexicons();
+}
+
+function start() {
+  $('key-form').addEventListener('submit', useKey);
+  $('key-forget').addEventListener('click', forgetKey);
+  $('voice-filter').addEventListener('input', showVoices);
+  $('voice-provider').addEventListener('change', showVoices);
+  $('blend-add').addEventListener('click', () => addBlendPart());
+  $('blend-play').addEventListener('click', playBlend);
+  $('make-start').addEventListener('click', makeVoice);
+  $('add-speaker').addEventListener('click', addSpeaker);
+  $('add-message').addEventListener('click', addMessage);
+  $('add-clip').addEventListener('change', (event) => { addClip(event.target.files[0]); event.target.value = ''; });
+  recorder('record-clip', 'conversation-error', addClip);
+  $('import-file').addEventListener('change', (event) => { importFile(event.target.files[0]); event.target.value = ''; });
+  $('export').addEventListener('click', exportFile);
+  $('render').addEventListener('click', render);
+  $('listen-file').addEventListener('change', (event) => chooseListenFile(event.target.files[0]));
+  recorder('listen-record', 'listen-error', chooseListenFile);
+  $('listen-go').addEventListener('click', () => listen(false));
+  $('align-go').addEventListener('click', () => listen(true));
+  $('listen-audio').addEventListener('timeupdate', highlightWord);
+  $('listen-audio').addEventListener('seeked', highlightWord);
+  $('lexicon-open').addEventListener('click', openLexicon);
+  $('lexicon-add').addEventListener('click', () => entryRow().focus());
+  $('lexicon-save').addEventListener('click', saveLexicon);
+  status('key-status', key() ? 'Using the key kept for this tab.' : '');
+  state.speakers = [{ name: 'Speaker 1', voice: '' }, { name: 'Speaker 2', voice: '' }];
+  showSpeakers();
+  document.body.dataset.ready = 'true';
+  document.body.dataset.readyAt = String(performance.now());
+  loadModels();
+  loadAll().then(() => { document.body.dataset.voicesAt = String(performance.now()); });
+}
+
+document.addEventListener('DOMContentLoaded', start);

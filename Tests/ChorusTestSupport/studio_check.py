@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""Drives Chorus's studio page (`chorus serve`'s `/`) in headless Chromium (selenium + chromedriver, downloads through
+the DevTools protocol) the way a user would, and checks what they see.
+
+    studio_check.py BASE_URL --key KEY --voice A --voice B --clip CLIP --download-dir DIR [--screenshot PNG]
+
+Steps: open the page; a wrong key (a clear message, the page keeps working); the right key; the voices listed, one
+played; a three-message conversation (two voices, one uploaded clip; one speaker named like markup) rendered, the
+player's highlighted word following playback; the MP3 downloaded; the clip transcribed with its words highlighted as
+it plays; a lexicon entry saved and said. Prints one JSON object of measurements on success; on a failed check prints
+the reason to stderr and exits 1; exits 2 when the browser cannot start (the caller fails: a browser test never skips).
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+from player_check import check_console, fail, start_browser, wait, watch
+
+XSS = "<img src=x onerror=alert(1)>"
+
+
+def click(driver, selector):
+    driver.execute_script("document.querySelector(arguments[0]).click()", selector)
+
+
+def type_into(driver, selector, text):
+    """Sets a field's text as typing it would, then leaves it (input, then change)."""
+    found = driver.execute_script("""
+        const field = document.querySelector(arguments[0]);
+        if (!field) return false;
+        field.focus(); field.value = arguments[1];
+        field.dispatchEvent(new Event('input', {bubbles: true})); field.dispatchEvent(new Event('change', {bubbles: true}));
+        return true;""", selector, text)
+    if not found:
+        fail(f"the page has no {selector}")
+
+
+def choose(driver, selector, value):
+    found = driver.execute_script("""
+        const select = document.querySelector(arguments[0]);
+        if (![...select.options].some(o => o.value === arguments[1])) return false;
+        select.value = arguments[1]; select.dispatchEvent(new Event('change', {bubbles: true})); return true;""",
+                                  selector, value)
+    if not found:
+        fail(f"{selector} offers no {value!r}")
+
+
+def text_of(driver, selector):
+    return driver.execute_script("const e = document.querySelector(arguments[0]); return e ? e.textContent : null", selector)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("base")
+    parser.add_argument("--key", required=True)
+    parser.add_argument("--voice", action="append", required=True)
+    parser.add_argument("--clip", required=True)
+    parser.add_argument("--clip-words", default="", help="a word the clip says (lower case)")
+    parser.add_argument("--download-dir", required=True)
+    parser.add_argument("--screenshot")
+    arguments = parser.parse_args()
+    first_voice, second_voice = arguments.voice[0], arguments.voice[-1]
+    result = {}
+
+    driver = start_browser()
+    try:
+        driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": arguments.download_dir})
+        driver.get(arguments.base + "/")
+        wait(driver, "return document.body && document.body.dataset.ready === 'true'", "the studio to become ready")
+        result["interactive_ms"] = round(float(driver.execute_script("return document.body.dataset.readyAt")), 1)
+        driver.execute_script("""
+            window.__violations = []; window.__alerts = 0;
+            document.addEventListener('securitypolicyviolation', e => window.__violations.push(e.violatedDirective));
+            window.alert = () => { window.__alerts += 1; };""")
+
+        # A wrong key: the voices say so beside them; the page keeps working.
+        type_into(driver, "#key", "not-the-key-of-this-service")
+        click(driver, "#key-form button[type=submit]")
+        refused = wait(driver, "const t = document.getElementById('voices-error').textContent; return t || null",
+                       "the wrong key's message")
+        if "refused the key" not in refused:
+            fail(f"a wrong key shows {refused!r}, not that the service refused it")
+        result["wrong_key_message"] = refused
+
+        # The right key: every voice in one request; one is played.
+        type_into(driver, "#key", arguments.key)
+        click(driver, "#key-form button[type=submit]")
+        wait(driver, "return document.querySelectorAll('#voice-table tbody tr').length > 0", "the voices to be listed")
+        if text_of(driver, "#voices-error"):
+            fail(f"with the right key the voices show an error: {text_of(driver, '#voices-error')!r}")
+        result["voices"] = driver.execute_script("return document.querySelectorAll('#voice-table tbody tr').length")
+        driver.execute_script("""document.querySelector(`#voice-table tr[data-voice="${CSS.escape(arguments[0])}"] button`).click()""",
+                              first_voice)
+        wait(driver, f"return document.body.dataset.samplePlayed === {json.dumps(first_voice)}", "the sample to play", 60)
+        sample = driver.execute_script("const a = document.getElementById('sample-audio'); return [a.duration, a.paused]")
+        if not sample[0] or sample[0] <= 0:
+            fail(f"the sample of {first_voice} has no duration ({sample})")
+        result["sample_seconds"] = round(sample[0], 2)
+
+        # Compose: two speakers (the second named like markup), two text messages and one uploaded clip.
+        type_into(driver, "#speakers li:nth-child(1) input", "Ana")
+        choose(driver, "#speakers li:nth-child(1) select", first_voice)
+        type_into(driver, "#speakers li:nth-child(2) input", XSS)
+        choose(driver, "#speakers li:nth-child(2) select", second_voice)
+        click(driver, "#add-message")
+        driver.find_element("css selector", "#messages li:nth-child(1) textarea").send_keys("Good morning, everyone. The bus leaves at nine.")
+        click(driver, "#add-message")
+        choose(driver, "#messages li:nth-child(2) select", XSS)
+        driver.find_element("css selector", "#messages li:nth-child(2) textarea").send_keys("Thank you! I will bring the tickets and some water.")
+        driver.find_element("css selector", "#add-clip").send_keys(os.path.abspath(arguments.clip))
+        wait(driver, "return document.querySelectorAll('#messages li').length === 3", "the clip to be uploaded", 60)
+        choose(driver, "#messages li:nth-child(3) select", "Ana")
+        shown = driver.execute_script("return document.querySelector('#speakers li:nth-child(2) input').value")
+        if shown != XSS:
+            fail(f"the speaker's name reads {shown!r}")
+
+        # Render: progress, then the player in its frame.
+        click(driver, "#render")
+        wait(driver, "return document.body.dataset.render || document.getElementById('render-error').textContent", "the render", 240)
+        if text_of(driver, "#render-error"):
+            fail(f"the render failed: {text_of(driver, '#render-error')!r}")
+        result["render"] = driver.execute_script("return document.body.dataset.render")
+        frame = driver.find_element("css selector", "#player")
+        player_url = driver.execute_script("return document.getElementById('player').src")
+        if arguments.key in player_url or "sig=" not in player_url:
+            fail(f"the player's address is not a signed link without the key: {player_url}")
+        driver.switch_to.frame(frame)
+        wait(driver, "return document.body && document.body.dataset.ready === 'true'", "the player to become ready", 30)
+        speakers = driver.execute_script("return Array.from(document.querySelectorAll('#speakers button')).map(b => b.dataset.speaker)")
+        if speakers != ["Ana", XSS]:
+            fail(f"the player lists speakers {speakers}, not Ana and the markup-like name as text")
+        timeline = driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            fetch(document.querySelector('#chorus-config') ? JSON.parse(document.querySelector('#chorus-config').textContent).timelineURL : '')
+              .then(r => r.json()).then(done, e => done({error: String(e)}));""")
+        if "segments" not in timeline:
+            fail(f"the player's timeline could not be read: {timeline}")
+        driver.execute_script("chorusPlayer.audio.play()")
+        wait(driver, "return chorusPlayer.audio.currentTime > 0.4", "the render to play")
+        def highlighted(state):
+            expected = [w["word"] for s in timeline["segments"] for w in (s.get("words") or [])
+                        if w["start"] - 0.05 <= state["t"] < w["end"] + 0.05]
+            if state["word"] is not None and state["word"] not in expected:
+                fail(f"at {state['t']:.2f} s the player highlights {state['word']!r}; the timeline has {expected}")
+            return state["word"] is not None
+
+        followed = watch(driver, """
+            chorusPlayer.update();
+            const w = document.querySelector('.word[aria-current="true"]');
+            return {t: chorusPlayer.audio.currentTime, word: w && w.textContent};""", highlighted, 12, 0.25)
+        driver.execute_script("chorusPlayer.audio.pause()")
+        if followed < 3:
+            fail(f"the highlighted word followed playback {followed} times in 3 s")
+        result["words_followed"] = followed
+        result["player_images"] = driver.execute_script("return document.querySelectorAll('img').length")
+        driver.switch_to.default_content()
+
+        # Download the MP3 (the caller decodes it).
+        before = set(os.listdir(arguments.download_dir))
+        click(driver, "#downloads button[data-part=audio]")
+        deadline = time.monotonic() + 60
+        downloaded = None
+        while time.monotonic() < deadline and downloaded is None:
+            fresh = [n for n in set(os.listdir(arguments.download_dir)) - before if not n.endswith(".crdownload")]
+            downloaded = fresh[0] if fresh else None
+            time.sleep(0.1)
+        if downloaded is None:
+            fail("the audio was not downloaded within 60 s")
+        result["downloaded"] = os.path.join(arguments.download_dir, downloaded)
+
+        if arguments.screenshot:
+            driver.set_window_size(1100, 1400)
+            driver.execute_script("document.getElementById('conversation').scrollIntoView()")
+            driver.save_screenshot(arguments.screenshot)
+            result["screenshot"] = arguments.screenshot
+
+        # Listen: transcribe the clip; the words light up as it plays.
+        driver.find_element("css selector", "#listen-file").send_keys(os.path.abspath(arguments.clip))
+        click(driver, "#listen-go")
+        wait(driver, "return document.querySelectorAll('#listen-words span').length > 0 || document.getElementById('listen-error').textContent",
+             "the transcript", 120)
+        if text_of(driver, "#listen-error"):
+            fail(f"transcription failed: {text_of(driver, '#listen-error')!r}")
+        heard = text_of(driver, "#listen-words")
+        result["transcript"] = heard
+        result["language"] = driver.execute_script("return document.body.dataset.listenLanguage")
+        if arguments.clip_words and arguments.clip_words not in heard.lower():
+            fail(f"the transcript {heard!r} lacks {arguments.clip_words!r}")
+        driver.execute_script("const a = document.getElementById('listen-audio'); a.currentTime = 0; a.play()")
+        wait(driver, "return document.getElementById('listen-audio').currentTime > 0.3", "the clip to play")
+        def lit_word(state):
+            if state["start"] is not None and not (state["start"] - 0.3 <= state["t"] <= state["end"] + 0.3):
+                fail(f"at {state['t']:.2f} s the lit word spans {state['start']:.2f}–{state['end']:.2f} s")
+            return state["start"] is not None
+
+        lit = watch(driver, """
+            const a = document.getElementById('listen-audio');
+            const w = document.querySelector('#listen-words span[aria-current="true"]');
+            return {t: a.currentTime, start: w && Number(w.dataset.start), end: w && Number(w.dataset.end)};""", lit_word, 8, 0.2)
+        driver.execute_script("document.getElementById('listen-audio').pause()")
+        if lit < 2:
+            fail(f"the clip's words lit up {lit} times while it played")
+        result["transcript_words_lit"] = lit
+
+        # Pronunciations: a new lexicon, one entry, saved, said.
+        type_into(driver, "#lexicon-name", "family")
+        click(driver, "#lexicon-open")
+        wait(driver, "return document.querySelectorAll('#lexicon-table tbody tr').length === 1", "an empty entry")
+        type_into(driver, "#lexicon-table tbody tr:nth-child(1) td:nth-child(1) input", "Nguyen")
+        type_into(driver, "#lexicon-table tbody tr:nth-child(1) td:nth-child(2) input", "win")
+        click(driver, "#lexicon-save")
+        wait(driver, "return document.body.dataset.lexiconSaved === 'family' || document.getElementById('lexicon-error').textContent",
+             "the lexicon to be saved")
+        if text_of(driver, "#lexicon-error"):
+            fail(f"saving the lexicon failed: {text_of(driver, '#lexicon-error')!r}")
+        choose(driver, "#lexicon-voice", first_voice)
+        driver.execute_script("delete document.body.dataset.samplePlayed")
+        click(driver, "#lexicon-table tbody tr:nth-child(1) button")
+        wait(driver, f"return document.body.dataset.samplePlayed === {json.dumps(first_voice)}", "the entry to be said", 60)
+        result["lexicon"] = text_of(driver, "#lexicon-status")
+
+        # Markup stayed text, nothing ran, the key went nowhere but the tab's session storage.
+        images = driver.execute_script("return document.querySelectorAll('img').length")
+        state = driver.execute_script("return {violations: window.__violations, alerts: window.__alerts}")
+        if images or result["player_images"] or state["alerts"]:
+            fail(f"the markup-like name became markup: {images} images in the page, {result['player_images']} in the "
+                 f"player, {state['alerts']} alerts")
+        if state["violations"]:
+            fail(f"the page broke its Content-Security-Policy: {state['violations']}")
+        stored = driver.execute_script("return [localStorage.length, sessionStorage.getItem('chorus.key')]")
+        if stored[0] or stored[1] != arguments.key:
+            fail(f"the key is kept where it should not be (localStorage {stored[0]} items; session {stored[1] is not None})")
+        resources = driver.execute_script("return performance.getEntriesByType('resource').map(r => r.name)")
+        if any(arguments.key in name for name in resources + [driver.current_url]) or arguments.key in driver.page_source:
+            fail("the key appears in a URL or in the page")
+        outside = [name for name in resources if not (name.startswith(arguments.base) or name.startswith("blob:"))]
+        if outside:
+            fail(f"the page reached outside the service: {outside}")
+        result["resources"] = len(resources)
+        check_console(driver, allowed=("401 (Unauthorized)", "favicon"))  # the wrong key's refusal is logged by the browser
+    finally:
+        driver.quit()
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
