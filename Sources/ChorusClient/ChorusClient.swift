@@ -101,6 +101,12 @@ public final class ChorusClient: Sendable {
         try await send("POST", ServicePaths.renders, json: request, as: RenderManifest.self)
     }
 
+    /// What a render of `request` would be, without rendering it: its id, whether it exists, and each speaker's and
+    /// message's voice (named, or given by the service's defaults). Refused as the render would be.
+    public func plan(_ request: RenderRequest) async throws -> RenderPlanResponse {
+        try await send("POST", ServicePaths.renderPlan, json: request, as: RenderPlanResponse.self)
+    }
+
     /// Starts a render and returns at once (`queued` or `running`, or `done` if it existed); follow it with `events(_:)`.
     public func startRender(_ request: RenderRequest) async throws -> RenderManifest {
         try await send("POST", ServicePaths.renders, json: request, headers: ["Prefer": "respond-async"], as: RenderManifest.self)

@@ -17,6 +17,8 @@ public enum ServicePaths {
     public static let clips = "/v1/clips"
 
     public static let renders = "/v1/renders"
+    /// What a render of a request would be (voices, id), without rendering it.
+    public static let renderPlan = "\(renders)/plan"
     /// A render's manifest (`GET`), or the render itself (`DELETE`).
     public static func render(_ id: String) -> String { "\(renders)/\(id)" }
     /// A part of render `id`.

@@ -103,11 +103,12 @@ struct ClientTests {
     @Test("start a render and follow its events: progress, every segment, then done")
     func events() async throws {
         try await withService { chorus in
-            let started = try await chorus.startRender(
-                RenderRequest(
-                    messages: ["One thing.", "Another thing.", "A third thing."].map {
-                        .init(speaker: "Ann", text: $0, voice: "espeak:en-us")
-                    }))
+            let request = RenderRequest(
+                messages: ["One thing.", "Another thing.", "A third thing."].map { .init(speaker: "Ann", text: $0, voice: "espeak:en-us") })
+            let plan = try await chorus.plan(request)
+            #expect(plan.speakers == [.init(name: "Ann", voice: "espeak:en-us", byDefault: false)] && !plan.rendered)
+            let started = try await chorus.startRender(request)
+            #expect(started.id == plan.id)
             var segments: [Timeline.Segment] = []
             var done: RenderManifest?
             var sawProgress = false

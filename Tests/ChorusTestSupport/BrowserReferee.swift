@@ -52,6 +52,13 @@ public enum BrowserReferee {
         public var interactiveMs: Double
         public var wrongKeyMessage: String
         public var voices: Int
+        /// Controls on the page (each with a name: the check fails otherwise).
+        public var controls: Int
+        /// The speakers' "default voice" choices, naming the voice the service would give each.
+        public var defaultVoices: [String]
+        /// The reason shown beside the message of a render the service refused.
+        public var refusedRender: String
+        public var exportedMessages: Int
         public var sampleSeconds: Double
         public var render: String
         public var wordsFollowed: Int
@@ -66,6 +73,7 @@ public enum BrowserReferee {
 
         enum CodingKeys: String, CodingKey {
             case interactiveMs = "interactive_ms", wrongKeyMessage = "wrong_key_message", voices, sampleSeconds = "sample_seconds"
+            case controls, defaultVoices = "default_voices", refusedRender = "refused_render", exportedMessages = "exported_messages"
             case render, wordsFollowed = "words_followed", downloaded, transcript, language
             case transcriptWordsLit = "transcript_words_lit", lexicon, resources, screenshot
         }

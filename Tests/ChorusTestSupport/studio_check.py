@@ -51,6 +51,20 @@ def text_of(driver, selector):
     return driver.execute_script("const e = document.querySelector(arguments[0]); return e ? e.textContent : null", selector)
 
 
+def download(driver, folder, selector):
+    """Clicks `selector` and returns the path of the file that appears in `folder`."""
+    before = set(os.listdir(folder))
+    click(driver, selector)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        fresh = [n for n in set(os.listdir(folder)) - before if not n.endswith(".crdownload")]
+        if fresh:
+            time.sleep(0.1)  # the browser renames the finished file into place
+            return os.path.join(folder, fresh[0])
+        time.sleep(0.1)
+    fail(f"nothing was downloaded within 60 s of clicking {selector}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("base")
@@ -91,6 +105,21 @@ def main():
         if text_of(driver, "#voices-error"):
             fail(f"with the right key the voices show an error: {text_of(driver, '#voices-error')!r}")
         result["voices"] = driver.execute_script("return document.querySelectorAll('#voice-table tbody tr').length")
+
+        # Every control has a name a screen reader says (a label, aria-label or its text).
+        unnamed = driver.execute_script("""
+            return [...document.querySelectorAll('input, select, textarea, button')].filter(c =>
+                !(c.labels && c.labels.length) && !c.getAttribute('aria-label') && !(c.tagName === 'BUTTON' && c.textContent.trim())
+            ).map(c => c.id || c.outerHTML.slice(0, 80));""")
+        if unnamed:
+            fail(f"controls without a name: {unnamed}")
+        result["controls"] = driver.execute_script("return document.querySelectorAll('input, select, textarea, button').length")
+
+        # The speakers' default voices are shown before anything is rendered (POST /v1/renders/plan).
+        defaults = wait(driver, """
+            const labels = [...document.querySelectorAll('#speakers select option[value=""]')].map(o => o.textContent);
+            return labels.length === 2 && labels.every(l => l.includes(':')) ? labels : null;""", "the default voices to be shown")
+        result["default_voices"] = defaults
         driver.execute_script("""document.querySelector(`#voice-table tr[data-voice="${CSS.escape(arguments[0])}"] button`).click()""",
                               first_voice)
         wait(driver, f"return document.body.dataset.samplePlayed === {json.dumps(first_voice)}", "the sample to play", 60)
@@ -108,7 +137,21 @@ def main():
         driver.find_element("css selector", "#messages li:nth-child(1) textarea").send_keys("Good morning, everyone. The bus leaves at nine.")
         click(driver, "#add-message")
         choose(driver, "#messages li:nth-child(2) select", XSS)
+
+        # A render the service refuses (an empty message) says why, and the conversation stays as it was.
+        click(driver, "#render")
+        refusal = wait(driver, "return document.getElementById('render-error').textContent || null", "the refused render's reason", 60)
+        kept = driver.execute_script("return [document.querySelectorAll('#messages li').length, document.querySelector('#messages li textarea').value]")
+        if kept != [2, "Good morning, everyone. The bus leaves at nine."]:
+            fail(f"after a refused render the conversation is {kept}")
+        beside = text_of(driver, "#messages li:nth-child(2) .error")
+        if not beside or not beside.startswith("Message 2:"):
+            fail(f"the refused render's reason is not shown beside message 2 ({beside!r})")
+        result["refused_render"] = beside
         driver.find_element("css selector", "#messages li:nth-child(2) textarea").send_keys("Thank you! I will bring the tickets and some water.")
+        choose(driver, "#intro-kind", "line")
+        choose(driver, "#intro-speaker", "Ana")
+        type_into(driver, "#intro-text", "Welcome to the trip news.")
         driver.find_element("css selector", "#add-clip").send_keys(os.path.abspath(arguments.clip))
         wait(driver, "return document.querySelectorAll('#messages li').length === 3", "the clip to be uploaded", 60)
         choose(driver, "#messages li:nth-child(3) select", "Ana")
@@ -158,17 +201,22 @@ def main():
         driver.switch_to.default_content()
 
         # Download the MP3 (the caller decodes it).
-        before = set(os.listdir(arguments.download_dir))
-        click(driver, "#downloads button[data-part=audio]")
-        deadline = time.monotonic() + 60
-        downloaded = None
-        while time.monotonic() < deadline and downloaded is None:
-            fresh = [n for n in set(os.listdir(arguments.download_dir)) - before if not n.endswith(".crdownload")]
-            downloaded = fresh[0] if fresh else None
-            time.sleep(0.1)
-        if downloaded is None:
-            fail("the audio was not downloaded within 60 s")
-        result["downloaded"] = os.path.join(arguments.download_dir, downloaded)
+        result["downloaded"] = download(driver, arguments.download_dir, "#downloads button[data-part=audio]")
+
+        # Export the conversation, then import it again: the same conversation.
+        exported = download(driver, arguments.download_dir, "#export")
+        with open(exported) as file:
+            saved = json.load(file)
+        if [m.get("speaker") for m in saved["messages"]] != ["Ana", XSS, "Ana"] or "clip" not in saved["messages"][2] \
+                or saved.get("voices") != {"Ana": first_voice, XSS: second_voice} or saved.get("intro", {}).get("speaker") != "Ana":
+            fail(f"the exported conversation is not the one composed: {saved}")
+        driver.execute_script("document.getElementById('add-message').click()")
+        driver.find_element("css selector", "#import-file").send_keys(exported)
+        wait(driver, "return document.querySelectorAll('#messages li').length === 3", "the import to replace the conversation")
+        again = driver.execute_script("return JSON.stringify(conversation())")
+        if json.loads(again) != saved:
+            fail(f"imported again, the conversation reads {again}, not {json.dumps(saved)}")
+        result["exported_messages"] = len(saved["messages"])
 
         if arguments.screenshot:
             driver.set_window_size(1100, 1400)
@@ -239,7 +287,8 @@ def main():
         if outside:
             fail(f"the page reached outside the service: {outside}")
         result["resources"] = len(resources)
-        check_console(driver, allowed=("401 (Unauthorized)", "favicon"))  # the wrong key's refusal is logged by the browser
+        # The browser logs the wrong key's refusal and the refused render's as failed loads; nothing else may fail.
+        check_console(driver, allowed=("401 (Unauthorized)", "/v1/renders - Failed to load resource: the server responded with a status of 422", "favicon"))
     finally:
         driver.quit()
     print(json.dumps(result))

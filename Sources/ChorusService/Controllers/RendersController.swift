@@ -28,6 +28,17 @@ struct RendersController: Sendable {
                 budget: JSONBudget(arrayKey: "messages", maxArrayElements: configuration.maxMessages))
             return try await start(body, mode: try RenderMode(request), context: context)
         }
+        table.add(.post, ServicePaths.renderPlan, to: router) { request, context in
+            var body = try HTTPSupport.decode(
+                RenderRequest.self, from: try await HTTPSupport.body(of: request, limit: configuration.maxBodyBytes),
+                budget: JSONBudget(arrayKey: "messages", maxArrayElements: configuration.maxMessages))
+            try VoiceWorkshopRoutes.checkOwnership(of: body, owner: VoiceWorkshopRoutes.owner(context))
+            body.lexicon = try await lexicons.inlined(body.lexicon, caller: context.caller?.id ?? "anonymous")
+            let resolved = try await resolver.resolve(body)
+            var rendered = false
+            if case .stored(let stored)? = try await catalog.existing(resolved.id) { rendered = stored.isDone }
+            return try HTTPSupport.json(RenderResponses.plan(resolved, rendered: rendered))
+        }
         table.add(.get, ServicePaths.render("{id}"), to: router) { _, context in
             switch try await catalog.lookup(try id(context)) {
             case .active(let active): return try HTTPSupport.json(active.manifest())

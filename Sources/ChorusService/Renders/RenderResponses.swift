@@ -1,4 +1,6 @@
 import ChorusAudio
+import ChorusConversation
+import ChorusSpeech
 import ChorusWire
 import Foundation
 import Hummingbird
@@ -28,6 +30,27 @@ enum RenderResponses {
             manifest.timeline = timeline
         }
         return manifest
+    }
+
+    /// What a render of `resolved` would be: its id, each speaker's voice (their first spoken message's; whether the
+    /// defaults gave it), each message's.
+    static func plan(_ resolved: ResolvedRender, rendered: Bool) -> RenderPlanResponse {
+        let conversation = resolved.conversation
+        var speakers: [RenderPlanResponse.Speaker] = []
+        func add(_ message: Conversation.Message, _ voice: VoiceID?) {
+            guard !message.speaker.isEmpty else { return }  // an intro or outro clip
+            let named = message.voice != nil || conversation.voices[message.speaker] != nil
+            let entry = RenderPlanResponse.Speaker(name: message.speaker, voice: voice?.description, byDefault: voice != nil && !named)
+            if let known = speakers.firstIndex(where: { $0.name == message.speaker }) {
+                if speakers[known].voice == nil && voice != nil { speakers[known] = entry }
+            } else {
+                speakers.append(entry)
+            }
+        }
+        if let intro = conversation.intro { add(intro, resolved.plan.introVoice) }
+        for (message, voice) in zip(conversation.messages, resolved.plan.voices) { add(message, voice) }
+        if let outro = conversation.outro { add(outro, resolved.plan.outroVoice) }
+        return RenderPlanResponse(id: resolved.id, rendered: rendered, speakers: speakers, messages: resolved.plan.voices.map { $0?.description })
     }
 
     /// One Server-Sent Event.

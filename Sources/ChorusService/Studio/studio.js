@@ -17,6 +17,9 @@ const state = {
   samples: new Map(),
   lexicon: null,     // the open lexicon's name
   lexicons: [],      // the key's lexicons' names
+  bookends: { intro: null, outro: null, music: null },  // uploaded clips: {clip, label}
+  recordings: [],    // recordings for a voice to be made, from the microphone
+  planned: {},       // each speaker's voice as a render would give it (POST /v1/renders/plan): the defaults shown
 };
 
 // ---- The API -------------------------------------------------------------------------------------------------------
@@ -25,15 +28,18 @@ function key() { return sessionStorage.getItem(KEY) || ''; }
 
 async function failure(response) {
   let message = `${response.status} ${response.statusText}`.trim();
+  let field = null;
   try {
     const body = await response.json();
     if (body && body.error && body.error.message) {
       message = body.error.message + (body.error.code ? ` (${body.error.code})` : '');
+      field = body.error.field || null;
     }
   } catch (_) { /* not JSON: the status says it */ }
   if (response.status === 401) message = `The service refused the key: ${message}`;
   const error = new Error(message);
   error.status = response.status;
+  error.field = field;
   return error;
 }
 
@@ -242,7 +248,7 @@ async function playBlend() {
 async function makeVoice() {
   say('make-error');
   const name = $('make-name').value.trim();
-  const files = [...$('make-files').files];
+  const files = [...$('make-files').files, ...state.recordings];
   if (!name) { say('make-error', new Error('Name the voice first.')); return; }
   if (!files.length) { say('make-error', new Error('Choose one or more recordings of the person.')); return; }
   const form = new FormData();
@@ -264,6 +270,8 @@ async function makeVoice() {
     });
     if (outcome && outcome.status === 'ready') {
       status('make-status', `${outcome.voice_id} is ready.`);
+      state.recordings = [];
+      status('make-recorded', '');
       await loadVoices();
     } else if (outcome) {
       say('make-error', new Error(outcome.error || `The voice was ${outcome.status}.`));
@@ -277,8 +285,9 @@ async function makeVoice() {
 
 // ---- Conversation --------------------------------------------------------------------------------------------------
 
-function voiceOptions(chosen) {
-  const options = [element('option', { value: '', text: 'default voice' })];
+function voiceOptions(chosen, name) {
+  const planned = state.planned[name];
+  const options = [element('option', { value: '', text: planned ? `default voice (${planned})` : 'default voice' })];
   for (const voice of state.voices) options.push(element('option', { value: voice.id, text: voice.id }));
   if (chosen && !state.voices.some((v) => v.id === chosen)) options.push(element('option', { value: chosen, text: chosen }));
   return options;
@@ -299,10 +308,10 @@ function showSpeakers() {
     const name = element('input', { type: 'text', value: speaker.name, 'aria-label': `Speaker ${index + 1} name`,
       on: { change: (event) => renameSpeaker(index, event.target.value) } });
     const voice = element('select', { 'aria-label': `Speaker ${index + 1} voice`,
-      on: { change: (event) => { state.speakers[index].voice = event.target.value; } } }, voiceOptions(speaker.voice));
+      on: { change: (event) => { state.speakers[index].voice = event.target.value; plan(); } } }, voiceOptions(speaker.voice, speaker.name));
     voice.value = speaker.voice || '';
     const hear = element('button', { type: 'button', text: 'Hear', 'aria-label': `Hear speaker ${index + 1}'s voice`,
-      on: { click: () => playSample(state.speakers[index].voice || defaultVoice(), $('sample-text').value, 'conversation-error') } });
+      on: { click: () => playSample(state.speakers[index].voice || state.planned[state.speakers[index].name] || defaultVoice(), $('sample-text').value, 'conversation-error') } });
     const remove = element('button', { type: 'button', text: 'Remove', 'aria-label': `Remove speaker ${index + 1}`,
       on: { click: () => removeSpeaker(index) } });
     const swatch = element('span', { className: 'swatch', 'aria-hidden': 'true' });
@@ -310,7 +319,42 @@ function showSpeakers() {
     return element('li', { data: { speaker: speaker.name } }, [swatch, name, voice, hear, remove]);
   });
   $('speakers').replaceChildren(...items);
+  for (const which of ['intro', 'outro']) {
+    const select = $(`${which}-speaker`);
+    const chosen = select.value;
+    select.replaceChildren(...state.speakers.map((s) => element('option', { value: s.name, text: s.name })));
+    if (state.speakers.some((s) => s.name === chosen)) select.value = chosen;
+  }
   showMessages();
+}
+
+let planTimer = null;
+
+/** Asks the service which voice each speaker would get (after a short pause, so a burst of edits asks once), and
+ *  shows it on their "default voice" choice. A speaker without a message yet is asked about with a line of their own;
+ *  empty texts are asked about as a word (the voices do not depend on the words). */
+function plan() {
+  clearTimeout(planTimer);
+  planTimer = setTimeout(async () => {
+    if (!state.speakers.length) return;
+    const body = conversation();
+    body.messages = body.messages.map((m) => (m.clip || (m.text || '').trim() ? m : { ...m, text: 'Hello.' }));
+    for (const speaker of state.speakers) {
+      if (!body.messages.some((m) => m.speaker === speaker.name)) body.messages.push({ speaker: speaker.name, text: 'Hello.' });
+    }
+    try {
+      const planned = await (await api('/v1/renders/plan', json(body))).json();
+      state.planned = Object.fromEntries(planned.speakers.filter((s) => s.voice).map((s) => [s.name, s.voice]));
+      for (const item of $('speakers').children) {
+        const option = item.querySelector('select option[value=""]');
+        const voice = state.planned[item.dataset.speaker];
+        if (option) option.textContent = voice ? `default voice (${voice})` : 'default voice';
+      }
+      document.body.dataset.planned = String(Date.now());
+    } catch (_) {
+      // Not shown: the render names what is wrong when it is asked for.
+    }
+  }, 250);
 }
 
 function defaultVoice() { return (state.voices.find((v) => v.provider === 'kokoro') || state.voices[0] || { id: 'alloy' }).id; }
@@ -323,6 +367,7 @@ function renameSpeaker(index, name) {
   state.speakers[index].name = trimmed;
   for (const message of state.messages) if (message.speaker === old) message.speaker = trimmed;
   showSpeakers();
+  plan();
 }
 
 function addSpeaker() {
@@ -330,6 +375,7 @@ function addSpeaker() {
   while (state.speakers.some((s) => s.name === `Speaker ${n}`)) n += 1;
   state.speakers.push({ name: `Speaker ${n}`, voice: '' });
   showSpeakers();
+  plan();
   $('speakers').lastElementChild.querySelector('input').focus();
 }
 
@@ -341,6 +387,7 @@ function removeSpeaker(index) {
   }
   state.speakers.splice(index, 1);
   showSpeakers();
+  plan();
 }
 
 function showMessages() {
@@ -348,7 +395,7 @@ function showMessages() {
   const items = state.messages.map((message, index) => {
     const n = index + 1;
     const speaker = element('select', { 'aria-label': `Message ${n} speaker`,
-      on: { change: (event) => { state.messages[index].speaker = event.target.value; } } },
+      on: { change: (event) => { state.messages[index].speaker = event.target.value; plan(); } } },
     names.map((name) => element('option', { value: name, text: name })));
     speaker.value = message.speaker;
     const body = message.clip
@@ -363,7 +410,7 @@ function showMessages() {
     const down = element('button', { type: 'button', text: '↓', 'aria-label': `Move message ${n} down`,
       disabled: index === state.messages.length - 1, on: { click: () => moveMessage(index, 1) } });
     const remove = element('button', { type: 'button', text: 'Remove', 'aria-label': `Remove message ${n}`,
-      on: { click: () => { state.messages.splice(index, 1); showMessages(); } } });
+      on: { click: () => { state.messages.splice(index, 1); showMessages(); plan(); } } });
     return element('li', { data: { index: String(index) } }, [element('div', { className: 'row' }, [speaker, body, gap, up, down, remove])]);
   });
   $('messages').replaceChildren(...items);
@@ -402,6 +449,51 @@ async function addClip(file) {
   }
 }
 
+/** The intro's or outro's row: its kind, who says its line and the line, or its clip. */
+function bookendRow(which, title) {
+  const kinds = [['', 'none'], ['line', 'a line a speaker says'], ['clip', 'a recorded clip (a jingle)']];
+  $('bookends').append(element('div', { className: 'row' }, [
+    element('label', { htmlFor: `${which}-kind`, text: title }),
+    element('select', { id: `${which}-kind` }, kinds.map(([value, text]) => element('option', { value, text }))),
+    element('select', { id: `${which}-speaker`, 'aria-label': `Who says the ${which}`, hidden: true }),
+    element('input', { id: `${which}-text`, type: 'text', size: 40, 'aria-label': `The ${which}'s line`, hidden: true }),
+    element('input', { id: `${which}-file`, type: 'file', accept: 'audio/*', 'aria-label': `The ${which}'s clip`, hidden: true }),
+    element('span', { id: `${which}-clip` }),
+  ]));
+}
+
+/** Shows the fields of the intro's or outro's kind (a line a speaker says, or a clip). */
+function showBookend(which) {
+  const kind = $(`${which}-kind`).value;
+  $(`${which}-speaker`).hidden = kind !== 'line';
+  $(`${which}-text`).hidden = kind !== 'line';
+  $(`${which}-file`).hidden = kind !== 'clip';
+  const clip = state.bookends[which];
+  $(`${which}-clip`).textContent = kind === 'clip' && clip ? clip.label : '';
+}
+
+async function uploadBookend(which, file) {
+  say('conversation-error');
+  if (!file) return;
+  try {
+    const clip = await (await api('/v1/clips', { method: 'POST', body: file, headers: { 'Content-Type': 'application/octet-stream' } })).json();
+    state.bookends[which] = { clip: clip.id, label: `${file.name} (${clip.duration.toFixed(1)} s)` };
+  } catch (error) {
+    say('conversation-error', error);
+  }
+  if (which === 'music') $('music-clip').textContent = state.bookends.music ? state.bookends.music.label : '';
+  else showBookend(which);
+}
+
+/** The intro or outro as the render takes it, or nothing. */
+function bookend(which) {
+  const kind = $(`${which}-kind`).value;
+  const text = $(`${which}-text`).value.trim();
+  if (kind === 'line' && text) return { speaker: $(`${which}-speaker`).value, text };
+  if (kind === 'clip' && state.bookends[which]) return { clip: state.bookends[which].clip };
+  return null;
+}
+
 function conversation() {
   const body = { ...state.extra };
   const gap = $('gap').value;
@@ -422,6 +514,16 @@ function conversation() {
     if (m.gap_ms !== undefined) message.gap_ms = m.gap_ms;
     return message;
   });
+  for (const which of ['intro', 'outro']) {
+    const part = bookend(which);
+    if (part) body[which] = part; else delete body[which];
+  }
+  if (state.bookends.music) {
+    body.music = { ...(state.extra.music || {}), clip: state.bookends.music.clip, level_lu: Number($('music-level').value),
+      duck_db: Number($('music-duck').value), loop: $('music-loop').checked };
+  } else {
+    delete body.music;
+  }
   if ($('preset').value) body.loudness_preset = $('preset').value; else delete body.loudness_preset;
   body.output = { ...(state.extra.output || {}), format: $('format').value };
   return body;
@@ -431,7 +533,7 @@ function load(imported) {
   if (!imported || typeof imported !== 'object' || !Array.isArray(imported.messages)) {
     throw new Error('Not a Chorus conversation: it needs a "messages" list.');
   }
-  const { speakers = {}, voices = {}, messages, gap_ms: gap, loudness_preset: preset, ...rest } = imported;
+  const { speakers = {}, voices = {}, messages, gap_ms: gap, loudness_preset: preset, intro, outro, music, ...rest } = imported;
   const names = [];
   const list = [];
   const problems = [];
@@ -448,15 +550,53 @@ function load(imported) {
     if (typeof messageGap === 'number') entry.gap_ms = messageGap;
     list.push(entry);
   }
+  for (const [which, part] of [['intro', intro], ['outro', outro]]) {
+    state.bookends[which] = null;
+    $(`${which}-kind`).value = '';
+    $(`${which}-text`).value = '';
+    if (!part || typeof part !== 'object') continue;
+    if (typeof part.clip === 'string') {
+      $(`${which}-kind`).value = 'clip';
+      state.bookends[which] = { clip: part.clip, label: `clip ${part.clip.slice(0, 12)}` };
+    } else if (typeof part.text === 'string') {
+      $(`${which}-kind`).value = 'line';
+      $(`${which}-text`).value = part.text;
+      if (typeof part.speaker === 'string' && !names.includes(part.speaker)) names.push(part.speaker);
+    } else {
+      problems.push(`the ${which} names a recording by its path: upload it as a clip`);
+    }
+  }
+  state.bookends.music = null;
+  if (music && typeof music === 'object') {
+    if (typeof music.clip === 'string') {
+      state.bookends.music = { clip: music.clip, label: `clip ${music.clip.slice(0, 12)}` };
+      if (typeof music.level_lu === 'number') $('music-level').value = String(music.level_lu);
+      if (typeof music.duck_db === 'number') $('music-duck').value = String(music.duck_db);
+      if (typeof music.loop === 'boolean') $('music-loop').checked = music.loop;
+    } else {
+      problems.push('the music bed names a recording by its path: upload it as a clip');
+    }
+  }
+  $('music-clip').textContent = state.bookends.music ? state.bookends.music.label : '';
   for (const name of Object.keys(speakers)) if (!names.includes(name)) names.push(name);
   state.speakers = names.map((name) => ({ name, voice: typeof voices[name] === 'string' ? voices[name] : '' }));
   state.messages = list;
   state.extra = { ...rest, speakers };
+  if (music && typeof music === 'object') {
+    const { clip, audio, audio_base64: inline, level_lu: level, duck_db: duck, loop, ...settings } = music;
+    state.extra.music = settings;  // fades: kept as imported
+  }
   delete state.extra.messages;
   $('gap').value = typeof gap === 'number' ? String(gap) : '300';
   $('preset').value = typeof preset === 'string' ? preset : '';
   if (rest.output && typeof rest.output.format === 'string') $('format').value = rest.output.format;
   showSpeakers();
+  for (const which of ['intro', 'outro']) {
+    if (intro && which === 'intro' && typeof intro.speaker === 'string') $('intro-speaker').value = intro.speaker;
+    if (outro && which === 'outro' && typeof outro.speaker === 'string') $('outro-speaker').value = outro.speaker;
+    showBookend(which);
+  }
+  plan();
   if (problems.length) throw new Error(`Imported with gaps: ${problems.join('; ')}.`);
 }
 
@@ -475,8 +615,23 @@ function exportFile() {
   download(new Blob([JSON.stringify(conversation(), null, 2) + '\n'], { type: 'application/json' }), 'conversation.json');
 }
 
+/** Shows a refused render's reason beside the message it names too (`messages[N]…`), and moves there. */
+function markMessage(error) {
+  for (const old of $('messages').querySelectorAll('.error')) old.remove();
+  for (const old of $('messages').querySelectorAll('[aria-invalid]')) old.removeAttribute('aria-invalid');
+  const named = /^messages\[(\d+)\]/.exec(error.field || error.message || '');
+  const item = named && $('messages').children[Number(named[1])];
+  if (!item) return;
+  const note = element('p', { className: 'error', role: 'alert', text: `Message ${Number(named[1]) + 1}: ${error.message}` });
+  item.append(note);
+  const control = item.querySelector('textarea') || item.querySelector('select');
+  control.setAttribute('aria-invalid', 'true');
+  control.focus();
+}
+
 async function render() {
   say('render-error');
+  markMessage({});
   if (!state.messages.length) { say('render-error', new Error('Add a message first.')); return; }
   const button = $('render');
   const progress = $('render-progress');
@@ -510,6 +665,7 @@ async function render() {
     await showResult(manifest);
   } catch (error) {
     say('render-error', error);
+    markMessage(error);
     status('render-status', '');
   } finally {
     button.disabled = false;
@@ -732,6 +888,7 @@ async function sayEntry(word) {
 
 async function loadAll() {
   await loadVoices();
+  plan();
   loadLexicons();
 }
 
@@ -747,9 +904,22 @@ function start() {
   $('add-message').addEventListener('click', addMessage);
   $('add-clip').addEventListener('change', (event) => { addClip(event.target.files[0]); event.target.value = ''; });
   recorder('record-clip', 'conversation-error', addClip);
+  recorder('make-record', 'make-error', (file) => {
+    state.recordings.push(new File([file], `recording-${state.recordings.length + 1}.${file.name.split('.').pop()}`, { type: file.type }));
+    status('make-recorded', `${state.recordings.length} from the microphone`);
+  });
   $('import-file').addEventListener('change', (event) => { importFile(event.target.files[0]); event.target.value = ''; });
   $('export').addEventListener('click', exportFile);
   $('render').addEventListener('click', render);
+  bookendRow('intro', 'Intro');
+  bookendRow('outro', 'Outro');
+  for (const which of ['intro', 'outro']) {
+    $(`${which}-kind`).addEventListener('change', () => { showBookend(which); plan(); });
+    $(`${which}-speaker`).addEventListener('change', plan);
+    $(`${which}-file`).addEventListener('change', (event) => { uploadBookend(which, event.target.files[0]); event.target.value = ''; });
+  }
+  $('music-file').addEventListener('change', (event) => { uploadBookend('music', event.target.files[0]); event.target.value = ''; });
+  $('music-remove').addEventListener('click', () => { state.bookends.music = null; $('music-clip').textContent = ''; });
   $('listen-file').addEventListener('change', (event) => chooseListenFile(event.target.files[0]));
   recorder('listen-record', 'listen-error', chooseListenFile);
   $('listen-go').addEventListener('click', () => listen(false));

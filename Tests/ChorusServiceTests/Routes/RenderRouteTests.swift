@@ -93,6 +93,41 @@ struct RenderRouteTests {
         }
     }
 
+    @Test(
+        "POST /v1/renders/plan: each speaker's voice, named or by the defaults, and the render's own id, without rendering; checked as a render is"
+    )
+    func plan() async throws {
+        let service = try TestService()
+        try await service.test { client in
+            let note = try Data(contentsOf: Repository.file("samples/clips/marcus-1.m4a"))
+            let clip = try await client.call(.post, "/v1/clips", body: note).decode(ClipInfo.self)
+            let body = #"""
+                {"voices": {"Dad": "espeak:en-US"}, "speakers": {"Maya": {"sounds": "female"}},
+                 "messages": [{"speaker": "Maya", "text": "Can we go?"}, {"speaker": "Dad", "text": "Yes."},
+                              {"speaker": "Marcus", "clip": "\#(clip.id)"}, {"speaker": "Maya", "text": "Yay!", "voice": "flite:slt"}]}
+                """#
+            let planned = try await client.call(.post, ServicePaths.renderPlan, json: body)
+            #expect(planned.status == .ok, "\(planned.text)")
+            let plan = try planned.decode(RenderPlanResponse.self)
+            #expect(plan.speakers.map(\.name) == ["Maya", "Dad", "Marcus"] && !plan.rendered)
+            let maya = try #require(plan.speakers.first)
+            #expect(maya.byDefault && maya.voice != nil && maya.voice == plan.messages[0])
+            #expect(plan.speakers[1] == .init(name: "Dad", voice: "espeak:en-US", byDefault: false))
+            #expect(plan.speakers[2] == .init(name: "Marcus", voice: nil, byDefault: false))
+            #expect(plan.messages.count == 4 && plan.messages[2] == nil && plan.messages[3] == "flite:slt")
+            // The plan is the render's: the same id, and the voices the timeline then names.
+            let manifest = try await client.call(.post, "/v1/renders", json: body).decode(RenderManifest.self)
+            #expect(manifest.id == plan.id)
+            #expect(manifest.timeline?.segments.map(\.voice) == plan.messages)
+            #expect(try await client.call(.post, ServicePaths.renderPlan, json: body).decode(RenderPlanResponse.self).rendered)
+            // A request a render refuses is refused alike.
+            let bad = try await client.call(
+                .post, ServicePaths.renderPlan, json: #"{"messages": [{"speaker": "A", "text": "Hi.", "voice": "nobody:x"}]}"#)
+            let refused = try await client.call(.post, "/v1/renders", json: #"{"messages": [{"speaker": "A", "text": "Hi.", "voice": "nobody:x"}]}"#)
+            #expect(bad.status == refused.status && bad.status.code >= 400 && bad.errorCode == refused.errorCode)
+        }
+    }
+
     @Test("a message's gap_ms places it exactly (negative: cutting in), a loudness preset is met; both are part of the render's id")
     func messageGap() async throws {
         let stub = try StubSpeech.openAIServer(latency: 0)

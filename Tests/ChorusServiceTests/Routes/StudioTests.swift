@@ -70,12 +70,15 @@ struct StudioTests {
             #expect(report.wordsFollowed >= 3 && report.transcriptWordsLit >= 2)
             #expect(report.language == "english")
             #expect(report.lexicon.contains("family"))
+            #expect(report.defaultVoices.count == 2 && report.defaultVoices.allSatisfy { $0.hasPrefix("default voice (") })
+            #expect(report.refusedRender.hasPrefix("Message 2:") && report.exportedMessages == 3)
 
             // The render the page made: three messages by two speakers, one of them named like markup (as text).
             let manifest = try await client.call(.get, ServicePaths.render(report.render)).decode(RenderManifest.self)
             let timeline = try #require(manifest.timeline)
             #expect(timeline.segments.count == 3)
             #expect(timeline.speakers.map(\.name) == ["Ana", "<img src=x onerror=alert(1)>"])
+            #expect(timeline.intro != nil, "the spoken intro composed on the page")
             // The download is that render's MP3: decoded by FFmpeg, as long as the manifest says.
             let downloaded = URL(fileURLWithPath: report.downloaded)
             #expect(downloaded.pathExtension == "mp3")
