@@ -51,7 +51,7 @@ public enum PlayerPage {
         <title>{{TITLE}}</title>
         <link rel="icon" href="data:,">
         <style>
-          :root { --bg: #fff; --fg: #222; --muted: #777; --line: #e4e4e4; --accent: #0072B2; }
+          :root { --bg: #fff; --fg: #222; --muted: #666; --line: #e4e4e4; --accent: #0072B2; }
           @media (prefers-color-scheme: dark) { :root { --bg: #1e1e1e; --fg: #eee; --muted: #999; --line: #333; } }
           body { margin: 0; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; background: var(--bg); color: var(--fg); }
           main { max-width: 960px; margin: 0 auto; padding: 20px; }

@@ -51,6 +51,34 @@ def text_of(driver, selector):
     return driver.execute_script("const e = document.querySelector(arguments[0]); return e ? e.textContent : null", selector)
 
 
+# Text (and controls) whose colour is below WCAG AA's contrast against the background it sits on: 4.5:1, or 3:1 for
+# large text (24 px, or 18.66 px bold). Disabled controls and hidden elements are exempt, as WCAG says.
+LOW_CONTRAST = """
+const channel = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+const luminance = c => 0.2126 * channel(c[0]) + 0.7152 * channel(c[1]) + 0.0722 * channel(c[2]);
+const rgb = s => { const m = /rgba?\\(([^)]+)\\)/.exec(s); return m ? m[1].split(',').map(Number) : null; };
+const background = e => {
+  for (; e; e = e.parentElement) {
+    const c = rgb(getComputedStyle(e).backgroundColor);
+    if (c && (c.length < 4 || c[3] > 0)) return c;
+  }
+  return [255, 255, 255];
+};
+const low = [];
+for (const e of document.querySelectorAll('body *')) {
+  if (e.disabled || !e.getClientRects().length || getComputedStyle(e).visibility === 'hidden') continue;
+  const control = ['INPUT', 'SELECT', 'TEXTAREA', 'BUTTON'].includes(e.tagName);
+  if (!control && ![...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
+  const style = getComputedStyle(e);
+  const a = luminance(rgb(style.color)), b = luminance(background(e));
+  const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+  const size = parseFloat(style.fontSize), bold = Number(style.fontWeight) >= 700;
+  if (ratio < (size >= 24 || (size >= 18.66 && bold) ? 3 : 4.5)) low.push(`${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''} "${(e.textContent || e.value || '').trim().slice(0, 30)}" ${ratio.toFixed(2)}:1`);
+}
+return low;
+"""
+
+
 def download(driver, folder, selector):
     """Clicks `selector` and returns the path of the file that appears in `folder`."""
     before = set(os.listdir(folder))
@@ -197,6 +225,9 @@ def main():
         if followed < 3:
             fail(f"the highlighted word followed playback {followed} times in 3 s")
         result["words_followed"] = followed
+        low = driver.execute_script(LOW_CONTRAST)
+        if low:
+            fail(f"the player's text below WCAG AA contrast: {low}")
         result["player_images"] = driver.execute_script("return document.querySelectorAll('img').length")
         driver.switch_to.default_content()
 
@@ -268,6 +299,10 @@ def main():
         click(driver, "#lexicon-table tbody tr:nth-child(1) button")
         wait(driver, f"return document.body.dataset.samplePlayed === {json.dumps(first_voice)}", "the entry to be said", 60)
         result["lexicon"] = text_of(driver, "#lexicon-status")
+
+        low = driver.execute_script(LOW_CONTRAST)
+        if low:
+            fail(f"the studio's text below WCAG AA contrast: {low}")
 
         # Markup stayed text, nothing ran, the key went nowhere but the tab's session storage.
         images = driver.execute_script("return document.querySelectorAll('img').length")

@@ -117,6 +117,7 @@ struct PlayerTests {
         let service = try TestService {
             $0.workers = 2
             $0.rateLimitPerMinute = 0  // polling a 50-message render on a slow (sanitized) build must not meet the limit
+            $0.idleTimeoutSeconds = 900  // the test client's connection waits while the browser works (a minute and more under load)
         }
         let samples = Repository.file("samples")
         let familyChat = try String(contentsOf: samples.appendingPathComponent("family-chat.json"), encoding: .utf8)

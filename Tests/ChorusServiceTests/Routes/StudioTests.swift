@@ -51,6 +51,7 @@ struct StudioTests {
         let service = try TestService {
             $0.workers = 2
             $0.rateLimitPerMinute = 0
+            $0.idleTimeoutSeconds = 900  // the test client's connection waits while the browser works (a minute and more under load)
             $0.transcriptionModel = WhisperModel.defaultName  // the page transcribes a clip
             $0.environment["CHORUS_MODELS_DIR"] = ModelFolder.root().path
         }
