@@ -133,6 +133,8 @@ public enum PlayerPage {
               const span = document.createElement("span");
               span.className = "word"; span.textContent = word.word; span.dataset.start = word.start; span.dataset.end = word.end;
               span.setAttribute("aria-current", "false");
+              // A word goes to where it is spoken (the message's own click goes to its start).
+              span.addEventListener("click", event => { event.stopPropagation(); audio.currentTime = word.start; update(); });
               const at = text.indexOf(word.word, cursor);
               if (at >= 0) { item.append(text.slice(cursor, at), span); cursor = at + word.word.length; }
               else { item.append(cursor > 0 || item.childNodes.length > 1 ? " " : "", span); }

@@ -205,6 +205,21 @@ def main():
                  f"their next message starts at {other['start']:.3f} s")
         result["speaker_click"] = {"speaker": other["speaker"], "to": round(state["t"], 3), "expected": round(other["start"], 3)}
 
+        # Clicking a word goes to where it is spoken, and highlights it.
+        spoken = [(s, w) for s in segments for w in (s.get("words") or [])]
+        if spoken:
+            segment, word = spoken[len(spoken) // 2]
+            driver.execute_script("""
+                const a = chorusPlayer.audio; window.__seeked = false;
+                a.addEventListener('seeked', () => { window.__seeked = true; }, {once: true});
+                [...document.querySelectorAll(`#transcript li[data-index="${arguments[0]}"] .word`)]
+                    .find(w => Number(w.dataset.start) === arguments[1]).click();""", segment["index"], word["start"])
+            wait(driver, "return window.__seeked", "the seek after clicking a word")
+            state = driver.execute_script("chorusPlayer.update();" + STATE)
+            if abs(state["t"] - word["start"]) > 0.05 or state["word"] != word["word"]:
+                fail(f"clicking {word['word']!r} (at {word['start']:.3f} s) moved to {state['t']:.3f} s, highlighting {state['word']!r}")
+            result["word_click"] = {"word": word["word"], "to": round(state["t"], 3)}
+
         # Keyboard: → moves 5 s on; space plays. Speed buttons set the rate.
         before = state["t"]
         driver.execute_script("document.activeElement && document.activeElement.blur()")

@@ -79,18 +79,29 @@ return low;
 """
 
 
-def download(driver, folder, selector):
-    """Clicks `selector` and returns the path of the file that appears in `folder`."""
-    before = set(os.listdir(folder))
+def download(driver, folder, selector, name):
+    """Clicks `selector` and returns the path of `name` once the browser has written it whole (no partial file left,
+    its size the same twice)."""
+    driver.execute_script("delete document.body.dataset.downloaded")
     click(driver, selector)
+    wait(driver, f"return document.body.dataset.downloaded === {json.dumps(name)}", f"the page to hand over {name}", 60)
+    path = os.path.join(folder, name)
     deadline = time.monotonic() + 60
+    last = -1
     while time.monotonic() < deadline:
-        fresh = [n for n in set(os.listdir(folder)) - before if not n.endswith(".crdownload")]
-        if fresh:
-            time.sleep(0.1)  # the browser renames the finished file into place
-            return os.path.join(folder, fresh[0])
-        time.sleep(0.1)
-    fail(f"nothing was downloaded within 60 s of clicking {selector}")
+        partial = any(n.endswith(".crdownload") for n in os.listdir(folder))
+        size = os.path.getsize(path) if os.path.exists(path) else -1
+        if size > 0 and size == last and not partial:
+            return path
+        last = size
+        time.sleep(0.2)
+    fail(f"{name} was not downloaded whole within 60 s of clicking {selector}")
+
+
+UNNAMED = """
+return [...document.querySelectorAll('input, select, textarea, button, [role=button]')].filter(c =>
+    !(c.labels && c.labels.length) && !c.getAttribute('aria-label') && !(c.tagName === 'BUTTON' && c.textContent.trim())
+).map(c => c.id || c.outerHTML.slice(0, 80));"""
 
 
 def main():
@@ -117,11 +128,13 @@ def main():
             document.addEventListener('securitypolicyviolation', e => window.__violations.push(e.violatedDirective));
             window.alert = () => { window.__alerts += 1; };""")
 
-        # A wrong key: the voices say so beside them; the page keeps working.
+        # A wrong key: the voices say so beside them; the page keeps working. (The page's first load, with no key,
+        # is refused too: it is waited for, so that the message read is the wrong key's.)
+        loaded = int(wait(driver, "return document.body.dataset.voicesLoaded", "the page's first load of the voices"))
         type_into(driver, "#key", "not-the-key-of-this-service")
         click(driver, "#key-form button[type=submit]")
-        refused = wait(driver, "const t = document.getElementById('voices-error').textContent; return t || null",
-                       "the wrong key's message")
+        wait(driver, f"return Number(document.body.dataset.voicesLoaded) > {loaded}", "the wrong key's answer")
+        refused = text_of(driver, "#voices-error")
         if "refused the key" not in refused:
             fail(f"a wrong key shows {refused!r}, not that the service refused it")
         result["wrong_key_message"] = refused
@@ -134,11 +147,8 @@ def main():
             fail(f"with the right key the voices show an error: {text_of(driver, '#voices-error')!r}")
         result["voices"] = driver.execute_script("return document.querySelectorAll('#voice-table tbody tr').length")
 
-        # Every control has a name a screen reader says (a label, aria-label or its text).
-        unnamed = driver.execute_script("""
-            return [...document.querySelectorAll('input, select, textarea, button')].filter(c =>
-                !(c.labels && c.labels.length) && !c.getAttribute('aria-label') && !(c.tagName === 'BUTTON' && c.textContent.trim())
-            ).map(c => c.id || c.outerHTML.slice(0, 80));""")
+        # Every control has a name a screen reader says (a label, aria-label or its text); again at the end.
+        unnamed = driver.execute_script(UNNAMED)
         if unnamed:
             fail(f"controls without a name: {unnamed}")
         result["controls"] = driver.execute_script("return document.querySelectorAll('input, select, textarea, button').length")
@@ -232,10 +242,11 @@ def main():
         driver.switch_to.default_content()
 
         # Download the MP3 (the caller decodes it).
-        result["downloaded"] = download(driver, arguments.download_dir, "#downloads button[data-part=audio]")
+        result["downloaded"] = download(driver, arguments.download_dir, "#downloads button[data-part=audio]",
+                                        f"chorus-{result['render'][:8]}.mp3")
 
         # Export the conversation, then import it again: the same conversation.
-        exported = download(driver, arguments.download_dir, "#export")
+        exported = download(driver, arguments.download_dir, "#export", "conversation.json")
         with open(exported) as file:
             saved = json.load(file)
         if [m.get("speaker") for m in saved["messages"]] != ["Ana", XSS, "Ana"] or "clip" not in saved["messages"][2] \
@@ -275,6 +286,7 @@ def main():
             return state["start"] is not None
 
         lit = watch(driver, """
+            highlightWord();
             const a = document.getElementById('listen-audio');
             const w = document.querySelector('#listen-words span[aria-current="true"]');
             return {t: a.currentTime, start: w && Number(w.dataset.start), end: w && Number(w.dataset.end)};""", lit_word, 8, 0.2)
@@ -303,6 +315,9 @@ def main():
         low = driver.execute_script(LOW_CONTRAST)
         if low:
             fail(f"the studio's text below WCAG AA contrast: {low}")
+        unnamed = driver.execute_script(UNNAMED)
+        if unnamed:
+            fail(f"controls without a name at the end: {unnamed}")
 
         # Markup stayed text, nothing ran, the key went nowhere but the tab's session storage.
         images = driver.execute_script("return document.querySelectorAll('img').length")
@@ -322,8 +337,12 @@ def main():
         if outside:
             fail(f"the page reached outside the service: {outside}")
         result["resources"] = len(resources)
-        # The browser logs the wrong key's refusal and the refused render's as failed loads; nothing else may fail.
-        check_console(driver, allowed=("401 (Unauthorized)", "/v1/renders - Failed to load resource: the server responded with a status of 422", "favicon"))
+        # The browser logs as failed loads: the refusals of the first, keyless load and of the wrong key (voices,
+        # lexicons, the voices plan), the refused render, and the new lexicon's lookup. Nothing else may fail.
+        failed = "Failed to load resource: the server responded with a status of"
+        check_console(driver, allowed=tuple(f"{arguments.base}{path} - {failed} {status}" for path, status in [
+            ("/v1/voices", 401), ("/v1/lexicons", 401), ("/v1/renders/plan", 401), ("/v1/renders", 422),
+            ("/v1/lexicons/family", 404)]))
     finally:
         driver.quit()
     print(json.dumps(result))

@@ -1,4 +1,3 @@
-import ChorusSupport
 import ChorusWire
 import Foundation
 import Hummingbird
@@ -34,18 +33,14 @@ struct StudioController: Sendable {
         }
     }
 
-    /// A studio file's bytes, read once.
+    /// A studio file's bytes, read from the bundle as `openapi.json` is (a few kilobytes, in the page cache).
     static func data(_ resource: String) throws -> Data {
-        if let known = loaded.withLock({ $0[resource] }) { return known }
         let name = resource as NSString
         guard let url = Bundle.module.url(forResource: name.deletingPathExtension, withExtension: name.pathExtension),
             let data = try? Data(contentsOf: url)
         else {
             throw ServiceError(.internalServerError, .internal, "the studio's \(resource) is missing from this build")
         }
-        loaded.withLock { $0[resource] = data }
         return data
     }
-
-    private static let loaded = Locked<[String: Data]>([:])
 }

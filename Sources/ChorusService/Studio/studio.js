@@ -16,8 +16,8 @@ const state = {
   extra: {},         // fields of an imported conversation the page does not edit (intro, outro, bed, …), kept as they were
   samples: new Map(),
   lexicon: null,     // the open lexicon's name
-  lexicons: [],      // the key's lexicons' names
-  bookends: { intro: null, outro: null, music: null },  // uploaded clips: {clip, label}
+  bookends: { intro: null, outro: null, music: null },  // recordings: {clip, label} or {inline (base64), label}
+  bookendKept: { intro: {}, outro: {} },  // what an imported intro or outro says that the page does not edit (voice)
   recordings: [],    // recordings for a voice to be made, from the microphone
   planned: {},       // each speaker's voice as a render would give it (POST /v1/renders/plan): the defaults shown
 };
@@ -60,30 +60,32 @@ function json(body) {
   return { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) };
 }
 
-/** Follows a server-sent event stream; `onEvent(name, data)` returns false to stop. */
+/** Follows a server-sent event stream; `onEvent(name, data)` returns false to stop. Returns whether it was stopped
+ *  (false: the stream ended first). */
 async function follow(path, onEvent) {
   const response = await api(path, { headers: { Accept: 'text/event-stream' } });
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buffer += value;
-    let cut;
-    while ((cut = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, cut);
-      buffer = buffer.slice(cut + 2);
-      let name = 'message';
-      let data = '';
-      for (const line of block.split('\n')) {
-        if (line.startsWith('event:')) name = line.slice(6).trim();
-        else if (line.startsWith('data:')) data += line.slice(5).trim();
-      }
-      if (data && onEvent(name, JSON.parse(data)) === false) {
-        reader.cancel().catch(() => {});
-        return;
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return false;
+      buffer = (buffer + value).replace(/\r\n?/g, '\n');
+      let cut;
+      while ((cut = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, cut);
+        buffer = buffer.slice(cut + 2);
+        let name = 'message';
+        const data = [];
+        for (const line of block.split('\n')) {
+          if (line.startsWith('event:')) name = line.slice(6).trim();
+          else if (line.startsWith('data:')) data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
+        }
+        if (data.length && onEvent(name, JSON.parse(data.join('\n'))) === false) return true;
       }
     }
+  } finally {
+    reader.cancel().catch(() => {});
   }
 }
 
@@ -94,14 +96,21 @@ function say(id, error) {
 
 function status(id, text) { $(id).textContent = text || ''; }
 
+/** Properties `element` sets; anything else is an attribute it refuses unless named here (never markup, never a
+ *  handler given as text). */
+const PROPERTIES = new Set(['id', 'className', 'type', 'value', 'checked', 'disabled', 'hidden', 'min', 'max', 'step', 'size',
+  'rows', 'placeholder', 'accept', 'multiple', 'htmlFor', 'tabIndex', 'href', 'download']);
+const ATTRIBUTES = new Set(['aria-label', 'aria-hidden', 'role']);
+
 function element(tag, properties = {}, children = []) {
   const node = document.createElement(tag);
   for (const [name, value] of Object.entries(properties)) {
     if (name === 'text') node.textContent = value;
     else if (name === 'on') for (const [event, handler] of Object.entries(value)) node.addEventListener(event, handler);
     else if (name === 'data') Object.assign(node.dataset, value);
-    else if (name in node && typeof node[name] !== 'function') node[name] = value;
-    else node.setAttribute(name, value);
+    else if (PROPERTIES.has(name)) node[name] = value;
+    else if (ATTRIBUTES.has(name)) node.setAttribute(name, value);
+    else throw new Error(`element: ${name} is not a property the studio sets`);
   }
   for (const child of children) node.append(child);
   return node;
@@ -119,12 +128,14 @@ function download(blob, name) {
 
 // ---- Key -----------------------------------------------------------------------------------------------------------
 
-function useKey(event) {
+async function useKey(event) {
   event.preventDefault();
   sessionStorage.setItem(KEY, $('key').value.trim());
   $('key').value = '';
-  status('key-status', key() ? 'Key kept for this tab.' : 'No key: for a service without keys.');
-  loadAll();
+  status('key-status', 'Checking…');
+  const accepted = await loadAll();
+  if (accepted) status('key-status', key() ? 'Key accepted; kept for this tab only.' : 'No key: for a service without keys.');
+  else status('key-status', 'Not accepted: the reason is under Voices.');
 }
 
 function forgetKey() {
@@ -135,14 +146,24 @@ function forgetKey() {
 
 // ---- Voices --------------------------------------------------------------------------------------------------------
 
+/** Counts loads, so that an answer to an earlier one (another key's) never replaces a later one's. */
+const loads = { voices: 0, plan: 0, lexicons: 0 };
+
+/** Lists the voices; returns whether the service answered (false: its reason is shown). */
 async function loadVoices() {
+  const load = ++loads.voices;
   say('voices-error');
+  let voices = [];
+  let refusal = null;
   try {
-    state.voices = (await (await api('/v1/voices')).json()).voices || [];
+    voices = (await (await api('/v1/voices')).json()).voices || [];
   } catch (error) {
-    state.voices = [];
-    say('voices-error', error);
+    refusal = error;
   }
+  if (load !== loads.voices) return !refusal;
+  state.voices = voices;
+  if (refusal) say('voices-error', refusal);
+  document.body.dataset.voicesLoaded = String(load);
   const providers = [...new Set(state.voices.map((v) => v.provider))].sort();
   const select = $('voice-provider');
   const chosen = select.value;
@@ -151,6 +172,7 @@ async function loadVoices() {
   select.value = providers.includes(chosen) ? chosen : '';
   showVoices();
   fillVoiceSelects();
+  return !refusal;
 }
 
 function voiceKind(voice) {
@@ -185,12 +207,15 @@ async function playSample(voice, text, errorId, lexicon) {
   const cacheKey = JSON.stringify([voice, input, lexicon || null]);
   try {
     let url = state.samples.get(cacheKey);
-    if (!url) {
+    if (url) {
+      state.samples.delete(cacheKey);  // most recently used last
+      state.samples.set(cacheKey, url);
+    } else {
       const body = { model: 'tts-1', input, voice, response_format: 'mp3' };
       if (lexicon) body.lexicon = lexicon;
       const blob = await (await api('/v1/audio/speech', json(body))).blob();
-      url = URL.createObjectURL(blob);
-      if (!lexicon) {
+      url = state.samples.get(cacheKey) || URL.createObjectURL(blob);
+      if (!lexicon && !state.samples.has(cacheKey)) {
         state.samples.set(cacheKey, url);
         if (state.samples.size > SAMPLE_LIMIT) {
           const [oldest, oldURL] = state.samples.entries().next().value;
@@ -200,12 +225,15 @@ async function playSample(voice, text, errorId, lexicon) {
       }
     }
     const audio = $('sample-audio');
+    // A sample said with a lexicon's unsaved entries is not kept: its address goes when the next one plays.
+    if (audio.dataset.uncached && audio.src !== url) URL.revokeObjectURL(audio.src);
     audio.src = url;
+    if (lexicon) audio.dataset.uncached = 'true'; else delete audio.dataset.uncached;
     audio.dataset.voice = voice;
     await audio.play();
     document.body.dataset.samplePlayed = voice;
   } catch (error) {
-    say(errorId, error);
+    if (error.name !== 'AbortError') say(errorId, error);  // AbortError: a newer sample took its place
   }
 }
 
@@ -223,7 +251,7 @@ function addBlendPart(name) {
   const weight = element('input', { type: 'number', min: '1', max: '10', step: '1', value: '1',
     'aria-label': `Weight of blend voice ${index}`, on: { input: blendID } });
   const remove = element('button', { type: 'button', text: 'Remove', 'aria-label': `Remove blend voice ${index}`,
-    on: { click: (event) => { event.target.closest('.row').remove(); blendID(); } } });
+    on: { click: (event) => { event.target.closest('.row').remove(); blendID(); $('blend-add').focus(); } } });
   $('blend-parts').append(element('div', { className: 'row' }, [select, weight, remove]));
   blendID();
 }
@@ -275,6 +303,8 @@ async function makeVoice() {
       await loadVoices();
     } else if (outcome) {
       say('make-error', new Error(outcome.error || `The voice was ${outcome.status}.`));
+    } else {
+      say('make-error', new Error(`The job's events ended before it did: see ${added.job}.`));
     }
   } catch (error) {
     say('make-error', error);
@@ -319,9 +349,15 @@ function showSpeakers() {
     return element('li', { data: { speaker: speaker.name } }, [swatch, name, voice, hear, remove]);
   });
   $('speakers').replaceChildren(...items);
+  showSpeakerChoices();
+}
+
+/** The lists that choose a speaker — each message's, the intro's and the outro's — after the speakers changed;
+ *  `renamed` carries a renamed speaker's choices over to the new name. */
+function showSpeakerChoices(renamed) {
   for (const which of ['intro', 'outro']) {
     const select = $(`${which}-speaker`);
-    const chosen = select.value;
+    const chosen = renamed && select.value === renamed.from ? renamed.to : select.value;
     select.replaceChildren(...state.speakers.map((s) => element('option', { value: s.name, text: s.name })));
     if (state.speakers.some((s) => s.name === chosen)) select.value = chosen;
   }
@@ -338,12 +374,14 @@ function plan() {
   planTimer = setTimeout(async () => {
     if (!state.speakers.length) return;
     const body = conversation();
-    body.messages = body.messages.map((m) => (m.clip || (m.text || '').trim() ? m : { ...m, text: 'Hello.' }));
+    body.messages = body.messages.map((m) => (m.clip || m.audio_base64 || (m.text || '').trim() ? m : { ...m, text: 'Hello.' }));
     for (const speaker of state.speakers) {
       if (!body.messages.some((m) => m.speaker === speaker.name)) body.messages.push({ speaker: speaker.name, text: 'Hello.' });
     }
+    const load = ++loads.plan;
     try {
       const planned = await (await api('/v1/renders/plan', json(body))).json();
+      if (load !== loads.plan) return;
       state.planned = Object.fromEntries(planned.speakers.filter((s) => s.voice).map((s) => [s.name, s.voice]));
       for (const item of $('speakers').children) {
         const option = item.querySelector('select option[value=""]');
@@ -359,14 +397,26 @@ function plan() {
 
 function defaultVoice() { return (state.voices.find((v) => v.provider === 'kokoro') || state.voices[0] || { id: 'alloy' }).id; }
 
+/** Renames a speaker everywhere they are named (messages, intro, outro, what the conversation says of them), in
+ *  place: the name's field keeps its place and focus. */
 function renameSpeaker(index, name) {
   const old = state.speakers[index].name;
   const trimmed = name.trim();
-  if (!trimmed) { say('conversation-error', new Error(`Speaker ${index + 1} needs a name.`)); showSpeakers(); return; }
+  const field = $('speakers').children[index].querySelector('input');
+  const refuse = (reason) => { say('conversation-error', new Error(reason)); field.value = old; field.setAttribute('aria-invalid', 'true'); };
+  if (!trimmed) { refuse(`Speaker ${index + 1} needs a name.`); return; }
+  if (trimmed !== old && state.speakers.some((s) => s.name === trimmed)) { refuse(`There is a speaker named ${trimmed} already.`); return; }
+  field.removeAttribute('aria-invalid');
   say('conversation-error');
+  if (trimmed === old) return;
   state.speakers[index].name = trimmed;
+  field.value = trimmed;
+  field.closest('li').dataset.speaker = trimmed;
   for (const message of state.messages) if (message.speaker === old) message.speaker = trimmed;
-  showSpeakers();
+  const said = state.extra.speakers;
+  if (said && old in said) { said[trimmed] = said[old]; delete said[old]; }
+  if (old in state.planned) { state.planned[trimmed] = state.planned[old]; delete state.planned[old]; }
+  showSpeakerChoices({ from: old, to: trimmed });
   plan();
 }
 
@@ -388,6 +438,8 @@ function removeSpeaker(index) {
   state.speakers.splice(index, 1);
   showSpeakers();
   plan();
+  const next = $('speakers').children[Math.min(index, state.speakers.length - 1)];
+  (next ? next.querySelector('input') : $('add-speaker')).focus();
 }
 
 function showMessages() {
@@ -398,8 +450,8 @@ function showMessages() {
       on: { change: (event) => { state.messages[index].speaker = event.target.value; plan(); } } },
     names.map((name) => element('option', { value: name, text: name })));
     speaker.value = message.speaker;
-    const body = message.clip
-      ? element('span', { className: 'clip', text: `Recorded clip: ${message.label || message.clip.slice(0, 12)}` })
+    const body = message.clip || message.inline
+      ? element('span', { className: 'clip', text: `Recorded clip: ${message.label}` })
       : element('textarea', { rows: 2, value: message.text || '', 'aria-label': `Message ${n} text`,
         on: { input: (event) => { state.messages[index].text = event.target.value; } } });
     const gap = element('input', { type: 'number', min: '-60000', max: '60000', step: '50', size: 6,
@@ -410,10 +462,18 @@ function showMessages() {
     const down = element('button', { type: 'button', text: '↓', 'aria-label': `Move message ${n} down`,
       disabled: index === state.messages.length - 1, on: { click: () => moveMessage(index, 1) } });
     const remove = element('button', { type: 'button', text: 'Remove', 'aria-label': `Remove message ${n}`,
-      on: { click: () => { state.messages.splice(index, 1); showMessages(); plan(); } } });
+      on: { click: () => removeMessage(index) } });
     return element('li', { data: { index: String(index) } }, [element('div', { className: 'row' }, [speaker, body, gap, up, down, remove])]);
   });
   $('messages').replaceChildren(...items);
+}
+
+function removeMessage(index) {
+  state.messages.splice(index, 1);
+  showMessages();
+  plan();
+  const next = $('messages').children[Math.min(index, state.messages.length - 1)];
+  (next ? next.querySelector('select') : $('add-message')).focus();
 }
 
 function moveMessage(index, by) {
@@ -473,13 +533,13 @@ function showBookend(which) {
 }
 
 async function uploadBookend(which, file) {
-  say('conversation-error');
+  say('around-error');
   if (!file) return;
   try {
     const clip = await (await api('/v1/clips', { method: 'POST', body: file, headers: { 'Content-Type': 'application/octet-stream' } })).json();
     state.bookends[which] = { clip: clip.id, label: `${file.name} (${clip.duration.toFixed(1)} s)` };
   } catch (error) {
-    say('conversation-error', error);
+    say('around-error', error);
   }
   if (which === 'music') $('music-clip').textContent = state.bookends.music ? state.bookends.music.label : '';
   else showBookend(which);
@@ -489,8 +549,20 @@ async function uploadBookend(which, file) {
 function bookend(which) {
   const kind = $(`${which}-kind`).value;
   const text = $(`${which}-text`).value.trim();
-  if (kind === 'line' && text) return { speaker: $(`${which}-speaker`).value, text };
-  if (kind === 'clip' && state.bookends[which]) return { clip: state.bookends[which].clip };
+  const kept = state.bookendKept[which];
+  if (kind === 'line' && text) return { ...kept, speaker: $(`${which}-speaker`).value, text };
+  if (kind === 'clip' && state.bookends[which]) return { ...kept, ...recording(state.bookends[which]) };
+  return null;
+}
+
+/** A recording as the service takes it: an uploaded clip's id, or inline bytes an imported conversation carried. */
+function recording(part) { return part.clip ? { clip: part.clip } : { audio_base64: part.inline }; }
+
+/** An imported recording (`clip` or `audio_base64`) as the page keeps it, or nothing for a path (which the service
+ *  never reads). */
+function importedRecording(part) {
+  if (typeof part.clip === 'string') return { clip: part.clip, label: `clip ${part.clip.slice(0, 12)}` };
+  if (typeof part.audio_base64 === 'string') return { inline: part.audio_base64, label: 'a recording carried in the file' };
   return null;
 }
 
@@ -510,7 +582,12 @@ function conversation() {
   if (Object.keys(speakers).length) body.speakers = speakers; else delete body.speakers;
   body.messages = state.messages.map((m) => {
     const message = { ...(m.kept || {}), speaker: m.speaker };
-    if (m.clip) message.clip = m.clip; else message.text = m.text || '';
+    if (m.clip || m.inline) {
+      Object.assign(message, recording(m));
+      if (m.text) message.text = m.text;  // a recording's words, aligned to it
+    } else {
+      message.text = m.text || '';
+    }
     if (m.gap_ms !== undefined) message.gap_ms = m.gap_ms;
     return message;
   });
@@ -519,8 +596,10 @@ function conversation() {
     if (part) body[which] = part; else delete body[which];
   }
   if (state.bookends.music) {
-    body.music = { ...(state.extra.music || {}), clip: state.bookends.music.clip, level_lu: Number($('music-level').value),
-      duck_db: Number($('music-duck').value), loop: $('music-loop').checked };
+    body.music = { ...(state.extra.music || {}), ...recording(state.bookends.music), loop: $('music-loop').checked };
+    // Left empty: the engine's default.
+    if ($('music-level').value !== '') body.music.level_lu = Number($('music-level').value);
+    if ($('music-duck').value !== '') body.music.duck_db = Number($('music-duck').value);
   } else {
     delete body.music;
   }
@@ -541,23 +620,26 @@ function load(imported) {
     if (!message || typeof message !== 'object') { problems.push(`messages[${index}] is not a message`); continue; }
     const { speaker, text, clip, gap_ms: messageGap, audio, audio_base64: inline, ...kept } = message;
     const name = typeof speaker === 'string' && speaker.trim() ? speaker.trim() : 'Speaker 1';
+    const entry = { speaker: name, kept, text: typeof text === 'string' ? text : '' };
+    const heard = importedRecording(message);
+    if (heard) Object.assign(entry, heard);
+    else if (audio) { problems.push(`messages[${index}] names a recording by its path (${audio}): upload it as a clip`); continue; }
     if (!names.includes(name)) names.push(name);
-    const entry = { speaker: name, kept };
-    if (typeof clip === 'string') { entry.clip = clip; entry.label = clip.slice(0, 12); }
-    else if (typeof text === 'string') entry.text = text;
-    else if (audio || inline) { problems.push(`messages[${index}] names a recording by its path: upload it as a clip`); continue; }
-    else entry.text = '';
     if (typeof messageGap === 'number') entry.gap_ms = messageGap;
     list.push(entry);
   }
   for (const [which, part] of [['intro', intro], ['outro', outro]]) {
     state.bookends[which] = null;
+    state.bookendKept[which] = {};
     $(`${which}-kind`).value = '';
     $(`${which}-text`).value = '';
     if (!part || typeof part !== 'object') continue;
-    if (typeof part.clip === 'string') {
+    const { speaker: _speaker, text: _text, clip: _clip, audio: _audio, audio_base64: _inline, ...kept } = part;
+    state.bookendKept[which] = kept;
+    const heard = importedRecording(part);
+    if (heard) {
       $(`${which}-kind`).value = 'clip';
-      state.bookends[which] = { clip: part.clip, label: `clip ${part.clip.slice(0, 12)}` };
+      state.bookends[which] = heard;
     } else if (typeof part.text === 'string') {
       $(`${which}-kind`).value = 'line';
       $(`${which}-text`).value = part.text;
@@ -568,8 +650,9 @@ function load(imported) {
   }
   state.bookends.music = null;
   if (music && typeof music === 'object') {
-    if (typeof music.clip === 'string') {
-      state.bookends.music = { clip: music.clip, label: `clip ${music.clip.slice(0, 12)}` };
+    const heard = importedRecording(music);
+    if (heard) {
+      state.bookends.music = heard;
       if (typeof music.level_lu === 'number') $('music-level').value = String(music.level_lu);
       if (typeof music.duck_db === 'number') $('music-duck').value = String(music.duck_db);
       if (typeof music.loop === 'boolean') $('music-loop').checked = music.loop;
@@ -615,15 +698,33 @@ function exportFile() {
   download(new Blob([JSON.stringify(conversation(), null, 2) + '\n'], { type: 'application/json' }), 'conversation.json');
 }
 
-/** Shows a refused render's reason beside the message it names too (`messages[N]…`), and moves there. */
-function markMessage(error) {
-  for (const old of $('messages').querySelectorAll('.error')) old.remove();
-  for (const old of $('messages').querySelectorAll('[aria-invalid]')) old.removeAttribute('aria-invalid');
-  const named = /^messages\[(\d+)\]/.exec(error.field || error.message || '');
-  const item = named && $('messages').children[Number(named[1])];
+/** Shows a refused render's reason beside what it names too — a message (`messages[N]…`), a speaker (`voices.NAME`,
+ *  `speakers.NAME`), the intro, outro or music — and moves there. `{}` clears what an earlier one marked. */
+function markField(error) {
+  const conversation = $('conversation');
+  for (const old of conversation.querySelectorAll('li .error')) old.remove();
+  for (const old of conversation.querySelectorAll('[aria-invalid]')) old.removeAttribute('aria-invalid');
+  say('around-error');
+  const field = error.field || error.message || '';
+  const message = /^messages\[(\d+)\]/.exec(field);
+  const speaker = /^(?:voices|speakers)\.(.+?)(?:\.|$)/.exec(field);
+  let item = null;
+  let label = '';
+  if (message) {
+    item = $('messages').children[Number(message[1])];
+    label = `Message ${Number(message[1]) + 1}: `;
+  } else if (speaker) {
+    item = [...$('speakers').children].find((li) => li.dataset.speaker === speaker[1]);
+  } else if (/^(intro|outro|music)\b/.test(field)) {
+    say('around-error', error);
+    const which = field.slice(0, 5);
+    const control = $(`${which}-kind`) || $('music-file');
+    control.setAttribute('aria-invalid', 'true');
+    control.focus();
+    return;
+  }
   if (!item) return;
-  const note = element('p', { className: 'error', role: 'alert', text: `Message ${Number(named[1]) + 1}: ${error.message}` });
-  item.append(note);
+  item.append(element('p', { className: 'error', role: 'alert', text: label + error.message }));
   const control = item.querySelector('textarea') || item.querySelector('select');
   control.setAttribute('aria-invalid', 'true');
   control.focus();
@@ -631,7 +732,7 @@ function markMessage(error) {
 
 async function render() {
   say('render-error');
-  markMessage({});
+  markField({});
   if (!state.messages.length) { say('render-error', new Error('Add a message first.')); return; }
   const button = $('render');
   const progress = $('render-progress');
@@ -652,6 +753,7 @@ async function render() {
           return false;
         } else if (event === 'error') {
           failed = new Error((data.error && data.error.message) || data.message || 'the render failed');
+          failed.field = (data.error && data.error.field) || null;
           return false;
         }
         return true;
@@ -661,11 +763,11 @@ async function render() {
     if (manifest.status !== 'done') manifest = await (await api(`/v1/renders/${encodeURIComponent(manifest.id)}`)).json();
     if (manifest.status !== 'done') throw new Error(`The render ended ${manifest.status}.`);
     progress.value = 1;
-    status('render-status', `Rendered ${manifest.duration.toFixed(1)} s.`);
+    status('render-status', typeof manifest.duration === 'number' ? `Rendered ${manifest.duration.toFixed(1)} s.` : 'Rendered.');
     await showResult(manifest);
   } catch (error) {
     say('render-error', error);
-    markMessage(error);
+    markField(error);
     status('render-status', '');
   } finally {
     button.disabled = false;
@@ -703,12 +805,16 @@ async function showResult(manifest) {
 /** A button that records from the microphone while pressed; `done(file)` gets the recording. */
 function recorder(buttonId, errorId, done) {
   let recording = null;
+  let starting = false;
   $(buttonId).addEventListener('click', async () => {
     const button = $(buttonId);
     if (recording) { recording.stop(); return; }
+    if (starting) return;  // still asking for the microphone
     say(errorId);
+    starting = true;
+    let stream = null;
     try {
-      const stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+      stream = await navigator.mediaDevices.getUserMedia({ audio: true });
       const chunks = [];
       recording = new MediaRecorder(stream);
       recording.addEventListener('dataavailable', (event) => chunks.push(event.data));
@@ -726,7 +832,10 @@ function recorder(buttonId, errorId, done) {
       button.textContent = 'Stop recording';
     } catch (error) {
       recording = null;
+      if (stream) stream.getTracks().forEach((track) => track.stop());
       say(errorId, new Error(`The microphone is not available (${error.message}).`));
+    } finally {
+      starting = false;
     }
   });
 }
@@ -806,16 +915,20 @@ async function loadModels() {
 // ---- Pronunciations ------------------------------------------------------------------------------------------------
 
 async function loadLexicons() {
+  const load = ++loads.lexicons;
   try {
     const list = await (await api('/v1/lexicons')).json();
-    state.lexicons = list.lexicons.map((l) => l.name);
+    if (load !== loads.lexicons) return;
     $('lexicon-names').replaceChildren(...list.lexicons.map((l) => element('option', { value: l.name })));
   } catch (error) {
-    say('lexicon-error', error);
+    if (load === loads.lexicons) say('lexicon-error', error);
   }
 }
 
-function entryRow(word = '', alias = '', ipa = '') {
+/** What each entry row says besides its word, alias and IPA (`case_sensitive`), kept as it was read. */
+const entryKept = new WeakMap();
+
+function entryRow(word = '', alias = '', ipa = '', kept = {}) {
   const index = $('lexicon-table').tBodies[0].children.length + 1;
   const cells = [
     element('input', { type: 'text', value: word, 'aria-label': `Entry ${index}: written word` }),
@@ -823,10 +936,12 @@ function entryRow(word = '', alias = '', ipa = '') {
     element('input', { type: 'text', value: ipa, 'aria-label': `Entry ${index}: IPA` }),
   ];
   const row = element('tr', {}, cells.map((cell) => element('td', {}, [cell])));
+  entryKept.set(row, kept);
   row.append(element('td', {}, [
-    element('button', { type: 'button', text: 'Say it', 'aria-label': `Say entry ${index}`,
+    element('button', { type: 'button', text: 'Say it', 'aria-label': `Say it: entry ${index}`,
       on: { click: () => sayEntry(cells[0].value) } }),
-    element('button', { type: 'button', text: 'Remove', 'aria-label': `Remove entry ${index}`, on: { click: () => row.remove() } }),
+    element('button', { type: 'button', text: 'Remove', 'aria-label': `Remove entry ${index}`,
+      on: { click: () => { row.remove(); $('lexicon-add').focus(); } } }),
   ]));
   $('lexicon-table').tBodies[0].append(row);
   return cells[0];
@@ -837,7 +952,11 @@ function entries() {
   for (const row of $('lexicon-table').tBodies[0].children) {
     const [word, alias, ipa] = [...row.querySelectorAll('input')].map((input) => input.value.trim());
     if (!word) continue;
-    result[word] = ipa ? (alias ? { alias, ipa } : { ipa }) : alias;
+    const kept = entryKept.get(row) || {};
+    if (!ipa && !Object.keys(kept).length) { result[word] = alias; continue; }
+    result[word] = { ...kept };
+    if (alias) result[word].alias = alias;
+    if (ipa) result[word].ipa = ipa;
   }
   return result;
 }
@@ -846,14 +965,16 @@ async function openLexicon() {
   say('lexicon-error');
   const name = $('lexicon-name').value.trim();
   if (!name) { say('lexicon-error', new Error('Name the lexicon (letters, digits, - and _).')); return; }
+  state.lexicon = null;
   $('lexicon-table').tBodies[0].replaceChildren();
-  await loadLexicons();
   try {
-    if (!state.lexicons.includes(name)) throw Object.assign(new Error('new'), { status: 404 });
     const lexicon = await (await api(`/v1/lexicons/${encodeURIComponent(name)}`)).json();
     for (const [word, entry] of Object.entries(lexicon.entries || {})) {
       if (typeof entry === 'string') entryRow(word, entry);
-      else entryRow(word, entry.alias || '', entry.ipa || '');
+      else {
+        const { alias, ipa, ...kept } = entry;
+        entryRow(word, alias || '', ipa || '', kept);
+      }
     }
     status('lexicon-status', `${name}: ${lexicon.entry_count} entries`);
   } catch (error) {
@@ -866,8 +987,12 @@ async function openLexicon() {
 
 async function saveLexicon() {
   say('lexicon-error');
-  const name = state.lexicon || $('lexicon-name').value.trim();
-  if (!name) { say('lexicon-error', new Error('Open or name a lexicon first.')); return; }
+  const name = $('lexicon-name').value.trim();
+  if (!name) { say('lexicon-error', new Error('Name the lexicon first.')); return; }
+  if (name !== state.lexicon) {
+    say('lexicon-error', new Error(`Open ${name} first: the entries shown are ${state.lexicon ? `${state.lexicon}'s` : 'no lexicon\'s'}.`));
+    return;
+  }
   try {
     const saved = await (await api(`/v1/lexicons/${encodeURIComponent(name)}`, { ...json({ entries: entries() }), method: 'PUT' })).json();
     state.lexicon = name;
@@ -886,10 +1011,12 @@ async function sayEntry(word) {
 
 // ---- Start ---------------------------------------------------------------------------------------------------------
 
+/** Loads what the key reaches; returns whether the service accepted it. */
 async function loadAll() {
-  await loadVoices();
+  const accepted = await loadVoices();
   plan();
   loadLexicons();
+  return accepted;
 }
 
 function start() {

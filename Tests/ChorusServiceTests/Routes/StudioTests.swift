@@ -35,7 +35,10 @@ struct StudioTests {
             #expect(!page.contains("style=") && !page.contains("<style") && page.range(of: #"\son[a-z]+="#, options: .regularExpression) == nil)
             #expect(!page.contains("http://") && !page.contains("https://") && !page.contains("//cdn"))
             let script = try await client.call(.get, ServicePaths.studioScript, key: nil).text
-            for markup in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "localStorage.setItem"] {
+            for markup in [
+                "innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "localStorage.setItem", "setAttribute('on",
+                "setAttribute(\"on",
+            ] {
                 #expect(!script.contains(markup), "the studio's script uses \(markup)")
             }
             #expect(!script.contains("http://") && !script.contains("https://"))
