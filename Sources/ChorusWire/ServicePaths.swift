@@ -39,7 +39,8 @@ public enum ServicePaths {
     public static let transcriptions = "/v1/audio/transcriptions"
     public static let alignments = "/v1/audio/alignments"
 
-    /// The studio's page is `/`; its script and style.
+    /// The studio's page, its script and style.
+    public static let studio = "/"
     public static let studioScript = "/studio/studio.js"
     public static let studioStyle = "/studio/studio.css"
 

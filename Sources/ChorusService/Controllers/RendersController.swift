@@ -23,18 +23,10 @@ struct RendersController: Sendable {
 
     func register(on router: some RouterMethods<ChorusRequestContext>, table: RouteTable) {
         table.add(.post, ServicePaths.renders, to: router) { request, context in
-            let body = try HTTPSupport.decode(
-                RenderRequest.self, from: try await HTTPSupport.body(of: request, limit: configuration.maxBodyBytes),
-                budget: JSONBudget(arrayKey: "messages", maxArrayElements: configuration.maxMessages))
-            return try await start(body, mode: try RenderMode(request), context: context)
+            try await start(try await renderRequest(request), mode: try RenderMode(request), context: context)
         }
         table.add(.post, ServicePaths.renderPlan, to: router) { request, context in
-            var body = try HTTPSupport.decode(
-                RenderRequest.self, from: try await HTTPSupport.body(of: request, limit: configuration.maxBodyBytes),
-                budget: JSONBudget(arrayKey: "messages", maxArrayElements: configuration.maxMessages))
-            try VoiceWorkshopRoutes.checkOwnership(of: body, owner: VoiceWorkshopRoutes.owner(context))
-            body.lexicon = try await lexicons.inlined(body.lexicon, caller: context.caller?.id ?? "anonymous")
-            let resolved = try await resolver.resolve(body)
+            let (_, resolved) = try await resolve(try await renderRequest(request), context: context)
             var rendered = false
             if case .stored(let stored)? = try await catalog.existing(resolved.id) { rendered = stored.isDone }
             return try HTTPSupport.json(RenderResponses.plan(resolved, rendered: rendered))
@@ -119,12 +111,24 @@ struct RendersController: Sendable {
 
     /// Starts (or finds) the render of `body` and answers as `mode` asks: synchronously with the
     /// manifest, at once with 202, or with the audio as it is encoded.
-    func start(_ request: RenderRequest, mode: RenderMode, context: ChorusRequestContext, words: Bool = true) async throws -> Response {
-        // A stored lexicon named is given as its entries, now: the id is computed from them and a queued render carries them.
+    /// A render request's body, within the body and message limits.
+    private func renderRequest(_ request: Request) async throws -> RenderRequest {
+        try HTTPSupport.decode(
+            RenderRequest.self, from: try await HTTPSupport.body(of: request, limit: configuration.maxBodyBytes),
+            budget: JSONBudget(arrayKey: "messages", maxArrayElements: configuration.maxMessages))
+    }
+
+    /// `request` as this caller may render it (their made voices only; a stored lexicon named is given as its entries,
+    /// now: the id is computed from them and a queued render carries them), and the render it resolves to.
+    private func resolve(_ request: RenderRequest, context: ChorusRequestContext) async throws -> (RenderRequest, ResolvedRender) {
         var body = request
         try VoiceWorkshopRoutes.checkOwnership(of: body, owner: VoiceWorkshopRoutes.owner(context))
         body.lexicon = try await lexicons.inlined(body.lexicon, caller: context.caller?.id ?? "anonymous")
-        let resolved = try await resolver.resolve(body)
+        return (body, try await resolver.resolve(body))
+    }
+
+    func start(_ request: RenderRequest, mode: RenderMode, context: ChorusRequestContext, words: Bool = true) async throws -> Response {
+        let (body, resolved) = try await resolve(request, context: context)
         let streaming = mode == .stream
         if streaming && !resolved.format.isStreamable {
             throw ServiceError.badRequest(

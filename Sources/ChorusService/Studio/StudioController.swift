@@ -9,7 +9,7 @@ import Hummingbird
 struct StudioController: Sendable {
     /// The studio's files: name in the bundle, path served, content type.
     static let files: [(resource: String, path: String, contentType: String)] = [
-        ("studio.html", "/", "text/html; charset=utf-8"),
+        ("studio.html", ServicePaths.studio, "text/html; charset=utf-8"),
         ("studio.js", ServicePaths.studioScript, "text/javascript; charset=utf-8"),
         ("studio.css", ServicePaths.studioStyle, "text/css; charset=utf-8"),
     ]

@@ -13,7 +13,7 @@ const state = {
   voices: [],
   speakers: [],      // {name, voice}  (voice '' = the service's default for the name)
   messages: [],      // {speaker, text} or {speaker, clip, label}; gap_ms optional
-  extra: {},         // fields of an imported conversation the page does not edit (intro, outro, bed, …), kept as they were
+  extra: {},         // fields of an imported conversation the page does not edit (cleanup, lexicon, …), kept as they were
   samples: new Map(),
   lexicon: null,     // the open lexicon's name
   bookends: { intro: null, outro: null, music: null },  // recordings: {clip, label} or {inline (base64), label}
@@ -229,7 +229,6 @@ async function playSample(voice, text, errorId, lexicon) {
     if (audio.dataset.uncached && audio.src !== url) URL.revokeObjectURL(audio.src);
     audio.src = url;
     if (lexicon) audio.dataset.uncached = 'true'; else delete audio.dataset.uncached;
-    audio.dataset.voice = voice;
     await audio.play();
     document.body.dataset.samplePlayed = voice;
   } catch (error) {
@@ -315,9 +314,14 @@ async function makeVoice() {
 
 // ---- Conversation --------------------------------------------------------------------------------------------------
 
-function voiceOptions(chosen, name) {
+/** The "default voice" choice of speaker `name`, naming the voice the service would give them once it has said. */
+function defaultLabel(name) {
   const planned = state.planned[name];
-  const options = [element('option', { value: '', text: planned ? `default voice (${planned})` : 'default voice' })];
+  return planned ? `default voice (${planned})` : 'default voice';
+}
+
+function voiceOptions(chosen, name) {
+  const options = [element('option', { value: '', text: defaultLabel(name) })];
   for (const voice of state.voices) options.push(element('option', { value: voice.id, text: voice.id }));
   if (chosen && !state.voices.some((v) => v.id === chosen)) options.push(element('option', { value: chosen, text: chosen }));
   return options;
@@ -385,10 +389,8 @@ function plan() {
       state.planned = Object.fromEntries(planned.speakers.filter((s) => s.voice).map((s) => [s.name, s.voice]));
       for (const item of $('speakers').children) {
         const option = item.querySelector('select option[value=""]');
-        const voice = state.planned[item.dataset.speaker];
-        if (option) option.textContent = voice ? `default voice (${voice})` : 'default voice';
+        if (option) option.textContent = defaultLabel(item.dataset.speaker);
       }
-      document.body.dataset.planned = String(Date.now());
     } catch (_) {
       // Not shown: the render names what is wrong when it is asked for.
     }
@@ -1062,7 +1064,7 @@ function start() {
   document.body.dataset.ready = 'true';
   document.body.dataset.readyAt = String(performance.now());
   loadModels();
-  loadAll().then(() => { document.body.dataset.voicesAt = String(performance.now()); });
+  loadAll();
 }
 
 document.addEventListener('DOMContentLoaded', start);
