@@ -16,7 +16,9 @@ energy is above --silent (with --margin frames either side), zeros elsewhere, ag
     ~/.cache/chorus/setup/converter-venv/bin/python Benchmarks/speech/kokoro_silence.py [--silent -3.5] [--margin 6]
 
 Needs set-up's Kokoro (the models folder's kokoro/), the converter venv set-up makes (onnx, onnxruntime, numpy) and
-espeak-ng's library (Debian's libespeak-ng1). The sentences are made_voices.py's twenty and "Take 1.".
+espeak-ng's library (Debian's libespeak-ng1). The sentences are made_voices.py's twenty and "Take 1.", read into
+phonemes by espeak-ng and KokoroSynthesizer.trainedSymbols' table restated here (close to, not exactly, the tokens
+Chorus gives: no stress or piece rules of IPA.piperPhonemes), which is enough to compare the graph with its cut.
 """
 import argparse
 import ctypes
@@ -123,7 +125,7 @@ def main():
                     lost = max(lost, 20 * np.log10(float(np.abs(outside).max()) + 1e-9))
                 peaks = 20 * np.log10(np.abs(audio.reshape(-1, SAMPLES)).max(axis=1) + 1e-9)
                 last = int(np.flatnonzero(peaks > -60)[-1]) + 1
-                window = slice((last - 8) * SAMPLES, last * SAMPLES)
+                window = slice(max(0, last - 8) * SAMPLES, last * SAMPLES)
                 ends.append((level(audio[window]) - level(cut[window]), voice, text))
 
     print(f"rule: energy above {arguments.silent}, {arguments.margin} frames ({arguments.margin * 12.5:.0f} ms) either side")
